@@ -1,0 +1,28 @@
+# Two set-up commands for a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+OUT    ?= out
+
+.PHONY: run test install install-test clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+
+install-test: $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[test]"
+
+# The main job: simulate the default scene, write its plots and print the summary.
+run: install
+	$(BIN)/hooke run cloth2d --out $(OUT)/cloth2d
+	$(BIN)/hooke run spring1d --out $(OUT)/spring1d
+
+test: install-test
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) $(OUT) .pytest_cache

@@ -1,0 +1,38 @@
+"""hooke: dynamics of mass-spring systems.
+
+    import hooke
+    scene = hooke.scene("spring1d")
+    result = hooke.simulate(scene, integrator="rk4", dt=0.01, t_end=5.0)
+    result.x, result.energy["total"], scene.analytic(result.t)
+
+Data flows one way: scene → Model + State → integrator steps → State → Result.
+"""
+
+from . import integrators as _integrators
+from . import scenes as _scenes
+from .builder import ModelBuilder
+from .errors import HookeError, HookeInputError, SimulationError
+from .io.scene_file import load
+from .model import Model, State
+from .result import Result
+from .scene import Scene
+from .scenes import scene
+from .simulate import simulate
+from .system import System
+
+__version__ = "0.1.0"
+
+
+def integrators() -> list[str]:
+    """Names of every registered integrator."""
+    return _integrators.names()
+
+
+def scenes() -> list[str]:
+    """Names of every built-in scene."""
+    return _scenes.names()
+
+
+__all__ = ["HookeError", "HookeInputError", "Model", "ModelBuilder", "Result", "Scene",
+           "SimulationError", "State", "System", "integrators", "load", "scene", "scenes",
+           "simulate", "__version__"]

@@ -1,0 +1,301 @@
+"""ModelBuilder: collect particles and springs, validate, freeze into a :class:`Model`.
+
+Contract: every ``add_*`` method validates its arguments at once and raises
+:class:`HookeInputError` naming the argument and value; :meth:`ModelBuilder.finalize` converts
+the lists to arrays once and returns an immutable Model, which carries the initial positions and
+velocities (``Model.initial_state()``). Helpers (:meth:`grid`, :meth:`lattice`, :meth:`from_mesh`)
+are built on ``add_particle``/``add_spring`` and return index arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .errors import HookeInputError
+from .model import SPRING_ENERGIES, Model
+
+# Edges of each element type read from a mesh, as local vertex pairs.
+_MESH_EDGES = {
+    "line": [(0, 1)],
+    "triangle": [(0, 1), (1, 2), (2, 0)],
+    "quad": [(0, 1), (1, 2), (2, 3), (3, 0)],
+    "tetra": list(combinations(range(4), 2)),
+}
+
+
+def _vector(value, dim: int, field: str) -> np.ndarray:
+    try:
+        array = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise HookeInputError(field, "must be a sequence of numbers", value) from None
+    if array.shape != (dim,):
+        raise HookeInputError(field, f"must have {dim} component(s) for dim={dim}", value)
+    if not np.all(np.isfinite(array)):
+        raise HookeInputError(field, "must be finite", value)
+    return array
+
+
+def _number(value, field: str, *, positive: bool = False, nonnegative: bool = False) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise HookeInputError(field, "must be a number", value) from None
+    if not math.isfinite(number):
+        raise HookeInputError(field, "must be finite", value)
+    if positive and number <= 0:
+        raise HookeInputError(field, "must be > 0", value)
+    if nonnegative and number < 0:
+        raise HookeInputError(field, "must be >= 0", value)
+    return number
+
+
+class ModelBuilder:
+    """Collects a mass-spring system and freezes it with :meth:`finalize`.
+
+    >>> b = ModelBuilder(dim=2, gravity=(0, -9.81))
+    >>> i = b.add_particle((0, 0), mass=1.0, pinned=True)
+    >>> j = b.add_particle((1, 0), mass=1.0)
+    >>> b.add_spring(i, j, stiffness=100.0)
+    0
+    """
+
+    def __init__(self, dim: int = 3, gravity: Sequence[float] | None = None,
+                 spring_energy: str = "hookean"):
+        if dim not in (1, 2, 3):
+            raise HookeInputError("dim", "must be 1, 2 or 3", dim)
+        if spring_energy not in SPRING_ENERGIES:
+            raise HookeInputError("spring_energy", f"must be one of {', '.join(SPRING_ENERGIES)}",
+                                  spring_energy)
+        self.dim = dim
+        self.gravity = np.zeros(dim) if gravity is None else _vector(gravity, dim, "gravity")
+        self.spring_energy = spring_energy
+        self._x: list[np.ndarray] = []
+        self._v: list[np.ndarray] = []
+        self._mass: list[float] = []
+        self._pinned: list[bool] = []
+        self._names: list[str] = []
+        self._springs: list[tuple[int, int]] = []
+        self._rest: list[float] = []
+        self._stiffness: list[float] = []
+        self._damping: list[float] = []
+        self._spring_keys: set[tuple[int, int]] = set()
+
+    # -- particles ------------------------------------------------------------------------
+    @property
+    def n_particles(self) -> int:
+        return len(self._mass)
+
+    def add_particle(self, x, mass: float = 1.0, velocity=None, pinned: bool = False,
+                     name: str | None = None) -> int:
+        """Add a particle at ``x`` and return its index."""
+        index = self.n_particles
+        where = f"particles[{index}]"
+        position = _vector(x, self.dim, f"{where}.x")
+        vel = np.zeros(self.dim) if velocity is None else _vector(velocity, self.dim, f"{where}.v")
+        m = _number(mass, f"{where}.mass", positive=True)
+        self._x.append(position)
+        self._v.append(vel)
+        self._mass.append(m)
+        self._pinned.append(bool(pinned))
+        self._names.append(name if name is not None else "")
+        return index
+
+    def pin(self, i: int) -> None:
+        """Hold particle ``i`` fixed at its current position (its velocity is set to zero)."""
+        self._check_index(i, "pin")
+        self._pinned[i] = True
+        self._v[i] = np.zeros(self.dim)
+
+    def position(self, i: int) -> np.ndarray:
+        self._check_index(i, "index")
+        return self._x[i].copy()
+
+    # -- springs --------------------------------------------------------------------------
+    def add_spring(self, i: int, j: int, stiffness: float, rest_length: float | None = None,
+                   damping: float = 0.0) -> int:
+        """Add a spring between particles ``i`` and ``j``; return its index.
+
+        ``rest_length=None`` takes the current distance between the endpoints.
+        """
+        index = len(self._springs)
+        where = f"springs[{index}]"
+        self._check_index(i, f"{where}.i")
+        self._check_index(j, f"{where}.j")
+        if i == j:
+            raise HookeInputError(f"{where}", "connects a particle to itself", (i, j))
+        key = (min(i, j), max(i, j))
+        if key in self._spring_keys:
+            raise HookeInputError(where, "duplicates an existing spring between the same particles",
+                                  (i, j))
+        k = _number(stiffness, f"{where}.stiffness", nonnegative=True)
+        c = _number(damping, f"{where}.damping", nonnegative=True)
+        distance = float(np.linalg.norm(self._x[j] - self._x[i]))
+        if rest_length is None:
+            if distance == 0.0:
+                raise HookeInputError(where, f"zero-length spring: particles {i} and {j} coincide "
+                                      "and no rest_length was given", (i, j))
+            l0 = distance
+        else:
+            l0 = _number(rest_length, f"{where}.rest_length", nonnegative=True)
+            if l0 == 0.0 and self.spring_energy == "squared_length":
+                raise HookeInputError(f"{where}.rest_length",
+                                      "must be > 0 for the squared_length spring energy", l0)
+        if distance == 0.0 and c > 0:
+            raise HookeInputError(where, f"damped spring with coincident endpoints {i} and {j} "
+                                  "has no direction", (i, j))
+        self._spring_keys.add(key)
+        self._springs.append((i, j))
+        self._rest.append(l0)
+        self._stiffness.append(k)
+        self._damping.append(c)
+        return index
+
+    def _check_index(self, i, field: str) -> None:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise HookeInputError(field, "must be an integer particle index", i)
+        if not 0 <= i < self.n_particles:
+            raise HookeInputError(field, f"particle index out of range [0, {self.n_particles})", i)
+
+    # -- helpers --------------------------------------------------------------------------
+    def grid(self, nx: int, ny: int, spacing: float | Sequence[float] = 1.0, origin=None,
+             mass: float = 1.0, stiffness: float = 1.0, damping: float = 0.0,
+             diagonals: bool = True, plane: str = "xy") -> np.ndarray:
+        """A rectangular nx × ny grid of particles with structural springs (and both diagonals).
+
+        Particle (i, j) sits at origin + i·dx·e1 + j·dy·e2 where (e1, e2) span ``plane``; the
+        returned (nx, ny) array holds the indices, numbered i·ny + j from the first new index.
+        """
+        nx = int(_number(nx, "nx", positive=True))
+        ny = int(_number(ny, "ny", positive=True))
+        dx, dy = (spacing, spacing) if np.isscalar(spacing) else spacing
+        dx = _number(dx, "spacing", positive=True)
+        dy = _number(dy, "spacing", positive=True)
+        axes = {"x": 0, "y": 1, "z": 2}
+        if len(plane) != 2 or any(a not in axes for a in plane) or plane[0] == plane[1]:
+            raise HookeInputError("plane", "must name two distinct axes such as 'xy' or 'xz'", plane)
+        a1, a2 = axes[plane[0]], axes[plane[1]]
+        if max(a1, a2) >= self.dim:
+            raise HookeInputError("plane", f"needs dim > {max(a1, a2)}", plane)
+        base = np.zeros(self.dim) if origin is None else _vector(origin, self.dim, "origin")
+        ids = np.empty((nx, ny), dtype=np.int64)
+        for i in range(nx):
+            for j in range(ny):
+                p = base.copy()
+                p[a1] += i * dx
+                p[a2] += j * dy
+                ids[i, j] = self.add_particle(p, mass=mass)
+        pairs = [(ids[:-1, :], ids[1:, :]), (ids[:, :-1], ids[:, 1:])]
+        if diagonals:
+            pairs += [(ids[:-1, :-1], ids[1:, 1:]), (ids[1:, :-1], ids[:-1, 1:])]
+        for first, second in pairs:
+            for p, q in zip(first.ravel(), second.ravel()):
+                self.add_spring(int(p), int(q), stiffness=stiffness, damping=damping)
+        return ids
+
+    def lattice(self, nx: int, ny: int, nz: int, spacing: float = 1.0, origin=None,
+                mass: float = 1.0, stiffness: float = 1.0, damping: float = 0.0) -> np.ndarray:
+        """A 3D block of (nx·ny·nz) particles; each cube split into 6 tetrahedra whose edges
+        become springs. Returns the (nx, ny, nz) index array."""
+        if self.dim != 3:
+            raise HookeInputError("dim", "lattice needs dim=3", self.dim)
+        counts = [int(_number(n, name, positive=True)) for n, name in ((nx, "nx"), (ny, "ny"), (nz, "nz"))]
+        h = _number(spacing, "spacing", positive=True)
+        base = np.zeros(3) if origin is None else _vector(origin, 3, "origin")
+        grid = np.stack(np.meshgrid(*[np.arange(n) for n in counts], indexing="ij"), axis=-1)
+        points = base + h * grid.reshape(-1, 3)
+        tets = lattice_tetrahedra(*counts)
+        return self._add_mesh(points, {"tetra": tets}, mass, stiffness, damping).reshape(counts)
+
+    def from_mesh(self, mesh, mass: float = 1.0, stiffness: float = 1.0,
+                  damping: float = 0.0) -> np.ndarray:
+        """Add every vertex of a mesh (a meshio.Mesh or a path meshio can read) as a particle
+        and every element edge (line, triangle, quad, tetra) once as a spring.
+
+        Returns the indices of the new particles, in the mesh's vertex order.
+        """
+        import meshio
+
+        if isinstance(mesh, (str, Path)):
+            try:
+                mesh = meshio.read(mesh)
+            except Exception as error:  # meshio raises many types; report them all the same way
+                raise HookeInputError("mesh", f"cannot be read ({error})", str(mesh)) from None
+        points = np.asarray(mesh.points, dtype=float)
+        if points.shape[1] < self.dim:
+            raise HookeInputError("mesh", f"points have {points.shape[1]} coordinates, dim is {self.dim}",
+                                  points.shape)
+        dropped = points[:, self.dim:]
+        if dropped.size and np.any(dropped != 0):
+            raise HookeInputError("mesh", f"points leave the first {self.dim} axes", "non-zero extra coordinates")
+        cells = {block.type: np.asarray(block.data) for block in mesh.cells if block.type in _MESH_EDGES}
+        if not cells:
+            raise HookeInputError("mesh", f"has no cells of type {', '.join(_MESH_EDGES)}",
+                                  [block.type for block in mesh.cells])
+        return self._add_mesh(points[:, : self.dim], cells, mass, stiffness, damping)
+
+    def _add_mesh(self, points: np.ndarray, cells: dict[str, np.ndarray], mass, stiffness,
+                  damping) -> np.ndarray:
+        ids = np.array([self.add_particle(p, mass=mass) for p in points], dtype=np.int64)
+        for a, b in mesh_edges(cells):
+            self.add_spring(int(ids[a]), int(ids[b]), stiffness=stiffness, damping=damping)
+        return ids
+
+    # -- freeze ---------------------------------------------------------------------------
+    def finalize(self) -> Model:
+        """Validate the whole system and return the immutable Model."""
+        if self.n_particles == 0:
+            raise HookeInputError("particles", "at least one particle is needed", 0)
+        d = self.dim
+        springs = np.array(self._springs, dtype=np.int64).reshape(-1, 2)
+        pinned = np.array(self._pinned, dtype=bool)
+        v0 = np.array(self._v, dtype=float).reshape(-1, d)
+        v0[pinned] = 0.0
+        return Model(
+            dim=d,
+            mass=np.array(self._mass, dtype=float),
+            pinned=pinned,
+            gravity=self.gravity.copy(),
+            spring_indices=springs,
+            spring_rest_length=np.array(self._rest, dtype=float),
+            spring_stiffness=np.array(self._stiffness, dtype=float),
+            spring_damping=np.array(self._damping, dtype=float),
+            x0=np.array(self._x, dtype=float).reshape(-1, d),
+            v0=v0,
+            spring_energy=self.spring_energy,
+            particle_names=tuple(self._names),
+        )
+
+
+
+def mesh_edges(cells: dict[str, Iterable]) -> np.ndarray:
+    """Unique undirected edges (sorted pairs, in first-seen order) of the given cells."""
+    pairs = []
+    for cell_type, data in cells.items():
+        data = np.asarray(data, dtype=np.int64)
+        for a, b in _MESH_EDGES[cell_type]:
+            pairs.append(np.stack([data[:, a], data[:, b]], axis=1))
+    edges = np.sort(np.concatenate(pairs), axis=1)
+    _, first = np.unique(edges, axis=0, return_index=True)
+    return edges[np.sort(first)]
+
+
+def lattice_tetrahedra(nx: int, ny: int, nz: int) -> np.ndarray:
+    """Freudenthal split of each cube of an nx × ny × nz point lattice into 6 tetrahedra
+    sharing the main diagonal; vertices numbered (i·ny + j)·nz + k."""
+    def vid(i, j, k):
+        return (i * ny + j) * nz + k
+
+    corners = np.array([[(a >> 2) & 1, (a >> 1) & 1, a & 1] for a in range(8)])
+    paths = [(4, 6), (4, 5), (2, 6), (2, 3), (1, 5), (1, 3)]  # the 6 monotone paths 0 → 7
+    tets = []
+    i, j, k = np.meshgrid(np.arange(nx - 1), np.arange(ny - 1), np.arange(nz - 1), indexing="ij")
+    i, j, k = i.ravel(), j.ravel(), k.ravel()
+    corner_ids = [vid(i + c[0], j + c[1], k + c[2]) for c in corners]
+    for a, b in paths:
+        tets.append(np.stack([corner_ids[0], corner_ids[a], corner_ids[b], corner_ids[7]], axis=1))
+    return np.concatenate(tets) if tets else np.empty((0, 4), dtype=np.int64)

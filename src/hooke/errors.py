@@ -1,0 +1,58 @@
+"""Errors hooke raises for bad input.
+
+Contract: every problem with user input is a :class:`HookeInputError` whose message is one line
+(or one line per problem) of the form ``field: problem, got value``. The CLI turns it into exit
+code 2 without a traceback. Numerical failures during a run are :class:`SimulationError`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+class HookeError(Exception):
+    """Base class of every error hooke raises on purpose."""
+
+
+class HookeInputError(HookeError, ValueError):
+    """Bad input: the message names the field and the offending value."""
+
+    def __init__(self, field: str, problem: str, value: Any = None, *, show_value: bool = True):
+        self.field = field
+        self.problem = problem
+        self.value = value
+        message = f"{field}: {problem}"
+        if show_value:
+            message += f", got {format_value(value)}"
+        super().__init__(message)
+
+
+class HookeInputErrors(HookeInputError):
+    """Several input problems reported at once (one line each)."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        ValueError.__init__(self, "\n".join(problems))
+
+    def __str__(self) -> str:
+        return "\n".join(self.problems)
+
+
+class SimulationError(HookeError, RuntimeError):
+    """A run could not continue (non-finite state, solver failure)."""
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else str(value)
+    if isinstance(value, str):
+        return repr(value)
+    try:
+        import numpy as np
+
+        if isinstance(value, np.ndarray):
+            return np.array2string(value, separator=", ", threshold=8, precision=6)
+    except ImportError:  # pragma: no cover - numpy is a hard dependency
+        pass
+    return repr(value)

@@ -1,0 +1,88 @@
+"""The step contract every integrator follows, and the registry that lists them.
+
+Contract:
+- An integrator is a class with ``name`` (its one-word handle), ``order`` (its global order of
+  accuracy with fixed steps on smooth problems; the convergence tests assert it), ``defaults``
+  (its options and their default values) and ``step(state) -> State`` which returns the state at
+  ``state.t + dt``; it never modifies its input and never moves a pinned particle.
+- ``advance(state, t_target, n_steps)`` reaches ``t_target``: fixed-step integrators take
+  ``n_steps`` steps of ``dt``; adaptive ones choose their own steps and land exactly on ``t_target``.
+- ``stats`` counts what a run did (``steps``, and ``rejected`` or ``newton_iterations`` where they
+  apply).
+- ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import HookeInputError
+from ..model import State
+
+_REGISTRY: dict[str, type["Integrator"]] = {}
+
+
+class Integrator:
+    name: ClassVar[str]
+    order: ClassVar[int]
+    summary: ClassVar[str] = ""
+    adaptive: ClassVar[bool] = False
+    defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, system, dt: float, **options: Any):
+        unknown = sorted(set(options) - set(self.defaults))
+        if unknown:
+            known = ", ".join(sorted(self.defaults)) or "none"
+            raise HookeInputError(unknown[0], f"is not an option of integrator '{self.name}' "
+                                  f"(its options: {known})", options[unknown[0]])
+        self.system = system
+        self.dt = float(dt)
+        self.options = {**self.defaults, **options}
+        self.check_options()
+        self.stats: dict[str, int] = {"steps": 0}
+
+    def check_options(self) -> None:
+        """Validate ``self.options``; raise HookeInputError naming the option."""
+
+    def positive_option(self, key: str, allow_inf: bool = False) -> float:
+        value = self.options[key]
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or np.isnan(value)
+                or (np.isinf(value) and not allow_inf) or value <= 0):
+            raise HookeInputError(key, f"must be a number > 0 for integrator '{self.name}'", value)
+        return float(value)
+
+    def step(self, state: State) -> State:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def advance(self, state: State, t_target: float, n_steps: int) -> State:
+        for _ in range(n_steps):
+            state = self.step(state)
+        return State(float(t_target), state.x, state.v)
+
+    def _pinned_unmoved(self, x_new: np.ndarray, x_old: np.ndarray) -> np.ndarray:
+        """Restore pinned rows exactly (guards against round-off from stage sums)."""
+        pinned = self.system.model.pinned
+        if pinned.any():
+            x_new[pinned] = x_old[pinned]
+        return x_new
+
+
+def register(cls: type[Integrator]) -> type[Integrator]:
+    if cls.name in _REGISTRY:
+        raise ValueError(f"integrator {cls.name!r} registered twice")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def get(name: str) -> type[Integrator]:
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise HookeInputError("integrator", f"unknown integrator (known: {', '.join(_REGISTRY)})",
+                              name) from None
+
+
+def names() -> list[str]:
+    return list(_REGISTRY)

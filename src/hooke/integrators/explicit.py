@@ -1,0 +1,83 @@
+"""Explicit one-step methods on the first-order system s = (x, v), ṡ = (v, a(x, v)).
+
+``explicit_euler``, ``rk2`` (seed 000's midpoint rule) and ``rk4`` are Runge–Kutta tableaus run by
+one routine; ``symplectic_euler`` updates v first and moves x with the new velocity (seed 000).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import State
+from .base import Integrator, register
+from .tableau import EULER, MIDPOINT, RK4, ButcherTableau
+
+
+def runge_kutta_stages(system, x: np.ndarray, v: np.ndarray, h: float, tableau: ButcherTableau,
+                       first_stage=None):
+    """Stage derivatives (k_x, k_v), each (stages, n, d), of one explicit RK step of size h."""
+    stages = tableau.stages
+    kx = np.empty((stages,) + x.shape)
+    kv = np.empty((stages,) + v.shape)
+    for s in range(stages):
+        if s == 0 and first_stage is not None:
+            kx[0], kv[0] = first_stage
+            continue
+        xs, vs = x, v
+        if s > 0:
+            weights = tableau.a[s, :s]
+            xs = x + h * np.tensordot(weights, kx[:s], axes=1)
+            vs = v + h * np.tensordot(weights, kv[:s], axes=1)
+        kx[s] = vs
+        kv[s] = system.acceleration(xs, vs)
+    return kx, kv
+
+
+class ExplicitRungeKutta(Integrator):
+    tableau: ButcherTableau
+
+    def step(self, state: State) -> State:
+        h = self.dt
+        kx, kv = runge_kutta_stages(self.system, state.x, state.v, h, self.tableau)
+        x = state.x + h * np.tensordot(self.tableau.b, kx, axes=1)
+        v = state.v + h * np.tensordot(self.tableau.b, kv, axes=1)
+        self.stats["steps"] += 1
+        return State(state.t + h, self._pinned_unmoved(x, state.x), v)
+
+
+@register
+class ExplicitEuler(ExplicitRungeKutta):
+    name = "explicit_euler"
+    order = 1
+    summary = "forward Euler: x⁺ = x + h v, v⁺ = v + h a(x, v); gains energy by (1 + ω²h²) per step"
+    tableau = EULER
+
+
+@register
+class RungeKutta2(ExplicitRungeKutta):
+    name = "rk2"
+    order = 2
+    summary = "midpoint rule (seed 000's Runge-Kutta 2): force evaluated at x + ½ h v"
+    tableau = MIDPOINT
+
+
+@register
+class RungeKutta4(ExplicitRungeKutta):
+    name = "rk4"
+    order = 4
+    summary = "classical fourth-order Runge-Kutta"
+    tableau = RK4
+
+
+@register
+class SymplecticEuler(Integrator):
+    name = "symplectic_euler"
+    order = 1
+    summary = "semi-implicit Euler: v⁺ = v + h a(x, v), x⁺ = x + h v⁺; energy stays bounded"
+
+    def step(self, state: State) -> State:
+        h = self.dt
+        v = state.v + h * self.system.acceleration(state.x, state.v)
+        x = state.x + h * v
+        self.stats["steps"] += 1
+        return State(state.t + h, self._pinned_unmoved(x, state.x), v)

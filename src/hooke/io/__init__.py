@@ -1,0 +1,1 @@
+"""Reading and writing: scene files (TOML, validated by pydantic)."""

@@ -1,0 +1,47 @@
+"""Result of a run: saved frames of time, positions, velocities and energies.
+
+Contract: ``t`` (frames,), ``x`` and ``v`` (frames, n, d), ``energy`` a dict of (frames,) arrays
+with keys ``kinetic``, ``potential``, ``total`` and one per potential term; ``stats`` counts steps
+(and rejected steps or Newton iterations where they apply); ``wall_time`` in seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Result:
+    t: np.ndarray
+    x: np.ndarray
+    v: np.ndarray
+    energy: dict[str, np.ndarray]
+    scene: Any
+    integrator: str
+    dt: float
+    options: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, int] = field(default_factory=dict)
+    wall_time: float = 0.0
+    complete: bool = True
+
+    @property
+    def n_frames(self) -> int:
+        return int(self.t.shape[0])
+
+    def analytic(self) -> np.ndarray:
+        """The scene's analytic positions at the saved times."""
+        return self.scene.analytic(self.t)
+
+    def energy_drift(self) -> float:
+        """Relative change of total energy from the first to the last frame."""
+        total = self.energy["total"]
+        scale = max(abs(total[0]), np.finfo(float).tiny)
+        return float((total[-1] - total[0]) / scale)
+
+    def save_npz(self, path) -> None:
+        np.savez_compressed(path, t=self.t, x=self.x, v=self.v,
+                            **{f"energy_{k}": v for k, v in self.energy.items()},
+                            integrator=self.integrator, dt=self.dt)

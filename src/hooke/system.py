@@ -1,0 +1,103 @@
+"""System: everything an integrator asks of a model, with the model's caches built once.
+
+Contract: ``System(model)`` is read-only with respect to the model. It gives forces and
+accelerations at (x, v), energies by term, and sparse matrices on the free DOFs (pinned DOFs are
+eliminated as in seed 001: A_free = P A Pᵀ). Pinned particles have zero acceleration; their
+positions are whatever the state says (integrators keep them at ``model.x0``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .energies import damping, kinetic, potential_terms
+from .linalg import FixedPatternAssembler, diagonal_structure
+
+
+class System:
+    def __init__(self, model):
+        self.model = model
+        self.dim = model.dim
+        self.terms = potential_terms(model)
+        self.free_dofs = model.free_dofs
+        self.inverse_mass = np.where(model.pinned, 0.0, 1.0 / model.mass)[:, None]
+        self.mass_free = kinetic.mass_diagonal(model)[self.free_dofs]
+        self.has_damping = model.has_damping
+        self._assembler = None
+
+    # -- energies and forces ---------------------------------------------------------------
+    def potential_energies(self, x: np.ndarray) -> dict[str, float]:
+        return {term.NAME: term.value(self.model, x) for term in self.terms}
+
+    def potential_energy(self, x: np.ndarray) -> float:
+        return sum(term.value(self.model, x) for term in self.terms)
+
+    def kinetic_energy(self, v: np.ndarray) -> float:
+        return kinetic.value(self.model, v)
+
+    def potential_gradient(self, x: np.ndarray) -> np.ndarray:
+        grad = np.zeros_like(x, dtype=float)
+        for term in self.terms:
+            grad += term.gradient(self.model, x)
+        return grad
+
+    def force(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """(n, d) total force: −∇U(x) plus spring damping at v."""
+        f = -self.potential_gradient(x)
+        if self.has_damping:
+            f += damping.force(self.model, x, v)
+        return f
+
+    def acceleration(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return self.force(x, v) * self.inverse_mass
+
+    def max_step(self, x: np.ndarray, p: np.ndarray) -> float:
+        """Largest α ≤ 1 such that x + α p stays in every term's domain (a term may define
+        ``max_step(model, x, p)``, as a barrier does with continuous collision detection)."""
+        alpha = 1.0
+        for term in self.terms:
+            bound = getattr(term, "max_step", None)
+            if bound is not None:
+                alpha = min(alpha, bound(self.model, x, p))
+        return alpha
+
+    # -- matrices on the free DOFs ---------------------------------------------------------
+    @property
+    def assembler(self) -> FixedPatternAssembler:
+        """One pattern for M, every term's Hessian and the damping matrix D, on free DOFs."""
+        if self._assembler is None:
+            structures = [diagonal_structure(self.model.n_dofs)]
+            structures += [term.hessian_structure(self.model) for term in self.terms]
+            structures.append(damping.jacobian_structure(self.model))
+            self._assembler = FixedPatternAssembler(structures, self.model.n_dofs, self.free_dofs)
+        return self._assembler
+
+    def combined_matrix(self, x: np.ndarray, mass_weight: float, hessian_weight: float,
+                        damping_weight: float, project_psd: bool = False) -> sp.csr_matrix:
+        """mass_weight·M + hessian_weight·∇²U(x) + damping_weight·D(x) on the free DOFs."""
+        values = [kinetic.mass_diagonal(self.model)]
+        weights = [mass_weight]
+        for term in self.terms:
+            values.append(term.hessian_values(self.model, x, project_psd))
+            weights.append(hessian_weight)
+        if self.has_damping and damping_weight != 0.0:
+            values.append(damping.jacobian_values(self.model, x))
+        else:
+            values.append(np.zeros(self.assembler.sizes[-1]))
+        weights.append(damping_weight)
+        return self.assembler.assemble(values, weights)
+
+    def stiffness_free(self, x: np.ndarray) -> sp.csr_matrix:
+        """K = ∂f/∂x = −∇²U on the free DOFs."""
+        return self.combined_matrix(x, 0.0, -1.0, 0.0)
+
+    # -- flattening between (n, d) arrays and free-DOF vectors ------------------------------
+    def free_vector(self, array: np.ndarray) -> np.ndarray:
+        return array.reshape(-1)[self.free_dofs]
+
+    def scatter_free(self, base: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """A copy of ``base`` (n, d) with its free DOFs replaced by ``values``."""
+        out = np.array(base, dtype=float, copy=True)
+        out.reshape(-1)[self.free_dofs] = values
+        return out
