@@ -18,6 +18,7 @@ import numpy as np
 
 from .errors import HookeInputError
 from .model import SPRING_ENERGIES, Model
+from .motion import as_motion
 
 # Edges of each element type read from a mesh, as local vertex pairs.
 _MESH_EDGES = {
@@ -84,6 +85,7 @@ class ModelBuilder:
         self._stiffness: list[float] = []
         self._damping: list[float] = []
         self._spring_keys: set[tuple[int, int]] = set()
+        self._motions: dict[int, object] = {}
 
     # -- particles ------------------------------------------------------------------------
     @property
@@ -91,8 +93,12 @@ class ModelBuilder:
         return len(self._mass)
 
     def add_particle(self, x, mass: float = 1.0, velocity=None, pinned: bool = False,
-                     name: str | None = None) -> int:
-        """Add a particle at ``x`` and return its index."""
+                     name: str | None = None, motion=None) -> int:
+        """Add a particle at ``x`` and return its index.
+
+        A pinned particle may follow a prescribed ``motion`` (see :mod:`hooke.motion`; any
+        callable of t giving the displacement works), otherwise it stays at ``x``.
+        """
         index = self.n_particles
         where = f"particles[{index}]"
         position = _vector(x, self.dim, f"{where}.x")
@@ -103,13 +109,27 @@ class ModelBuilder:
         self._mass.append(m)
         self._pinned.append(bool(pinned))
         self._names.append(name if name is not None else "")
+        if pinned or motion is not None:
+            self.pin(index, motion)
         return index
 
-    def pin(self, i: int) -> None:
-        """Hold particle ``i`` fixed at its current position (its velocity is set to zero)."""
+    def pin(self, i: int, motion=None) -> None:
+        """Hold particle ``i`` at its current position x0, or make it follow ``motion``:
+        x0 + u(t) − u(0) (see :mod:`hooke.motion`)."""
         self._check_index(i, "pin")
         self._pinned[i] = True
-        self._v[i] = np.zeros(self.dim)
+        self._motions.pop(i, None)
+        if motion is None:
+            self._v[i] = np.zeros(self.dim)
+            return
+        motion = as_motion(motion)
+        u, du, ddu = motion(0.0)
+        for label, part in (("u", u), ("du", du), ("ddu", ddu)):
+            if np.shape(part) != (self.dim,) or not np.all(np.isfinite(part)):
+                raise HookeInputError(f"particles[{i}].motion", f"must return {label} of shape "
+                                      f"({self.dim},) with finite values at t=0", np.shape(part))
+        self._motions[i] = motion
+        self._v[i] = np.asarray(du, dtype=float)
 
     def position(self, i: int) -> np.ndarray:
         self._check_index(i, "index")
@@ -254,7 +274,10 @@ class ModelBuilder:
         springs = np.array(self._springs, dtype=np.int64).reshape(-1, 2)
         pinned = np.array(self._pinned, dtype=bool)
         v0 = np.array(self._v, dtype=float).reshape(-1, d)
-        v0[pinned] = 0.0
+        static = pinned.copy()
+        static[list(self._motions)] = False
+        v0[static] = 0.0
+        x0 = np.array(self._x, dtype=float).reshape(-1, d)
         return Model(
             dim=d,
             mass=np.array(self._mass, dtype=float),
@@ -264,10 +287,11 @@ class ModelBuilder:
             spring_rest_length=np.array(self._rest, dtype=float),
             spring_stiffness=np.array(self._stiffness, dtype=float),
             spring_damping=np.array(self._damping, dtype=float),
-            x0=np.array(self._x, dtype=float).reshape(-1, d),
+            x0=x0,
             v0=v0,
             spring_energy=self.spring_energy,
             particle_names=tuple(self._names),
+            pinned_motions=tuple(sorted(self._motions.items(), key=lambda item: item[0])),
         )
 
 

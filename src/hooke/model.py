@@ -32,6 +32,8 @@ class Model:
         x0: (n, d) initial positions [m]; pinned particles stay here.
         v0: (n, d) initial velocities [m/s]; zero for pinned particles.
         particle_names: optional names, "" where none was given.
+        pinned_motions: (particle index, motion) pairs for pinned particles that follow a
+            prescribed motion x0 + u(t) (see :mod:`hooke.motion`); other pinned particles stay.
     """
 
     dim: int
@@ -46,6 +48,7 @@ class Model:
     v0: np.ndarray
     spring_energy: str = "hookean"
     particle_names: tuple[str, ...] = field(default=())
+    pinned_motions: tuple[tuple[int, object], ...] = field(default=())
 
     def __post_init__(self) -> None:
         for name in ("mass", "pinned", "gravity", "spring_indices", "spring_rest_length",
@@ -76,6 +79,10 @@ class Model:
 
     def initial_state(self, t: float = 0.0) -> "State":
         return State(float(t), self.x0.copy(), self.v0.copy())
+
+    @property
+    def pinned_index(self) -> np.ndarray:
+        return np.flatnonzero(self.pinned)
 
     @property
     def has_damping(self) -> bool:

@@ -2,8 +2,8 @@
 
 Contract: ``System(model)`` is read-only with respect to the model. It gives forces and
 accelerations at (x, v), energies by term, and sparse matrices on the free DOFs (pinned DOFs are
-eliminated as in seed 001: A_free = P A Pᵀ). Pinned particles have zero acceleration; their
-positions are whatever the state says (integrators keep them at ``model.x0``).
+eliminated as in seed 001: A_free = P A Pᵀ). Pinned particles are where ``apply_pins`` puts them:
+at ``model.x0``, or following their prescribed motion; their acceleration is the motion's.
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ class System:
         self.inverse_mass = np.where(model.pinned, 0.0, 1.0 / model.mass)[:, None]
         self.mass_free = kinetic.mass_diagonal(model)[self.free_dofs]
         self.has_damping = model.has_damping
+        self.pinned = model.pinned
+        self.has_moving_pins = bool(model.pinned_motions)
         self._assembler = None
+        self._full_assembler = None
 
     # -- energies and forces ---------------------------------------------------------------
     def potential_energies(self, x: np.ndarray) -> dict[str, float]:
@@ -49,8 +52,24 @@ class System:
             f += damping.force(self.model, x, v)
         return f
 
-    def acceleration(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return self.force(x, v) * self.inverse_mass
+    def acceleration(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
+        """(n, d) accelerations: force/mass for free particles, the prescribed one for pinned."""
+        a = self.force(x, v) * self.inverse_mass
+        for i, motion in self.model.pinned_motions:
+            a[i] = motion(t)[2]
+        return a
+
+    # -- pinned particles ------------------------------------------------------------------
+    def apply_pins(self, x: np.ndarray, v: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """Put pinned particles where they belong at time t (in place; returns x, v)."""
+        if self.pinned.any():
+            x[self.pinned] = self.model.x0[self.pinned]
+            v[self.pinned] = 0.0
+            for i, motion in self.model.pinned_motions:
+                u, du, _ = motion(t)
+                x[i] = self.model.x0[i] + u - motion(0.0)[0]
+                v[i] = du
+        return x, v
 
     def max_step(self, x: np.ndarray, p: np.ndarray) -> float:
         """Largest α ≤ 1 such that x + α p stays in every term's domain (a term may define
@@ -87,6 +106,20 @@ class System:
             values.append(np.zeros(self.assembler.sizes[-1]))
         weights.append(damping_weight)
         return self.assembler.assemble(values, weights)
+
+    def combined_matrix_full(self, x: np.ndarray, mass_weight: float, hessian_weight: float,
+                             damping_weight: float) -> sp.csr_matrix:
+        """Like :meth:`combined_matrix` over all DOFs (for the coupling to moving pins)."""
+        if self._full_assembler is None:
+            self._full_assembler = FixedPatternAssembler(
+                [diagonal_structure(self.model.n_dofs)]
+                + [term.hessian_structure(self.model) for term in self.terms]
+                + [damping.jacobian_structure(self.model)], self.model.n_dofs)
+        values = [kinetic.mass_diagonal(self.model)]
+        values += [term.hessian_values(self.model, x) for term in self.terms]
+        values.append(damping.jacobian_values(self.model, x))
+        weights = [mass_weight] + [hessian_weight] * len(self.terms) + [damping_weight]
+        return self._full_assembler.assemble(values, weights)
 
     def stiffness_free(self, x: np.ndarray) -> sp.csr_matrix:
         """K = ∂f/∂x = −∇²U on the free DOFs."""

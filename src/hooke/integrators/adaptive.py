@@ -60,13 +60,13 @@ class DormandPrince45(Integrator):
 
     def _attempt(self, state: State, h: float):
         first = self._fsal[1] if self._fsal is not None and self._fsal[0] is state.x else None
-        kx, kv = runge_kutta_stages(self.system, state.x, state.v, h, self.tableau, first)
+        kx, kv = runge_kutta_stages(self.system, state.t, state.x, state.v, h, self.tableau, first)
         self.stats["evaluations"] += self.tableau.stages - (first is not None)
         b, e = self.tableau.b, self.tableau.b - self.tableau.b_embedded
-        x = self._pinned_unmoved(state.x + h * np.tensordot(b, kx, axes=1), state.x)
+        x = state.x + h * np.tensordot(b, kx, axes=1)
         v = state.v + h * np.tensordot(b, kv, axes=1)
         error = (h * np.tensordot(e, kx, axes=1), h * np.tensordot(e, kv, axes=1))
-        new = State(state.t + h, x, v)
+        new = self.new_state(state.t + h, x, v)
         last_stage = (kx[-1], kv[-1])  # FSAL: the 7th stage is f at the new state
         return new, error, last_stage
 

@@ -13,8 +13,8 @@ from .base import Integrator, register
 from .tableau import EULER, MIDPOINT, RK4, ButcherTableau
 
 
-def runge_kutta_stages(system, x: np.ndarray, v: np.ndarray, h: float, tableau: ButcherTableau,
-                       first_stage=None):
+def runge_kutta_stages(system, t: float, x: np.ndarray, v: np.ndarray, h: float,
+                       tableau: ButcherTableau, first_stage=None):
     """Stage derivatives (k_x, k_v), each (stages, n, d), of one explicit RK step of size h."""
     stages = tableau.stages
     kx = np.empty((stages,) + x.shape)
@@ -29,7 +29,7 @@ def runge_kutta_stages(system, x: np.ndarray, v: np.ndarray, h: float, tableau: 
             xs = x + h * np.tensordot(weights, kx[:s], axes=1)
             vs = v + h * np.tensordot(weights, kv[:s], axes=1)
         kx[s] = vs
-        kv[s] = system.acceleration(xs, vs)
+        kv[s] = system.acceleration(xs, vs, t + tableau.c[s] * h)
     return kx, kv
 
 
@@ -38,11 +38,11 @@ class ExplicitRungeKutta(Integrator):
 
     def step(self, state: State) -> State:
         h = self.dt
-        kx, kv = runge_kutta_stages(self.system, state.x, state.v, h, self.tableau)
+        kx, kv = runge_kutta_stages(self.system, state.t, state.x, state.v, h, self.tableau)
         x = state.x + h * np.tensordot(self.tableau.b, kx, axes=1)
         v = state.v + h * np.tensordot(self.tableau.b, kv, axes=1)
         self.stats["steps"] += 1
-        return State(state.t + h, self._pinned_unmoved(x, state.x), v)
+        return self.new_state(state.t + h, x, v)
 
 
 @register
@@ -77,7 +77,7 @@ class SymplecticEuler(Integrator):
 
     def step(self, state: State) -> State:
         h = self.dt
-        v = state.v + h * self.system.acceleration(state.x, state.v)
+        v = state.v + h * self.system.acceleration(state.x, state.v, state.t)
         x = state.x + h * v
         self.stats["steps"] += 1
-        return State(state.t + h, self._pinned_unmoved(x, state.x), v)
+        return self.new_state(state.t + h, x, v)

@@ -34,11 +34,15 @@ class LinearlyImplicitEuler(Integrator):
         # h f(x, v) + h D v = −h ∇U(x): the damping force is exactly −D v at these positions.
         rhs = (system.mass_free * system.free_vector(state.v)
                - h * system.free_vector(system.potential_gradient(state.x)))
-        v_free = factorize(matrix)(rhs)
-        v = system.scatter_free(np.zeros_like(state.v), v_free)
+        _, v_pins = system.apply_pins(state.x.copy(), np.zeros_like(state.v), state.t + h)
+        if system.has_moving_pins:
+            # Known pinned velocities v_p⁺ move to the right-hand side: b_f −= A_fp v_p⁺.
+            full = system.combined_matrix_full(state.x, 1.0, h * h, h)
+            rhs -= system.free_vector((full @ v_pins.reshape(-1)).reshape(v_pins.shape))
+        v = system.scatter_free(v_pins, factorize(matrix)(rhs))
         x = state.x + h * v
         self.stats["steps"] += 1
-        return State(state.t + h, x, v)
+        return self.new_state(state.t + h, x, v)
 
 
 @register
@@ -81,7 +85,7 @@ class ImplicitEuler(Integrator):
         # Damping direction lagged at the start of the step: D is constant during the solve.
         damping_matrix = (system.combined_matrix(x_start, 0.0, 0.0, 1.0)
                           if system.has_damping else None)
-        y = x_start.copy()
+        y, _ = system.apply_pins(x_start.copy(), np.zeros_like(state.v), state.t + h)
         energy = self.incremental_potential(y, x_tilde, x_start, damping_matrix)
         residuals = []
         for iteration in range(self.max_iterations + 1):
@@ -112,4 +116,4 @@ class ImplicitEuler(Integrator):
             self.stats["newton_iterations"] += 1
         v = (y - x_start) / h
         self.stats["steps"] += 1
-        return State(state.t + h, self._pinned_unmoved(y, x_start), v)
+        return self.new_state(state.t + h, y, v)

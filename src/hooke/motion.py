@@ -1,0 +1,92 @@
+"""Prescribed motions of pinned particles (seed 003's moving support ``box(t)``, a moving ceiling).
+
+Contract: a motion is a callable ``motion(t) -> (u, du, ddu)``, each shape (d,): the displacement
+of a reference point and its first two time derivatives. A pinned particle with a motion sits at
+x0 + u(t) − u(0) with velocity du(t); integrators place it there exactly at every step and
+use ddu(t) wherever an acceleration is needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .errors import HookeInputError
+
+
+def _finite_vector(value, field: str) -> np.ndarray:
+    array = np.asarray(value, dtype=float).reshape(-1)
+    if not np.all(np.isfinite(array)):
+        raise HookeInputError(field, "must be finite", value)
+    return array
+
+
+@dataclass(frozen=True)
+class Sinusoid:
+    """u(t) = amplitude · sin(omega·t + phase) · direction."""
+
+    amplitude: float
+    direction: tuple[float, ...]
+    omega: float
+    phase: float = 0.0
+
+    def __post_init__(self):
+        direction = _finite_vector(self.direction, "motion.direction")
+        norm = np.linalg.norm(direction)
+        if norm == 0:
+            raise HookeInputError("motion.direction", "must be a non-zero vector", self.direction)
+        object.__setattr__(self, "direction", tuple(direction / norm))
+        for name in ("amplitude", "omega", "phase"):
+            _finite_vector(getattr(self, name), f"motion.{name}")
+
+    def __call__(self, t: float):
+        e = np.asarray(self.direction)
+        angle = self.omega * t + self.phase
+        return (self.amplitude * np.sin(angle) * e,
+                self.amplitude * self.omega * np.cos(angle) * e,
+                -self.amplitude * self.omega ** 2 * np.sin(angle) * e)
+
+
+@dataclass(frozen=True)
+class ConstantVelocity:
+    """u(t) = velocity · t (for example a ceiling pressing down)."""
+
+    velocity: tuple[float, ...]
+
+    def __post_init__(self):
+        object.__setattr__(self, "velocity", tuple(_finite_vector(self.velocity, "motion.velocity")))
+
+    def __call__(self, t: float):
+        v = np.asarray(self.velocity)
+        return v * t, v, np.zeros_like(v)
+
+
+@dataclass(frozen=True)
+class FunctionMotion:
+    """A user function of time: ``f(t)`` returns the displacement u(t), or a tuple (u, du, ddu).
+
+    When only u is returned, du and ddu come from central differences with step ``h``.
+    """
+
+    function: Callable
+    h: float = 1e-5
+
+    def __call__(self, t: float):
+        value = self.function(t)
+        if isinstance(value, tuple) and len(value) == 3:
+            return tuple(np.asarray(part, dtype=float) for part in value)
+        u = np.asarray(value, dtype=float)
+        before = np.asarray(self.function(t - self.h), dtype=float)
+        after = np.asarray(self.function(t + self.h), dtype=float)
+        return u, (after - before) / (2 * self.h), (after - 2 * u + before) / self.h ** 2
+
+
+def as_motion(motion) -> Callable:
+    """Accept a motion object or any callable of t."""
+    if isinstance(motion, (Sinusoid, ConstantVelocity, FunctionMotion)):
+        return motion
+    if callable(motion):
+        return FunctionMotion(motion)
+    raise HookeInputError("motion", "must be a callable of time t", motion)
