@@ -8,14 +8,15 @@
 Data flows one way: scene → Model + State → integrator steps → State → Result.
 """
 
-from . import integrators as _integrators
-from . import scenes as _scenes
 from .builder import ModelBuilder
 from .errors import HookeError, HookeInputError, SimulationError
+from .integrators.base import get as get_integrator
+from .integrators.base import names as _integrator_names
 from .io.scene_file import load
 from .model import Model, State
 from .result import Result
 from .scene import Scene
+from .scenes import names as _scene_names
 from .scenes import scene
 from .simulate import simulate
 from .system import System
@@ -25,14 +26,14 @@ __version__ = "0.1.0"
 
 def integrators() -> list[str]:
     """Names of every registered integrator."""
-    return _integrators.names()
+    return _integrator_names()
 
 
 def scenes() -> list[str]:
     """Names of every built-in scene."""
-    return _scenes.names()
+    return _scene_names()
 
 
 __all__ = ["HookeError", "HookeInputError", "Model", "ModelBuilder", "Result", "Scene",
-           "SimulationError", "State", "System", "integrators", "load", "scene", "scenes",
-           "simulate", "__version__"]
+           "SimulationError", "State", "System", "get_integrator", "integrators", "load", "scene",
+           "scenes", "simulate", "__version__"]

@@ -5,26 +5,27 @@ Contract:
   the flattened DOF numbering (particle p, axis a → p·d + a) and gives per-step ``values`` in
   the same order. :class:`FixedPatternAssembler` turns a list of such structures into one CSR
   pattern, restricted to the free DOFs, computed once; ``assemble`` then costs one ``bincount``.
-- :func:`factorize` returns a solve function for a sparse symmetric matrix: CHOLMOD (scikit-sparse)
-  when it imports and the matrix is positive definite, else SciPy's SuperLU with the
-  MMD_AT_PLUS_A ordering (about 2× faster than its default on mass-spring matrices here).
+- :class:`SparseSolver` solves with a sequence of matrices on one pattern: CHOLMOD (scikit-sparse)
+  when it imports and the matrix is positive definite, else SciPy's SuperLU in symmetric mode
+  with the MMD_AT_PLUS_A ordering (about 2× faster than its default on these matrices), or CG.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 try:  # CHOLMOD is optional: scikit-sparse only builds where SuiteSparse headers exist.
-    from sksparse.cholmod import CholmodNotPositiveDefiniteError, cholesky as _cholmod_cholesky
+    from sksparse.cholmod import CholmodNotPositiveDefiniteError
+    from sksparse.cholmod import analyze as _cholmod_analyze
 except ImportError:  # pragma: no cover - depends on the machine
-    _cholmod_cholesky = None
+    _cholmod_analyze = None
     CholmodNotPositiveDefiniteError = None
 
-SOLVER = "cholmod" if _cholmod_cholesky is not None else "superlu"
+SOLVER = "cholmod" if _cholmod_analyze is not None else "superlu"
 
 
 def block_structure(pairs: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -92,15 +93,50 @@ def triplets_to_csr(rows, cols, values, n: int) -> sp.csr_matrix:
     return sp.coo_matrix((values, (rows, cols)), shape=(n, n)).tocsr()
 
 
-def factorize(matrix: sp.spmatrix, symmetric_positive_definite: bool = True) -> Callable[[np.ndarray], np.ndarray]:
-    """A function that solves ``matrix @ y = b`` for y, factorising once."""
-    if matrix.shape[0] == 0:
-        return lambda b: np.zeros_like(b)
-    if symmetric_positive_definite and _cholmod_cholesky is not None:
-        try:
-            factor = _cholmod_cholesky(sp.csc_matrix(matrix))
-            return factor
-        except CholmodNotPositiveDefiniteError:
-            pass  # not positive definite after all: fall back to LU below
-    lu = spla.splu(sp.csc_matrix(matrix), permc_spec="MMD_AT_PLUS_A")
-    return lu.solve
+class SparseSolver:
+    """Solves A y = b for a sequence of symmetric matrices that share one sparsity pattern.
+
+    ``method="direct"``: CHOLMOD (simplicial, its symbolic analysis computed once and reused)
+    when scikit-sparse imports and A is positive definite; otherwise SciPy's SuperLU in symmetric
+    mode with the MMD_AT_PLUS_A ordering. ``method="cg"``: conjugate gradients with a Jacobi
+    preconditioner to relative residual ``cg_rtol``, falling back to the direct solve if CG fails
+    (A indefinite). Measured on soft3d's 2,049-DOF implicit matrix here: SuperLU symmetric 22 ms,
+    SuperLU default mode 43 ms, CHOLMOD (reference BLAS) 27–37 ms, CG 4 ms.
+    """
+
+    METHODS = ("direct", "cg")
+
+    def __init__(self, method: str = "direct", cg_rtol: float = 1e-10):
+        if method not in self.METHODS:
+            from .errors import HookeInputError
+
+            raise HookeInputError("solver", f"must be one of {', '.join(self.METHODS)}", method)
+        self.method = method
+        self.cg_rtol = cg_rtol
+        self._symbolic = None
+        self.name = "cg" if method == "cg" else SOLVER
+
+    def solve(self, matrix: sp.spmatrix, rhs: np.ndarray) -> np.ndarray:
+        if matrix.shape[0] == 0:
+            return np.zeros_like(rhs)
+        if self.method == "cg":
+            diagonal = matrix.diagonal()
+            if np.all(diagonal > 0):
+                preconditioner = sp.diags(1.0 / diagonal)
+                y, info = spla.cg(matrix, rhs, rtol=self.cg_rtol, atol=0.0, M=preconditioner,
+                                  maxiter=10 * matrix.shape[0])
+                if info == 0:
+                    return y
+        return self._direct(sp.csc_matrix(matrix), rhs)
+
+    def _direct(self, matrix: sp.csc_matrix, rhs: np.ndarray) -> np.ndarray:
+        if _cholmod_analyze is not None:
+            try:
+                if self._symbolic is None:
+                    self._symbolic = _cholmod_analyze(matrix, mode="simplicial")
+                return self._symbolic.cholesky(matrix)(rhs)
+            except CholmodNotPositiveDefiniteError:
+                pass  # indefinite: the LU below pivots
+        lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.01,
+                       options={"SymmetricMode": True})
+        return lu.solve(rhs)

@@ -36,9 +36,10 @@ class Result:
         return self.scene.analytic(self.t)
 
     def energy_drift(self) -> float:
-        """Relative change of total energy from the first to the last frame."""
+        """Change of total energy from the first to the last frame, relative to the energy scale
+        of the run: max(|E_total(0)|, max kinetic energy) (so a system starting at E = 0 works)."""
         total = self.energy["total"]
-        scale = max(abs(total[0]), np.finfo(float).tiny)
+        scale = max(abs(total[0]), float(np.max(self.energy["kinetic"])), np.finfo(float).tiny)
         return float((total[-1] - total[0]) / scale)
 
     def save_npz(self, path) -> None:

@@ -10,6 +10,10 @@ exactly seed 000's "Implicit Euler".
 by Newton's method with every element's Hessian block projected to PSD, a backtracking line
 search that never increases E (its first trial step capped by ``System.max_step``), and the
 stopping rule ‖p‖∞ / h < tol checked before each iteration. v⁺ = (y − x) / h.
+
+``tol`` is an absolute velocity tolerance [m/s] (the book's rule, default 1e-2): Newton starts at
+y = x, so a step whose velocity is below ``tol`` is not taken at all. Lower it for slow motions.
+Both take ``solver="direct"`` (default) or ``"cg"`` (see :class:`hooke.linalg.SparseSolver`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SimulationError
-from ..linalg import factorize
+from ..linalg import SparseSolver
 from ..model import State
 from .base import Integrator, register
 
@@ -27,6 +31,10 @@ class LinearlyImplicitEuler(Integrator):
     name = "implicit_euler_linear"
     order = 1
     summary = "linearly implicit Euler (seed 001): one sparse solve of (M − h²K) v⁺ = M v + h f"
+    defaults = {"solver": "direct"}
+
+    def check_options(self) -> None:
+        self.linear_solver = SparseSolver(self.options["solver"])
 
     def step(self, state: State) -> State:
         system, h = self.system, self.dt
@@ -39,7 +47,7 @@ class LinearlyImplicitEuler(Integrator):
             # Known pinned velocities v_p⁺ move to the right-hand side: b_f −= A_fp v_p⁺.
             full = system.combined_matrix_full(state.x, 1.0, h * h, h)
             rhs -= system.free_vector((full @ v_pins.reshape(-1)).reshape(v_pins.shape))
-        v = system.scatter_free(v_pins, factorize(matrix)(rhs))
+        v = system.scatter_free(v_pins, self.linear_solver.solve(matrix, rhs))
         x = state.x + h * v
         self.stats["steps"] += 1
         return self.new_state(state.t + h, x, v)
@@ -50,11 +58,12 @@ class ImplicitEuler(Integrator):
     name = "implicit_euler"
     order = 1
     summary = "backward Euler by Newton on the incremental potential, PSD-projected, with line search"
-    defaults = {"tol": 1e-2, "max_iterations": 100}
+    defaults = {"tol": 1e-2, "max_iterations": 100, "solver": "direct"}
 
     def check_options(self) -> None:
         self.tol = self.positive_option("tol")
         self.max_iterations = int(self.positive_option("max_iterations"))
+        self.linear_solver = SparseSolver(self.options["solver"])
 
     def __init__(self, system, dt, **options):
         super().__init__(system, dt, **options)
@@ -92,7 +101,7 @@ class ImplicitEuler(Integrator):
             matrix = system.combined_matrix(y, 1.0, h * h, h if damping_matrix is not None else 0.0,
                                             project_psd=True)
             grad = self._gradient(y, x_tilde, x_start, damping_matrix)
-            p_free = -factorize(matrix)(grad)
+            p_free = -self.linear_solver.solve(matrix, grad)
             residual = float(np.max(np.abs(p_free), initial=0.0)) / h
             residuals.append(residual)
             if residual < self.tol:

@@ -1,0 +1,1 @@
+"""Plots (Matplotlib, written to PNG files)."""
