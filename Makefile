@@ -18,7 +18,7 @@ install-test: $(BIN)/python
 
 # The main job: simulate the default scene, write its plots and print the summary.
 run: install
-	$(BIN)/hooke run cloth2d --out $(OUT)/cloth2d
+	$(BIN)/hooke run cloth2d --dt 0.0025 --out $(OUT)/cloth2d
 	$(BIN)/hooke run spring1d --out $(OUT)/spring1d
 
 test: install-test

@@ -1,0 +1,104 @@
+"""The `hooke` command and the README's API example, run as a user would."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def hooke(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "hooke.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def test_list_names_every_scene_and_integrator():
+    import hooke as api
+
+    done = hooke("list")
+    assert done.returncode == 0, done.stderr
+    for name in api.scenes() + api.integrators():
+        assert name in done.stdout
+
+
+def test_run_writes_trajectory_plots_and_summary(tmp_path):
+    done = hooke("run", "spring1d", "--integrator", "rk4", "--dt", "0.01", "--t-end", "2",
+                 "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    for name in ("trajectory.npz", "energy.png", "snapshot.png", "analytic.png", "summary.json"):
+        assert (tmp_path / name).stat().st_size > 0
+    data = np.load(tmp_path / "trajectory.npz")
+    assert data["x"].shape == (201, 2, 1)
+    # RK4 at h = 0.01 on ω = √10: the saved trajectory matches x0 cos(ωt) closely.
+    exact = 2.0 * np.cos(np.sqrt(10.0) * data["t"])
+    assert np.max(np.abs(data["x"][:, 1, 0] - exact)) < 1e-6
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["integrator"] == "rk4" and summary["frames"] == 201
+    assert summary["max_error_vs_analytic"] < 1e-6
+    assert "max |x − analytic|" in done.stdout
+
+
+@pytest.mark.parametrize("args, field", [
+    (["run", "no_such_scene"], "SCENE_OR_FILE"),
+    (["run", "spring1d", "--integrator", "warp_drive"], "integrator"),
+    (["run", "spring1d", "--dt", "0"], "dt"),
+    (["run", "spring1d", "--dt", "-1e-3"], "dt"),
+    (["run", "spring1d", "--t-end", "nan"], "t_end"),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path, args, field):
+    done = hooke(*args, "--out", str(tmp_path))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and field in lines[0], done.stderr
+
+
+def test_invalid_scene_file_reports_every_problem(tmp_path):
+    scene = tmp_path / "bad.toml"
+    scene.write_text("""
+dim = 2
+[run]
+dt = -0.1
+[[particles]]
+x = [0.0, 0.0]
+mass = -1.0
+[[particles]]
+x = [1.0, nan]
+[[springs]]
+i = 0
+j = 1
+stiffness = -5.0
+""")
+    done = hooke("run", str(scene), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    text = done.stderr
+    for field in ("run.dt", "particles[0].mass", "particles[1].x[1]", "springs[0].stiffness"):
+        assert field in text, text
+    assert "-5.0" in text and "-1.0" in text
+
+
+def test_blow_up_keeps_computed_frames_and_exits_1(tmp_path):
+    done = hooke("run", "oscillator", "--integrator", "explicit_euler", "--dt", "0.5",
+                 "--t-end", "2000", "--out", str(tmp_path))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "non-finite" in done.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["complete"] is False and summary["frames"] > 1
+    assert np.all(np.isfinite(np.load(tmp_path / "trajectory.npz")["x"]))
+
+
+def test_readme_api_example_runs():
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## The API in ten lines\n\n```python\n(.*?)```", text, re.S).group(1)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    result, spring, r = namespace["result"], namespace["spring"], namespace["r"]
+    assert result.x.shape == (2001, 2, 3)
+    assert np.max(np.abs(r.x - spring.analytic(r.t))) < 1e-6
