@@ -182,6 +182,30 @@ def run_command(
     print_summary(summary_data(result), write_outputs(result, out))
 
 
+@app.command("verify")
+def verify_command(
+    out: Path = typer.Option(Path("out/verify"), "--out", "-o", help="where to write convergence.png"),
+) -> None:
+    """Run every integrator on spring1d: measured order of convergence and energy behaviour."""
+    from .verify import convergence_plot, verify
+
+    reports = verify()
+    table = Table(title="spring1d (ω = √10): convergence order; energy over 4000 steps of 0.005 s",
+                  title_justify="left")
+    for column, justify in (("integrator", "left"), ("order", "right"), ("measured", "right"),
+                            ("energy", "left"), ("E⁺/E − 1", "right")):
+        table.add_column(column, justify=justify, no_wrap=True)
+    for r in reports:
+        mark = "" if r.order_ok else " [red](off)[/]"
+        table.add_row(r.name, str(r.expected_order), f"{r.measured_order:.3f}{mark}", r.behaviour,
+                      f"{r.energy_factor - 1:+.3e}")
+    console.print(table)
+    out.mkdir(parents=True, exist_ok=True)
+    console.print(f"log-log plot: {convergence_plot(reports, out / 'convergence.png')}")
+    if not all(r.order_ok for r in reports):
+        raise typer.Exit(1)
+
+
 def main() -> None:
     try:
         app()

@@ -20,7 +20,7 @@ def _title(result) -> str:
     return f"{result.scene.name} — {result.integrator}, dt = {result.dt:g}"
 
 
-def _save(fig, path) -> Path:
+def save_figure(fig, path) -> Path:
     path = Path(path)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -38,7 +38,7 @@ def energy_plot(result, path) -> Path:
     ax.set_title(_title(result))
     ax.legend(loc="best")
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def analytic_plot(result, path, particle: int | None = None, axis: int = 0) -> Path:
@@ -58,7 +58,7 @@ def analytic_plot(result, path, particle: int | None = None, axis: int = 0) -> P
     bottom.set_xlabel("t [s]")
     bottom.set_ylabel("error [m]")
     bottom.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def snapshot_plot(result, path, n_snapshots: int = 4) -> Path:
@@ -103,4 +103,4 @@ def snapshot_plot(result, path, n_snapshots: int = 4) -> Path:
                 ax.set_yticks([])
         ax.set_title(f"t = {result.t[frame]:.3g} s", fontsize=9)
     fig.suptitle(_title(result), fontsize=10)
-    return _save(fig, path)
+    return save_figure(fig, path)
