@@ -8,6 +8,7 @@
 Data flows one way: scene → Model + State → integrator steps → State → Result.
 """
 
+from .analysis import Modes, modes
 from .builder import ModelBuilder
 from .errors import HookeError, HookeInputError, SimulationError
 from .integrators.base import get as get_integrator
@@ -34,6 +35,6 @@ def scenes() -> list[str]:
     return _scene_names()
 
 
-__all__ = ["HookeError", "HookeInputError", "Model", "ModelBuilder", "Result", "Scene",
+__all__ = ["HookeError", "HookeInputError", "Model", "ModelBuilder", "Modes", "Result", "Scene",
            "SimulationError", "State", "System", "get_integrator", "integrators", "load", "scene",
-           "scenes", "simulate", "__version__"]
+           "scenes", "simulate", "modes", "__version__"]

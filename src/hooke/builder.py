@@ -16,6 +16,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .constraints import check_joint_set
 from .errors import HookeInputError
 from .model import SPRING_ENERGIES, Model
 from .motion import as_motion
@@ -39,6 +40,16 @@ def _vector(value, dim: int, field: str) -> np.ndarray:
     if not np.all(np.isfinite(array)):
         raise HookeInputError(field, "must be finite", value)
     return array
+
+
+def _checked_motion(motion, dim: int, field: str):
+    motion = as_motion(motion)
+    u, du, ddu = motion(0.0)
+    for label, part in (("u", u), ("du", du), ("ddu", ddu)):
+        if np.shape(part) != (dim,) or not np.all(np.isfinite(part)):
+            raise HookeInputError(field, f"must return {label} of shape ({dim},) with finite "
+                                  "values at t=0", np.shape(part))
+    return motion
 
 
 def _number(value, field: str, *, positive: bool = False, nonnegative: bool = False) -> float:
@@ -86,6 +97,14 @@ class ModelBuilder:
         self._damping: list[float] = []
         self._spring_keys: set[tuple[int, int]] = set()
         self._motions: dict[int, object] = {}
+        self._planes: list[tuple[np.ndarray, np.ndarray, float]] = []  # normal, point, μ
+        self._plane_motions: dict[int, object] = {}
+        self._contact: dict[str, float] = {"contact_dhat": 0.01, "contact_kappa": 1e5,
+                                           "contact_epsv": 1e-3}
+        self._contact_area: float | np.ndarray = 1.0
+        self._joints: list[tuple[int, int]] = []
+        self._joint_length: list[float] = []
+        self._joint_keys: dict[tuple[int, int], int] = {}
 
     # -- particles ------------------------------------------------------------------------
     @property
@@ -122,12 +141,7 @@ class ModelBuilder:
         if motion is None:
             self._v[i] = np.zeros(self.dim)
             return
-        motion = as_motion(motion)
-        u, du, ddu = motion(0.0)
-        for label, part in (("u", u), ("du", du), ("ddu", ddu)):
-            if np.shape(part) != (self.dim,) or not np.all(np.isfinite(part)):
-                raise HookeInputError(f"particles[{i}].motion", f"must return {label} of shape "
-                                      f"({self.dim},) with finite values at t=0", np.shape(part))
+        motion = _checked_motion(motion, self.dim, f"particles[{i}].motion")
         self._motions[i] = motion
         self._v[i] = np.asarray(du, dtype=float)
 
@@ -174,6 +188,104 @@ class ModelBuilder:
         self._stiffness.append(k)
         self._damping.append(c)
         return index
+
+    # -- joints -------------------------------------------------------------------------
+    def add_joint(self, i: int, j: int, length: float | None = None) -> int:
+        """Add a joint (a rigid distance constraint |x_j − x_i| = length) and return its index.
+
+        Either end may be pinned (a fixed or moving support). ``length=None`` takes the current
+        distance. The endpoints must not coincide: the constraint's direction would be undefined.
+        """
+        index = len(self._joints)
+        where = f"joints[{index}]"
+        self._check_index(i, f"{where}.i")
+        self._check_index(j, f"{where}.j")
+        if i == j:
+            raise HookeInputError(where, "connects a particle to itself", (i, j))
+        key = (min(i, j), max(i, j))
+        if key in self._joint_keys:
+            raise HookeInputError(where, f"duplicates joints[{self._joint_keys[key]}] between the "
+                                  "same particles (a redundant constraint)", (i, j))
+        distance = float(np.linalg.norm(self._x[j] - self._x[i]))
+        if distance == 0.0:
+            raise HookeInputError(where, f"endpoints coincide: particles {i} and {j} are both at "
+                                  f"{self._x[i].tolist()}, a joint needs a direction", (i, j))
+        if length is None:
+            value = distance
+        else:
+            value = _number(length, f"{where}.length", positive=True)
+        self._joint_keys[key] = index
+        self._joints.append((i, j))
+        self._joint_length.append(value)
+        return index
+
+    # -- contact ------------------------------------------------------------------------
+    def add_plane(self, normal, point, friction: float = 0.0, motion=None) -> int:
+        """Add a contact half-space {x : n·(x − point) ≥ 0}; return its index.
+
+        ``normal`` (any non-zero length) points to the allowed side; ``friction`` is the Coulomb
+        coefficient μ ≥ 0; a ``motion`` (see :mod:`hooke.motion`) moves the plane as
+        point + u(t) − u(0). Contact needs ``implicit_euler`` (barrier, CCD and friction live in
+        its incremental potential); :meth:`finalize` checks that no particle starts on or below.
+        """
+        index = len(self._planes)
+        where = f"planes[{index}]"
+        n = _vector(normal, self.dim, f"{where}.normal")
+        norm = float(np.linalg.norm(n))
+        if norm == 0.0:
+            raise HookeInputError(f"{where}.normal", "must be a non-zero vector", normal)
+        o = _vector(point, self.dim, f"{where}.point")
+        mu = _number(friction, f"{where}.friction", nonnegative=True)
+        if motion is not None:
+            self._plane_motions[index] = _checked_motion(motion, self.dim, f"{where}.motion")
+        self._planes.append((n / norm, o, mu))
+        return index
+
+    def set_contact(self, dhat: float | None = None, kappa: float | None = None, area=None,
+                    epsv: float | None = None) -> None:
+        """Contact settings shared by every plane; None keeps the current value (defaults, the
+        book's: d̂ = 0.01 m, κ = 1e5, area A = 1 per particle, ε_v = 1e-3 m/s).
+
+        ``area`` is the barrier weight A (boundary length or area a particle stands for): one
+        number for every particle or one per particle; pinned particles get 0 (no contact).
+        """
+        for key, value in (("dhat", dhat), ("kappa", kappa), ("epsv", epsv)):
+            if value is not None:
+                self._contact[f"contact_{key}"] = _number(value, f"contact.{key}", positive=True)
+        if area is not None:
+            try:
+                values = np.asarray(area, dtype=float)
+            except (TypeError, ValueError):
+                raise HookeInputError("contact.area", "must be a number or one number per particle",
+                                      area) from None
+            if values.ndim > 1 or not np.all(np.isfinite(values)) or np.any(values < 0):
+                raise HookeInputError("contact.area", "must be finite and >= 0, one number or one "
+                                      "per particle", area)
+            self._contact_area = float(values) if values.ndim == 0 else values.copy()
+
+    def _contact_fields(self, x0: np.ndarray, pinned: np.ndarray) -> dict:
+        """The Model's contact fields, after checking that no contact particle starts on or
+        below a plane."""
+        d, n = self.dim, x0.shape[0]
+        area = np.broadcast_to(self._contact_area, (n,)) if np.ndim(self._contact_area) == 0 \
+            else np.asarray(self._contact_area)
+        if area.shape != (n,):
+            raise HookeInputError("contact.area", f"must have one value per particle ({n})",
+                                  f"{area.size} values")
+        area = np.where(pinned, 0.0, area)
+        normals = np.array([plane[0] for plane in self._planes], dtype=float).reshape(-1, d)
+        points = np.array([plane[1] for plane in self._planes], dtype=float).reshape(-1, d)
+        for k in range(len(self._planes)):
+            distance = (x0 - points[k]) @ normals[k]
+            inside = np.flatnonzero((area > 0) & (distance <= 0.0))
+            if inside.size:
+                listed = ", ".join(map(str, inside[:10])) + (", ..." if inside.size > 10 else "")
+                raise HookeInputError(f"planes[{k}]", f"particle(s) {listed} start on or below the "
+                                      "plane (signed distance <= 0)", distance[inside[:10]])
+        return dict(plane_normals=normals, plane_points=points,
+                    plane_friction=np.array([plane[2] for plane in self._planes], dtype=float),
+                    plane_motions=tuple(sorted(self._plane_motions.items(), key=lambda kv: kv[0])),
+                    contact_area=area, **self._contact)
 
     def _check_index(self, i, field: str) -> None:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
@@ -278,7 +390,7 @@ class ModelBuilder:
         static[list(self._motions)] = False
         v0[static] = 0.0
         x0 = np.array(self._x, dtype=float).reshape(-1, d)
-        return Model(
+        model = Model(
             dim=d,
             mass=np.array(self._mass, dtype=float),
             pinned=pinned,
@@ -292,8 +404,33 @@ class ModelBuilder:
             spring_energy=self.spring_energy,
             particle_names=tuple(self._names),
             pinned_motions=tuple(sorted(self._motions.items(), key=lambda item: item[0])),
+            joint_indices=np.array(self._joints, dtype=np.int64).reshape(-1, 2),
+            joint_length=np.array(self._joint_length, dtype=float),
+            **self._contact_fields(x0, pinned),
         )
+        check_joint_set(model)
+        return model
 
+
+
+def add_contact(model: Model, planes: Sequence[dict] = (), **settings) -> Model:
+    """A copy of ``model`` with more contact planes (dicts of :meth:`ModelBuilder.add_plane`'s
+    arguments) and contact settings (:meth:`ModelBuilder.set_contact`'s), validated the same way;
+    scene files use it to put planes under a body a builder function made."""
+    from dataclasses import replace
+
+    b = ModelBuilder(dim=model.dim)
+    motions = dict(model.plane_motions)
+    for k in range(model.n_planes):
+        b.add_plane(model.plane_normals[k], model.plane_points[k], model.plane_friction[k],
+                    motions.get(k))
+    for plane in planes:
+        b.add_plane(**plane)
+    if model.n_planes:
+        b.set_contact(model.contact_dhat, model.contact_kappa, model.contact_area,
+                      model.contact_epsv)
+    b.set_contact(**settings)
+    return replace(model, **b._contact_fields(model.x0, model.pinned))
 
 
 def mesh_edges(cells: dict[str, Iterable]) -> np.ndarray:

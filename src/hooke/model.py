@@ -34,6 +34,22 @@ class Model:
         particle_names: optional names, "" where none was given.
         pinned_motions: (particle index, motion) pairs for pinned particles that follow a
             prescribed motion x0 + u(t) (see :mod:`hooke.motion`); other pinned particles stay.
+        joint_indices: (m, 2) int64 particle indices of each joint's endpoints (m joints: rigid
+            distance constraints |x_j − x_i| = L, see :mod:`hooke.constraints`).
+        joint_length: (m,) joint lengths L [m], > 0.
+        plane_normals: (q, d) unit normals of q contact half-spaces, pointing to the allowed side
+            (see :mod:`hooke.energies.barrier`); (0, d) without contact.
+        plane_points: (q, d) a point on each plane at t = 0 [m]; the signed distance of x to
+            plane k is d_k(x) = n_k·(x − o_k), and every contact particle keeps d_k > 0.
+        plane_friction: (q,) Coulomb friction coefficients μ ≥ 0 (0: frictionless).
+        plane_motions: (plane index, motion) pairs for planes moving as o_k + u(t) − u(0)
+            (see :mod:`hooke.motion`); the normal part moves the plane, the tangential part
+            drags friction along (a conveyor belt).
+        contact_area: (n,) barrier weight A of each particle [m in 2D, m² in 3D], ≥ 0; 0 for
+            pinned particles and particles exempt from contact.
+        contact_dhat: barrier activation distance d̂ [m], > 0.
+        contact_kappa: barrier stiffness κ [N/m² in 2D, N/m³ in 3D], > 0.
+        contact_epsv: friction smoothing velocity ε_v [m/s], > 0: below it friction is viscous.
     """
 
     dim: int
@@ -49,10 +65,23 @@ class Model:
     spring_energy: str = "hookean"
     particle_names: tuple[str, ...] = field(default=())
     pinned_motions: tuple[tuple[int, object], ...] = field(default=())
+    joint_indices: np.ndarray = field(default_factory=lambda: np.empty((0, 2), dtype=np.int64))
+    joint_length: np.ndarray = field(default_factory=lambda: np.empty(0))
+    plane_normals: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    plane_points: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    plane_friction: np.ndarray = field(default_factory=lambda: np.empty(0))
+    plane_motions: tuple[tuple[int, object], ...] = field(default=())
+    contact_area: np.ndarray = field(default_factory=lambda: np.empty(0))
+    contact_dhat: float = 0.01
+    contact_kappa: float = 1e5
+    contact_epsv: float = 1e-3
 
     def __post_init__(self) -> None:
         for name in ("mass", "pinned", "gravity", "spring_indices", "spring_rest_length",
-                     "spring_stiffness", "spring_damping", "x0", "v0"):
+                     "spring_stiffness", "spring_damping", "x0", "v0", "joint_indices",
+                     "joint_length"):
+            getattr(self, name).setflags(write=False)
+        for name in ("plane_normals", "plane_points", "plane_friction", "contact_area"):
             getattr(self, name).setflags(write=False)
 
     @property
@@ -62,6 +91,14 @@ class Model:
     @property
     def n_springs(self) -> int:
         return int(self.spring_indices.shape[0])
+
+    @property
+    def n_joints(self) -> int:
+        return int(self.joint_indices.shape[0])
+
+    @property
+    def n_planes(self) -> int:
+        return int(self.plane_normals.shape[0])
 
     @property
     def n_dofs(self) -> int:

@@ -51,15 +51,20 @@ class Sinusoid:
 
 @dataclass(frozen=True)
 class ConstantVelocity:
-    """u(t) = velocity · t (for example a ceiling pressing down)."""
+    """u(t) = velocity · min(t, duration) (for example a ceiling pressing down, then holding)."""
 
     velocity: tuple[float, ...]
+    duration: float = float("inf")
 
     def __post_init__(self):
         object.__setattr__(self, "velocity", tuple(_finite_vector(self.velocity, "motion.velocity")))
+        if not self.duration > 0:
+            raise HookeInputError("motion.duration", "must be > 0", self.duration)
 
     def __call__(self, t: float):
         v = np.asarray(self.velocity)
+        if t >= self.duration:
+            return v * self.duration, np.zeros_like(v), np.zeros_like(v)
         return v * t, v, np.zeros_like(v)
 
 

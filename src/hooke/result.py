@@ -1,7 +1,11 @@
 """Result of a run: saved frames of time, positions, velocities and energies.
 
 Contract: ``t`` (frames,), ``x`` and ``v`` (frames, n, d), ``energy`` a dict of (frames,) arrays
-with keys ``kinetic``, ``potential``, ``total`` and one per potential term; ``stats`` counts steps
+with keys ``kinetic``, ``potential``, ``total`` and one per potential term; ``joint_force``
+(frames, joints) the exact tension of every joint at every saved frame [N], positive when the
+joint pulls its ends together (compressed joints push: negative; see :mod:`hooke.constraints`),
+(frames, 0) for a model without joints; ``contact_distance`` (frames,) the smallest signed
+distance of any contact particle to any contact plane [m] (+inf without contact); ``stats`` counts steps
 (and rejected steps or Newton iterations where they apply); ``wall_time`` in seconds.
 """
 
@@ -26,6 +30,10 @@ class Result:
     stats: dict[str, int] = field(default_factory=dict)
     wall_time: float = 0.0
     complete: bool = True
+    # (frames, joints) tensions [N], > 0 when a joint pulls its ends together
+    joint_force: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    # (frames,) smallest particle–plane signed distance [m], +inf without contact planes
+    contact_distance: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     @property
     def n_frames(self) -> int:
@@ -45,4 +53,4 @@ class Result:
     def save_npz(self, path) -> None:
         np.savez_compressed(path, t=self.t, x=self.x, v=self.v,
                             **{f"energy_{k}": v for k, v in self.energy.items()},
-                            integrator=self.integrator, dt=self.dt)
+                            joint_force=self.joint_force, integrator=self.integrator, dt=self.dt)

@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from .energies import barrier
 from .errors import HookeInputError, SimulationError
 from .integrators import get as get_integrator
 from .result import Result
@@ -60,21 +61,28 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
     n_frames = steps.size
     shape = (n_frames,) + state.x.shape
     t_out, x_out, v_out = np.empty(n_frames), np.empty(shape), np.empty(shape)
+    joint_force = np.empty((n_frames, scene.model.n_joints))
+    contact_distance = np.full(n_frames, np.inf)
     energy = {key: np.empty(n_frames) for key in
               ["kinetic", "potential", "total", *(term.NAME for term in system.terms)]}
 
     def record(frame: int, current) -> None:
         t_out[frame], x_out[frame], v_out[frame] = current.t, current.x, current.v
-        terms = system.potential_energies(current.x)
+        terms = system.potential_energies(current.x, current.t)
         for key, value in terms.items():
             energy[key][frame] = value
         energy["kinetic"][frame] = system.kinetic_energy(current.v)
         energy["potential"][frame] = sum(terms.values())
         energy["total"][frame] = energy["kinetic"][frame] + energy["potential"][frame]
+        if system.joints is not None:
+            joint_force[frame] = system.joint_tensions(current.x, current.v, current.t)
+        if barrier.active(scene.model):
+            contact_distance[frame] = barrier.min_distance(scene.model, current.x, current.t)
 
     def result(frames: int, complete: bool) -> Result:
         return Result(t=t_out[:frames], x=x_out[:frames], v=v_out[:frames],
                       energy={k: v[:frames] for k, v in energy.items()}, scene=scene,
+                      joint_force=joint_force[:frames], contact_distance=contact_distance[:frames],
                       integrator=name, dt=dt, options=dict(stepper.options),
                       stats=dict(stepper.stats), wall_time=time.perf_counter() - started,
                       complete=complete)

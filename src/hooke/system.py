@@ -4,6 +4,12 @@ Contract: ``System(model)`` is read-only with respect to the model. It gives for
 accelerations at (x, v), energies by term, and sparse matrices on the free DOFs (pinned DOFs are
 eliminated as in seed 001: A_free = P A Pᵀ). Pinned particles are where ``apply_pins`` puts them:
 at ``model.x0``, or following their prescribed motion; their acceleration is the motion's.
+
+One implicit step from a State ``start`` over h works with ``step_terms(start, h)``: the potential
+terms at time t + h (moving contact planes placed there) followed by the step terms prepared at
+the start (lagged friction), in the order of ``terms`` + ``lagged_terms``. ``potential_energy``,
+``potential_gradient``, ``combined_matrix`` and ``max_step`` take such a list as ``terms``
+(default: the potential terms alone); ``newton_start`` places the Dirichlet data at t + h.
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .energies import damping, kinetic, potential_terms
+from .energies import damping, kinetic, potential_terms, step_terms
+from .constraints import JointSet
 from .linalg import FixedPatternAssembler, diagonal_structure
 
 
@@ -20,6 +27,7 @@ class System:
         self.model = model
         self.dim = model.dim
         self.terms = potential_terms(model)
+        self.lagged_terms = step_terms(model)
         self.free_dofs = model.free_dofs
         self.inverse_mass = np.where(model.pinned, 0.0, 1.0 / model.mass)[:, None]
         self.mass_free = kinetic.mass_diagonal(model)[self.free_dofs]
@@ -28,20 +36,26 @@ class System:
         self.has_moving_pins = bool(model.pinned_motions)
         self._assembler = None
         self._full_assembler = None
+        # Joints: geometry and exact tensions; ``joint_forces`` (a constraints.JointForces) is set
+        # by integrators of the unconstrained ODE, which then see the joints through acceleration().
+        self.joints = JointSet(model) if model.n_joints else None
+        self.joint_forces = None
 
     # -- energies and forces ---------------------------------------------------------------
-    def potential_energies(self, x: np.ndarray) -> dict[str, float]:
-        return {term.NAME: term.value(self.model, x) for term in self.terms}
+    def potential_energies(self, x: np.ndarray, t: float | None = None) -> dict[str, float]:
+        """Energy of each potential term at x; time-dependent terms (moving planes) at time t."""
+        terms = self.terms if t is None else self.terms_at(t)
+        return {term.NAME: term.value(self.model, x) for term in terms}
 
-    def potential_energy(self, x: np.ndarray) -> float:
-        return sum(term.value(self.model, x) for term in self.terms)
+    def potential_energy(self, x: np.ndarray, terms=None) -> float:
+        return sum(term.value(self.model, x) for term in (self.terms if terms is None else terms))
 
     def kinetic_energy(self, v: np.ndarray) -> float:
         return kinetic.value(self.model, v)
 
-    def potential_gradient(self, x: np.ndarray) -> np.ndarray:
+    def potential_gradient(self, x: np.ndarray, terms=None) -> np.ndarray:
         grad = np.zeros_like(x, dtype=float)
-        for term in self.terms:
+        for term in (self.terms if terms is None else terms):
             grad += term.gradient(self.model, x)
         return grad
 
@@ -52,12 +66,26 @@ class System:
             f += damping.force(self.model, x, v)
         return f
 
-    def acceleration(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
+    def unconstrained_acceleration(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
         """(n, d) accelerations: force/mass for free particles, the prescribed one for pinned."""
         a = self.force(x, v) * self.inverse_mass
         for i, motion in self.model.pinned_motions:
             a[i] = motion(t)[2]
         return a
+
+    def acceleration(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
+        """(n, d) accelerations, including the joints' forces when ``joint_forces`` is set."""
+        a = self.unconstrained_acceleration(x, v, t)
+        if self.joint_forces is not None:
+            a += self.joint_forces.acceleration(x, v, t, a)
+        return a
+
+    def joint_tensions(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
+        """(joints,) exact tensions [N] at (x, v, t), positive when pulling the ends together
+        (see :mod:`hooke.constraints`); empty without joints."""
+        if self.joints is None:
+            return np.empty(0)
+        return self.joints.tensions(x, v, self.unconstrained_acceleration(x, v, t), t)
 
     # -- pinned particles ------------------------------------------------------------------
     def apply_pins(self, x: np.ndarray, v: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
@@ -71,15 +99,36 @@ class System:
                 v[i] = du
         return x, v
 
-    def max_step(self, x: np.ndarray, p: np.ndarray) -> float:
+    def max_step(self, x: np.ndarray, p: np.ndarray, terms=None) -> float:
         """Largest α ≤ 1 such that x + α p stays in every term's domain (a term may define
         ``max_step(model, x, p)``, as a barrier does with continuous collision detection)."""
         alpha = 1.0
-        for term in self.terms:
+        for term in (self.terms if terms is None else terms):
             bound = getattr(term, "max_step", None)
             if bound is not None:
                 alpha = min(alpha, bound(self.model, x, p))
         return alpha
+
+    # -- one implicit step ------------------------------------------------------------------
+    def terms_at(self, t: float) -> list:
+        """The potential terms at time t (a term with ``at_time`` is bound to t)."""
+        return [term.at_time(self.model, t) if hasattr(term, "at_time") else term
+                for term in self.terms]
+
+    def step_terms(self, start, h: float) -> list:
+        """Every term of the incremental potential of the step from ``start`` to start.t + h."""
+        return (self.terms_at(start.t + h)
+                + [term.prepare(self.model, start, h) for term in self.lagged_terms])
+
+    def newton_start(self, start, h: float) -> np.ndarray:
+        """Positions to start an implicit step from: ``start.x`` with pinned particles at
+        t + h and particles pushed by moving planes carried along (inside every domain)."""
+        t_next = start.t + h
+        x, _ = self.apply_pins(start.x.copy(), np.zeros_like(start.v), t_next)
+        for term in self.terms:
+            if hasattr(term, "start_guess"):
+                x = term.start_guess(self.model, x, start.t, t_next)
+        return x
 
     # -- matrices on the free DOFs ---------------------------------------------------------
     @property
@@ -87,19 +136,26 @@ class System:
         """One pattern for M, every term's Hessian and the damping matrix D, on free DOFs."""
         if self._assembler is None:
             structures = [diagonal_structure(self.model.n_dofs)]
-            structures += [term.hessian_structure(self.model) for term in self.terms]
+            structures += [term.hessian_structure(self.model)
+                           for term in self.terms + self.lagged_terms]
             structures.append(damping.jacobian_structure(self.model))
             self._assembler = FixedPatternAssembler(structures, self.model.n_dofs, self.free_dofs)
         return self._assembler
 
     def combined_matrix(self, x: np.ndarray, mass_weight: float, hessian_weight: float,
-                        damping_weight: float, project_psd: bool = False) -> sp.csr_matrix:
-        """mass_weight·M + hessian_weight·∇²U(x) + damping_weight·D(x) on the free DOFs."""
+                        damping_weight: float, project_psd: bool = False,
+                        terms=None) -> sp.csr_matrix:
+        """mass_weight·M + hessian_weight·∇²U(x) + damping_weight·D(x) on the free DOFs
+        (∇² over ``terms``: the potential terms, or ``step_terms(...)`` with the lagged ones)."""
+        terms = self.terms if terms is None else terms
         values = [kinetic.mass_diagonal(self.model)]
         weights = [mass_weight]
-        for term in self.terms:
+        for term in terms:
             values.append(term.hessian_values(self.model, x, project_psd))
             weights.append(hessian_weight)
+        for size in self.assembler.sizes[1 + len(terms):-1]:  # lagged terms not in ``terms``
+            values.append(np.zeros(size))
+            weights.append(0.0)
         if self.has_damping and damping_weight != 0.0:
             values.append(damping.jacobian_values(self.model, x))
         else:

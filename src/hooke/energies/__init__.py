@@ -9,6 +9,18 @@ Contract of a potential term (a module with these names):
 - ``hessian_values(model, x, project_psd=False) -> (len(rows),)``: the Hessian's entries in that
   pattern; with ``project_psd`` each element's block is clamped to positive semi-definite.
 ``hessian(term, model, x)`` builds the sparse matrix from these for checks and analysis.
+Optional hooks of a potential term (the contact barrier has them):
+- ``max_step(model, x, p) -> float``: largest α ≤ 1 keeping x + α p in the term's domain
+  (continuous collision detection; the implicit line search starts there);
+- ``at_time(model, t)``: the term at time t, an object with the same functions (moving planes);
+- ``start_guess(model, x, t, t_next) -> x``: a Newton start inside the domain at t_next.
+
+Step terms (``STEP_TERMS``) are dissipative terms of the implicit incremental potential whose
+value depends on the step start (lagged friction): ``NAME``, ``active(model)``, a fixed
+``hessian_structure(model)``, and ``prepare(model, start, h)`` returning, for the step from the
+State ``start`` to start.t + h, an object with the potential-term functions ``value``,
+``gradient``, ``hessian_structure``, ``hessian_values``. They are weighted by h² like potentials
+and never reported as energies. ``System.step_terms`` collects both kinds for one step.
 
 Velocity-dependent forces (spring damping) live in :mod:`hooke.energies.damping`; the kinetic
 energy and the mass matrix in :mod:`hooke.energies.kinetic`.
@@ -19,14 +31,20 @@ from __future__ import annotations
 import scipy.sparse as sp
 
 from ..linalg import triplets_to_csr
-from . import gravity, spring
+from . import barrier, friction, gravity, spring
 
-POTENTIAL_TERMS = (spring, gravity)
+POTENTIAL_TERMS = (spring, gravity, barrier)
+STEP_TERMS = (friction,)
 
 
 def potential_terms(model) -> list:
     """The potential terms present in ``model``, in a fixed order."""
     return [term for term in POTENTIAL_TERMS if term.active(model)]
+
+
+def step_terms(model) -> list:
+    """The step terms (lagged friction) present in ``model``, in a fixed order."""
+    return [term for term in STEP_TERMS if term.active(model)]
 
 
 def hessian(term, model, x, project_psd: bool = False) -> sp.csr_matrix:

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..errors import HookeInputError, SimulationError
 from ..model import State
-from .base import Integrator, register
+from ..constraints import STABILIZATION_DEFAULTS
+from .base import ConstraintForces, Integrator, register
 from .explicit import runge_kutta_stages
 from .tableau import DORMAND_PRINCE
 
@@ -36,12 +37,13 @@ class StepSizeController:
 
 
 @register
-class DormandPrince45(Integrator):
+class DormandPrince45(ConstraintForces, Integrator):
     name = "rk45"
     order = 5
     summary = "adaptive Dormand-Prince 5(4) with rtol/atol error control"
     adaptive = True
-    defaults = {"rtol": 1e-6, "atol": 1e-9, "adaptive": True, "max_step": np.inf}
+    defaults = {"rtol": 1e-6, "atol": 1e-9, "adaptive": True, "max_step": np.inf,
+                **STABILIZATION_DEFAULTS}
     tableau = DORMAND_PRINCE
 
     def check_options(self) -> None:
@@ -52,6 +54,7 @@ class DormandPrince45(Integrator):
             raise HookeInputError("adaptive", "must be true or false", self.options["adaptive"])
         self.controller = StepSizeController()
         self.h = min(self.dt, self.max_step)
+        self.configure_joints()
 
     def __init__(self, system, dt, **options):
         super().__init__(system, dt, **options)
@@ -67,7 +70,8 @@ class DormandPrince45(Integrator):
         v = state.v + h * np.tensordot(b, kv, axes=1)
         error = (h * np.tensordot(e, kx, axes=1), h * np.tensordot(e, kv, axes=1))
         new = self.new_state(state.t + h, x, v)
-        last_stage = (kx[-1], kv[-1])  # FSAL: the 7th stage is f at the new state
+        # FSAL: the 7th stage is f at the new state, unless a projection moved that state.
+        last_stage = (kx[-1], kv[-1]) if new.x is x else None
         return new, error, last_stage
 
     def _error_norm(self, old: State, new: State, error) -> float:

@@ -10,6 +10,13 @@ Contract:
 - ``stats`` counts what a run did (``steps``, and ``rejected`` or ``newton_iterations`` where they
   apply).
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
+- Joints: an integrator declares ``supports_joints``; one that does not refuses a model with
+  joints. Integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
+  :class:`ConstraintForces`: the joints act through ``System.acceleration`` with the stabilisation
+  chosen by their options (``stabilization``, ``k_c``, ``beta_c``, ``baumgarte_alpha``,
+  ``baumgarte_beta``; see :mod:`hooke.constraints`). These options are accepted and validated
+  for models without joints too, where they do nothing, so one set of options can drive a study
+  over several scenes.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..constraints import JointForces, Stabilization
 from ..errors import HookeInputError
 from ..model import State
 
@@ -30,6 +38,7 @@ class Integrator:
     summary: ClassVar[str] = ""
     adaptive: ClassVar[bool] = False
     defaults: ClassVar[dict[str, Any]] = {}
+    supports_joints: ClassVar[bool] = False
 
     def __init__(self, system, dt: float, **options: Any):
         unknown = sorted(set(options) - set(self.defaults))
@@ -37,6 +46,10 @@ class Integrator:
             known = ", ".join(sorted(self.defaults)) or "none"
             raise HookeInputError(unknown[0], f"is not an option of integrator '{self.name}' "
                                   f"(its options: {known})", options[unknown[0]])
+        if system.model.n_joints and not self.supports_joints:
+            able = ", ".join(name for name, cls in _REGISTRY.items() if cls.supports_joints)
+            raise HookeInputError("integrator", f"'{self.name}' does not handle joints "
+                                  f"(integrators that do: {able})", self.name)
         self.system = system
         self.dt = float(dt)
         self.options = {**self.defaults, **options}
@@ -64,7 +77,24 @@ class Integrator:
     def new_state(self, t: float, x: np.ndarray, v: np.ndarray) -> State:
         """The state at t with pinned particles placed exactly (no round-off from stage sums)."""
         self.system.apply_pins(x, v, t)
+        if self.system.joint_forces is not None:
+            x, v = self.system.joint_forces.finish_step(x, v, t)
         return State(t, x, v)
+
+
+class ConstraintForces:
+    """Mixin for integrators of the unconstrained ODE: joints act as constraint forces.
+
+    A class using it adds ``STABILIZATION_DEFAULTS`` to its ``defaults`` and calls
+    :meth:`configure_joints` from ``check_options``.
+    """
+
+    supports_joints: ClassVar[bool] = True
+
+    def configure_joints(self) -> None:
+        stabilization = Stabilization.from_options(self.options, self.name)
+        if self.system.joints is not None:
+            self.system.joint_forces = JointForces(self.system.joints, stabilization)
 
 
 def register(cls: type[Integrator]) -> type[Integrator]:

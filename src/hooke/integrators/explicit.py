@@ -2,14 +2,17 @@
 
 ``explicit_euler``, ``rk2`` (seed 000's midpoint rule) and ``rk4`` are Runge–Kutta tableaus run by
 one routine; ``symplectic_euler`` updates v first and moves x with the new velocity (seed 000).
+On models with joints all of them integrate M a = F − Gᵀ T with the exact tensions and the
+stabilisation chosen by their options (see :mod:`hooke.constraints`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..constraints import STABILIZATION_DEFAULTS
 from ..model import State
-from .base import Integrator, register
+from .base import ConstraintForces, Integrator, register
 from .tableau import EULER, MIDPOINT, RK4, ButcherTableau
 
 
@@ -33,8 +36,12 @@ def runge_kutta_stages(system, t: float, x: np.ndarray, v: np.ndarray, h: float,
     return kx, kv
 
 
-class ExplicitRungeKutta(Integrator):
+class ExplicitRungeKutta(ConstraintForces, Integrator):
     tableau: ButcherTableau
+    defaults = dict(STABILIZATION_DEFAULTS)
+
+    def check_options(self) -> None:
+        self.configure_joints()
 
     def step(self, state: State) -> State:
         h = self.dt
@@ -70,10 +77,14 @@ class RungeKutta4(ExplicitRungeKutta):
 
 
 @register
-class SymplecticEuler(Integrator):
+class SymplecticEuler(ConstraintForces, Integrator):
     name = "symplectic_euler"
     order = 1
     summary = "semi-implicit Euler: v⁺ = v + h a(x, v), x⁺ = x + h v⁺; energy stays bounded"
+    defaults = dict(STABILIZATION_DEFAULTS)
+
+    def check_options(self) -> None:
+        self.configure_joints()
 
     def step(self, state: State) -> State:
         h = self.dt

@@ -8,8 +8,12 @@ exactly seed 000's "Implicit Euler".
 ``implicit_euler``: backward Euler solved exactly (to ``tol``) as the minimisation of
     E(y) = ½ (y − x̃)ᵀ M (y − x̃) + h² U(y) + ½ h (y − x)ᵀ D (y − x),   x̃ = x + h v,
 by Newton's method with every element's Hessian block projected to PSD, a backtracking line
-search that never increases E (its first trial step capped by ``System.max_step``), and the
-stopping rule ‖p‖∞ / h < tol checked before each iteration. v⁺ = (y − x) / h.
+search that never increases E (its first trial step capped by ``System.max_step``: continuous
+collision detection with the contact planes), and the stopping rule ‖p‖∞ / h < tol checked before
+each iteration. v⁺ = (y − x) / h. U is taken over ``System.step_terms``: the potentials at t + h
+(moving planes there) plus the step's lagged friction; Newton starts at ``System.newton_start``
+(pins and moving planes at t + h). ``step_energies`` holds E at the start and after each
+accepted Newton iteration of the last step (non-increasing).
 
 ``tol`` is an absolute velocity tolerance [m/s] (the book's rule, default 1e-2): Newton starts at
 y = x, so a step whose velocity is below ``tol`` is not taken at all. Lower it for slow motions.
@@ -68,21 +72,22 @@ class ImplicitEuler(Integrator):
     def __init__(self, system, dt, **options):
         super().__init__(system, dt, **options)
         self.stats.update(newton_iterations=0, line_search_halvings=0)
+        self.step_energies: list[float] = []
 
     def incremental_potential(self, y: np.ndarray, x_tilde: np.ndarray, x_start: np.ndarray,
-                              damping_matrix) -> float:
+                              damping_matrix, terms=None) -> float:
         system, h = self.system, self.dt
         dy = system.free_vector(y - x_tilde)
-        value = 0.5 * float(dy @ (system.mass_free * dy)) + h * h * system.potential_energy(y)
+        value = 0.5 * float(dy @ (system.mass_free * dy)) + h * h * system.potential_energy(y, terms)
         if damping_matrix is not None:
             dx = system.free_vector(y - x_start)
             value += 0.5 * h * float(dx @ (damping_matrix @ dx))
         return value
 
-    def _gradient(self, y, x_tilde, x_start, damping_matrix) -> np.ndarray:
+    def _gradient(self, y, x_tilde, x_start, damping_matrix, terms=None) -> np.ndarray:
         system, h = self.system, self.dt
         grad = system.mass_free * system.free_vector(y - x_tilde)
-        grad += h * h * system.free_vector(system.potential_gradient(y))
+        grad += h * h * system.free_vector(system.potential_gradient(y, terms))
         if damping_matrix is not None:
             grad += h * (damping_matrix @ system.free_vector(y - x_start))
         return grad
@@ -94,13 +99,15 @@ class ImplicitEuler(Integrator):
         # Damping direction lagged at the start of the step: D is constant during the solve.
         damping_matrix = (system.combined_matrix(x_start, 0.0, 0.0, 1.0)
                           if system.has_damping else None)
-        y, _ = system.apply_pins(x_start.copy(), np.zeros_like(state.v), state.t + h)
-        energy = self.incremental_potential(y, x_tilde, x_start, damping_matrix)
+        terms = system.step_terms(state, h)
+        y = system.newton_start(state, h)
+        energy = self.incremental_potential(y, x_tilde, x_start, damping_matrix, terms)
+        self.step_energies = [energy]
         residuals = []
         for iteration in range(self.max_iterations + 1):
             matrix = system.combined_matrix(y, 1.0, h * h, h if damping_matrix is not None else 0.0,
-                                            project_psd=True)
-            grad = self._gradient(y, x_tilde, x_start, damping_matrix)
+                                            project_psd=True, terms=terms)
+            grad = self._gradient(y, x_tilde, x_start, damping_matrix, terms)
             p_free = -self.linear_solver.solve(matrix, grad)
             residual = float(np.max(np.abs(p_free), initial=0.0)) / h
             residuals.append(residual)
@@ -113,15 +120,17 @@ class ImplicitEuler(Integrator):
                     f"at t = {state.t:.6g} (‖p‖∞/h, last: {history}; tol = {self.tol:g}); "
                     "try a smaller dt")
             p = system.scatter_free(np.zeros_like(y), p_free)
-            alpha = system.max_step(y, p)
+            alpha = system.max_step(y, p, terms)
             while True:
                 trial = y + alpha * p
-                trial_energy = self.incremental_potential(trial, x_tilde, x_start, damping_matrix)
+                trial_energy = self.incremental_potential(trial, x_tilde, x_start, damping_matrix,
+                                                          terms)
                 if trial_energy <= energy or alpha < 1e-12:
                     break
                 alpha *= 0.5
                 self.stats["line_search_halvings"] += 1
             y, energy = trial, trial_energy
+            self.step_energies.append(energy)
             self.stats["newton_iterations"] += 1
         v = (y - x_start) / h
         self.stats["steps"] += 1

@@ -20,6 +20,23 @@ once, one line each, as ``path.of.field: message, got value``; the CLI exits wit
     i = 0
     j = 1
     stiffness = 100.0
+    [[joints]]               # a rigid distance constraint; length defaults to the distance
+    i = 0
+    j = 1
+    length = 1.0
+
+Contact (any scene, also builder scenes: the planes go under the body the builder made):
+
+    [[planes]]
+    normal = [0.0, 1.0]      # towards the allowed side
+    point = [0.0, -1.0]
+    friction = 0.11          # Coulomb μ
+    motion = { type = "constant_velocity", velocity = [0.0, -0.5] }   # optional
+    [contact]
+    dhat = 0.01              # barrier activation distance [m]
+    kappa = 1.0e5            # barrier stiffness
+    area = 0.25              # per particle, or a list with one value per particle
+    epsv = 1.0e-3            # friction smoothing velocity [m/s]
 """
 
 from __future__ import annotations
@@ -30,9 +47,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..builder import ModelBuilder
+from ..builder import ModelBuilder, add_contact
 from ..errors import HookeInputError, HookeInputErrors, format_value
 from ..model import SPRING_ENERGIES
+from ..motion import ConstantVelocity, Sinusoid
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -66,6 +84,49 @@ class SpringSpec(Strict):
     damping: NonNegative = 0.0
 
 
+class JointSpec(Strict):
+    i: Annotated[int, Field(ge=0)]
+    j: Annotated[int, Field(ge=0)]
+    length: Positive | None = None
+
+
+class ConstantVelocitySpec(Strict):
+    type: Literal["constant_velocity"]
+    velocity: list[Finite]
+    duration: Positive = float("inf")
+
+    def build(self):
+        return ConstantVelocity(tuple(self.velocity), self.duration)
+
+
+class SinusoidSpec(Strict):
+    type: Literal["sinusoid"]
+    amplitude: Finite
+    direction: list[Finite]
+    omega: Finite
+    phase: Finite = 0.0
+
+    def build(self):
+        return Sinusoid(self.amplitude, tuple(self.direction), self.omega, self.phase)
+
+
+MotionSpec = Annotated[ConstantVelocitySpec | SinusoidSpec, Field(discriminator="type")]
+
+
+class PlaneSpec(Strict):
+    normal: list[Finite]
+    point: list[Finite]
+    friction: NonNegative = 0.0
+    motion: MotionSpec | None = None
+
+
+class ContactSpec(Strict):
+    dhat: Positive | None = None
+    kappa: Positive | None = None
+    area: NonNegative | list[NonNegative] | None = None
+    epsv: Positive | None = None
+
+
 class SceneFile(Strict):
     name: str | None = None
     description: str = ""
@@ -76,20 +137,25 @@ class SceneFile(Strict):
     spring_energy: Literal[SPRING_ENERGIES] = "hookean"  # type: ignore[valid-type]
     particles: list[ParticleSpec] = Field(default_factory=list)
     springs: list[SpringSpec] = Field(default_factory=list)
+    joints: list[JointSpec] = Field(default_factory=list)
+    planes: list[PlaneSpec] = Field(default_factory=list)
+    contact: ContactSpec | None = None
     run: RunSettings = Field(default_factory=RunSettings)
 
     @model_validator(mode="after")
     def _one_kind(self):
         if self.builder is not None:
-            if self.particles or self.springs:
-                raise ValueError("give either 'builder' or 'particles'/'springs', not both")
+            if self.particles or self.springs or self.joints:
+                raise ValueError("builder: give either 'builder' or 'particles'/'springs'/'joints', not both, "
+                                 f"got {format_value(self.builder)}")
         else:
             if self.dim is None:
-                raise ValueError("'dim' is required when the file lists its particles")
+                raise ValueError("dim: field required when the file lists its particles")
             if not self.particles:
-                raise ValueError("'particles' must list at least one particle (or name a 'builder')")
+                raise ValueError("particles: must list at least one particle (or name a 'builder')")
             if self.parameters:
-                raise ValueError("'parameters' only apply to a 'builder' scene")
+                raise ValueError("parameters: only apply to a 'builder' scene, "
+                                 f"got {format_value(sorted(self.parameters))}")
         return self
 
 
@@ -109,7 +175,9 @@ def validation_errors(error: ValidationError, prefix: str = "") -> HookeInputErr
         where = _location(item["loc"])
         where = f"{prefix}.{where}" if prefix and where != "scene" else (prefix or where)
         message = item["msg"].replace("Value error, ", "")
-        if item["type"] == "missing":
+        if not item["loc"]:  # a whole-file rule (_one_kind): its message names the field itself
+            lines.append(message)
+        elif item["type"] == "missing":
             lines.append(f"{where}: field required")
         elif item["type"] == "extra_forbidden":
             lines.append(f"{where}: unknown field, got {format_value(item['input'])}")
@@ -145,6 +213,12 @@ def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | 
             name = next(iter(overrides))
             raise HookeInputError(name, "is not a parameter: this scene has no builder", overrides[name])
         model = _explicit_model(spec)
+    if spec.planes or spec.contact is not None:
+        planes = [dict(normal=plane.normal, point=plane.point, friction=plane.friction,
+                       motion=None if plane.motion is None else plane.motion.build())
+                  for plane in spec.planes]
+        contact = {} if spec.contact is None else spec.contact.model_dump(exclude_none=True)
+        model = add_contact(model, planes, **contact)
     run = spec.run
     settings = {key: value for key, value in (("integrator", run.integrator), ("dt", run.dt),
                                               ("t_end", run.t_end)) if value is not None}
@@ -161,6 +235,8 @@ def _explicit_model(spec: SceneFile):
     for spring in spec.springs:
         builder.add_spring(spring.i, spring.j, stiffness=spring.stiffness,
                            rest_length=spring.rest_length, damping=spring.damping)
+    for joint in spec.joints:
+        builder.add_joint(joint.i, joint.j, length=joint.length)
     return builder.finalize()
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import inspect
 from importlib import resources
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, Literal
 
 import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from ..builder import ModelBuilder
 from ..errors import HookeInputError
+from ..model import SPRING_ENERGIES
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -38,6 +39,11 @@ def builder(function: Callable) -> Callable:
 
 def parameter_names(name: str) -> list[str]:
     return list(_SCHEMAS[name].model_fields)
+
+
+def parameter_schema(name: str) -> dict[str, Any]:
+    """JSON schema of builder ``name``'s parameters: their types and bounds (for forms)."""
+    return _SCHEMAS[name].model_json_schema()
 
 
 def run_builder(name: str, parameters: dict[str, Any]):
@@ -102,10 +108,11 @@ def chain(*, n: Count, length: Positive, mass: Positive, stiffness: NonNegative,
 
 @builder
 def tet_mesh(*, mesh: str, mass: Positive, stiffness: NonNegative, damping: NonNegative,
-             gravity: list[Finite], fix_tolerance: NonNegative, scale: Positive):
+             gravity: list[Finite], fix_tolerance: NonNegative, scale: Positive,
+             pin_lowest: bool):
     """Seed 001's soft body: the tetrahedral mesh ``mesh`` (a file shipped in hooke/scenes/meshes
     or a path meshio reads), tet edges as springs, vertices within ``fix_tolerance`` of the lowest
-    y fixed."""
+    y fixed when ``pin_lowest`` (a free body, for example dropped on a contact plane, otherwise)."""
     b = ModelBuilder(dim=3, gravity=gravity)
     packaged = resources.files("hooke.scenes") / "meshes" / mesh
     path = str(packaged) if packaged.is_file() else mesh
@@ -118,6 +125,67 @@ def tet_mesh(*, mesh: str, mass: Positive, stiffness: NonNegative, damping: NonN
     data.points = np.asarray(data.points, dtype=float) * scale
     ids = b.from_mesh(data, mass=mass, stiffness=stiffness, damping=damping)
     y = np.asarray(data.points)[:, 1]
-    for i in ids[np.abs(y - y.min()) <= fix_tolerance]:
-        b.pin(int(i))
+    if pin_lowest:
+        for i in ids[np.abs(y - y.min()) <= fix_tolerance]:
+            b.pin(int(i))
     return b.finalize(), None
+
+
+@builder
+def square(*, side: Positive, n_seg: Count, density: Positive, stiffness: NonNegative,
+           gravity: list[Finite], spring_energy: Literal[SPRING_ENERGIES]):  # type: ignore[valid-type]
+    """Seed 004's elastic square: (n_seg + 1)² nodes of mass density·side²/(n_seg + 1)², node
+    i·(n_seg + 1) + j at (−side/2 + i·side/n_seg, −side/2 + j·side/n_seg), horizontal, vertical
+    and both diagonal springs of each cell (rest lengths from this configuration). Contact planes
+    come from the scene file's ``[[planes]]``."""
+    b = ModelBuilder(dim=2, gravity=gravity, spring_energy=spring_energy)
+    segment = side / n_seg
+    b.grid(n_seg + 1, n_seg + 1, spacing=segment, origin=(-side / 2, -side / 2),
+           mass=density * side * side / (n_seg + 1) ** 2, stiffness=stiffness)
+    return b.finalize(), None
+
+
+@builder
+def cloth3d(*, nx: Count, nz: Count, spacing: Positive, height: Finite, mass: Positive,
+            stiffness: NonNegative, damping: NonNegative, gravity: list[Finite]):
+    """A horizontal nx × nz cloth in 3D (structural and both diagonal springs) at y = ``height``,
+    centred on the y axis, nothing pinned: it falls onto the scene file's ``[[planes]]``."""
+    b = ModelBuilder(dim=3, gravity=gravity)
+    origin = (-(nx - 1) * spacing / 2, height, -(nz - 1) * spacing / 2)
+    b.grid(nx, nz, spacing=spacing, origin=origin, mass=mass, stiffness=stiffness,
+           damping=damping, plane="xz")
+    return b.finalize(), None
+
+
+def _stacked_pendulum(masses, length, gravity, top_velocity, support_amplitude, support_omega):
+    from ..motion import Sinusoid
+
+    b = ModelBuilder(dim=3, gravity=gravity)
+    motion = (Sinusoid(support_amplitude, (1.0, 0.0, 0.0), support_omega)
+              if support_amplitude != 0.0 else None)
+    previous = b.add_particle((0.0, 0.0, 0.0), pinned=True, name="support", motion=motion)
+    for k, mass in enumerate(masses, start=1):
+        velocity = top_velocity if k == len(masses) else None
+        current = b.add_particle((0.0, 0.0, k * length), mass=mass, velocity=velocity, name=f"mass{k}")
+        b.add_joint(previous, current)
+        previous = current
+    return b.finalize(), None
+
+
+@builder
+def pendulum(*, masses: Annotated[list[Positive], Field(min_length=1)], length: Positive,
+             gravity: list[Finite], top_velocity: list[Finite], support_amplitude: Finite,
+             support_omega: Finite):
+    """Seed 003's pendulum in Cartesian coordinates: a support at the origin, one mass per entry
+    of ``masses`` stacked straight above it at z = L, 2L, … on joints of length L, the top mass
+    starting with ``top_velocity``. With ``support_amplitude`` ≠ 0 the support moves as
+    amplitude·sin(omega·t) along x (seed 003's ``box(t)``)."""
+    return _stacked_pendulum(masses, length, gravity, top_velocity, support_amplitude, support_omega)
+
+
+@builder
+def npendulum(*, n: Count, mass: Positive, length: Positive, gravity: list[Finite],
+              top_velocity: list[Finite], support_amplitude: Finite, support_omega: Finite):
+    """The N-link version of :func:`pendulum`: n equal masses, each link of length ``length``."""
+    return _stacked_pendulum([mass] * n, length, gravity, top_velocity, support_amplitude,
+                             support_omega)

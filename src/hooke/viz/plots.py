@@ -61,46 +61,57 @@ def analytic_plot(result, path, particle: int | None = None, axis: int = 0) -> P
     return save_figure(fig, path)
 
 
-def snapshot_plot(result, path, n_snapshots: int = 4) -> Path:
-    """The configuration at a few frames: particles (pinned ones marked) and springs."""
-    model = result.scene.model
-    frames = np.unique(np.linspace(0, result.n_frames - 1, n_snapshots).round().astype(int))
-    projection = "3d" if model.dim == 3 else None
-    fig = plt.figure(figsize=(3.2 * len(frames), 3.4))
-    all_x = result.x[frames].reshape(-1, model.dim)
-    low, high = all_x.min(axis=0), all_x.max(axis=0)
-    pad = 0.05 * max(float(np.max(high - low)), 1e-9)
-    # 3D: draw the axis opposite to gravity as the vertical one (Matplotlib's z).
-    up = int(np.argmax(np.abs(model.gravity))) if np.any(model.gravity) else model.dim - 1
-    order = [a for a in range(model.dim) if a != up] + [up]
-    for k, frame in enumerate(frames):
-        ax = fig.add_subplot(1, len(frames), k + 1, projection=projection)
-        x = result.x[frame]
-        if model.dim == 1:
-            x = np.column_stack([x[:, 0], np.zeros(len(x))])
+class ConfigurationView:
+    """Draws a model's particles (pinned ones marked) and springs at given positions, with the
+    axes fixed to the extent of ``positions`` (frames, n, d) so frames can be compared."""
+
+    def __init__(self, model, positions: np.ndarray):
+        self.model = model
+        flat = positions.reshape(-1, model.dim)
+        self.low, self.high = flat.min(axis=0), flat.max(axis=0)
+        self.pad = 0.05 * max(float(np.max(self.high - self.low)), 1e-9)
+        # 3D: draw the axis opposite to gravity as the vertical one (Matplotlib's z).
+        gravity = model.gravity
+        up = int(np.argmax(np.abs(gravity))) if np.any(gravity) else model.dim - 1
+        self.order = [a for a in range(model.dim) if a != up] + [up]
+        self.projection = "3d" if model.dim == 3 else None
+
+    def draw(self, ax, x: np.ndarray) -> None:
+        model, low, high, pad = self.model, self.low, self.high, self.pad
         i, j = model.spring_indices.T
         if model.dim == 3:
-            x = x[:, order]
+            x = x[:, self.order]
             ax.add_collection3d(Line3DCollection(np.stack([x[i], x[j]], axis=1), colors="0.55", lw=0.3))
             ax.scatter(*x[~model.pinned].T, s=4, color="tab:blue")
             ax.scatter(*x[model.pinned].T, s=12, color="tab:red")
-            for set_limits, a in zip((ax.set_xlim, ax.set_ylim, ax.set_zlim), order):
+            for set_limits, a in zip((ax.set_xlim, ax.set_ylim, ax.set_zlim), self.order):
                 set_limits(low[a] - pad, high[a] + pad)
-            ax.set_box_aspect(np.maximum(high - low, 1e-9)[order])
-            ax.set_xlabel("xyz"[order[0]])
-            ax.set_ylabel("xyz"[order[1]])
-            ax.set_zlabel("xyz"[order[2]])
+            ax.set_box_aspect(np.maximum(high - low, 1e-9)[self.order])
+            for set_label, a in zip((ax.set_xlabel, ax.set_ylabel, ax.set_zlabel), self.order):
+                set_label("xyz"[a])
+            return
+        if model.dim == 1:
+            x = np.column_stack([x[:, 0], np.zeros(len(x))])
+        ax.add_collection(LineCollection(np.stack([x[i], x[j]], axis=1), colors="0.55", lw=0.5))
+        ax.scatter(*x[~model.pinned].T, s=6, color="tab:blue", zorder=3)
+        ax.scatter(*x[model.pinned].T, s=24, color="tab:red", marker="s", zorder=4)
+        ax.set_xlim(low[0] - pad, high[0] + pad)
+        if model.dim == 2:
+            ax.set_ylim(low[1] - pad, high[1] + pad)
+            ax.set_aspect("equal")
         else:
-            ax.add_collection(LineCollection(np.stack([x[i], x[j]], axis=1), colors="0.55", lw=0.5))
-            ax.scatter(*x[~model.pinned].T, s=6, color="tab:blue", zorder=3)
-            ax.scatter(*x[model.pinned].T, s=24, color="tab:red", marker="s", zorder=4)
-            ax.set_xlim(low[0] - pad, high[0] + pad)
-            if model.dim == 2:
-                ax.set_ylim(low[1] - pad, high[1] + pad)
-                ax.set_aspect("equal")
-            else:
-                ax.set_ylim(-1, 1)
-                ax.set_yticks([])
+            ax.set_ylim(-1, 1)
+            ax.set_yticks([])
+
+
+def snapshot_plot(result, path, n_snapshots: int = 4) -> Path:
+    """The configuration at a few frames: particles (pinned ones marked) and springs."""
+    frames = np.unique(np.linspace(0, result.n_frames - 1, n_snapshots).round().astype(int))
+    view = ConfigurationView(result.scene.model, result.x[frames])
+    fig = plt.figure(figsize=(3.2 * len(frames), 3.4))
+    for k, frame in enumerate(frames):
+        ax = fig.add_subplot(1, len(frames), k + 1, projection=view.projection)
+        view.draw(ax, result.x[frame])
         ax.set_title(f"t = {result.t[frame]:.3g} s", fontsize=9)
     fig.suptitle(_title(result), fontsize=10)
     return save_figure(fig, path)

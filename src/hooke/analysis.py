@@ -1,0 +1,224 @@
+"""Modal analysis: static equilibrium with joints, linearisation, eigenfrequencies and mode shapes.
+
+Contract:
+- :func:`equilibrium` finds x* with ∇U(x*) + G(x*)ᵀ T* = 0 and g(x*) = 0 (a local minimum of the
+  potential on the joints' manifold; T* are the joint tensions there, sign as in
+  :mod:`hooke.constraints`). Method: Newton on the saddle-point system
+  [∇²U + Σ T_k ∇²g_k + μM, Gᵀ; G, 0] with a Levenberg–Marquardt shift μ ≥ 0 that grows until the
+  step lowers U, every trial point projected back onto g = 0. Failure raises
+  :class:`SimulationError` with the residual history.
+- :func:`modes` linearises there: K = ∇²U(x*) + Σ T*_k ∇²g_k (the geometric stiffness of the
+  loaded joints), and solves K φ = ω² M φ on the null space of G (motions that keep every joint's
+  length). Tiny systems use the dense reduced problem Zᵀ K Z q = ω² Zᵀ M Z q with Z a basis of
+  null(G); larger ones the sparse saddle-point pencil ([K, Gᵀ; G, 0], diag(M, 0)) with ARPACK in
+  shift-invert mode just below 0 (the constraint rows only add infinite eigenvalues).
+- :class:`Modes`: ``frequencies`` (k,) in Hz, ascending, f = ω/2π; an unstable direction (ω² < 0,
+  an equilibrium that is not a minimum) is reported as the negative number −√|ω²|/2π.
+  ``shapes`` (k, particles, dim): zero on pinned particles, each scaled to a largest displacement
+  of 1 with that component positive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .energies import kinetic
+from .errors import HookeInputError, SimulationError
+from .linalg import FixedPatternAssembler, diagonal_structure
+from .model import Model
+from .system import System
+
+DENSE_LIMIT = 600  # free DOFs up to which the reduced eigenproblem is solved densely
+
+
+@dataclass(frozen=True)
+class Modes:
+    """Eigenfrequencies [Hz] (k,), mode shapes (k, n, d), and the equilibrium they are about."""
+
+    frequencies: np.ndarray
+    shapes: np.ndarray
+    omega_squared: np.ndarray
+    equilibrium: np.ndarray
+    tensions: np.ndarray
+    name: str = ""
+
+    def table(self) -> str:
+        lines = [f"{'mode':>4}  {'f [Hz]':>12}  {'omega [rad/s]':>14}"]
+        for j, (f, w2) in enumerate(zip(self.frequencies, self.omega_squared), start=1):
+            lines.append(f"{j:>4}  {f:>12.6g}  {np.sign(w2) * np.sqrt(abs(w2)):>14.6g}")
+        return "\n".join(lines)
+
+
+def _model_of(scene) -> tuple[Model, str]:
+    from .scene import Scene
+    from .scenes import scene as named_scene
+
+    if isinstance(scene, str):
+        scene = named_scene(scene)
+    if isinstance(scene, Scene):
+        return scene.model, scene.name
+    if isinstance(scene, Model):
+        return scene, "custom"
+    raise HookeInputError("scene", "must be a hooke Scene, Model or built-in scene name",
+                          type(scene).__name__)
+
+
+class _Linearisation:
+    """K = ∇²U + Σ T_k ∇²g_k (+ μ M) and the saddle-point matrix on the free DOFs + joints."""
+
+    def __init__(self, system: System):
+        self.system = system
+        model = system.model
+        n_dofs, m = model.n_dofs, model.n_joints
+        structures = [diagonal_structure(n_dofs)]
+        structures += [term.hessian_structure(model) for term in system.terms]
+        if m:
+            rows, cols = system.joints.jacobian_structure
+            structures += [system.joints.geometric_hessian_structure(), (rows + n_dofs, cols),
+                           (cols, rows + n_dofs)]
+        keep = np.concatenate([model.free_dofs, n_dofs + np.arange(m)])
+        self.assembler = FixedPatternAssembler(structures, n_dofs + m, keep)
+        self.mass = kinetic.mass_diagonal(model)
+
+    def matrix(self, x: np.ndarray, tension: np.ndarray, shift: float = 0.0) -> sp.csc_matrix:
+        system, model = self.system, self.system.model
+        values = [self.mass] + [term.hessian_values(model, x) for term in system.terms]
+        weights = [shift] + [1.0] * len(system.terms)
+        if model.n_joints:
+            joints = system.joints
+            jacobian = joints.jacobian_values(joints.geometry(x)[1])
+            values += [joints.geometric_hessian_values(x, tension), jacobian, jacobian]
+            weights += [1.0, 1.0, 1.0]
+        return self.assembler.assemble(values, weights).tocsc()
+
+
+def _multipliers(system: System, x: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+    """Least-squares tensions T = −(G M⁻¹ Gᵀ)⁻¹ G M⁻¹ ∇U (mass-weighted), for the residual."""
+    joints = system.joints
+    n = joints.geometry(x)[1]
+    a = -gradient * system.inverse_mass
+    return -joints.factor_normal(n)(np.einsum("ka,ka->k", a[joints.j] - a[joints.i], n))
+
+
+def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
+                max_iterations: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """Static equilibrium (positions (n, d), tensions (m,)) nearest to ``x`` (default x0)."""
+    model, _ = _model_of(scene)
+    system = System(model)
+    joints = system.joints
+    free = system.free_dofs
+    m = model.n_joints
+    x = np.array(model.x0 if x is None else x, dtype=float)
+    x, _ = system.apply_pins(x, np.zeros_like(x), 0.0)
+    zero_v = np.zeros_like(x)
+    if joints is not None:
+        x, _ = joints.project(x, zero_v, 0.0)
+    linearisation = _Linearisation(system)
+    mass_scale = float(np.mean(model.mass))
+    stiffness_scale = max(float(np.max(np.abs(linearisation.matrix(x, np.zeros(m)).diagonal()),
+                                       initial=0.0)), 1e-12 * mass_scale)
+    force_scale = max(float(np.max(np.abs(model.mass[:, None] * model.gravity))), 1e-300)
+    lengths = np.concatenate([model.joint_length, model.spring_rest_length[model.spring_rest_length > 0]])
+    max_move = 0.2 * (float(np.min(lengths)) if lengths.size else 1.0)
+    shift = 0.0
+    energy = system.potential_energy(x)
+    history = []
+    for _ in range(max_iterations):
+        gradient = system.potential_gradient(x)
+        tension = _multipliers(system, x, gradient) if joints is not None else np.zeros(0)
+        residual = gradient.copy()
+        if joints is not None:
+            residual += joints.transpose_times(joints.geometry(x)[1], tension)
+        residual_norm = float(np.max(np.abs(residual.reshape(-1)[free]), initial=0.0))
+        history.append(residual_norm)
+        force_scale = max(force_scale, float(np.max(np.abs(gradient.reshape(-1)[free]), initial=0.0)))
+        if residual_norm <= tol * force_scale:
+            return x, tension
+        rhs = np.concatenate([-gradient.reshape(-1)[free], np.zeros(m)])
+        while True:  # Levenberg–Marquardt: grow the shift until the step lowers U
+            try:
+                step = spla.splu(linearisation.matrix(x, tension, shift),
+                                 permc_spec="MMD_AT_PLUS_A").solve(rhs)
+            except RuntimeError:
+                step = np.full(rhs.shape, np.nan)
+            move = step[: free.size]
+            largest = float(np.max(np.abs(move), initial=0.0))
+            if largest > max_move:  # a trust region: linearised joints hold for small moves only
+                move = move * (max_move / largest)
+            trial = system.scatter_free(x, x.reshape(-1)[free] + move)
+            trial_energy = np.inf
+            if np.all(np.isfinite(trial)):
+                try:
+                    if joints is not None:
+                        trial, _ = joints.project(trial, zero_v, 0.0)
+                    trial_energy = system.potential_energy(trial)
+                except SimulationError:  # the projection failed: reject, shorten the step
+                    pass
+            if trial_energy <= energy + 1e-14 * abs(energy):
+                x, energy = trial, trial_energy
+                shift = shift / 10.0 if shift > 1e-6 * stiffness_scale else 0.0
+                break
+            shift = max(10.0 * shift, 1e-4 * stiffness_scale / mass_scale)
+            if shift > 1e12 * stiffness_scale / mass_scale:
+                # no descent left: x is a minimum to round-off, unless the residual says otherwise
+                if residual_norm <= 1e3 * tol * force_scale:
+                    return x, tension
+                break
+    raise SimulationError("equilibrium: Newton did not converge in "
+                          f"{max_iterations} iterations (|∇U + Gᵀ T|∞ over the last iterations: "
+                          f"{', '.join(f'{r:.3e}' for r in history[-6:])}; force scale "
+                          f"{force_scale:.3e} N)")
+
+
+def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> Modes:
+    """The ``k`` lowest vibration modes about the static equilibrium (see module docstring).
+
+    ``scene``: a Scene, a Model or a built-in scene name. ``k`` is capped at the number of
+    degrees of freedom (free DOFs minus joints). ``dense``: force the dense (True) or sparse
+    (False) eigen-solver; by default dense up to ``DENSE_LIMIT`` free DOFs.
+    """
+    model, name = _model_of(scene)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise HookeInputError("k", "must be an integer >= 1", k)
+    system = System(model)
+    free = system.free_dofs
+    m = model.n_joints
+    n_modes = free.size - m  # dimension of the joints' tangent space
+    if n_modes < 1:
+        raise HookeInputError("scene", "has no degree of freedom to vibrate (free DOFs minus "
+                              "joints is 0)", name)
+    k = min(int(k), n_modes)
+    x, tension = equilibrium(model, tol=tol)
+    linearisation = _Linearisation(system)
+    full = linearisation.matrix(x, tension)  # [K, Gᵀ; G, 0]
+    stiffness = full[: free.size, : free.size]
+    mass = linearisation.mass[free]
+    if dense is None:
+        dense = free.size <= DENSE_LIMIT or k >= n_modes - 1
+    if dense:
+        basis = (scipy.linalg.null_space(full[free.size:, : free.size].toarray()) if m
+                 else np.eye(free.size))
+        reduced_k = basis.T @ stiffness.toarray() @ basis
+        reduced_m = basis.T @ (mass[:, None] * basis)
+        omega2, vectors = scipy.linalg.eigh(0.5 * (reduced_k + reduced_k.T), reduced_m,
+                                            subset_by_index=[0, k - 1])
+        vectors = basis @ vectors
+    else:
+        pencil_b = sp.diags(np.concatenate([mass, np.zeros(m)])).tocsc()
+        sigma = -1e-6 * max(float(np.max(np.abs(stiffness.diagonal()) / mass)), 1e-12)
+        omega2, vectors = spla.eigsh(full, k=k, M=pencil_b, sigma=sigma, which="LM")
+        order = np.argsort(omega2)
+        omega2, vectors = omega2[order], vectors[: free.size, order]
+    shapes = np.zeros((k, model.n_particles, model.dim))
+    for index in range(k):
+        shape = system.scatter_free(np.zeros_like(x), vectors[:, index])
+        peak = shape.reshape(-1)[np.argmax(np.abs(shape))]
+        shapes[index] = shape / peak if peak != 0 else shape
+    frequencies = np.sign(omega2) * np.sqrt(np.abs(omega2)) / (2.0 * np.pi)
+    return Modes(frequencies=frequencies, shapes=shapes, omega_squared=omega2, equilibrium=x,
+                 tensions=tension, name=name)

@@ -1,0 +1,330 @@
+"""Joints: rigid distance constraints, their exact tensions and the ways to keep them satisfied.
+
+A joint k between particles i and j holds g_k(x) = |x_j − x_i| − L_k = 0.
+
+Conventions (every function here and every integrator follows them):
+- d_k = x_j − x_i, n_k = d_k / |d_k|; ∇g_k is −n_k on particle i and +n_k on particle j.
+- The multipliers are *tensions* T [N]: the joint force is −Gᵀ T (−T n on j, +T n on i), so
+  M a = F − Gᵀ T and T > 0 when the joint pulls its ends together (a mass hanging at rest from a
+  support has T = m|g|). In the Lagrange form M a = F + Gᵀ λ this is λ = −T.
+- G is the Jacobian on the free DOFs (pinned particles are eliminated, as everywhere in hooke);
+  pinned particles enter through their prescribed position, velocity and acceleration
+  (seed 003's moving support ``box(t)``).
+
+Exact tension (seed 003, index-1 form). With the unconstrained accelerations a_u (F/m for free
+particles, the prescribed acceleration for pinned ones), g̈ = G_full a + c with the centripetal
+term c_k = (|w_k|² − (n_k·w_k)²) / |d_k|, w_k = v_j − v_i. Asking g̈ = −2α ġ − β² g gives
+
+    (G M⁻¹ Gᵀ) T = G_full a_u + c + 2α ġ + β² g,
+
+a sparse symmetric positive definite system on a pattern fixed per model (joints that share a
+free particle), factorised with SuperLU; α = β = 0 except for Baumgarte stabilisation.
+
+Stabilisations for integrators of the unconstrained ODE (:class:`JointForces`), chosen by the
+integrator option ``stabilization``:
+- ``"correction"`` (seed 003): on top of the exact tensions, each joint adds
+  s_k = k_c (|d_k| − L_k) + β_c ġ_k along n_k, pulling its ends together when s_k > 0, and the
+  force on each end particle p is weighted by α_p = Σ |T_l| over the joints l that touch p
+  (for the double pendulum α₁ = |T₀₁| + |T₁₂|, α₂ = |T₁₂|, exactly the seed's weights). Units:
+  k_c [1/m], β_c [s/m], so that α_p s_k is a force.
+- ``"baumgarte"``: the tensions enforce g̈ + 2α ġ + β² g = 0 (``baumgarte_alpha`` α [1/s],
+  ``baumgarte_beta`` β [1/s]); α = β is critically damped with time constant 1/β.
+- ``"projection"`` (the default): exact tensions, and after every step the positions are
+  projected onto g = 0 along M⁻¹ Gᵀ (mass-weighted closest point, SHAKE style, a quasi-Newton
+  iteration with the Jacobian at the unprojected point), then the velocities onto ġ = 0
+  (RATTLE style). Both projections conserve linear momentum.
+- ``None`` (or ``"none"``): the bare exact-tension forces; the lengths drift.
+
+A joint set whose G M⁻¹ Gᵀ is singular (redundant joints, a joint between two pinned particles)
+is a :class:`HookeInputError` naming the joints (:func:`check_joint_set`, run by
+``ModelBuilder.finalize``); if it happens during a run it is a :class:`SimulationError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .errors import HookeInputError, SimulationError
+from .linalg import block_structure, pair_block_values
+
+STABILIZATIONS = ("projection", "correction", "baumgarte", None)
+
+# Options every integrator of the unconstrained ODE accepts (seed 003's k_c = 0.03, β_c = 0.2).
+STABILIZATION_DEFAULTS = {"stabilization": "projection", "k_c": 0.03, "beta_c": 0.2,
+                          "baumgarte_alpha": 10.0, "baumgarte_beta": 10.0}
+
+_SINGULAR_PIVOT = 1e-10  # relative size of an LU pivot below which G M⁻¹ Gᵀ counts as singular
+_DENSE_DIAGNOSIS_LIMIT = 2000  # up to this many joints, a singular set is named joint by joint
+
+
+class JointSet:
+    """The joints of a model: geometry, Jacobian, the matrix G M⁻¹ Gᵀ and exact tensions.
+
+    Built once per model; every method takes positions (n, d) (and velocities) and allocates
+    nothing model-sized beyond its outputs.
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self.count = model.n_joints
+        self.i = np.ascontiguousarray(model.joint_indices[:, 0])
+        self.j = np.ascontiguousarray(model.joint_indices[:, 1])
+        self.rest = model.joint_length
+        self.dim = model.dim
+        self.inverse_mass = np.where(model.pinned, 0.0, 1.0 / model.mass)
+        self._jacobian_pattern()
+        self._normal_pattern()
+
+    # -- geometry --------------------------------------------------------------------------
+    def geometry(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(lengths (m,), unit directions n (m, d) from i to j)."""
+        d = x[self.j] - x[self.i]
+        length = np.sqrt(np.einsum("ka,ka->k", d, d))
+        return length, d / length[:, None]
+
+    def values(self, x: np.ndarray) -> np.ndarray:
+        """g (m,): length minus rest length [m]."""
+        return self.geometry(x)[0] - self.rest
+
+    def rates(self, v: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """ġ (m,) = n·(v_j − v_i) [m/s]."""
+        return np.einsum("ka,ka->k", v[self.j] - v[self.i], n)
+
+    def transpose_times(self, n: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """Gᵀ s as an (n_particles, d) array: +s n on j, −s n on i (all particles)."""
+        sn = s[:, None] * n
+        out = np.zeros((self.model.n_particles, self.dim))
+        for axis in range(self.dim):
+            out[:, axis] = (np.bincount(self.j, sn[:, axis], minlength=out.shape[0])
+                            - np.bincount(self.i, sn[:, axis], minlength=out.shape[0]))
+        return out
+
+    # -- the Jacobian on the free DOFs -----------------------------------------------------
+    def _jacobian_pattern(self) -> None:
+        d, model = self.dim, self.model
+        axes = np.arange(d)
+        # Entry order: joint k, then end (i, j), then axis — the order of jacobian_values.
+        rows = np.repeat(np.arange(self.count), 2 * d)
+        cols = np.stack([self.i[:, None] * d + axes, self.j[:, None] * d + axes], axis=1).reshape(-1)
+        self.jacobian_structure = (rows, cols)
+        free_index = np.full(model.n_dofs, -1, dtype=np.int64)
+        free_index[model.free_dofs] = np.arange(model.free_dofs.size)
+        self._jacobian_keep = free_index[cols] >= 0
+        self._jacobian_rows = rows[self._jacobian_keep]
+        self._jacobian_cols = free_index[cols][self._jacobian_keep]
+        self.n_free = int(model.free_dofs.size)
+
+    def jacobian_values(self, n: np.ndarray) -> np.ndarray:
+        """Entries of G in ``jacobian_structure`` order (all DOFs): −n for i, +n for j."""
+        return np.stack([-n, n], axis=1).reshape(-1)
+
+    def jacobian(self, x: np.ndarray) -> sp.csr_matrix:
+        """G (m × free DOFs), sparse."""
+        _, n = self.geometry(x)
+        values = self.jacobian_values(n)[self._jacobian_keep]
+        return sp.csr_matrix((values, (self._jacobian_rows, self._jacobian_cols)),
+                             shape=(self.count, self.n_free))
+
+    def geometric_hessian_structure(self):
+        return block_structure(self.model.joint_indices, self.dim)
+
+    def geometric_hessian_values(self, x: np.ndarray, tension: np.ndarray) -> np.ndarray:
+        """Entries of Σ_k T_k ∇²g_k (the derivative of Gᵀ T w.r.t. x) on its pair pattern."""
+        length, n = self.geometry(x)
+        local = (tension / length)[:, None, None] * (np.eye(self.dim) - n[:, :, None] * n[:, None, :])
+        return pair_block_values(local)
+
+    # -- the normal matrix A = G M⁻¹ Gᵀ ------------------------------------------------------
+    def _normal_pattern(self) -> None:
+        """A_kl = Σ_p s_kp s_lp / m_p (n_k·n_l) over free particles p shared by joints k and l."""
+        incident: dict[int, list[tuple[int, float]]] = {}
+        for k in range(self.count):
+            for p, sign in ((int(self.i[k]), -1.0), (int(self.j[k]), 1.0)):
+                if self.inverse_mass[p] > 0:
+                    incident.setdefault(p, []).append((k, sign))
+        ks, ls, coefficients = [], [], []
+        for p, ends in incident.items():
+            for k, sk in ends:
+                for l, sl in ends:
+                    ks.append(k)
+                    ls.append(l)
+                    coefficients.append(sk * sl * self.inverse_mass[p])
+        self._pair_k = np.array(ks, dtype=np.int64)
+        self._pair_l = np.array(ls, dtype=np.int64)
+        self._pair_coefficient = np.array(coefficients, dtype=float)
+        keys = self._pair_l * self.count + self._pair_k  # column-major: CSC of a symmetric matrix
+        # Every joint gets a diagonal slot, even one with both ends pinned (then A_kk = 0).
+        keys = np.concatenate([keys, np.arange(self.count) * (self.count + 1)])
+        unique, slot = np.unique(keys, return_inverse=True)
+        self._slot = slot[: self._pair_k.size]
+        self._nnz = unique.size
+        indices = (unique % max(self.count, 1)).astype(np.int32)
+        indptr = np.searchsorted(unique // max(self.count, 1), np.arange(self.count + 1)).astype(np.int32)
+        self._normal = sp.csc_matrix((np.zeros(self._nnz), indices, indptr),
+                                     shape=(self.count, self.count))
+
+    def normal_matrix(self, n: np.ndarray) -> sp.csc_matrix:
+        """A = G M⁻¹ Gᵀ at directions n (one shared matrix object, refilled in place)."""
+        dots = np.einsum("ka,ka->k", n[self._pair_k], n[self._pair_l])
+        self._normal.data[:] = np.bincount(self._slot, self._pair_coefficient * dots,
+                                           minlength=self._nnz)
+        return self._normal
+
+    def factor_normal(self, n: np.ndarray, t: float | None = None):
+        """A solve function for G M⁻¹ Gᵀ at directions n; a singular matrix raises naming joints."""
+        matrix = self.normal_matrix(n)
+        try:
+            lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A")
+        except RuntimeError:  # SuperLU: "Factor is exactly singular"
+            raise self.singular_error(matrix, t) from None
+        return lu.solve
+
+    def singular_error(self, matrix, t):
+        joints = singular_joints(matrix)
+        pairs = ", ".join(f"{k} ({self.i[k]}–{self.j[k]})" for k in joints) if joints else "unknown"
+        problem = ("the joint set is singular (redundant joints, or a joint whose ends are both "
+                   f"pinned): joints {pairs}")
+        if t is None:
+            return HookeInputError("joints", problem, joints)
+        return SimulationError(f"joints: at t = {t:.6g} {problem}")
+
+    # -- exact tensions --------------------------------------------------------------------
+    def tensions(self, x: np.ndarray, v: np.ndarray, a_free: np.ndarray, t: float = 0.0,
+                 alpha: float = 0.0, beta: float = 0.0, geometry=None) -> np.ndarray:
+        """Exact tensions T (m,) [N] given the unconstrained accelerations ``a_free`` (n, d)
+        (F/m for free particles, prescribed for pinned ones); α, β add Baumgarte's terms."""
+        length, n = self.geometry(x) if geometry is None else geometry
+        w = v[self.j] - v[self.i]
+        along = np.einsum("ka,ka->k", w, n)
+        rhs = np.einsum("ka,ka->k", a_free[self.j] - a_free[self.i], n)
+        rhs += (np.einsum("ka,ka->k", w, w) - along * along) / length
+        if alpha:
+            rhs += 2.0 * alpha * along
+        if beta:
+            rhs += beta * beta * (length - self.rest)
+        tension = self.factor_normal(n, t)(rhs)
+        if not np.all(np.isfinite(tension)):
+            raise self.singular_error(self.normal_matrix(n), t)
+        return tension
+
+    # -- projection onto the constraints ---------------------------------------------------
+    def project(self, x: np.ndarray, v: np.ndarray, t: float, max_iterations: int = 50):
+        """New (x, v) with g(x) = 0 and ġ = 0 (to round-off): mass-weighted projections."""
+        length, n0 = self.geometry(x)
+        tolerance = 1e-12 * float(np.max(self.rest)) + 1e-15 * float(np.max(np.abs(x)))
+        solve = self.factor_normal(n0, t)
+        x = x.copy()
+        history = []
+        for _ in range(max_iterations):
+            g = length - self.rest
+            history.append(float(np.max(np.abs(g))))
+            if history[-1] <= tolerance:
+                break
+            x -= self.inverse_mass[:, None] * self.transpose_times(n0, solve(g))
+            length, _ = self.geometry(x)
+        else:
+            raise SimulationError(
+                f"joints: the position projection did not converge at t = {t:.6g} "
+                f"(max |g| over the last iterations: {', '.join(f'{r:.3e}' for r in history[-5:])})")
+        _, n = self.geometry(x)
+        mu = self.factor_normal(n, t)(self.rates(v, n))
+        return x, v - self.inverse_mass[:, None] * self.transpose_times(n, mu)
+
+
+def singular_joints(matrix: sp.spmatrix) -> list[int]:
+    """Joints in the null space of a singular G M⁻¹ Gᵀ (dense eigen-decomposition: only ever run
+    on the error path); empty when there are too many joints to diagnose."""
+    size = matrix.shape[0]
+    if size > _DENSE_DIAGNOSIS_LIMIT:
+        return []
+    values, vectors = np.linalg.eigh(matrix.toarray())
+    scale = max(float(np.max(np.abs(values))), np.finfo(float).tiny)
+    null = vectors[:, np.abs(values) <= _SINGULAR_PIVOT * scale]
+    if null.size == 0:
+        return []
+    weight = np.max(np.abs(null), axis=1)
+    return [int(k) for k in np.flatnonzero(weight > 1e-6)]
+
+
+def check_joint_set(model) -> None:
+    """Raise HookeInputError naming the joints if G M⁻¹ Gᵀ is singular at the initial positions."""
+    if model.n_joints == 0:
+        return
+    joints = JointSet(model)
+    _, n = joints.geometry(model.x0)
+    matrix = joints.normal_matrix(n)
+    try:
+        lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A")
+    except RuntimeError:
+        raise joints.singular_error(matrix, None) from None
+    pivots = np.abs(lu.U.diagonal())
+    if pivots.min() <= _SINGULAR_PIVOT * max(pivots.max(), np.finfo(float).tiny):
+        raise joints.singular_error(matrix, None)
+
+
+@dataclass(frozen=True)
+class Stabilization:
+    """How an integrator of the unconstrained ODE keeps joints satisfied (see module doc)."""
+
+    method: str | None = "projection"
+    k_c: float = 0.03
+    beta_c: float = 0.2
+    baumgarte_alpha: float = 10.0
+    baumgarte_beta: float = 10.0
+
+    @classmethod
+    def from_options(cls, options: dict, integrator: str) -> "Stabilization":
+        method = options["stabilization"]
+        if method == "none":
+            method = None
+        if method not in STABILIZATIONS:
+            raise HookeInputError("stabilization", f"must be one of projection, correction, "
+                                  f"baumgarte or none for integrator '{integrator}'", method)
+        gains = {}
+        for key in ("k_c", "beta_c", "baumgarte_alpha", "baumgarte_beta"):
+            value = options[key]
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not np.isfinite(value) or value < 0):
+                raise HookeInputError(key, f"must be a finite number >= 0 for integrator "
+                                      f"'{integrator}'", value)
+            gains[key] = float(value)
+        return cls(method, **gains)
+
+
+class JointForces:
+    """The joints' forces for an integrator of the unconstrained ODE, per its stabilisation."""
+
+    def __init__(self, joints: JointSet, stabilization: Stabilization):
+        self.joints = joints
+        self.stabilization = stabilization
+        self.projects = stabilization.method == "projection"
+
+    def acceleration(self, x: np.ndarray, v: np.ndarray, t: float, a_free: np.ndarray) -> np.ndarray:
+        """(n, d) accelerations the joints add to ``a_free`` (zero on pinned particles)."""
+        joints, s = self.joints, self.stabilization
+        geometry = joints.geometry(x)
+        baumgarte = s.method == "baumgarte"
+        tension = joints.tensions(x, v, a_free, t, s.baumgarte_alpha if baumgarte else 0.0,
+                                  s.baumgarte_beta if baumgarte else 0.0, geometry)
+        force = -joints.transpose_times(geometry[1], tension)
+        if s.method == "correction":
+            length, n = geometry
+            pull = s.k_c * (length - joints.rest) + s.beta_c * joints.rates(v, n)
+            weight = np.abs(tension)
+            alpha = (np.bincount(joints.i, weight, minlength=x.shape[0])
+                     + np.bincount(joints.j, weight, minlength=x.shape[0]))
+            sn = pull[:, None] * n
+            for axis in range(x.shape[1]):
+                force[:, axis] += (np.bincount(joints.i, alpha[joints.i] * sn[:, axis], minlength=x.shape[0])
+                                   - np.bincount(joints.j, alpha[joints.j] * sn[:, axis], minlength=x.shape[0]))
+        return force * joints.inverse_mass[:, None]
+
+    def finish_step(self, x: np.ndarray, v: np.ndarray, t: float):
+        """The state an integrator returns: projected onto the constraints for "projection"."""
+        if self.projects:
+            return self.joints.project(x, v, t)
+        return x, v

@@ -1,0 +1,161 @@
+"""Lagged, smoothed Coulomb friction against the contact planes (the phys-sim-book's "square on
+slope" formulation), a dissipative term of the incremental potential of ``implicit_euler``.
+
+Its value depends on the step start, so it is not a potential of x alone. Contract (a *step term*,
+listed in ``hooke.energies.STEP_TERMS``): ``active(model)`` and ``prepare(model, start, h)`` which
+returns a :class:`LaggedFriction` for the step start → start.t + h; that object has the potential-
+term functions ``value/gradient/hessian_structure/hessian_values`` (taking ``(model, x)``) and is
+added, like the potentials, with weight h² to the incremental potential. Nothing is lagged across
+more than one step, and the term is never part of ``Result.energy`` (it dissipates).
+
+For each particle i and plane k with friction μ_k, the step start fixes
+- the normal force λ_ik = −b'(d_ik(xⁿ)) of the barrier at the planes' positions at t
+  (:mod:`hooke.energies.barrier`); pairs with λ = 0 (not in contact) have no friction;
+- the tangent projector T_k = I − n_k n_kᵀ, and the anchor aⁿ_ik = xⁿ_i + Δo_k, where Δo_k is the
+  plane's displacement over the step (friction acts on the motion relative to the plane).
+With u = T_k (x_i − aⁿ_ik) (the tangential displacement, y = |u|) and ε = ε_v·h,
+
+    D(x) = Σ μ_k λ_ik f0(y),  f0(y) = y for y ≥ ε,  y²(ε − y/3)/ε² + ε/3 below,
+
+whose gradient μλ f1(y) u/y, f1(y) = min(1, 2y/ε − y²/ε²), is a sliding force of magnitude μλ
+(velocities above ε_v) that turns viscous as the tangential velocity goes to zero (static
+friction, up to creep of order ε_v). Its Hessian μλ [f1/y · T + (f1' y − f1)/y³ · u uᵀ] is
+positive semi-definite in closed form (eigenvalues 2(ε − y)/ε², (2ε − y)/ε² below ε; 0, 1/y
+above), so ``project_psd`` changes nothing. Loops are Numba-compiled over the contact pairs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from . import barrier
+
+NAME = "friction"
+
+
+def active(model) -> bool:
+    return model.n_planes > 0 and bool(np.any(model.plane_friction > 0))
+
+
+@njit(cache=True)
+def _tangential(x, node, normal, anchor, u):
+    """u = T (x_node − anchor); returns |u|."""
+    dim = x.shape[1]
+    along = 0.0
+    for a in range(dim):
+        u[a] = x[node, a] - anchor[a]
+        along += normal[a] * u[a]
+    length2 = 0.0
+    for a in range(dim):
+        u[a] -= along * normal[a]
+        length2 += u[a] * u[a]
+    return math.sqrt(length2)
+
+
+@njit(cache=True)
+def _value(x, nodes, normals, weights, anchors, eps):
+    total = 0.0
+    u = np.empty(x.shape[1])
+    for q in range(nodes.shape[0]):
+        y = _tangential(x, nodes[q], normals[q], anchors[q], u)
+        if y >= eps:
+            f0 = y
+        else:
+            f0 = y * y * (eps - y / 3.0) / (eps * eps) + eps / 3.0
+        total += weights[q] * f0
+    return total
+
+
+@njit(cache=True)
+def _f1_over_y(y, eps):
+    if y >= eps:
+        return 1.0 / y
+    return (2.0 * eps - y) / (eps * eps)
+
+
+@njit(cache=True)
+def _gradient(x, nodes, normals, weights, anchors, eps, out):
+    u = np.empty(x.shape[1])
+    for q in range(nodes.shape[0]):
+        y = _tangential(x, nodes[q], normals[q], anchors[q], u)
+        if y == 0.0:
+            continue
+        scale = weights[q] * _f1_over_y(y, eps)
+        for a in range(x.shape[1]):
+            out[nodes[q], a] += scale * u[a]
+
+
+@njit(cache=True)
+def _hessian_blocks(x, nodes, normals, weights, anchors, eps, out):
+    out[:] = 0.0
+    dim = x.shape[1]
+    u = np.empty(dim)
+    for q in range(nodes.shape[0]):
+        i = nodes[q]
+        y = _tangential(x, i, normals[q], anchors[q], u)
+        isotropic = weights[q] * _f1_over_y(y, eps)
+        # (f1' y − f1)/y³ · u uᵀ: −u uᵀ/y³ when sliding, −u uᵀ/(ε² y) below ε (0 at y = 0).
+        if y == 0.0:
+            rank_one = 0.0
+        elif y >= eps:
+            rank_one = -weights[q] / (y * y * y)
+        else:
+            rank_one = -weights[q] / (eps * eps * y)
+        for a in range(dim):
+            for b in range(dim):
+                projector = (1.0 if a == b else 0.0) - normals[q, a] * normals[q, b]
+                out[i, a, b] += isotropic * projector + rank_one * u[a] * u[b]
+
+
+class LaggedFriction:
+    """Friction for one step: the contact pairs, μλ, projectors and anchors fixed at its start.
+
+    Attributes (c contact pairs): ``nodes`` (c,) particle indices, ``normals`` (c, d) plane
+    normals, ``weights`` (c,) μ·λ [N], ``anchors`` (c, d) [m], ``eps`` = ε_v·h [m].
+    """
+
+    NAME = NAME
+
+    def __init__(self, nodes, normals, weights, anchors, eps: float):
+        self.nodes = np.ascontiguousarray(nodes, dtype=np.int64)
+        self.normals = np.ascontiguousarray(normals, dtype=float)
+        self.weights = np.ascontiguousarray(weights, dtype=float)
+        self.anchors = np.ascontiguousarray(anchors, dtype=float)
+        self.eps = float(eps)
+
+    def _args(self):
+        return self.nodes, self.normals, self.weights, self.anchors, self.eps
+
+    def value(self, model, x: np.ndarray) -> float:
+        return float(_value(np.ascontiguousarray(x, dtype=float), *self._args()))
+
+    def gradient(self, model, x: np.ndarray) -> np.ndarray:
+        out = np.zeros((model.n_particles, model.dim))
+        _gradient(np.ascontiguousarray(x, dtype=float), *self._args(), out)
+        return out
+
+    def hessian_structure(self, model):
+        return hessian_structure(model)
+
+    def hessian_values(self, model, x: np.ndarray, project_psd: bool = False) -> np.ndarray:
+        out = np.empty((model.n_particles, model.dim, model.dim))
+        _hessian_blocks(np.ascontiguousarray(x, dtype=float), *self._args(), out)
+        return out.reshape(-1)
+
+
+def hessian_structure(model):
+    """One d×d block per particle, the same pattern as the barrier's."""
+    return barrier.hessian_structure(model)
+
+
+def prepare(model, start, h: float) -> LaggedFriction:
+    """The friction term of the implicit step from ``start`` (a State) to start.t + h."""
+    forces = barrier.at_time(model, start.t).normal_forces(model, start.x)
+    weights = forces * model.plane_friction[None, :]
+    nodes, planes = np.nonzero(weights > 0)
+    moved = barrier.plane_displacements(model, start.t + h) - barrier.plane_displacements(model, start.t)
+    return LaggedFriction(nodes, model.plane_normals[planes], weights[nodes, planes],
+                          start.x[nodes] + moved[planes], model.contact_epsv * h)

@@ -1,0 +1,235 @@
+"""``newmark`` and ``generalized_alpha``: implicit second-order methods, joints as index-3 constraints.
+
+Each step solves for the acceleration a⁺ and the joint tensions T⁺ at t⁺ = t + h:
+
+    M a⁺ = F(x⁺, v⁺) − G(x⁺)ᵀ T⁺,   g(x⁺) = 0                     (equilibrium and joints at t⁺)
+    (1 − α_m) ã⁺ + α_m ã = (1 − α_f) a⁺ + α_f a                    (acceleration-like variable ã)
+    x⁺ = x + h v + h² ((½ − β) ã + β ã⁺),   v⁺ = v + h ((1 − γ) ã + γ ã⁺)
+
+This is Arnold & Brüls' (2007) form of the generalized-α method of Chung & Hulbert (1993): for
+linear systems it is the same method as Chung & Hulbert's M a_{n+1−α_m} = F_{n+1−α_f} (seed 002's
+form), and it is the standard way to add index-3 constraints (the tensions are the true ones at
+t⁺). Parameters from the high-frequency spectral radius ρ∞ ∈ [0, 1] (Chung & Hulbert's eq. 25
+and 17; seed 002's formulas are exactly these):
+
+    α_m = (2ρ∞ − 1)/(ρ∞ + 1),  α_f = ρ∞/(ρ∞ + 1),  γ = ½ − α_m + α_f,  β = ¼ (1 − α_m + α_f)².
+
+ρ∞ = 1 is non-dissipative (α_m = α_f = ½, γ = ½, β = ¼); smaller ρ∞ damps the frequencies that
+the step cannot resolve (ω h ≫ 1) by ρ∞ per step while staying second-order accurate.
+``newmark`` is α_m = α_f = 0 (ã = a) with its own β, γ (default ¼, ½: the trapezoidal rule,
+second order; other γ give first order). The start uses the consistent a₀ (exact tensions,
+:mod:`hooke.constraints`) and ã₀ = a₀.
+
+Solve: Newton on (a⁺, T⁺) with the sparse symmetric saddle-point matrix (free DOFs + joints)
+
+    [ M + β' (∇²U + Σ T_k ∇²g_k) + γ' D   Gᵀ ] [Δa]     [ r      ]
+    [ G                                    0  ] [ΔT] = − [ g / β' ],
+
+β' = h²β(1 − α_f)/(1 − α_m), γ' = hγ(1 − α_f)/(1 − α_m), r = M a⁺ − F + Gᵀ T⁺, assembled on a
+fixed pattern and factorised by SuperLU. The factorisation is reused across iterations and steps
+while Newton contracts by at least ½ per iteration (simplified Newton), and refreshed otherwise.
+Converged when |g|∞ ≤ tol·ℓ and (|r|∞ ≤ tol·f or the last position change ≤ tol·ℓ), with ℓ the
+model's length scale and f the largest force term. Failure raises :class:`SimulationError` with
+the residual history; a singular joint set names the joints.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse.linalg as spla
+
+from ..energies import damping, kinetic
+from ..errors import HookeInputError, SimulationError
+from ..linalg import FixedPatternAssembler, diagonal_structure
+from ..model import State
+from .base import Integrator, register
+
+
+class AlphaMethod(Integrator):
+    """The shared step of ``newmark`` and ``generalized_alpha`` (see the module docstring)."""
+
+    order = 2
+    supports_joints = True
+    solver_defaults = {"tol": 1e-10, "max_iterations": 25}
+
+    def __init__(self, system, dt, **options):
+        super().__init__(system, dt, **options)
+        self.stats.update(newton_iterations=0, factorizations=0)
+        self.tensions = np.zeros(system.model.n_joints)  # T⁺ of the last step [N]
+        self._memory = None  # (x of the last returned state, a, ã, T) there
+        self._lu = None
+        self._assembler = None
+        model = system.model
+        h = self.dt
+        ratio = (1.0 - self.alpha_f) / (1.0 - self.alpha_m)
+        self.beta_prime = h * h * self.beta * ratio
+        self.gamma_prime = h * self.gamma * ratio
+        self.mass = model.mass[:, None]
+        extent = float(np.max(np.ptp(model.x0, axis=0))) if model.n_particles > 1 else 0.0
+        rest = float(np.max(model.joint_length)) if model.n_joints else 0.0
+        self.length_scale = max(extent, rest, 1e-300)
+        self._static = model.pinned.copy()  # pinned particles without a prescribed motion
+        self._static[[i for i, _ in model.pinned_motions]] = False
+
+    def check_solver_options(self) -> None:
+        self.tol = self.positive_option("tol")
+        iterations = self.options["max_iterations"]
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+            raise HookeInputError("max_iterations", f"must be an integer >= 1 for integrator "
+                                  f"'{self.name}'", iterations)
+        self.max_iterations = int(iterations)
+
+    # -- the saddle-point matrix -----------------------------------------------------------
+    def _build_assembler(self) -> None:
+        system, model = self.system, self.system.model
+        n_dofs, m = model.n_dofs, model.n_joints
+        structures = [diagonal_structure(n_dofs)]
+        structures += [term.hessian_structure(model) for term in system.terms]
+        structures.append(damping.jacobian_structure(model))
+        if m:
+            rows, cols = system.joints.jacobian_structure
+            structures += [system.joints.geometric_hessian_structure(), (rows + n_dofs, cols),
+                           (cols, rows + n_dofs)]
+        keep = np.concatenate([model.free_dofs, n_dofs + np.arange(m)])
+        self._assembler = FixedPatternAssembler(structures, n_dofs + m, keep)
+        self._mass_values = kinetic.mass_diagonal(model)
+
+    def _factorize(self, x: np.ndarray, tension: np.ndarray, t: float) -> None:
+        system, model = self.system, self.system.model
+        if self._assembler is None:
+            self._build_assembler()
+        values = [self._mass_values] + [term.hessian_values(model, x) for term in system.terms]
+        weights = [1.0] + [self.beta_prime] * len(system.terms)
+        values.append(damping.jacobian_values(model, x) if system.has_damping
+                      else np.zeros(self._assembler.sizes[len(values)]))
+        weights.append(self.gamma_prime)
+        if model.n_joints:
+            joints = system.joints
+            jacobian = joints.jacobian_values(joints.geometry(x)[1])
+            values += [joints.geometric_hessian_values(x, tension), jacobian, jacobian]
+            weights += [self.beta_prime, 1.0, 1.0]
+        matrix = self._assembler.assemble(values, weights).tocsc()
+        try:
+            self._lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A")
+        except RuntimeError:  # SuperLU: exactly singular
+            if model.n_joints:
+                joints = system.joints
+                raise joints.singular_error(joints.normal_matrix(joints.geometry(x)[1]), t) from None
+            raise SimulationError(f"{self.name}: the step matrix is singular at t = {t:.6g}; "
+                                  "try a smaller dt") from None
+        self.stats["factorizations"] += 1
+
+    # -- one step ---------------------------------------------------------------------------
+    def _start(self, state: State):
+        """(a, ã, T) at a state this integrator did not produce: the consistent acceleration."""
+        system = self.system
+        a = system.unconstrained_acceleration(state.x, state.v, state.t)
+        tension = np.zeros(system.model.n_joints)
+        if system.joints is not None:
+            tension = system.joints.tensions(state.x, state.v, a, state.t)
+            a = a - system.inverse_mass * system.joints.transpose_times(
+                system.joints.geometry(state.x)[1], tension)
+        return a, a.copy(), tension
+
+    def step(self, state: State) -> State:
+        system, h = self.system, self.dt
+        joints, free = system.joints, system.free_dofs
+        if self._memory is not None and self._memory[0] is state.x:
+            a_old, at_old, tension = self._memory[1:]
+        else:
+            a_old, at_old, tension = self._start(state)
+        t1 = state.t + h
+        x_base = state.x + h * state.v + h * h * (0.5 - self.beta) * at_old
+        v_base = state.v + h * (1.0 - self.gamma) * at_old
+        at_weight = (1.0 - self.alpha_f) / (1.0 - self.alpha_m)
+        at_shift = (self.alpha_f * a_old - self.alpha_m * at_old) / (1.0 - self.alpha_m)
+
+        a = a_old.copy()  # predictor: the last acceleration; pinned rows are prescribed
+        a[self._static] = 0.0
+        for i, motion in system.model.pinned_motions:
+            a[i] = motion(t1)[2]
+        tension = tension.copy()
+        n_free = free.size
+        tol_length = self.tol * self.length_scale
+        last_move = np.inf
+        history = []
+        for iteration in range(self.max_iterations + 1):
+            at = at_weight * a + at_shift
+            x = x_base + h * h * self.beta * at
+            v = v_base + h * self.gamma * at
+            system.apply_pins(x, v, t1)
+            force = system.force(x, v).reshape(-1)[free]
+            inertia = (self.mass * a).reshape(-1)[free]
+            r = inertia - force
+            scale = max(np.max(np.abs(force), initial=0.0), np.max(np.abs(inertia), initial=0.0))
+            g = np.empty(0)
+            if joints is not None:
+                length, n = joints.geometry(x)
+                pull = joints.transpose_times(n, tension).reshape(-1)[free]
+                r += pull
+                scale = max(scale, np.max(np.abs(pull), initial=0.0))
+                g = length - joints.rest
+            r_norm = float(np.max(np.abs(r), initial=0.0))
+            g_norm = float(np.max(np.abs(g), initial=0.0))
+            history.append((r_norm, g_norm))
+            converged = g_norm <= tol_length and (r_norm <= self.tol * scale or last_move <= tol_length)
+            if converged or iteration == self.max_iterations or not np.isfinite(r_norm + g_norm):
+                break
+            if self._lu is None:
+                self._factorize(x, tension, t1)
+            delta = self._lu.solve(-np.concatenate([r, g / self.beta_prime]))
+            if not np.all(np.isfinite(delta)):
+                break
+            move = self.beta_prime * float(np.max(np.abs(delta[:n_free]), initial=0.0))
+            if move > 0.5 * last_move:
+                self._lu = None  # stale Jacobian contracts too slowly: refactor next iteration
+            a.reshape(-1)[free] += delta[:n_free]
+            tension += delta[n_free:]
+            last_move = move
+            self.stats["newton_iterations"] += 1
+        if not converged:
+            self._lu = None
+            shown = ", ".join(f"({r:.2e}, {c:.2e})" for r, c in history[-6:])
+            raise SimulationError(
+                f"{self.name}: Newton did not converge in {len(history) - 1} iterations at "
+                f"t = {state.t:.6g} (last residuals (|r|∞ [N], |g|∞ [m]): {shown}; tol = "
+                f"{self.tol:g}); try a smaller dt")
+        self.tensions = tension
+        self.stats["steps"] += 1
+        new = self.new_state(t1, x, v)
+        self._memory = (new.x, a, at, tension)
+        return new
+
+
+@register
+class Newmark(AlphaMethod):
+    name = "newmark"
+    summary = "Newmark (default β = ¼, γ = ½: trapezoidal, second order), joints as index-3 constraints"
+    defaults = {"beta": 0.25, "gamma": 0.5, **AlphaMethod.solver_defaults}
+    alpha_m = 0.0
+    alpha_f = 0.0
+
+    def check_options(self) -> None:
+        self.beta = self.positive_option("beta")
+        self.gamma = self.positive_option("gamma")
+        self.check_solver_options()
+
+
+@register
+class GeneralizedAlpha(AlphaMethod):
+    name = "generalized_alpha"
+    summary = "generalized-α (Chung & Hulbert 1993), high-frequency damping ρ∞, joints as constraints"
+    defaults = {"rho_inf": 0.8, **AlphaMethod.solver_defaults}
+
+    def check_options(self) -> None:
+        rho = self.options["rho_inf"]
+        if (isinstance(rho, bool) or not isinstance(rho, (int, float)) or not np.isfinite(rho)
+                or not 0.0 <= rho <= 1.0):
+            raise HookeInputError("rho_inf", "must be a number in [0, 1] for integrator "
+                                  "'generalized_alpha'", rho)
+        rho = float(rho)
+        self.alpha_m = (2.0 * rho - 1.0) / (rho + 1.0)
+        self.alpha_f = rho / (rho + 1.0)
+        self.gamma = 0.5 - self.alpha_m + self.alpha_f
+        self.beta = 0.25 * (1.0 - self.alpha_m + self.alpha_f) ** 2
+        self.check_solver_options()

@@ -1,0 +1,175 @@
+"""Trajectory store: one HDF5 file per run (h5py), written frame by frame as the run goes.
+
+Layout of ``trajectory.h5``:
+    /frames/t (F,)  /frames/x (F, n, d)  /frames/v (F, n, d)  /frames/energy/<term> (F,)
+    /frames/<extra> (F, ...)   per-frame extras such as joint_force (F, joints)
+    /model/<array>             every array of the Model (masses, springs, pins, joints, planes …)
+    /checkpoint/<key>          integrator state after the last frame (for --resume)
+    attributes: hooke_version, scene_name, scene_source (the scene file's text), parameters,
+    integrator, dt, t_end, save_every, options (JSON), created (ISO date), input_hash (SHA-256 of
+    the scene text, parameters and settings), frames_written, complete.
+
+Contract: datasets are chunked along frames and gzip-compressed; the file is written in HDF5's
+SWMR mode; frames are buffered and written in blocks at least every ``flush_seconds`` (0.25 s) and
+at the end, so a run killed at any moment leaves a file that :func:`read_trajectory` opens,
+holding every frame up to the last flush (a Ctrl-C flushes everything). Datasets carry no
+timestamps, so the same run writes the same bytes for its data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from ..errors import HookeInputError
+
+FRAME_CHUNK = 64
+
+
+def input_hash(scene_source: str | None, parameters: dict, settings: dict) -> str:
+    text = json.dumps({"scene": scene_source, "parameters": parameters, "settings": settings},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _model_arrays(model) -> dict[str, np.ndarray]:
+    arrays = {}
+    for name, value in vars(model).items():
+        if isinstance(value, np.ndarray):
+            arrays[name] = value
+    arrays["dim"] = np.asarray(model.dim)
+    return arrays
+
+
+class TrajectoryWriter:
+    """Appends frames to ``path``; ``write_frame`` flushes, ``close`` marks the run complete."""
+
+    def __init__(self, path, scene, integrator: str, dt: float, t_end: float, save_every: int,
+                 options: dict[str, Any], flush_seconds: float = 0.25):
+        from .. import __version__
+
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.file = h5py.File(self.path, "w", libver="latest")
+        settings = {"integrator": integrator, "dt": dt, "t_end": t_end, "save_every": save_every,
+                    "options": options}
+        attributes = {
+            "hooke_version": __version__, "scene_name": scene.name,
+            "scene_source": scene.source or "", "parameters": json.dumps(scene.parameters, default=str),
+            "integrator": integrator, "dt": dt, "t_end": t_end, "save_every": save_every,
+            "options": json.dumps(options, default=str),
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "input_hash": input_hash(scene.source, scene.parameters, settings),
+            "frames_written": 0, "complete": False,
+        }
+        self.file.attrs.update(attributes)
+        model_group = self.file.create_group("model", track_order=True)
+        for name, array in _model_arrays(scene.model).items():
+            model_group.create_dataset(name, data=array, track_times=False)
+        self.frames = self.file.create_group("frames")
+        self.file.create_group("checkpoint")
+        self.count = 0
+        self.flush_seconds = flush_seconds
+        self._buffer: list[dict[str, np.ndarray]] = []
+        self._checkpoint: dict[str, Any] = {}
+        self._last_flush = time.perf_counter()
+        self._started_swmr = False
+
+    def _dataset(self, key: str, value: np.ndarray):
+        if key not in self.frames:
+            value = np.asarray(value)
+            self.frames.create_dataset(
+                key, shape=(0,) + value.shape, maxshape=(None,) + value.shape, dtype=value.dtype,
+                chunks=(FRAME_CHUNK,) + value.shape, compression="gzip", compression_opts=4,
+                shuffle=True, track_times=False)
+        return self.frames[key]
+
+    def write_frame(self, data: dict[str, np.ndarray], checkpoint: dict[str, Any] | None = None) -> None:
+        """Queue one frame (keys: t, x, v, energy/<term>, extras); flush when it is time."""
+        self._buffer.append({key: np.asarray(value) for key, value in data.items()})
+        if checkpoint:
+            self._checkpoint = dict(checkpoint)
+        if time.perf_counter() - self._last_flush >= self.flush_seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the queued frames as one block and flush the file."""
+        if not self._buffer:
+            return
+        blocks = {key: np.stack([frame[key] for frame in self._buffer]) for key in self._buffer[0]}
+        datasets = [(self._dataset(key, block[0]), block) for key, block in blocks.items()]
+        if not self._started_swmr:
+            self.file.swmr_mode = True  # every dataset exists now; from here a reader is always safe
+            self._started_swmr = True
+        new_count = self.count + len(self._buffer)
+        for dataset, block in datasets:
+            dataset.resize(new_count, axis=0)
+            dataset[self.count:new_count] = block
+        self.count = new_count
+        self.file.attrs["frames_written"] = self.count
+        self.file["checkpoint"].attrs.update(self._checkpoint)
+        self._buffer.clear()
+        self.file.flush()
+        self._last_flush = time.perf_counter()
+
+    def close(self, complete: bool, stats: dict[str, int]) -> None:
+        self.flush()
+        self.file.attrs["complete"] = complete
+        self.file.attrs["stats"] = json.dumps(stats)
+        self.file.close()
+
+
+def read_trajectory(path, frames: slice | None = None) -> dict[str, Any]:
+    """The stored run as plain arrays: only the requested frame range is read from disk.
+
+    Returns a dict with ``t``, ``x``, ``v``, ``energy`` (dict), extras, ``model`` (dict of
+    arrays), ``attrs`` (dict) and ``checkpoint`` (dict).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise HookeInputError("path", "no such trajectory file", str(path))
+    try:
+        handle = h5py.File(path, "r", libver="latest", swmr=True)
+    except OSError as error:
+        raise HookeInputError("path", f"not a readable HDF5 trajectory ({error})", str(path)) from None
+    with handle:
+        if "frames" not in handle or "t" not in handle["frames"]:
+            raise HookeInputError("path", "holds no hooke trajectory (no /frames/t)", str(path))
+        total = int(handle.attrs.get("frames_written", handle["frames/t"].shape[0]))
+        pick = _frame_range(frames, total)
+        out: dict[str, Any] = {"energy": {}, "extras": {}}
+        for key, item in handle["frames"].items():
+            if isinstance(item, h5py.Group):
+                out["energy"] = {term: data[pick] for term, data in item.items()}
+            elif key in ("t", "x", "v"):
+                out[key] = item[pick]
+            else:
+                out["extras"][key] = item[pick]
+        out["model"] = {key: handle["model"][key][()] for key in handle["model"]}
+        out["attrs"] = dict(handle.attrs)
+        out["checkpoint"] = dict(handle["checkpoint"].attrs)
+        out["total_frames"] = total
+    return out
+
+
+def _frame_range(frames: slice | None, total: int) -> slice:
+    if frames is None:
+        return slice(0, total)
+    start = 0 if frames.start is None else frames.start
+    stop = total if frames.stop is None else frames.stop
+    step = 1 if frames.step is None else frames.step
+    if start < 0:
+        start += total
+    if stop < 0:
+        stop += total
+    if not (0 <= start < stop <= total) or step < 1:
+        raise HookeInputError("frames", f"out of range for {total} stored frame(s)",
+                              f"{frames.start}:{frames.stop}:{frames.step}")
+    return slice(start, stop, step)

@@ -1,0 +1,135 @@
+"""Shared helpers of the physics tests.
+
+Generic tests are parametrised over the integrator registry (``hooke.integrators()``), so a newly
+registered integrator is enrolled automatically. Special handling keys on class attributes and
+options, never on names:
+
+- ``order``: the theoretical global order; an integrator without it is skipped by the
+  convergence test (not failed), every other test still runs it;
+- ``adaptive`` / an ``adaptive`` option: switched off where fixed steps are needed;
+- a ``tol`` option (Newton-type solvers): made tight where solver error would pollute accuracy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hooke
+from hooke.integrators import get as get_integrator  # `hooke.integrators` itself is the names() function
+
+INTEGRATORS = hooke.integrators()
+
+# Measured convergence slopes (test_integrators.py fills it); printed in pytest's terminal summary.
+MEASURED_SLOPES: dict[str, tuple[float, float]] = {}
+
+
+def pytest_terminal_summary(terminalreporter):
+    if MEASURED_SLOPES:
+        terminalreporter.section("measured convergence slopes (log error vs log dt / log tol)")
+        for label, (expected, slope) in MEASURED_SLOPES.items():
+            terminalreporter.write_line(f"{label:28s} expected {expected:g}   measured {slope:.3f}")
+
+
+def integrator_class(name: str):
+    return get_integrator(name)
+
+
+def fixed_step_options(name: str, tol: float = 1e-12) -> dict:
+    """Options that make ``name`` a plain fixed-step method solved to ``tol`` (where it solves)."""
+    cls = integrator_class(name)
+    defaults = getattr(cls, "defaults", {})
+    options = {}
+    if "adaptive" in defaults:
+        options["adaptive"] = False
+    if "tol" in defaults:
+        options["tol"] = tol
+    return options
+
+
+def tight_options(name: str, tol: float = 1e-8) -> dict:
+    """A tight ``tol`` for integrators that solve to one (their own stepping otherwise unchanged).
+
+    implicit_euler's ``tol`` is an absolute velocity tolerance checked before the first Newton
+    iteration: with its default 1e-2 m/s a step whose velocity change is below it is not taken.
+    """
+    return {"tol": tol} if "tol" in getattr(integrator_class(name), "defaults", {}) else {}
+
+
+@pytest.fixture(params=INTEGRATORS)
+def integrator(request) -> str:
+    """Every registered integrator, by name."""
+    return request.param
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20261122)
+
+
+# -- model factories ----------------------------------------------------------------------------
+
+def random_positions(rng, n: int, dim: int, spread: float = 1.0) -> np.ndarray:
+    """n points in a box, no two closer than 0.2·spread (so no spring is near-degenerate)."""
+    while True:
+        x = rng.uniform(-spread, spread, size=(n, dim)) * (1.0 if dim > 1 else n / 2)
+        distance = np.linalg.norm(x[:, None, :] - x[None, :, :], axis=-1)
+        if np.min(distance[np.triu_indices(n, 1)]) > 0.2 * spread:
+            return x
+
+
+def random_pairs(rng, n: int, count: int) -> list[tuple[int, int]]:
+    """``count`` distinct unordered pairs, a spanning chain first so the network is connected."""
+    pairs = [(i, i + 1) for i in range(n - 1)]
+    candidates = [(i, j) for i in range(n) for j in range(i + 2, n)]
+    extra = rng.choice(len(candidates), size=min(count - len(pairs), len(candidates)), replace=False)
+    return pairs + [candidates[k] for k in extra]
+
+
+def random_network(rng, dim: int, n: int = 7, n_springs: int = 12, *, spring_energy="hookean",
+                   rest_scale=(0.5, 1.5), zero_rest: int = 0, damping: float = 0.0,
+                   gravity=None, velocities: float = 0.0, pinned=(), mass_range=(0.5, 2.0)):
+    """A random spring network; rest lengths are the current lengths times U(rest_scale)
+    (< 1 compresses, > 1 stretches), the first ``zero_rest`` springs have rest length 0."""
+    x = random_positions(rng, n, dim)
+    b = hooke.ModelBuilder(dim=dim, gravity=gravity, spring_energy=spring_energy)
+    for p in range(n):
+        v = rng.normal(size=dim) * velocities if velocities else None
+        b.add_particle(x[p], mass=rng.uniform(*mass_range), velocity=v, pinned=p in pinned)
+    for s, (i, j) in enumerate(random_pairs(rng, n, n_springs)):
+        length = np.linalg.norm(x[j] - x[i])
+        rest = 0.0 if s < zero_rest else length * rng.uniform(*rest_scale)
+        b.add_spring(i, j, stiffness=rng.uniform(10.0, 100.0), rest_length=rest,
+                     damping=rng.uniform(0.5, 2.0) * damping)
+    return b.finalize()
+
+
+# -- finite differences -------------------------------------------------------------------------
+
+def fd_gradient(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of a scalar function of an (n, d) array."""
+    grad = np.zeros_like(x)
+    flat, out = x.reshape(-1), grad.reshape(-1)
+    for k in range(flat.size):
+        plus, minus = flat.copy(), flat.copy()
+        plus[k] += eps
+        minus[k] -= eps
+        out[k] = (f(plus.reshape(x.shape)) - f(minus.reshape(x.shape))) / (2 * eps)
+    return grad
+
+
+def fd_jacobian(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of an (n, d) → (n, d) map, as a dense (n·d, n·d) matrix J[out, in]."""
+    flat = x.reshape(-1)
+    columns = []
+    for k in range(flat.size):
+        plus, minus = flat.copy(), flat.copy()
+        plus[k] += eps
+        minus[k] -= eps
+        columns.append((f(plus.reshape(x.shape)) - f(minus.reshape(x.shape))).reshape(-1) / (2 * eps))
+    return np.stack(columns, axis=1)
+
+
+def log_slope(xs, ys) -> float:
+    """Least-squares slope of log(ys) against log(xs)."""
+    return float(np.polyfit(np.log(np.asarray(xs)), np.log(np.asarray(ys)), 1)[0])

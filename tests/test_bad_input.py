@@ -1,0 +1,238 @@
+"""Bad input (the issue): "A scene file or API call with a missing field, an unknown integrator or
+scene, dt ≤ 0, a zero or negative mass, a spring index out of range, a zero-length spring, a NaN in
+a position: one clear line that names the field and the value." Also unknown integrator options,
+several problems in one file (one line each), and a blow-up that keeps the finite frames."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import hooke
+
+from conftest import INTEGRATORS
+
+
+def input_error(call, field: str, value: str | None) -> str:
+    """Run ``call``; it must raise HookeInputError with one line ``field: problem, got value``."""
+    with pytest.raises(hooke.HookeInputError) as info:
+        call()
+    message = str(info.value)
+    assert "\n" not in message, message
+    assert message.startswith(f"{field}: "), message
+    if value is not None:
+        assert ", got " in message, message
+        assert value in message.rsplit(", got ", 1)[1], message
+    return message
+
+
+def two_particles(spring_energy="hookean") -> hooke.ModelBuilder:
+    b = hooke.ModelBuilder(dim=2, spring_energy=spring_energy)
+    b.add_particle((0.0, 0.0), pinned=True)
+    b.add_particle((1.0, 0.0), mass=0.5)
+    return b
+
+
+def small_model() -> hooke.Model:
+    b = two_particles()
+    b.add_spring(0, 1, stiffness=10.0)
+    return b.finalize()
+
+
+# -- API --------------------------------------------------------------------------------------
+
+SPRING1D = hooke.scene("spring1d")
+
+API_CASES = {
+    "simulate-unknown-integrator": (lambda: hooke.simulate(SPRING1D, integrator="leapfrogg"),
+                                    "integrator", "'leapfrogg'"),
+    "simulate-dt-zero": (lambda: hooke.simulate(SPRING1D, dt=0), "dt", "0"),
+    "simulate-dt-negative": (lambda: hooke.simulate(SPRING1D, dt=-0.25), "dt", "-0.25"),
+    "simulate-dt-nan": (lambda: hooke.simulate(SPRING1D, dt=float("nan")), "dt", "nan"),
+    "simulate-t_end-negative": (lambda: hooke.simulate(SPRING1D, t_end=-1.5), "t_end", "-1.5"),
+    "simulate-unknown-option": (lambda: hooke.simulate(SPRING1D, integrator="rk4", rtol=1e-3),
+                                "rtol", "0.001"),
+    "scene-unknown": (lambda: hooke.scene("trampoline"), "scene", "'trampoline'"),
+    "scene-parameter-zero-mass": (lambda: hooke.scene("spring1d", mass=0), "parameters.mass", "0"),
+    "scene-parameter-negative-mass": (lambda: hooke.scene("chain", mass=-0.3), "parameters.mass", "-0.3"),
+    "scene-parameter-unknown": (lambda: hooke.scene("spring1d", masss=1.0), "parameters.masss", "1.0"),
+    "Scene-dt-zero": (lambda: hooke.Scene(small_model(), dt=0.0), "dt", "0.0"),
+    "Scene-dt-negative": (lambda: hooke.Scene(small_model(), dt=-1e-3), "dt", "-0.001"),
+    "Scene-unknown-integrator": (lambda: hooke.Scene(small_model(), integrator="verlet9"),
+                                 "integrator", "'verlet9'"),
+    "builder-zero-mass": (lambda: two_particles().add_particle((2.0, 0.0), mass=0.0),
+                          "particles[2].mass", "0.0"),
+    "builder-negative-mass": (lambda: two_particles().add_particle((2.0, 0.0), mass=-1.5),
+                              "particles[2].mass", "-1.5"),
+    "builder-nan-position": (lambda: two_particles().add_particle((float("nan"), 0.0)),
+                             "particles[2].x", "nan"),
+    "builder-index-out-of-range": (lambda: two_particles().add_spring(0, 5, stiffness=1.0),
+                                   "springs[0].j", "5"),
+    "builder-negative-index": (lambda: two_particles().add_spring(-1, 1, stiffness=1.0),
+                               "springs[0].i", "-1"),
+    "builder-negative-stiffness": (lambda: two_particles().add_spring(0, 1, stiffness=-3.0),
+                                   "springs[0].stiffness", "-3.0"),
+    "builder-squared-length-zero-rest": (
+        lambda: two_particles("squared_length").add_spring(0, 1, stiffness=1.0, rest_length=0.0),
+        "springs[0].rest_length", "0.0"),
+    "builder-bad-dim": (lambda: hooke.ModelBuilder(dim=4), "dim", "4"),
+}
+
+
+def _zero_length_spring():
+    b = two_particles()
+    b.add_particle((1.0, 0.0))  # on top of particle 1
+    b.add_spring(1, 2, stiffness=1.0)
+
+
+def _nan_state():
+    model = small_model()
+    x = model.x0.copy()
+    x[1, 0] = np.nan
+    hooke.Scene(model, state=model.initial_state().replace(x=x))
+
+
+API_CASES["builder-zero-length-spring"] = (_zero_length_spring, "springs[0]", "(1, 2)")
+API_CASES["Scene-nan-position"] = (_nan_state, "state.x[1]", "nan")
+
+
+@pytest.mark.parametrize("case", list(API_CASES))
+def test_api_bad_input_names_field_and_value(case):
+    call, field, value = API_CASES[case]
+    input_error(call, field, value)
+
+
+def test_unknown_option_names_integrator_and_its_options():
+    message = input_error(lambda: hooke.simulate(SPRING1D, integrator="rk4", rtol=1e-3), "rtol", "0.001")
+    assert "'rk4'" in message
+    if "rk45" in INTEGRATORS:
+        message = input_error(lambda: hooke.simulate(SPRING1D, integrator="rk45", tol=1e-3),
+                              "tol", "0.001")
+        assert "rtol" in message and "atol" in message  # lists the options it does have
+
+
+def test_bad_option_value_names_option():
+    if "rk45" not in INTEGRATORS:
+        pytest.skip("rk45 is not registered")
+    input_error(lambda: hooke.simulate(SPRING1D, integrator="rk45", rtol=-1.0), "rtol", "-1.0")
+
+
+def test_input_errors_are_value_errors():
+    """HookeInputError is a HookeError and a ValueError, so generic handlers catch it."""
+    with pytest.raises(ValueError):
+        hooke.simulate(SPRING1D, dt=0)
+    assert issubclass(hooke.HookeInputError, hooke.HookeError)
+
+
+# -- scene files --------------------------------------------------------------------------------
+
+SCENE = """\
+dim = 2
+[run]
+integrator = "{integrator}"
+dt = {dt}
+t_end = 1.0
+[[particles]]
+x = [0.0, 0.0]
+pinned = true
+[[particles]]
+x = [{x1}, 0.0]
+mass = {mass}
+[[springs]]
+i = 0
+j = {j}
+stiffness = 100.0
+"""
+
+
+def scene_text(**changes) -> str:
+    values = {"integrator": "rk4", "dt": 0.01, "x1": 1.0, "mass": 1.0, "j": 1}
+    values.update(changes)
+    return SCENE.format(**values)
+
+
+def write(tmp_path, text: str, name="scene.toml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+FILE_CASES = {
+    "missing-stiffness": (scene_text().replace("stiffness = 100.0\n", ""), "springs[0].stiffness", None),
+    "missing-position": (scene_text().replace("x = [1.0, 0.0]\n", ""), "particles[1].x", None),
+    "missing-dim": (scene_text().replace("dim = 2\n", ""), "dim", None),
+    "unknown-integrator": (scene_text(integrator="leapfrogg"), "integrator", "'leapfrogg'"),
+    "dt-zero": (scene_text(dt=0), "run.dt", "0"),
+    "dt-negative": (scene_text(dt=-0.5), "run.dt", "-0.5"),
+    "zero-mass": (scene_text(mass=0.0), "particles[1].mass", "0.0"),
+    "negative-mass": (scene_text(mass=-2.0), "particles[1].mass", "-2.0"),
+    "nan-position": (scene_text(x1="nan"), "particles[1].x[0]", "nan"),
+    "index-out-of-range": (scene_text(j=7), "springs[0].j", "7"),
+    "negative-index": (scene_text(j=-1), "springs[0].j", "-1"),
+    "zero-length-spring": (scene_text(x1=0.0), "springs[0]", "(0, 1)"),
+    "unknown-field": (scene_text().replace("dim = 2", "dim = 2\nstiffnes = 3"), "stiffnes", "3"),
+    "builder-parameter": ('builder = "harmonic"\n[parameters]\nx0 = 1.0\nv0 = 0.0\n'
+                          'stiffness = 1.0\nmass = -4.0\n', "parameters.mass", "-4.0"),
+}
+
+
+@pytest.mark.parametrize("case", list(FILE_CASES))
+def test_scene_file_bad_input_names_field_and_value(tmp_path, case):
+    text, field, value = FILE_CASES[case]
+    path = write(tmp_path, text)
+    input_error(lambda: hooke.load(path), field, value)
+
+
+def test_valid_scene_file_loads_and_runs(tmp_path):
+    """The template the bad files are made from is itself valid (so each case tests one fault)."""
+    scene = hooke.load(write(tmp_path, scene_text()))
+    result = hooke.simulate(scene, t_end=0.05)
+    assert result.complete and scene.integrator == "rk4" and scene.dt == 0.01
+
+
+def test_scene_file_reports_every_problem_one_line_each(tmp_path):
+    path = write(tmp_path, scene_text(dt=-1.0, mass=0.0))
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.load(path)
+    lines = str(info.value).splitlines()
+    assert len(lines) == 2
+    assert any(line.startswith("run.dt: ") and line.endswith("got -1.0") for line in lines)
+    assert any(line.startswith("particles[1].mass: ") and line.endswith("got 0.0") for line in lines)
+
+
+def test_scene_file_unknown_option_is_reported_when_run(tmp_path):
+    text = scene_text().replace("t_end = 1.0\n", "t_end = 1.0\noptions = { rtol = 1e-3 }\n")
+    scene = hooke.load(write(tmp_path, text))
+    input_error(lambda: hooke.simulate(scene), "rtol", "0.001")
+
+
+def test_missing_scene_file_names_path(tmp_path):
+    missing = tmp_path / "nowhere.toml"
+    input_error(lambda: hooke.load(missing), "path", repr(str(missing)))
+
+
+# -- blow-up ----------------------------------------------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # overflow on the way to inf is expected
+def test_blow_up_raises_simulation_error_with_finite_frames():
+    """Explicit Euler on a stiff spring (ω = 100, h = 0.1) multiplies the energy by
+    1 + ω²h² = 101 each step until it overflows; the error carries every finite frame."""
+    if "explicit_euler" not in INTEGRATORS:
+        pytest.skip("explicit_euler is not registered")
+    b = hooke.ModelBuilder(dim=1)
+    b.add_particle([0.0], pinned=True)
+    b.add_particle([1.0], mass=1.0)
+    b.add_spring(0, 1, stiffness=1e4, rest_length=0.0)
+    scene = hooke.Scene(b.finalize(), integrator="explicit_euler")
+    with pytest.raises(hooke.SimulationError) as info:
+        hooke.simulate(scene, dt=0.1, t_end=1000.0)
+    result = info.value.result
+    assert result.complete is False
+    assert 10 < result.n_frames < 10_001
+    assert np.all(np.isfinite(result.x)) and np.all(np.isfinite(result.v))
+    np.testing.assert_allclose(result.t, 0.1 * np.arange(result.n_frames), rtol=1e-12)
+    energy = result.energy["total"][:50]
+    np.testing.assert_allclose(energy[1:] / energy[:-1], 101.0, rtol=1e-10)
+    assert "non-finite" in str(info.value)

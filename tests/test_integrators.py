@@ -1,0 +1,199 @@
+"""Integrators against closed forms on the 1D spring (``hooke.scene("spring1d")``, ω = √(k/m)):
+
+- order of convergence: slope of log(max error) vs log(dt) within ±0.3 of the class's ``order``;
+- rk45 (any adaptive integrator with rtol/atol): error proportional to the tolerance, rejected
+  steps counted exactly;
+- energy per step: explicit Euler × (1 + ω²h²), linearly implicit Euler ÷ (1 + ω²h²); every
+  explicit Runge–Kutta tableau × |R(iωh)|² (its stability polynomial); symplectic Euler keeps
+  the modified energy E − ½hk·x·v exactly and E within (ωh/2)/(1 − ωh/2) over 1e5 steps.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import hooke
+from hooke.system import System
+
+from conftest import (INTEGRATORS, MEASURED_SLOPES, fixed_step_options, integrator_class,
+                      log_slope)
+
+SPRING1D = hooke.scene("spring1d")
+K = SPRING1D.parameters["stiffness"]
+M = SPRING1D.parameters["mass"]
+OMEGA = np.sqrt(K / M)
+
+
+def spring1d_energy_ratios(name: str, dt: float, steps: int, scene=None, **options) -> np.ndarray:
+    scene = scene or hooke.scene("spring1d", v0=1.5)  # both x and v non-zero at the start
+    result = hooke.simulate(scene, integrator=name, dt=dt, t_end=steps * dt, **options)
+    assert result.n_frames == steps + 1
+    total = result.energy["total"]
+    x, v = result.x[:, 1, 0], result.v[:, 1, 0]
+    np.testing.assert_allclose(total, 0.5 * M * v**2 + 0.5 * K * x**2, rtol=1e-13)
+    return total[1:] / total[:-1]
+
+
+# -- order of convergence -------------------------------------------------------------------------
+
+def convergence_steps(order: int) -> np.ndarray:
+    """Four halvings of dt in the asymptotic regime: 0.01 … 0.00125 for first-order methods
+    (ω·dt ≤ 0.03, leading error term ≫ the next), 0.04 … 0.005 for orders 2–4; for each order
+    above 4 the range moves up one octave so the smallest error, ≈ C·dt^order, stays far above
+    round-off."""
+    base = 0.01 if order <= 1 else 0.04 * 2.0 ** max(0, order - 4)
+    return base * 2.0 ** -np.arange(4)
+
+
+@pytest.mark.parametrize("name", INTEGRATORS)
+def test_order_of_convergence(name):
+    cls = integrator_class(name)
+    order = getattr(cls, "order", None)
+    if order is None:
+        pytest.skip(f"{name} declares no theoretical order")
+    options = fixed_step_options(name, tol=1e-10)  # Newton error far below the O(h) error
+    dts = convergence_steps(order)
+    t_end, frame_interval = 2.56, dts[0]  # t_end ≈ 1.3 periods (2π/ω ≈ 1.99 s), a multiple of every dt
+    errors = []
+    for dt in dts:
+        result = hooke.simulate(SPRING1D, integrator=name, dt=dt, t_end=t_end,
+                                save_every=int(round(frame_interval / dt)), **options)
+        assert result.complete and result.t[-1] == pytest.approx(t_end)
+        np.testing.assert_allclose(result.t, np.arange(result.n_frames) * frame_interval, atol=1e-12)
+        errors.append(np.max(np.abs(result.x - result.analytic())))
+    errors = np.array(errors)
+    assert errors.min() > 1e-11, f"errors {errors} reach round-off: the slope would be meaningless"
+    slope = log_slope(dts, errors)
+    MEASURED_SLOPES[name] = (order, slope)
+    assert abs(slope - order) <= 0.3, f"{name}: slope {slope:.3f} vs order {order}, errors {errors}"
+
+
+ADAPTIVE = [n for n in INTEGRATORS if getattr(integrator_class(n), "adaptive", False)
+            and {"rtol", "atol"} <= set(getattr(integrator_class(n), "defaults", {}))]
+
+
+@pytest.mark.parametrize("name", ADAPTIVE)
+def test_adaptive_error_follows_tolerance(name):
+    """With output every 0.5 s (ω·0.5 ≈ 1.6, so the output grid never limits the steps) over
+    10 s ≈ 5 periods, the global error is proportional to rtol = atol and a bounded multiple of it."""
+    tols = np.array([1e-4, 1e-6, 1e-8])
+    errors, steps = [], []
+    for tol in tols:
+        result = hooke.simulate(SPRING1D, integrator=name, dt=0.5, t_end=10.0, rtol=tol, atol=tol)
+        np.testing.assert_allclose(result.t, 0.5 * np.arange(21), rtol=0, atol=1e-12)  # lands on outputs
+        errors.append(np.max(np.abs(result.x - result.analytic())))
+        steps.append(result.stats["steps"])
+    errors = np.array(errors)
+    slope = log_slope(tols, errors)
+    MEASURED_SLOPES[f"{name} (adaptive, vs tol)"] = (1, slope)
+    assert 0.8 <= slope <= 1.3
+    assert np.all(errors <= 50 * tols)  # measured ≈ 14·tol (error accumulates over ~5 periods)
+    assert steps[0] < steps[1] < steps[2]  # tighter tolerance ⇒ more (smaller) steps
+
+
+@pytest.mark.parametrize("name", ADAPTIVE)
+def test_adaptive_counts_rejected_steps(name, monkeypatch):
+    """A first trial step of 2 s (≈ one period) at tol 1e-8 must be rejected. Every attempt
+    (accepted or rejected) runs the RK stages once, so attempts = steps + rejected exactly, and
+    the ``evaluations`` count equals the calls of System.acceleration."""
+    calls = {"acceleration": 0, "attempts": 0}
+    original_acceleration = System.acceleration
+
+    def counting_acceleration(self, *args, **kwargs):
+        calls["acceleration"] += 1
+        return original_acceleration(self, *args, **kwargs)
+
+    monkeypatch.setattr(System, "acceleration", counting_acceleration)
+    module = sys.modules[integrator_class(name).__module__]
+    stages = getattr(module, "runge_kutta_stages", None)
+    if stages is not None:
+        def counting_stages(*args, **kwargs):
+            calls["attempts"] += 1
+            return stages(*args, **kwargs)
+        monkeypatch.setattr(module, "runge_kutta_stages", counting_stages)
+
+    result = hooke.simulate(SPRING1D, integrator=name, dt=2.0, t_end=10.0, rtol=1e-8, atol=1e-8)
+    stats = result.stats
+    assert stats["rejected"] >= 1
+    assert np.max(np.abs(result.x - result.analytic())) <= 50 * 1e-8
+    if "evaluations" in stats:
+        assert stats["evaluations"] == calls["acceleration"]
+    if stages is not None:
+        assert calls["attempts"] == stats["steps"] + stats["rejected"]
+
+
+# -- energy per step --------------------------------------------------------------------------------
+
+def _require(name):
+    if name not in INTEGRATORS:
+        pytest.skip(f"{name} is not registered")
+
+
+@pytest.mark.parametrize("dt", [0.005, 0.05])
+def test_explicit_euler_multiplies_energy_by_one_plus_omega2_h2(dt):
+    _require("explicit_euler")
+    ratios = spring1d_energy_ratios("explicit_euler", dt, 1000)
+    np.testing.assert_allclose(ratios, 1.0 + OMEGA**2 * dt**2, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name,options", [("implicit_euler_linear", {}),
+                                          ("implicit_euler", {"tol": 1e-10})])
+@pytest.mark.parametrize("dt", [0.005, 0.05])
+def test_implicit_euler_divides_energy_by_one_plus_omega2_h2(name, options, dt):
+    """Backward Euler on the (linear) 1D spring: the linearised step is exact, and Newton solved
+    to a tight tol gives the same step."""
+    _require(name)
+    ratios = spring1d_energy_ratios(name, dt, 1000, **options)
+    np.testing.assert_allclose(ratios, 1.0 / (1.0 + OMEGA**2 * dt**2), rtol=1e-10)
+
+
+def stability_polynomial(tableau, z: complex) -> complex:
+    """R(z) = 1 + z bᵀ(I − zA)⁻¹1 of a Runge–Kutta tableau."""
+    stages = tableau.stages
+    return complex(1.0 + z * tableau.b @ np.linalg.solve(np.eye(stages) - z * tableau.a, np.ones(stages)))
+
+
+RK_TABLEAU = [n for n in INTEGRATORS if getattr(integrator_class(n), "tableau", None) is not None]
+
+
+@pytest.mark.parametrize("name", RK_TABLEAU)
+def test_runge_kutta_energy_factor_is_stability_polynomial(name):
+    """In the scaled coordinates (ωx, v) the oscillator's generator is ω·J with J skew and J² = −I,
+    so one RK step maps E to |R(iωh)|²·E exactly (explicit Euler: 1 + ω²h², midpoint rule:
+    1 + (ωh)⁴/4, RK4: 1 − (ωh)⁶/72 + (ωh)⁸/576)."""
+    tableau = integrator_class(name).tableau
+    dt = 0.1
+    factor = abs(stability_polynomial(tableau, 1j * OMEGA * dt)) ** 2
+    ratios = spring1d_energy_ratios(name, dt, 200, **fixed_step_options(name))
+    np.testing.assert_allclose(ratios, factor, rtol=1e-12)
+    w = OMEGA * dt
+    known = {"explicit_euler": 1 + w**2, "rk2": 1 + w**4 / 4, "rk4": 1 - w**6 / 72 + w**8 / 576}
+    if name in known:
+        assert factor == pytest.approx(known[name], rel=1e-14)
+
+
+def test_symplectic_euler_energy_bounded_over_1e5_steps():
+    """Symplectic Euler (v first) on the oscillator exactly conserves Q = E − ½hk·x·v. Since
+    ½hk|xv| ≤ (ωh/2)·E, the energy stays within |E − E0|/E0 ≤ (ωh/2)/(1 − ωh/2) (E0 = Q with
+    v0 = 0), forever: no secular growth."""
+    _require("symplectic_euler")
+    dt, steps = 0.005, 100_000
+    result = hooke.simulate(SPRING1D, integrator="symplectic_euler", dt=dt, t_end=steps * dt,
+                            save_every=7)  # 7 steps ≈ 0.11 rad of phase: samples every phase
+    assert result.stats["steps"] == steps and result.n_frames == steps // 7 + 2
+    x, v = result.x[:, 1, 0], result.v[:, 1, 0]
+    energy = result.energy["total"]
+    e0 = energy[0]
+    modified = energy - 0.5 * dt * K * x * v
+    np.testing.assert_allclose(modified, e0, rtol=1e-10)
+    wh = OMEGA * dt
+    deviation = np.abs(energy - e0) / e0
+    bound = (wh / 2) / (1 - wh / 2)
+    assert deviation.max() <= bound
+    assert deviation.max() >= 0.9 * (wh / 2)  # the O(ωh) oscillation is really there
+    tenth = energy.size // 10
+    first, last = energy[:tenth].mean(), energy[-tenth:].mean()
+    assert abs(last - first) / e0 <= 0.01 * wh  # mean drift is < 1% of the oscillation amplitude
