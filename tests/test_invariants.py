@@ -75,10 +75,9 @@ def test_free_fall(integrator):
 
 
 @pytest.mark.skipif("implicit_euler" not in INTEGRATORS, reason="implicit_euler is not registered")
-@pytest.mark.xfail(strict=True, reason="known limitation: implicit_euler checks ‖p‖∞/h < tol "
-                   "(default 1e-2 m/s) before the first Newton iteration, so from rest with "
-                   "h·g = 0.0098 m/s < tol the chain scene (dt = 0.001) never starts to fall")
 def test_chain_falls_with_implicit_euler_default_options():
+    """h·g = 0.0098 m/s is below the default tol = 1e-2 m/s: implicit_euler must still take its
+    first Newton iteration (min_iterations = 1) instead of freezing the chain."""
     scene = hooke.scene("chain")
     result = hooke.simulate(scene, integrator="implicit_euler", dt=scene.dt, t_end=0.1)
     free = ~scene.model.pinned
@@ -134,10 +133,9 @@ def test_damped_hanging_mass_rests_at_static_extension(integrator):
     bob = b.add_particle((0.0, 0.0, -length), mass=m)
     b.add_spring(top, bob, stiffness=k, damping=c)
     scene = hooke.Scene(b.finalize(), integrator=integrator)
-    # implicit_euler stops where ‖p‖∞/h < tol before iterating: a dead zone of offsets up to
-    # tol/(ω²h) around the equilibrium (2e-8 m for tol = 1e-8; its energy line search stagnates
-    # at ‖p‖∞/h ≈ 1e-9 here, so a much tighter tol cannot be met).
-    dt, options = 0.005, tight_options(integrator, tol=1e-8)
+    # implicit_euler stops where ‖p‖∞/h < tol: a dead zone of offsets up to tol/(ω²h) around
+    # the equilibrium (2e-12 m for tol = 1e-12).
+    dt, options = 0.005, tight_options(integrator, tol=1e-12)
     result = hooke.simulate(scene, dt=dt, t_end=15.0, save_every=500, **options)
     assert result.complete
     final = result.x[-1, bob]

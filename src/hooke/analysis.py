@@ -102,7 +102,7 @@ def _multipliers(system: System, x: np.ndarray, gradient: np.ndarray) -> np.ndar
     joints = system.joints
     n = joints.geometry(x)[1]
     a = -gradient * system.inverse_mass
-    return -joints.factor_normal(n)(np.einsum("ka,ka->k", a[joints.j] - a[joints.i], n))
+    return joints.factor_normal(n)(np.einsum("ka,ka->k", a[joints.j] - a[joints.i], n))
 
 
 def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
@@ -211,7 +211,9 @@ def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> 
     else:
         pencil_b = sp.diags(np.concatenate([mass, np.zeros(m)])).tocsc()
         sigma = -1e-6 * max(float(np.max(np.abs(stiffness.diagonal()) / mass)), 1e-12)
-        omega2, vectors = spla.eigsh(full, k=k, M=pencil_b, sigma=sigma, which="LM")
+        # The pencil has only n_modes finite eigenvalues: a longer Arnoldi basis breaks down.
+        omega2, vectors = spla.eigsh(full, k=k, M=pencil_b, sigma=sigma, which="LM",
+                                     ncv=min(max(2 * k + 1, 20), n_modes))
         order = np.argsort(omega2)
         omega2, vectors = omega2[order], vectors[: free.size, order]
     shapes = np.zeros((k, model.n_particles, model.dim))

@@ -143,7 +143,7 @@ class ModelBuilder:
             return
         motion = _checked_motion(motion, self.dim, f"particles[{i}].motion")
         self._motions[i] = motion
-        self._v[i] = np.asarray(du, dtype=float)
+        self._v[i] = np.asarray(motion(0.0)[1], dtype=float)
 
     def position(self, i: int) -> np.ndarray:
         self._check_index(i, "index")
@@ -281,7 +281,7 @@ class ModelBuilder:
             if inside.size:
                 listed = ", ".join(map(str, inside[:10])) + (", ..." if inside.size > 10 else "")
                 raise HookeInputError(f"planes[{k}]", f"particle(s) {listed} start on or below the "
-                                      "plane (signed distance <= 0)", distance[inside[:10]])
+                                      "plane (signed distance <= 0)", distance[inside[:10]].tolist())
         return dict(plane_normals=normals, plane_points=points,
                     plane_friction=np.array([plane[2] for plane in self._planes], dtype=float),
                     plane_motions=tuple(sorted(self._plane_motions.items(), key=lambda kv: kv[0])),

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from numba import njit
 
 from .errors import HookeInputError, SimulationError
 from .linalg import block_structure, pair_block_values
@@ -56,6 +57,74 @@ STABILIZATIONS = ("projection", "correction", "baumgarte", None)
 # Options every integrator of the unconstrained ODE accepts (seed 003's k_c = 0.03, β_c = 0.2).
 STABILIZATION_DEFAULTS = {"stabilization": "projection", "k_c": 0.03, "beta_c": 0.2,
                           "baumgarte_alpha": 10.0, "baumgarte_beta": 10.0}
+
+@njit(cache=True)
+def _geometry(x, i, j, length, n):
+    for k in range(i.size):
+        total = 0.0
+        for a in range(x.shape[1]):
+            n[k, a] = x[j[k], a] - x[i[k], a]
+            total += n[k, a] * n[k, a]
+        length[k] = np.sqrt(total)
+        for a in range(x.shape[1]):
+            n[k, a] /= length[k]
+
+
+@njit(cache=True)
+def _rates(v, n, i, j, out):
+    for k in range(i.size):
+        total = 0.0
+        for a in range(v.shape[1]):
+            total += (v[j[k], a] - v[i[k], a]) * n[k, a]
+        out[k] = total
+
+
+@njit(cache=True)
+def _tension_rhs(v, a_free, length, n, i, j, out):
+    """G_full a_u + c: relative unconstrained acceleration along n plus the centripetal term."""
+    for k in range(i.size):
+        along = 0.0
+        speed2 = 0.0
+        acc = 0.0
+        for a in range(v.shape[1]):
+            w = v[j[k], a] - v[i[k], a]
+            along += w * n[k, a]
+            speed2 += w * w
+            acc += (a_free[j[k], a] - a_free[i[k], a]) * n[k, a]
+        out[k] = acc + (speed2 - along * along) / length[k]
+
+
+@njit(cache=True)
+def _scatter(n, s, i, j, out):
+    """out += Gᵀ s: +s n on j, −s n on i."""
+    for k in range(i.size):
+        for a in range(n.shape[1]):
+            out[j[k], a] += s[k] * n[k, a]
+            out[i[k], a] -= s[k] * n[k, a]
+
+
+@njit(cache=True)
+def _normal_values(n, pair_k, pair_l, coefficient, slot, out):
+    out[:] = 0.0
+    for q in range(pair_k.size):
+        dot = 0.0
+        for a in range(n.shape[1]):
+            dot += n[pair_k[q], a] * n[pair_l[q], a]
+        out[slot[q]] += coefficient[q] * dot
+
+
+@njit(cache=True)
+def _correction(n, pull, tension, i, j, out):
+    """Seed 003's correction: +α_i s n on i, −α_j s n on j, α_p = Σ |T| of joints touching p."""
+    weight = np.zeros(out.shape[0])
+    for k in range(i.size):
+        weight[i[k]] += abs(tension[k])
+        weight[j[k]] += abs(tension[k])
+    for k in range(i.size):
+        for a in range(n.shape[1]):
+            out[i[k], a] += weight[i[k]] * pull[k] * n[k, a]
+            out[j[k], a] -= weight[j[k]] * pull[k] * n[k, a]
+
 
 _SINGULAR_PIVOT = 1e-10  # relative size of an LU pivot below which G M⁻¹ Gᵀ counts as singular
 _DENSE_DIAGNOSIS_LIMIT = 2000  # up to this many joints, a singular set is named joint by joint
@@ -82,9 +151,9 @@ class JointSet:
     # -- geometry --------------------------------------------------------------------------
     def geometry(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(lengths (m,), unit directions n (m, d) from i to j)."""
-        d = x[self.j] - x[self.i]
-        length = np.sqrt(np.einsum("ka,ka->k", d, d))
-        return length, d / length[:, None]
+        length, n = np.empty(self.count), np.empty((self.count, self.dim))
+        _geometry(np.ascontiguousarray(x, dtype=float), self.i, self.j, length, n)
+        return length, n
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """g (m,): length minus rest length [m]."""
@@ -92,15 +161,14 @@ class JointSet:
 
     def rates(self, v: np.ndarray, n: np.ndarray) -> np.ndarray:
         """ġ (m,) = n·(v_j − v_i) [m/s]."""
-        return np.einsum("ka,ka->k", v[self.j] - v[self.i], n)
+        out = np.empty(self.count)
+        _rates(np.ascontiguousarray(v, dtype=float), n, self.i, self.j, out)
+        return out
 
     def transpose_times(self, n: np.ndarray, s: np.ndarray) -> np.ndarray:
         """Gᵀ s as an (n_particles, d) array: +s n on j, −s n on i (all particles)."""
-        sn = s[:, None] * n
         out = np.zeros((self.model.n_particles, self.dim))
-        for axis in range(self.dim):
-            out[:, axis] = (np.bincount(self.j, sn[:, axis], minlength=out.shape[0])
-                            - np.bincount(self.i, sn[:, axis], minlength=out.shape[0]))
+        _scatter(n, np.asarray(s, dtype=float), self.i, self.j, out)
         return out
 
     # -- the Jacobian on the free DOFs -----------------------------------------------------
@@ -169,9 +237,8 @@ class JointSet:
 
     def normal_matrix(self, n: np.ndarray) -> sp.csc_matrix:
         """A = G M⁻¹ Gᵀ at directions n (one shared matrix object, refilled in place)."""
-        dots = np.einsum("ka,ka->k", n[self._pair_k], n[self._pair_l])
-        self._normal.data[:] = np.bincount(self._slot, self._pair_coefficient * dots,
-                                           minlength=self._nnz)
+        _normal_values(n, self._pair_k, self._pair_l, self._pair_coefficient, self._slot,
+                       self._normal.data)
         return self._normal
 
     def factor_normal(self, n: np.ndarray, t: float | None = None):
@@ -198,12 +265,14 @@ class JointSet:
         """Exact tensions T (m,) [N] given the unconstrained accelerations ``a_free`` (n, d)
         (F/m for free particles, prescribed for pinned ones); α, β add Baumgarte's terms."""
         length, n = self.geometry(x) if geometry is None else geometry
-        w = v[self.j] - v[self.i]
-        along = np.einsum("ka,ka->k", w, n)
-        rhs = np.einsum("ka,ka->k", a_free[self.j] - a_free[self.i], n)
-        rhs += (np.einsum("ka,ka->k", w, w) - along * along) / length
+        v = np.ascontiguousarray(v, dtype=float)
+        rhs = np.empty(self.count)
+        _tension_rhs(v, np.ascontiguousarray(a_free, dtype=float), length, n, self.i, self.j, rhs)
+        if not np.all(np.isfinite(rhs)):
+            raise SimulationError(f"joints: the state became non-finite by t = {t:.6g} (try a "
+                                  "smaller dt, an adaptive integrator or smaller stabilisation gains)")
         if alpha:
-            rhs += 2.0 * alpha * along
+            rhs += 2.0 * alpha * self.rates(v, n)
         if beta:
             rhs += beta * beta * (length - self.rest)
         tension = self.factor_normal(n, t)(rhs)
@@ -310,17 +379,11 @@ class JointForces:
         baumgarte = s.method == "baumgarte"
         tension = joints.tensions(x, v, a_free, t, s.baumgarte_alpha if baumgarte else 0.0,
                                   s.baumgarte_beta if baumgarte else 0.0, geometry)
-        force = -joints.transpose_times(geometry[1], tension)
+        length, n = geometry
+        force = -joints.transpose_times(n, tension)
         if s.method == "correction":
-            length, n = geometry
             pull = s.k_c * (length - joints.rest) + s.beta_c * joints.rates(v, n)
-            weight = np.abs(tension)
-            alpha = (np.bincount(joints.i, weight, minlength=x.shape[0])
-                     + np.bincount(joints.j, weight, minlength=x.shape[0]))
-            sn = pull[:, None] * n
-            for axis in range(x.shape[1]):
-                force[:, axis] += (np.bincount(joints.i, alpha[joints.i] * sn[:, axis], minlength=x.shape[0])
-                                   - np.bincount(joints.j, alpha[joints.j] * sn[:, axis], minlength=x.shape[0]))
+            _correction(n, pull, tension, joints.i, joints.j, force)
         return force * joints.inverse_mass[:, None]
 
     def finish_step(self, x: np.ndarray, v: np.ndarray, t: float):

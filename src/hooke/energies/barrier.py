@@ -19,7 +19,9 @@ at t = 0) with three optional hooks —
   implicit steps use the planes at t + h, energies are reported with the planes at the frame time;
 - ``start_guess(model, x, t, t_next)``: moves the Newton start into the domain of the planes at
   t_next by carrying the particles a moving plane pushes.
-Loops are Numba-compiled over all particle–plane pairs at once.
+Loops are Numba-compiled over all particle–plane pairs at once. Contact is meant for
+``implicit_euler``, which uses all three hooks; other integrators see the barrier only as a stiff
+force (planes at t = 0, no collision detection) and can step through a plane.
 """
 
 from __future__ import annotations

@@ -15,8 +15,12 @@ each iteration. v⁺ = (y − x) / h. U is taken over ``System.step_terms``: the
 (pins and moving planes at t + h). ``step_energies`` holds E at the start and after each
 accepted Newton iteration of the last step (non-increasing).
 
-``tol`` is an absolute velocity tolerance [m/s] (the book's rule, default 1e-2): Newton starts at
-y = x, so a step whose velocity is below ``tol`` is not taken at all. Lower it for slow motions.
+``tol`` is an absolute velocity tolerance [m/s] (the book's rule, default 1e-2). Newton starts at
+y = x and takes at least ``min_iterations`` = 1 iteration, so slow motions (|v| < tol) are not
+frozen; ``min_iterations=0`` is the book's rule exactly (checked before the first iteration), which
+the contact scenes use to reproduce it. When the line search finds no decrease of E above
+round-off, steps are judged by the gradient norm (energy differences there are noise); when no
+step qualifies, y is the minimiser to working precision and the iteration stops.
 Both take ``solver="direct"`` (default) or ``"cg"`` (see :class:`hooke.linalg.SparseSolver`).
 """
 
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SimulationError
+from ..errors import HookeInputError, SimulationError
 from ..linalg import SparseSolver
 from ..model import State
 from .base import Integrator, register
@@ -57,16 +61,23 @@ class LinearlyImplicitEuler(Integrator):
         return self.new_state(state.t + h, x, v)
 
 
+ROUND_OFF = 64 * np.finfo(float).eps  # relative size of the noise in a computed energy
+
+
 @register
 class ImplicitEuler(Integrator):
     name = "implicit_euler"
     order = 1
     summary = "backward Euler by Newton on the incremental potential, PSD-projected, with line search"
-    defaults = {"tol": 1e-2, "max_iterations": 100, "solver": "direct"}
+    defaults = {"tol": 1e-2, "max_iterations": 100, "min_iterations": 1, "solver": "direct"}
 
     def check_options(self) -> None:
         self.tol = self.positive_option("tol")
         self.max_iterations = int(self.positive_option("max_iterations"))
+        minimum = self.options["min_iterations"]
+        if minimum not in (0, 1) or isinstance(minimum, bool):
+            raise HookeInputError("min_iterations", "must be 0 (the book's rule) or 1", minimum)
+        self.min_iterations = int(minimum)
         self.linear_solver = SparseSolver(self.options["solver"])
 
     def __init__(self, system, dt, **options):
@@ -92,6 +103,24 @@ class ImplicitEuler(Integrator):
             grad += h * (damping_matrix @ system.free_vector(y - x_start))
         return grad
 
+    def _line_search(self, y, p, energy, grad, x_tilde, x_start, damping_matrix, terms):
+        """Backtrack from the CCD-capped step until E does not increase. Within round-off of E
+        (|ΔE| ≤ ROUND_OFF·|E|, where energy differences carry no information) a step is taken
+        when it reduces the gradient norm instead. None when no step qualifies."""
+        alpha = self.system.max_step(y, p, terms)
+        grad_norm = float(np.linalg.norm(grad))
+        while alpha >= 1e-12:
+            trial = y + alpha * p
+            trial_energy = self.incremental_potential(trial, x_tilde, x_start, damping_matrix, terms)
+            if trial_energy <= energy:
+                return trial, trial_energy
+            if trial_energy - energy <= ROUND_OFF * abs(energy) and float(np.linalg.norm(
+                    self._gradient(trial, x_tilde, x_start, damping_matrix, terms))) < grad_norm:
+                return trial, trial_energy
+            alpha *= 0.5
+            self.stats["line_search_halvings"] += 1
+        return None
+
     def step(self, state: State) -> State:
         system, h = self.system, self.dt
         x_start = state.x
@@ -111,7 +140,7 @@ class ImplicitEuler(Integrator):
             p_free = -self.linear_solver.solve(matrix, grad)
             residual = float(np.max(np.abs(p_free), initial=0.0)) / h
             residuals.append(residual)
-            if residual < self.tol:
+            if residual < self.tol and iteration >= self.min_iterations:
                 break
             if iteration == self.max_iterations:
                 history = ", ".join(f"{r:.3e}" for r in residuals[-8:])
@@ -120,15 +149,10 @@ class ImplicitEuler(Integrator):
                     f"at t = {state.t:.6g} (‖p‖∞/h, last: {history}; tol = {self.tol:g}); "
                     "try a smaller dt")
             p = system.scatter_free(np.zeros_like(y), p_free)
-            alpha = system.max_step(y, p, terms)
-            while True:
-                trial = y + alpha * p
-                trial_energy = self.incremental_potential(trial, x_tilde, x_start, damping_matrix,
-                                                          terms)
-                if trial_energy <= energy or alpha < 1e-12:
-                    break
-                alpha *= 0.5
-                self.stats["line_search_halvings"] += 1
+            found = self._line_search(y, p, energy, grad, x_tilde, x_start, damping_matrix, terms)
+            if found is None:
+                break  # no decrease left above round-off: y is the minimiser to working precision
+            trial, trial_energy = found
             y, energy = trial, trial_energy
             self.step_energies.append(energy)
             self.stats["newton_iterations"] += 1

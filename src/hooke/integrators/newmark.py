@@ -45,6 +45,9 @@ from ..model import State
 from .base import Integrator, register
 
 
+REFACTOR_RATE = 0.5  # refactor when a Newton correction is not this much smaller than the last
+
+
 class AlphaMethod(Integrator):
     """The shared step of ``newmark`` and ``generalized_alpha`` (see the module docstring)."""
 
@@ -181,7 +184,7 @@ class AlphaMethod(Integrator):
             if not np.all(np.isfinite(delta)):
                 break
             move = self.beta_prime * float(np.max(np.abs(delta[:n_free]), initial=0.0))
-            if move > 0.5 * last_move:
+            if move > REFACTOR_RATE * last_move:
                 self._lu = None  # stale Jacobian contracts too slowly: refactor next iteration
             a.reshape(-1)[free] += delta[:n_free]
             tension += delta[n_free:]

@@ -1,0 +1,292 @@
+"""Joints (hooke.constraints): building, exact tensions, stabilisations, scenes, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hooke
+from hooke.constraints import JointSet
+from hooke.errors import HookeInputError
+from hooke.io.scene_file import build, parse
+from hooke.studies import length_drift
+
+from conftest import fd_jacobian
+
+
+def hanging_mass(mass=2.0, g=9.81, length=1.5, dim=3):
+    gravity = np.zeros(dim)
+    gravity[-1] = -g
+    b = hooke.ModelBuilder(dim=dim, gravity=gravity)
+    support = b.add_particle(np.zeros(dim), pinned=True)
+    position = np.zeros(dim)
+    position[-1] = -length
+    bob = b.add_particle(position, mass=mass)
+    b.add_joint(support, bob)
+    return b.finalize()
+
+
+def joint_deviation(model, x):
+    i, j = model.joint_indices.T
+    return np.max(np.abs(np.linalg.norm(x[..., j, :] - x[..., i, :], axis=-1) - model.joint_length))
+
+
+# -- building -----------------------------------------------------------------------------------
+
+def test_add_joint_defaults_to_current_distance_and_is_read_only():
+    b = hooke.ModelBuilder(dim=2)
+    p = b.add_particle((0, 0), pinned=True)
+    q = b.add_particle((3, 4))
+    assert b.add_joint(p, q) == 0
+    assert b.add_joint(q, b.add_particle((3, 5)), length=2.0) == 1
+    model = b.finalize()
+    assert model.joint_indices.tolist() == [[0, 1], [1, 2]]
+    assert model.joint_length.tolist() == [5.0, 2.0]
+    assert model.n_joints == 2
+    with pytest.raises(ValueError):
+        model.joint_length[0] = 1.0
+
+
+def test_model_without_joints_has_empty_joint_arrays():
+    model = hooke.scene("spring1d").model
+    assert model.joint_indices.shape == (0, 2) and model.joint_length.shape == (0,)
+    result = hooke.simulate(hooke.scene("spring1d"), t_end=0.05)
+    assert result.joint_force.shape == (result.n_frames, 0)
+
+
+def test_joint_with_coincident_endpoints_is_an_input_error():
+    b = hooke.ModelBuilder(dim=3)
+    p = b.add_particle((1, 2, 3))
+    q = b.add_particle((1, 2, 3))
+    with pytest.raises(HookeInputError, match=r"joints\[0\]: endpoints coincide"):
+        b.add_joint(p, q, length=1.0)
+
+
+@pytest.mark.parametrize("args,match", [((0, 0), "itself"), ((0, 5), r"joints\[0\]\.j"),
+                                        ((0, 1, -1.0), r"joints\[0\]\.length")])
+def test_bad_joint_arguments_name_the_field(args, match):
+    b = hooke.ModelBuilder(dim=2)
+    b.add_particle((0, 0))
+    b.add_particle((1, 0))
+    with pytest.raises(HookeInputError, match=match):
+        b.add_joint(*args)
+
+
+def test_duplicate_joint_is_named():
+    b = hooke.ModelBuilder(dim=2)
+    b.add_particle((0, 0))
+    b.add_particle((1, 0))
+    b.add_joint(0, 1)
+    with pytest.raises(HookeInputError, match=r"joints\[1\]: duplicates joints\[0\]"):
+        b.add_joint(1, 0)
+
+
+def test_singular_joint_set_names_the_joints():
+    # A fully braced square in 2D with both diagonals has one redundant joint among all six;
+    # a joint between two pinned particles is singular by itself.
+    b = hooke.ModelBuilder(dim=2)
+    ids = [b.add_particle(p) for p in [(0, 0), (1, 0), (1, 1), (0, 1)]]
+    for a, c in [(0, 1), (1, 2), (2, 3), (3, 0), (0, 2), (1, 3)]:
+        b.add_joint(ids[a], ids[c])
+    with pytest.raises(HookeInputError, match=r"joints: the joint set is singular.*joints 0 \(0–1\), "
+                                              r"1 \(1–2\), 2 \(2–3\), 3 \(3–0\), 4 \(0–2\), 5 \(1–3\)"):
+        b.finalize()
+    b = hooke.ModelBuilder(dim=2)
+    b.add_particle((0, 0), pinned=True)
+    b.add_particle((1, 0), pinned=True)
+    b.add_particle((2, 0))
+    b.add_joint(1, 2)
+    b.add_joint(0, 1)
+    with pytest.raises(HookeInputError, match=r"joints 1 \(0–1\)"):
+        b.finalize()
+
+
+def test_scene_file_joints_and_errors():
+    text = """
+dim = 2
+gravity = [0.0, -10.0]
+[[particles]]
+x = [0.0, 0.0]
+pinned = true
+[[particles]]
+x = [0.0, -2.0]
+mass = 3.0
+[[joints]]
+i = 0
+j = 1
+[run]
+integrator = "rk4"
+dt = 0.01
+t_end = 0.1
+"""
+    scene = build(parse(text))
+    assert scene.model.joint_length.tolist() == [2.0]
+    result = hooke.simulate(scene)
+    np.testing.assert_allclose(result.joint_force, 30.0, rtol=1e-9)
+    with pytest.raises(HookeInputError, match=r"joints\[0\]\.length"):
+        parse(text.replace("j = 1\n", "j = 1\nlength = -1.0\n"))
+
+
+# -- geometry and exact tensions ----------------------------------------------------------------
+
+def test_jacobian_and_geometric_hessian_match_finite_differences(rng):
+    b = hooke.ModelBuilder(dim=3)
+    x = rng.normal(size=(5, 3))
+    for p in x:
+        b.add_particle(p, mass=rng.uniform(0.5, 2))
+    b.pin(0)
+    for a, c in [(0, 1), (1, 2), (2, 3), (3, 4), (1, 3)]:
+        b.add_joint(a, c, length=1.0)
+    model = b.finalize()
+    joints = JointSet(model)
+    free = model.free_dofs
+    numeric = fd_jacobian(lambda y: np.resize(joints.values(y), y.shape), x)[: model.n_joints]
+    np.testing.assert_allclose(joints.jacobian(x).toarray(), numeric[:, free], atol=1e-7)
+    tension = rng.normal(size=model.n_joints)
+    rows, cols = joints.geometric_hessian_structure()
+    hessian = np.zeros((model.n_dofs, model.n_dofs))
+    np.add.at(hessian, (rows, cols), joints.geometric_hessian_values(x, tension))
+    pull = fd_jacobian(lambda y: joints.transpose_times(joints.geometry(y)[1], tension), x)
+    np.testing.assert_allclose(hessian, pull, atol=1e-6)
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_tension_of_a_hanging_mass_at_rest_is_its_weight(dim):
+    model = hanging_mass(mass=2.0, g=9.81, dim=dim)
+    system = hooke.System(model)
+    np.testing.assert_allclose(system.joint_tensions(model.x0, model.v0), [2.0 * 9.81], rtol=1e-12)
+
+
+def test_multiplier_of_a_hanging_mass_is_its_weight_in_every_integrator_family():
+    scene = hooke.Scene(hanging_mass(mass=2.0, g=9.81), integrator="generalized_alpha", dt=0.01,
+                        t_end=0.5)
+    for name in ("generalized_alpha", "newmark", "rk4", "rk45"):
+        result = hooke.simulate(scene, integrator=name)
+        np.testing.assert_allclose(result.joint_force, 2.0 * 9.81, rtol=1e-10)
+        np.testing.assert_allclose(result.x[-1], scene.model.x0, atol=1e-12)
+    stepper = hooke.get_integrator("generalized_alpha")(hooke.System(scene.model), 0.01)
+    stepper.step(scene.state)
+    np.testing.assert_allclose(stepper.tensions, [2.0 * 9.81], rtol=1e-10)
+
+
+def test_tension_of_a_whirling_mass_is_centripetal():
+    # No gravity, a mass circling a fixed point at speed u on a joint of length r: T = m u²/r.
+    b = hooke.ModelBuilder(dim=2)
+    b.add_particle((0, 0), pinned=True)
+    b.add_particle((2.0, 0), mass=0.5, velocity=(0, 3.0))
+    b.add_joint(0, 1)
+    scene = hooke.Scene(b.finalize(), integrator="rk4", dt=1e-3, t_end=1.0)
+    result = hooke.simulate(scene, stabilization="projection")
+    np.testing.assert_allclose(result.joint_force, 0.5 * 9.0 / 2.0, rtol=1e-8)
+
+
+def test_moving_support_enters_the_tension():
+    # A support accelerating upwards at A: the hanging mass's tension is m (g + A).
+    b = hooke.ModelBuilder(dim=3, gravity=(0, 0, -10))
+    b.add_particle((0, 0, 0), pinned=True, motion=lambda t: (np.array([0, 0, 0.5 * 3.0 * t * t]),
+                                                            np.array([0, 0, 3.0 * t]),
+                                                            np.array([0, 0, 3.0])))
+    b.add_particle((0, 0, -1), mass=2.0)
+    b.add_joint(0, 1)
+    scene = hooke.Scene(b.finalize(), integrator="rk4", dt=1e-3, t_end=1.0)
+    for name in ("rk4", "generalized_alpha"):
+        result = hooke.simulate(scene, integrator=name)
+        np.testing.assert_allclose(result.joint_force, 2.0 * 13.0, rtol=1e-6)
+        assert joint_deviation(scene.model, result.x) < 1e-8
+
+
+# -- stabilisations -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["explicit_euler", "symplectic_euler", "rk2", "rk4", "rk45"])
+def test_every_explicit_integrator_keeps_the_top_joints_with_projection(name):
+    scene = hooke.scene("top")
+    result = hooke.simulate(scene, integrator=name, dt=1e-3, t_end=0.2, stabilization="projection")
+    assert joint_deviation(scene.model, result.x) < 1e-10
+
+
+def test_stabilizations_rank_as_expected_on_the_npendulum():
+    scene = hooke.scene("npendulum", n=3)
+    drifts = {}
+    for stabilization, options in [(None, {}), ("correction", {"k_c": 0.03, "beta_c": 0.2}),
+                                   ("baumgarte", {"baumgarte_alpha": 20.0, "baumgarte_beta": 20.0}),
+                                   ("projection", {})]:
+        result = hooke.simulate(scene, integrator="rk45", dt=0.01, t_end=5.0, rtol=1e-4,
+                                atol=1e-4, stabilization=stabilization, **options)
+        drifts[stabilization] = length_drift(scene.model, result.x).max()
+    assert drifts["projection"] < 1e-11
+    assert drifts["baumgarte"] < drifts[None] and drifts["correction"] < drifts[None]
+
+
+def test_correction_weights_follow_seed_003():
+    # Double pendulum: α1 = |T01| + |T12| on mass 1, α2 = |T12| on mass 2; a stretched joint 12
+    # of a pendulum at rest gives exactly those forces on top of the exact tensions.
+    scene = hooke.scene("pendulum")
+    model = scene.model
+    system = hooke.System(model)
+    rk4 = hooke.get_integrator("rk4")
+    x = model.x0.copy()
+    x[2, 2] += 0.1  # stretch the upper link by 0.1
+    v = np.zeros_like(x)
+    rk4(system, 0.01, stabilization="correction", k_c=0.5, beta_c=0.0)  # configures the system
+    with_correction = system.acceleration(x, v)
+    rk4(system, 0.01, stabilization=None)
+    bare = system.acceleration(x, v)
+    tension = system.joint_tensions(x, v)
+    alpha1, alpha2 = abs(tension[0]) + abs(tension[1]), abs(tension[1])
+    n12 = np.array([0, 0, 1.0])  # from mass 1 to mass 2
+    np.testing.assert_allclose(with_correction[2] - bare[2], -alpha2 * 0.5 * 0.1 * n12, atol=1e-12)
+    np.testing.assert_allclose(with_correction[1] - bare[1], alpha1 * 0.5 * 0.1 * n12, atol=1e-12)
+
+
+def test_stabilization_options_are_validated_and_refused_by_implicit_euler():
+    scene = hooke.scene("pendulum")
+    with pytest.raises(HookeInputError, match="stabilization: must be one of"):
+        hooke.simulate(scene, t_end=0.1, stabilization="magic")
+    with pytest.raises(HookeInputError, match="k_c: must be a finite number >= 0"):
+        hooke.simulate(scene, t_end=0.1, k_c=-1.0)
+    with pytest.raises(HookeInputError, match="'implicit_euler' does not handle joints"):
+        hooke.simulate(scene, integrator="implicit_euler", dt=0.01, t_end=0.1)
+    # On a model without joints the options are accepted (and do nothing).
+    hooke.simulate(hooke.scene("spring1d"), integrator="rk4", t_end=0.05, stabilization="baumgarte")
+
+
+# -- the reference scenes -----------------------------------------------------------------------
+
+def test_top_joints_hold_to_1e_8_over_10_s_with_generalized_alpha():
+    scene = hooke.scene("top")
+    assert scene.integrator == "generalized_alpha" and scene.options == {"rho_inf": 0.8}
+    result = hooke.simulate(scene, t_end=10.0, save_every=10)
+    assert result.t[-1] == pytest.approx(10.0)
+    assert joint_deviation(scene.model, result.x) < 1e-8
+    assert np.all(np.isfinite(result.joint_force))
+    assert result.joint_force.shape == (result.n_frames, 9)
+
+
+def test_reference_scene_parameters():
+    top = hooke.scene("top").model
+    np.testing.assert_allclose(sorted(top.joint_length), [np.sqrt(2)] * 8 + [2.0])
+    np.testing.assert_allclose(top.mass[1:], [1.1, 1, 1, 1])
+    crane = hooke.scene("crane").model
+    np.testing.assert_allclose(crane.gravity, [0, 0.1, -9.81])
+    np.testing.assert_allclose(sorted(crane.joint_length),
+                               sorted([2, 2, np.sqrt(8), np.sqrt(20), np.sqrt(8), np.sqrt(20),
+                                       np.sqrt(8), np.sqrt(20), 2, 2]))
+    pendulum = hooke.scene("pendulum")
+    np.testing.assert_allclose(pendulum.model.x0, [[0, 0, 0], [0, 0, 1], [0, 0, 2]])
+    np.testing.assert_allclose(pendulum.model.v0[2], [0.01, 0, 0])
+    assert pendulum.integrator == "rk45" and pendulum.dt == 0.01 and pendulum.t_end == 100.0
+    assert hooke.scene("npendulum", n=7).model.n_joints == 7
+
+
+def test_double_pendulum_drift_seed_003():
+    """Seed 003: without correction the string lengths drift; β_c = 0.4 keeps ΔL < 1e-2 (100 s,
+    RK45 at rtol = atol = 1e-4, output every 0.01 s)."""
+    scene = hooke.scene("pendulum")
+    bare = hooke.simulate(scene, stabilization=None)
+    damped = hooke.simulate(scene, stabilization="correction", k_c=0.0, beta_c=0.4)
+    drift_bare = length_drift(scene.model, bare.x).max()
+    drift_damped = length_drift(scene.model, damped.x).max()
+    assert bare.t[-1] == pytest.approx(100.0)
+    assert drift_bare > 1e-3
+    assert drift_damped < 1e-2
+    assert drift_damped < drift_bare / 10

@@ -1,0 +1,68 @@
+"""Modal analysis (hooke.modes): equilibrium with joints, frequencies and shapes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hooke
+from hooke.analysis import equilibrium
+from hooke.errors import HookeInputError
+
+
+def fixed_chain(n, stiffness, mass):
+    b = hooke.ModelBuilder(dim=1)
+    ids = [b.add_particle([float(q)], mass=mass, pinned=q in (0, n + 1)) for q in range(n + 2)]
+    for q in range(n + 1):
+        b.add_spring(ids[q], ids[q + 1], stiffness=stiffness)
+    return b.finalize()
+
+
+@pytest.mark.parametrize("n,dense", [(12, True), (12, False), (400, False)])
+def test_fixed_fixed_chain_matches_the_closed_form(n, dense):
+    k, m = 40.0, 0.25
+    result = hooke.modes(fixed_chain(n, k, m), k=6, dense=dense)
+    j = np.arange(1, 7)
+    omega = 2.0 * np.sqrt(k / m) * np.sin(j * np.pi / (2 * (n + 1)))
+    np.testing.assert_allclose(result.frequencies, omega / (2 * np.pi), rtol=1e-9)
+    assert result.shapes.shape == (6, n + 2, 1)
+    assert np.all(result.shapes[:, [0, -1]] == 0)
+    np.testing.assert_allclose(np.max(np.abs(result.shapes), axis=(1, 2)), 1.0)
+    # The first mode is the half sine.
+    expected = np.sin(np.arange(1, n + 1) * np.pi / (n + 1))
+    np.testing.assert_allclose(result.shapes[0, 1:-1, 0], expected / expected.max(), atol=1e-8)
+
+
+def test_joint_pendulum_frequency_comes_from_the_tension():
+    # A mass hanging on a joint: no spring at all, only the geometric stiffness T/L = m g / L.
+    b = hooke.ModelBuilder(dim=2, gravity=(0, -9.81))
+    b.add_particle((0, 0), pinned=True)
+    b.add_particle((0.3, -1.9), mass=2.0)  # released off the vertical: equilibrium is found
+    b.add_joint(0, 1, length=2.0)
+    result = hooke.modes(b.finalize(), k=3)
+    assert result.frequencies.shape == (1,)  # 2 DOFs minus 1 joint
+    np.testing.assert_allclose(result.frequencies, [np.sqrt(9.81 / 2.0) / (2 * np.pi)], rtol=1e-9)
+    np.testing.assert_allclose(result.equilibrium[1], [0, -2.0], atol=1e-9)
+    np.testing.assert_allclose(result.tensions, [2.0 * 9.81], rtol=1e-9)
+
+
+def test_crane_vibration_analysis():
+    result = hooke.modes("crane", k=10)
+    assert result.frequencies.shape == (5,)  # 15 free DOFs, 10 joints
+    assert np.all(np.diff(result.frequencies) >= 0) and result.frequencies[0] > 0
+    assert result.shapes.shape == (5, 8, 3)
+    # The load's axial spring mode: sqrt(k/m) / 2π with k = 1 N/m, m = 0.001 kg (the rest of the
+    # crane barely moves at that frequency).
+    np.testing.assert_allclose(result.frequencies[-1], np.sqrt(1000.0) / (2 * np.pi), rtol=2e-3)
+    # The load's two pendulum modes on its 2 m hanger: sqrt(g/L) / 2π.
+    np.testing.assert_allclose(result.frequencies[1:3], np.sqrt(9.81 / 2.0) / (2 * np.pi), rtol=5e-3)
+    # The wind turns the boom downwind (+y).
+    x, _ = equilibrium(hooke.scene("crane"))
+    np.testing.assert_allclose(x[6, :2], [0.0, 4.0], atol=1e-6)
+
+
+def test_bad_input():
+    with pytest.raises(HookeInputError, match="k: must be an integer >= 1"):
+        hooke.modes("crane", k=0)
+    with pytest.raises(HookeInputError, match="scene: must be a hooke Scene"):
+        hooke.modes(42)

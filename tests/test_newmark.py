@@ -1,0 +1,89 @@
+"""newmark and generalized_alpha: order, energy, high-frequency damping, joints, failures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hooke
+from hooke.errors import HookeInputError, SimulationError
+
+from conftest import log_slope
+
+CASES = [("newmark", {}), ("generalized_alpha", {}), ("generalized_alpha", {"rho_inf": 0.5}),
+         ("generalized_alpha", {"rho_inf": 1.0}), ("generalized_alpha", {"rho_inf": 0.0})]
+
+
+@pytest.mark.parametrize("name,options", CASES)
+def test_second_order_on_spring1d(name, options):
+    scene = hooke.scene("spring1d")
+    dts = [0.04, 0.02, 0.01, 0.005]
+    errors = [np.max(np.abs((r := hooke.simulate(scene, integrator=name, dt=dt, t_end=5.0,
+                                                 tol=1e-12, **options)).x - r.analytic()))
+              for dt in dts]
+    assert hooke.get_integrator(name).order == 2
+    assert abs(log_slope(dts, errors) - 2.0) <= 0.3
+
+
+def fixed_chain(n=10, stiffness=1e6, mass=1.0):
+    b = hooke.ModelBuilder(dim=1)
+    ids = [b.add_particle([float(q)], mass=mass, pinned=q in (0, n + 1)) for q in range(n + 2)]
+    for q in range(n + 1):
+        b.add_spring(ids[q], ids[q + 1], stiffness=stiffness)
+    return b.finalize()
+
+
+def test_rho_inf_1_keeps_the_energy_of_an_undamped_oscillator():
+    result = hooke.simulate(hooke.scene("oscillator"), integrator="generalized_alpha", dt=0.05,
+                            t_end=200.0, rho_inf=1.0, tol=1e-12)
+    total = result.energy["total"]
+    assert np.max(np.abs(total - total[0])) / total[0] < 1e-9
+
+
+def highest_mode_energy_ratio(rho_inf, steps=40):
+    model = fixed_chain()
+    n = model.n_particles - 2
+    shape = np.zeros((n + 2, 1))
+    shape[1:-1, 0] = np.sin(np.arange(1, n + 1) * n * np.pi / (n + 1)) * 1e-3  # the highest mode
+    scene = hooke.Scene(model, state=hooke.State(0.0, model.x0 + shape, np.zeros_like(shape)),
+                        integrator="generalized_alpha", dt=0.01, t_end=0.01 * steps)
+    result = hooke.simulate(scene, rho_inf=rho_inf, tol=1e-12)  # ω_max h ≈ 20: unresolved
+    total = result.energy["total"]
+    return total[-1] / total[0]
+
+
+def test_rho_inf_below_1_damps_the_highest_frequencies_of_a_stiff_chain():
+    assert highest_mode_energy_ratio(1.0) > 0.99
+    assert highest_mode_energy_ratio(0.5) < 1e-6
+    assert highest_mode_energy_ratio(0.0) < 1e-12
+
+
+@pytest.mark.parametrize("name", ["newmark", "generalized_alpha"])
+def test_joints_hold_on_the_npendulum(name):
+    scene = hooke.scene("npendulum", n=4)
+    result = hooke.simulate(scene, integrator=name, dt=1e-3, t_end=2.0, save_every=50)
+    i, j = scene.model.joint_indices.T
+    lengths = np.linalg.norm(result.x[:, j] - result.x[:, i], axis=2)
+    assert np.max(np.abs(lengths - scene.model.joint_length)) < 1e-8
+    assert result.stats["newton_iterations"] >= result.stats["steps"]
+
+
+def test_newton_failure_reports_residuals_and_never_nan():
+    with pytest.raises(SimulationError, match=r"generalized_alpha: Newton did not converge in 1 "
+                                              r"iterations.*\|r\|∞ \[N\], \|g\|∞ \[m\]") as info:
+        hooke.simulate(hooke.scene("top"), dt=0.05, t_end=1.0, max_iterations=1)
+    partial = info.value.result
+    assert np.all(np.isfinite(partial.x)) and not partial.complete
+
+
+@pytest.mark.parametrize("name,options,field", [
+    ("generalized_alpha", {"rho_inf": 1.5}, "rho_inf"),
+    ("generalized_alpha", {"rho_inf": "high"}, "rho_inf"),
+    ("newmark", {"beta": 0.0}, "beta"),
+    ("newmark", {"gamma": -1.0}, "gamma"),
+    ("newmark", {"max_iterations": 0}, "max_iterations"),
+    ("generalized_alpha", {"stabilization": "projection"}, "stabilization"),
+])
+def test_bad_options_name_the_field(name, options, field):
+    with pytest.raises(HookeInputError, match=rf"^{field}: "):
+        hooke.simulate(hooke.scene("spring1d"), integrator=name, t_end=0.1, **options)

@@ -1,0 +1,295 @@
+"""The browser viewer's server without a browser: routes, the WebSocket protocol, bad messages,
+several clients, and the simulation session behind a page (hooke.viz.web)."""
+
+from __future__ import annotations
+
+import json
+import re
+from contextlib import contextmanager
+from importlib import resources
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+import hooke
+from hooke.errors import HookeInputError
+from hooke.viz.web import server
+from hooke.viz.web.protocol import MAX_MESSAGE_BYTES, ProtocolError, parse_command
+from hooke.viz.web.session import Session
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(server.create_app("spring1d")) as test_client:
+        yield test_client
+
+
+def next_of(ws, kind: str, limit: int = 500) -> dict:
+    """The next message of type ``kind`` (frames arrive continually in between)."""
+    for _ in range(limit):
+        message = ws.receive_json()
+        if message["type"] == kind:
+            return message
+    raise AssertionError(f"no {kind!r} message in {limit} messages")
+
+
+def frame_after(ws, predicate, limit: int = 500) -> dict:
+    for _ in range(limit):
+        message = ws.receive_json()
+        if message["type"] == "frame" and predicate(message):
+            return message
+    raise AssertionError("no such frame")
+
+
+@contextmanager
+def connected(client, scene: str | None = None):
+    """A live page connection: (websocket, hello message, scene message)."""
+    with client.websocket_connect("/ws" + (f"?scene={scene}" if scene else "")) as ws:
+        hello = ws.receive_json()
+        yield ws, hello, ws.receive_json()
+
+
+# -- routes -------------------------------------------------------------------------------------
+
+def test_page_and_assets_are_served_locally(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    for element in ('id="scene"', 'id="integrator"', 'id="dt"', 'id="restart"', 'id="pause"',
+                    'id="step"', 'id="time"', 'id="step-ms"', 'id="fps"', 'id="view"'):
+        assert element in page.text
+    bundled = (resources.files("plotly") / "package_data" / "plotly.min.js").read_bytes()
+    plotly = client.get("/plotly.min.js")
+    assert plotly.status_code == 200 and plotly.content == bundled
+    for asset in ("/static/viewer.js", "/static/viewer.css"):
+        assert client.get(asset).status_code == 200
+    # nothing is loaded from another host: every src/href in the page is local
+    for text in (page.text, client.get("/static/viewer.js").text, client.get("/static/viewer.css").text):
+        assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", text)
+        assert "cdn" not in text.lower()
+
+
+def test_unknown_scene_is_refused_by_the_app_factory():
+    with pytest.raises(HookeInputError, match="SCENE: unknown scene"):
+        server.create_app("no_such_scene")
+
+
+# -- the live connection -------------------------------------------------------------------------
+
+def test_hello_lists_every_scene_and_integrator_then_the_scene_runs(client):
+    with connected(client) as (ws, hello, scene):
+        assert hello["scenes"] == hooke.scenes()
+        assert [item["name"] for item in hello["integrators"]] == hooke.integrators()
+        assert hello["max_message_bytes"] == MAX_MESSAGE_BYTES
+        assert scene["type"] == "scene" and scene["scene"] == "spring1d" and scene["dim"] == 1
+        assert {p["name"]: p["value"] for p in scene["parameters"]} == {
+            "x0": 2.0, "v0": 0.0, "stiffness": 5.0, "mass": 0.5}
+        assert scene["has_analytic"] and scene["tracked"] == [1, 0] and scene["pinned"] == [0]
+        frame = frame_after(ws, lambda f: f["t"] > 0.1)
+        assert frame["steps"] > 0 and frame["step_ms"] > 0
+        assert np.allclose(frame["position"]["analytic"],
+                           2.0 * np.cos(np.sqrt(10.0) * np.array(frame["position"]["t"])))
+        assert set(frame["energy"]) == {"t", "kinetic", "potential", "total"}
+
+
+def test_scene_in_the_url_is_opened(client):
+    with connected(client, "cloth2d") as (ws, _, scene):
+        assert scene["scene"] == "cloth2d" and scene["n_particles"] == 1200
+        assert len(scene["springs"]) == 4592 and len(scene["pinned"]) == 2
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("this is not json", "malformed JSON"),
+    ("[1, 2, 3]", "JSON object with a 'type'"),
+    ('{"type": "explode"}', "does not match any of the expected tags"),
+    ('{"type": "set", "dt": "0.1"}', "set.dt"),
+    ('{"type": "set", "dt": -0.1}', "greater than 0"),
+    ('{"type": "set", "dt": NaN}', "finite number"),
+    ('{"type": "drag", "particle": -1, "target": [0.0]}', "drag.particle"),
+    ('{"type": "pause", "paused": "yes"}', "pause.paused"),
+    ('{"type": "step", "extra": 1}', "Extra inputs"),
+    ("[" * 100_000, "too large"),
+    ("[" * 50_000, "nested too deeply"),
+])
+def test_bad_messages_get_an_error_and_the_connection_goes_on(client, text, reason):
+    with connected(client) as (ws, _, _):
+        ws.send_text(text)
+        error = next_of(ws, "error")
+        assert reason in error["message"]
+        ws.send_text('{"type": "pause", "paused": true}')
+        frame_after(ws, lambda f: f["paused"])
+
+
+def test_binary_messages_are_rejected(client):
+    with connected(client) as (ws, _, _):
+        ws.send_bytes(b"\x00\x01")
+        assert "binary" in next_of(ws, "error")["message"]
+
+
+def test_oversized_message_limit_is_64_kib():
+    assert MAX_MESSAGE_BYTES == 64 * 1024
+    padding = " " * (MAX_MESSAGE_BYTES - len('{"type": "step"}'))
+    assert parse_command('{"type": "step"}' + padding).type == "step"
+    with pytest.raises(ProtocolError, match="too large"):
+        parse_command('{"type": "step"}' + padding + " ")
+
+
+def test_a_bad_client_does_not_disturb_another(client):
+    with connected(client) as (good, _, _), connected(client) as (bad, _, _):
+        t_before = frame_after(good, lambda f: True)["t"]
+        for text in ("{", "x" * (MAX_MESSAGE_BYTES + 10), '{"type": "restart"}'):
+            bad.send_text(text)
+            next_of(bad, "error")
+        assert frame_after(good, lambda f: f["t"] > t_before + 0.2)["paused"] is False
+        bad.send_text('{"type": "step"}')
+        frame_after(bad, lambda f: f["paused"])
+
+
+def test_invalid_parameters_are_rejected_and_the_run_keeps_its_values(client):
+    with connected(client) as (ws, _, _):
+        for mass in (0.0, -1.0):
+            ws.send_json({"type": "restart", "integrator": "rk2", "dt": 0.005,
+                          "parameters": {"mass": mass}})
+            error = next_of(ws, "error")
+            assert error["field"] == "parameters.mass" and "must be > 0" in error["message"]
+        ws.send_json({"type": "restart", "integrator": "rk2", "dt": 0.005,
+                      "parameters": {"no_such": 1.0}})
+        assert "not a parameter" in next_of(ws, "error")["message"]
+        ws.send_json({"type": "set", "integrator": "nope"})
+        assert next_of(ws, "error")["field"] == "integrator"
+        # still the original run: symplectic Euler, time going on, no restart happened
+        t = frame_after(ws, lambda f: True)["t"]
+        assert frame_after(ws, lambda f: f["t"] > t + 0.1)
+        ws.send_json({"type": "restart", "integrator": "rk2", "dt": 0.01,
+                      "parameters": {"mass": 2.0, "stiffness": 8.0}})
+        scene = next_of(ws, "scene")
+        assert scene["integrator"] == "rk2" and scene["dt"] == 0.01
+        assert {p["name"]: p["value"] for p in scene["parameters"]}["mass"] == 2.0
+
+
+def test_cross_site_websocket_is_refused(client):
+    from starlette.websockets import WebSocketDisconnect
+
+    with pytest.raises(WebSocketDisconnect):
+        with client.websocket_connect("/ws", headers={"origin": "http://evil.example"}) as ws:
+            ws.receive_json()
+
+
+# -- the session behind a page -------------------------------------------------------------------
+
+def test_step_advances_exactly_one_step_and_pause_holds():
+    session = Session("spring1d")
+    session.tick()
+    t0, steps0 = session.state.t, session.steps
+    messages = session.tick([parse_command('{"type": "step"}')])
+    assert session.paused and session.steps == steps0 + 1
+    assert session.state.t == pytest.approx(t0 + 0.005, abs=1e-12)
+    assert messages[-1]["type"] == "frame" and messages[-1]["paused"]
+    assert session.tick() == []  # paused: nothing new to send
+    assert session.steps == steps0 + 1
+
+
+def test_restart_resets_time_and_parameters():
+    session = Session("spring1d")
+    for _ in range(3):
+        session.tick()
+    [scene] = session.tick([parse_command(json.dumps(
+        {"type": "restart", "integrator": "symplectic_euler", "dt": 0.005,
+         "parameters": {"x0": 1.0}}))])[:1]
+    assert scene["type"] == "scene" and scene["frame"]["t"] == 0.0
+    assert scene["frame"]["x"][1] == [1.0]
+
+
+@pytest.mark.parametrize("integrator", hooke.integrators())
+def test_cursor_spring_pulls_the_particle_with_every_integrator(integrator):
+    session = Session("spring1d")
+    session.tick([parse_command(json.dumps({"type": "set", "integrator": integrator})),
+                  parse_command('{"type": "drag", "particle": 1, "target": [3.0]}')])
+    for _ in range(60):
+        messages = session.tick()
+    assert not [m for m in messages if m["type"] == "error"]
+    # the cursor spring (k = m (0.5/dt)² = 5000 N/m) holds the particle near 3 m against k = 5
+    assert abs(session.state.x[1, 0] - 3.0) < 0.05
+    assert messages[-1]["cursor"] == {"particle": 1, "target": [3.0]}
+    session.tick([parse_command('{"type": "release"}')])
+    assert session.cursor.particle is None and session.scene.model.n_particles == 2
+
+
+def test_cursor_spring_moves_a_cloth_particle_and_leaves_the_model_alone():
+    session = Session("cloth2d")
+    model = session.scene.model
+    corner = int(np.argmin(model.x0[:, 1] - model.x0[:, 0]))  # bottom right
+    start = model.x0[corner].copy()
+    target = start + np.array([0.5, 0.3])
+    session.tick([parse_command(json.dumps({"type": "drag", "particle": corner,
+                                            "target": target.tolist()}))])
+    for _ in range(40):
+        session.tick()
+    moved = session.state.x[corner] - start
+    assert moved[0] > 0.15 and moved[1] > 0.1
+    assert [term.NAME for term in hooke.System(model).terms].count("cursor") == 0
+
+
+def test_dragging_a_pinned_particle_or_a_wrong_target_is_an_error():
+    session = Session("cloth2d")
+    pinned = int(session.scene.model.pinned_index[0])
+    messages = session.tick([parse_command(json.dumps({"type": "drag", "particle": pinned,
+                                                       "target": [0.0, 0.0]})),
+                             parse_command('{"type": "drag", "particle": 5, "target": [0.0]}'),
+                             parse_command('{"type": "drag", "particle": 99999, "target": [0, 0]}')])
+    errors = [m for m in messages if m["type"] == "error"]
+    assert [e["field"] for e in errors] == ["particle", "target", "particle"]
+    assert session.cursor.particle is None
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+def test_a_blow_up_pauses_with_a_message_and_keeps_the_last_finite_state():
+    session = Session("spring1d")
+    messages = session.tick([parse_command(json.dumps(
+        {"type": "set", "integrator": "explicit_euler", "dt": 2.0, "steps_per_frame": 5000}))])
+    for _ in range(50):
+        if session.paused:
+            break
+        messages += session.tick()
+    assert session.paused
+    assert any("non-finite" in m["message"] for m in messages if m["type"] == "error"), messages
+    assert np.isfinite(session.state.x).all()
+
+
+@pytest.mark.parametrize("scene", hooke.scenes())
+def test_every_built_in_scene_opens_and_steps(scene):
+    session = Session(scene)
+    opened = session.scene_message()
+    assert opened["dim"] in (1, 2, 3) and len(opened["frame"]["x"]) == opened["n_particles"]
+    session.tick()
+    messages = session.tick()
+    assert not [m for m in messages if m["type"] == "error"], messages
+    assert session.steps > 0
+    model = session.scene.model
+    if getattr(model, "n_joints", 0):
+        assert len(opened["joints"]) == model.n_joints and "joint_error" in opened["frame"]
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+def test_serve_binds_localhost_by_default_and_prints_the_address(monkeypatch):
+    import uvicorn
+
+    from hooke.cli import app
+
+    calls = {}
+    monkeypatch.setattr(uvicorn, "run", lambda application, **kwargs: calls.update(kwargs))
+    result = CliRunner().invoke(app, ["serve", "cloth2d", "--port", "8123"])
+    assert result.exit_code == 0, result.output
+    assert "http://127.0.0.1:8123/" in result.output
+    assert calls["host"] == "127.0.0.1" and calls["port"] == 8123
+    result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0"])
+    assert result.exit_code == 0 and calls["host"] == "0.0.0.0" and calls["port"] == 8000
+
+
+def test_serve_unknown_scene_exits_2():
+    from hooke.cli import app
+
+    result = CliRunner().invoke(app, ["serve", "no_such_scene"])
+    assert result.exit_code == 2 and "unknown scene" in result.output
