@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hooke.io.store import read_trajectory
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -32,10 +34,11 @@ def test_run_writes_trajectory_plots_and_summary(tmp_path):
     done = hooke("run", "spring1d", "--integrator", "rk4", "--dt", "0.01", "--t-end", "2",
                  "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    for name in ("trajectory.npz", "energy.png", "snapshot.png", "analytic.png", "summary.json"):
+    for name in ("trajectory.h5", "trajectory.xdmf", "energy.png", "snapshot.png", "analytic.png",
+                 "summary.json"):
         assert (tmp_path / name).stat().st_size > 0
-    data = np.load(tmp_path / "trajectory.npz")
-    assert data["x"].shape == (201, 2, 1)
+    data = read_trajectory(tmp_path / "trajectory.h5")
+    assert data["x"].shape == (201, 2, 1) and data["attrs"]["complete"]
     # RK4 at h = 0.01 on ω = √10: the saved trajectory matches x0 cos(ωt) closely.
     exact = 2.0 * np.cos(np.sqrt(10.0) * data["t"])
     assert np.max(np.abs(data["x"][:, 1, 0] - exact)) < 1e-6
@@ -91,7 +94,9 @@ def test_blow_up_keeps_computed_frames_and_exits_1(tmp_path):
     assert "non-finite" in done.stderr
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["complete"] is False and summary["frames"] > 1
-    assert np.all(np.isfinite(np.load(tmp_path / "trajectory.npz")["x"]))
+    stored = read_trajectory(tmp_path / "trajectory.h5")
+    assert not stored["attrs"]["complete"] and np.all(np.isfinite(stored["x"]))
+    assert stored["total_frames"] == summary["frames"]
 
 
 def test_readme_api_example_runs():

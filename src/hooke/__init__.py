@@ -14,12 +14,13 @@ from .errors import HookeError, HookeInputError, SimulationError
 from .integrators.base import get as get_integrator
 from .integrators.base import names as _integrator_names
 from .io.scene_file import load
+from .io.store import open_result as open  # noqa: A001 - hooke.open(path) is the API
 from .model import Model, State
 from .result import Result
 from .scene import Scene
 from .scenes import names as _scene_names
 from .scenes import scene
-from .simulate import simulate
+from .simulate import resume, simulate
 from .system import System
 
 __version__ = "0.1.0"
@@ -36,5 +37,5 @@ def scenes() -> list[str]:
 
 
 __all__ = ["HookeError", "HookeInputError", "Model", "ModelBuilder", "Modes", "Result", "Scene",
-           "SimulationError", "State", "System", "get_integrator", "integrators", "load", "scene",
-           "scenes", "simulate", "modes", "__version__"]
+           "SimulationError", "State", "System", "get_integrator", "integrators", "load", "open", "scene",
+           "resume", "scenes", "simulate", "modes", "__version__"]

@@ -95,11 +95,12 @@ class LazyProgress:
 
 
 def write_outputs(result, out: Path) -> list[Path]:
+    """Plots, the XDMF sidecar of the stored trajectory, and summary.json."""
+    from .io.export import write_xdmf
     from .viz import plots
 
     out.mkdir(parents=True, exist_ok=True)
-    written = [out / "trajectory.npz"]
-    result.save_npz(written[0])
+    written = [out / "trajectory.h5", write_xdmf(out / "trajectory.h5")]
     if result.n_frames >= 2:
         written.append(plots.energy_plot(result, out / "energy.png"))
         written.append(plots.snapshot_plot(result, out / "snapshot.png"))
@@ -124,6 +125,10 @@ def summary_data(result) -> dict:
     }
     if result.scene.has_analytic:
         data["max_error_vs_analytic"] = float(np.max(np.abs(result.x - result.analytic())))
+    if result.joint_force.size:
+        data["joint_force_range_N"] = [float(result.joint_force.min()), float(result.joint_force.max())]
+    if np.isfinite(result.contact_distance).any():
+        data["min_contact_distance_m"] = float(np.min(result.contact_distance))
     return data
 
 
@@ -143,6 +148,11 @@ def print_summary(summary: dict, written: list[Path]) -> None:
     ]
     if "max_error_vs_analytic" in summary:
         rows.append(("max |x − analytic|", f"{summary['max_error_vs_analytic']:.3e} m"))
+    if "joint_force_range_N" in summary:
+        low, high = summary["joint_force_range_N"]
+        rows.append(("joint tension", f"{low:.4g} … {high:.4g} N"))
+    if "min_contact_distance_m" in summary:
+        rows.append(("min distance to a plane", f"{summary['min_contact_distance_m']:.3e} m"))
     rows.append(("written", "\n".join(str(p) for p in written)))
     for row in rows:
         table.add_row(*row)
@@ -151,24 +161,39 @@ def print_summary(summary: dict, written: list[Path]) -> None:
 
 @app.command("run")
 def run_command(
-    scene_or_file: str = typer.Argument(..., metavar="SCENE_OR_FILE",
-                                        help="a built-in scene name (see `hooke list`) or a .toml scene file"),
+    scene_or_file: Optional[str] = typer.Argument(
+        None, metavar="SCENE_OR_FILE", help="a built-in scene name (see `hooke list`) or a .toml scene file"),
     integrator: Optional[str] = typer.Option(None, "--integrator", "-i", help="integrator name"),
     dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]"),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]"),
     save_every: int = typer.Option(1, "--save-every", help="save a frame every N steps"),
     out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory"),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted run stored in DIR"),
 ) -> None:
-    """Simulate a scene; write trajectory.npz, energy.png, snapshot.png (and analytic.png when
-    the scene has an analytic solution) and summary.json into --out; print a summary."""
+    """Simulate a scene. Writes into --out: trajectory.h5 (frame by frame, as the run goes) with
+    its ParaView sidecar trajectory.xdmf, energy.png, snapshot.png, analytic.png (when the scene
+    has an analytic solution) and summary.json; prints a summary."""
+    from .simulate import resume as resume_run
     from .simulate import simulate
 
+    if resume is not None:
+        if scene_or_file is not None or integrator or dt or t_end:
+            fail("--resume: continues the stored run with its own settings; give no scene or "
+                 "settings with it, got SCENE_OR_FILE/--integrator/--dt/--t-end")
+        out = resume
+    elif scene_or_file is None:
+        fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
+    progress = LazyProgress(str(scene_or_file or resume))
     try:
-        scene = load_scene(scene_or_file)
-        progress = LazyProgress(f"{scene.name}")
         try:
-            result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
-                              save_every=save_every, progress=progress)
+            if resume is not None:
+                result = resume_run(resume / "trajectory.h5", progress=progress)
+            else:
+                scene = load_scene(scene_or_file)
+                out.mkdir(parents=True, exist_ok=True)
+                result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
+                                  save_every=save_every, progress=progress,
+                                  store=out / "trajectory.h5")
         finally:
             progress.close()
     except HookeInputError as error:
@@ -176,10 +201,95 @@ def run_command(
     except SimulationError as error:
         partial = getattr(error, "result", None)
         if partial is not None and partial.n_frames > 0:
-            written = write_outputs(partial, out)
-            print_summary(summary_data(partial), written)
+            print_summary(summary_data(partial), write_outputs(partial, out))
         fail(str(error), code=1)
+    except KeyboardInterrupt:
+        fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'}; continue with "
+             f"`hooke run --resume {out}`", code=130)
     print_summary(summary_data(result), write_outputs(result, out))
+
+
+@app.command("export")
+def export_command(
+    directory: Path = typer.Argument(..., metavar="DIR", help="a run's output directory"),
+    vtu: bool = typer.Option(False, "--vtu", help="one .vtu file per frame (+ frames.pvd) in DIR/vtu"),
+) -> None:
+    """Export a stored run for ParaView (the XDMF sidecar is always rewritten)."""
+    from .io.export import export_vtu, write_xdmf
+
+    try:
+        written = [write_xdmf(directory / "trajectory.h5")]
+        if vtu:
+            written += export_vtu(directory / "trajectory.h5", directory / "vtu")
+    except HookeInputError as error:
+        fail(str(error))
+    except OSError as error:
+        fail(f"DIR: cannot read {directory / 'trajectory.h5'} ({error.__class__.__name__}), got {str(directory)!r}")
+    console.print(f"wrote {len(written)} file(s): {written[0]}" + (f" … {written[-1]}" if len(written) > 1 else ""))
+
+
+@app.command("animate")
+def animate_command(
+    directory: Path = typer.Argument(..., metavar="DIR", help="a run's output directory"),
+    out: Path = typer.Option(Path("movie.mp4"), "--out", "-o", help="movie file, .mp4 or .gif"),
+    fps: float = typer.Option(30.0, "--fps", help="frames per second"),
+    duration: Optional[float] = typer.Option(None, "--duration", help="movie length [s] (default: real time)"),
+) -> None:
+    """Render a stored run as a movie (1D, 2D and 3D scenes)."""
+    from .io.store import open_result
+    from .viz.animate import animate
+
+    try:
+        path = animate(open_result(directory / "trajectory.h5"), out, fps=fps, duration=duration)
+    except HookeInputError as error:
+        fail(str(error))
+    console.print(f"wrote {path}")
+
+
+@app.command("modes")
+def modes_command(
+    scene_or_file: str = typer.Argument(..., metavar="SCENE_OR_FILE"),
+    k: int = typer.Option(10, "-k", help="number of modes"),
+    out: Path = typer.Option(Path("out/modes"), "--out", "-o", help="where to write mode-shape plots"),
+) -> None:
+    """Modal analysis: static equilibrium (joints as constraints), lowest eigenfrequencies [Hz]
+    and mode-shape plots."""
+    from .analysis import modes
+    from .viz.plots import mode_shapes_plot
+
+    try:
+        scene = load_scene(scene_or_file)
+        result = modes(scene, k=k)
+    except HookeInputError as error:
+        fail(str(error))
+    except SimulationError as error:
+        fail(str(error), code=1)
+    console.print(result.table())
+    out.mkdir(parents=True, exist_ok=True)
+    console.print(f"mode shapes: {mode_shapes_plot(scene, result, out / 'modes.png')}")
+
+
+@app.command("study")
+def study_command(
+    name: str = typer.Argument(..., metavar="STUDY", help="pendulum-correction"),
+    out: Path = typer.Option(Path("out/study"), "--out", "-o"),
+    t_end: float = typer.Option(100.0, "--t-end", help="duration of each run [s]"),
+    output_interval: float = typer.Option(0.01, "--output-interval", help="RK45 output interval [s]"),
+) -> None:
+    """Reproduce a study. pendulum-correction: seed 003's string-length drift ΔL(t) of the double
+    pendulum for k_c ∈ {0 … 0.04} (β_c = 0.2) and β_c ∈ {0 … 0.4} (k_c = 0) with RK45 at
+    rtol = atol = 1e-4, plus Baumgarte, projection and generalized-α; a log plot and a table."""
+    from .studies import run_pendulum_correction_study
+
+    if name != "pendulum-correction":
+        fail(f"STUDY: unknown study (known: pendulum-correction), got {name!r}")
+    for label, value in (("--t-end", t_end), ("--output-interval", output_interval)):
+        if not np.isfinite(value) or value <= 0:
+            fail(f"{label}: must be a number > 0, got {value}")
+    table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
+                                          progress=lambda label: errors.print(f"running {label}"))
+    console.print(table.text())
+    console.print(f"plot: {table.plot}\ntable: {table.csv}")
 
 
 @app.command("verify")
@@ -205,6 +315,22 @@ def verify_command(
     if not all(r.order_ok for r in reports):
         raise typer.Exit(1)
 
+
+@app.command("serve")
+def serve_command(
+    scene: str = typer.Argument("spring1d", metavar="SCENE", help="the built-in scene the page opens with"),
+    port: int = typer.Option(8000, "--port", help="TCP port"),
+    host: str = typer.Option("127.0.0.1", "--host", help="address to bind (default: this machine only)"),
+) -> None:
+    """Open the browser viewer: the scene simulated live, with controls and plots (works offline)."""
+    from .viz.web.server import create_app, run, url
+
+    try:
+        viewer = create_app(scene)
+    except HookeInputError as error:
+        fail(str(error))
+    console.print(f"hooke viewer: open {url(host, port)} in a browser (Ctrl-C stops it)")
+    run(viewer, host=host, port=port)
 
 def main() -> None:
     try:

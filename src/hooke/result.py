@@ -49,8 +49,3 @@ class Result:
         total = self.energy["total"]
         scale = max(abs(total[0]), float(np.max(self.energy["kinetic"])), np.finfo(float).tiny)
         return float((total[-1] - total[0]) / scale)
-
-    def save_npz(self, path) -> None:
-        np.savez_compressed(path, t=self.t, x=self.x, v=self.v,
-                            **{f"energy_{k}": v for k, v in self.energy.items()},
-                            joint_force=self.joint_force, integrator=self.integrator, dt=self.dt)

@@ -5,11 +5,16 @@ at step 0, every ``save_every`` steps and at the last step; the run has round(t_
 Options given as keywords go to the integrator (an option it does not know is an error); the
 scene's default options apply only when its own integrator is used. A non-finite state stops the
 run with a :class:`SimulationError` that carries the frames computed so far (``error.result``).
+
+With ``store=PATH`` every frame is also written to an HDF5 trajectory as the run goes
+(:mod:`hooke.io.store`); :func:`resume` continues such a file from its last frame.
 """
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -17,6 +22,7 @@ import numpy as np
 from .energies import barrier
 from .errors import HookeInputError, SimulationError
 from .integrators import get as get_integrator
+from .model import State
 from .result import Result
 from .scene import Scene, check_positive
 from .system import System
@@ -27,9 +33,48 @@ def frame_steps(n_steps: int, save_every: int) -> np.ndarray:
     return steps if steps[-1] == n_steps else np.append(steps, n_steps)
 
 
+def frame_data(system: System, state: State) -> dict[str, np.ndarray]:
+    """Everything saved per frame, keyed as in the trajectory store."""
+    model = system.model
+    terms = system.potential_energies(state.x, state.t)
+    kinetic = system.kinetic_energy(state.v)
+    potential = sum(terms.values())
+    data = {"t": np.float64(state.t), "x": state.x, "v": state.v,
+            "energy/kinetic": np.float64(kinetic), "energy/potential": np.float64(potential),
+            "energy/total": np.float64(kinetic + potential)}
+    data.update({f"energy/{key}": np.float64(value) for key, value in terms.items()})
+    if system.joints is not None:
+        data["joint_force"] = system.joint_tensions(state.x, state.v, state.t)
+    if barrier.active(model):
+        data["contact_distance"] = np.float64(barrier.min_distance(model, state.x, state.t))
+    return data
+
+
+class FrameSeries:
+    """Per-frame arrays, allocated from the first frame's shapes."""
+
+    def __init__(self, n_frames: int):
+        self.n_frames = n_frames
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def put(self, frame: int, data: dict[str, np.ndarray]) -> None:
+        for key, value in data.items():
+            if key not in self.arrays:
+                value = np.asarray(value)
+                self.arrays[key] = np.empty((self.n_frames,) + value.shape, dtype=value.dtype)
+            self.arrays[key][frame] = value
+
+    def result(self, frames: int, **fields) -> Result:
+        cut = {key: array[:frames] for key, array in self.arrays.items()}
+        energy = {key.split("/", 1)[1]: value for key, value in cut.items() if key.startswith("energy/")}
+        extras = {"joint_force": cut.get("joint_force", np.empty((frames, 0))),
+                  "contact_distance": cut.get("contact_distance", np.full(frames, np.inf))}
+        return Result(t=cut["t"], x=cut["x"], v=cut["v"], energy=energy, **extras, **fields)
+
+
 def simulate(scene: Scene, integrator: str | None = None, dt: float | None = None,
              t_end: float | None = None, save_every: int = 1,
-             progress: Callable[[int, int], None] | None = None, **options) -> Result:
+             progress: Callable[[int, int], None] | None = None, store=None, **options) -> Result:
     """Simulate ``scene`` and return a :class:`Result`.
 
     Args:
@@ -39,72 +84,120 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         t_end: duration [s].
         save_every: save a frame every this many steps (the last step is always saved).
         progress: optional callback ``progress(steps_done, steps_total)`` called per frame.
+        store: optional path of an HDF5 trajectory file written frame by frame as the run goes.
         **options: integrator options, e.g. ``rtol=1e-8`` for ``rk45``, ``tol=`` for ``implicit_euler``.
     """
     if not isinstance(scene, Scene):
         raise HookeInputError("scene", "must be a hooke.Scene (hooke.scene(name) or hooke.load(path))",
                               type(scene).__name__)
     name = scene.integrator if integrator is None else integrator
-    integrator_class = get_integrator(name)
+    get_integrator(name)
     dt = check_positive("dt", scene.dt if dt is None else dt)
     t_end = check_positive("t_end", scene.t_end if t_end is None else t_end)
     if isinstance(save_every, bool) or not isinstance(save_every, (int, np.integer)) or save_every < 1:
         raise HookeInputError("save_every", "must be an integer >= 1", save_every)
     merged = {**(scene.options if name == scene.integrator else {}), **options}
+    run = Run(scene, name, dt, t_end, int(save_every), merged)
+    writer = None
+    if store is not None:
+        from .io.store import TrajectoryWriter
 
-    system = System(scene.model)
-    stepper = integrator_class(system, dt, **merged)
-    n_steps = max(1, int(round(t_end / dt)))
-    steps = frame_steps(n_steps, int(save_every))
-    state = scene.state
-    t0 = state.t
-    n_frames = steps.size
-    shape = (n_frames,) + state.x.shape
-    t_out, x_out, v_out = np.empty(n_frames), np.empty(shape), np.empty(shape)
-    joint_force = np.empty((n_frames, scene.model.n_joints))
-    contact_distance = np.full(n_frames, np.inf)
-    energy = {key: np.empty(n_frames) for key in
-              ["kinetic", "potential", "total", *(term.NAME for term in system.terms)]}
+        writer = TrajectoryWriter(store, scene, name, dt, t_end, int(save_every), merged)
+    return run.execute(progress=progress, writer=writer)
 
-    def record(frame: int, current) -> None:
-        t_out[frame], x_out[frame], v_out[frame] = current.t, current.x, current.v
-        terms = system.potential_energies(current.x, current.t)
-        for key, value in terms.items():
-            energy[key][frame] = value
-        energy["kinetic"][frame] = system.kinetic_energy(current.v)
-        energy["potential"][frame] = sum(terms.values())
-        energy["total"][frame] = energy["kinetic"][frame] + energy["potential"][frame]
-        if system.joints is not None:
-            joint_force[frame] = system.joint_tensions(current.x, current.v, current.t)
-        if barrier.active(scene.model):
-            contact_distance[frame] = barrier.min_distance(scene.model, current.x, current.t)
 
-    def result(frames: int, complete: bool) -> Result:
-        return Result(t=t_out[:frames], x=x_out[:frames], v=v_out[:frames],
-                      energy={k: v[:frames] for k, v in energy.items()}, scene=scene,
-                      joint_force=joint_force[:frames], contact_distance=contact_distance[:frames],
-                      integrator=name, dt=dt, options=dict(stepper.options),
-                      stats=dict(stepper.stats), wall_time=time.perf_counter() - started,
-                      complete=complete)
+class Run:
+    """One run's fixed plan: the integrator, the steps at which frames are saved."""
 
-    started = time.perf_counter()
-    record(0, state)
-    for frame in range(1, n_frames):
+    def __init__(self, scene: Scene, integrator: str, dt: float, t_end: float, save_every: int,
+                 options: dict):
+        self.scene, self.name, self.dt = scene, integrator, dt
+        self.system = System(scene.model)
+        self.stepper = get_integrator(integrator)(self.system, dt, **options)
+        self.n_steps = max(1, int(round(t_end / dt)))
+        self.steps = frame_steps(self.n_steps, save_every)
+        self.series = FrameSeries(self.steps.size)
+
+    def execute(self, progress=None, writer=None, start_frame: int = 0, state: State | None = None,
+                t0: float | None = None) -> Result:
+        """Run from ``start_frame`` (whose state is ``state``; the scene's initial one at 0) to the
+        end; frames before ``start_frame`` must already be in ``self.series``."""
+        state = self.scene.state if state is None else state
+        t0 = state.t if t0 is None else t0
+        started = time.perf_counter()
+
+        def result(frames: int, complete: bool) -> Result:
+            return self.series.result(frames, scene=self.scene, integrator=self.name, dt=self.dt,
+                                      options=dict(self.stepper.options), stats=dict(self.stepper.stats),
+                                      wall_time=time.perf_counter() - started, complete=complete)
+
+        def record(frame: int, current: State) -> None:
+            data = frame_data(self.system, current)
+            self.series.put(frame, data)
+            if writer is not None:
+                writer.write_frame(data, checkpoint=self.stepper.checkpoint())
+
+        frame = start_frame
         try:
-            state = stepper.advance(state, t0 + steps[frame] * dt, int(steps[frame] - steps[frame - 1]))
+            if start_frame == 0:
+                record(0, state)
+            for frame in range(start_frame + 1, self.steps.size):
+                state = self.stepper.advance(state, t0 + self.steps[frame] * self.dt,
+                                             int(self.steps[frame] - self.steps[frame - 1]))
+                finite = np.isfinite(state.x).all(axis=1) & np.isfinite(state.v).all(axis=1)
+                if not finite.all():
+                    worst = int(np.flatnonzero(~finite)[0])
+                    raise SimulationError(
+                        f"the state became non-finite by step {self.steps[frame]} (t = {state.t:.6g}), "
+                        f"first at particle {worst}; {frame} finite frame(s) kept. Try a smaller dt or "
+                        "an implicit integrator (implicit_euler, implicit_euler_linear).")
+                record(frame, state)
+                if progress is not None:
+                    progress(int(self.steps[frame]), self.n_steps)
         except SimulationError as error:
             error.result = result(frame, complete=False)
+            if writer is not None:
+                writer.close(complete=False, stats=self.stepper.stats)
             raise
-        finite = np.isfinite(state.x).all(axis=1) & np.isfinite(state.v).all(axis=1)
-        if not finite.all():
-            worst = int(np.flatnonzero(~finite)[0])
-            error = SimulationError(
-                f"the state became non-finite by step {steps[frame]} (t = {state.t:.6g}), first at "
-                f"particle {worst}; {frame} finite frame(s) kept. Try a smaller dt or an implicit "
-                "integrator (implicit_euler, implicit_euler_linear).")
-            error.result = result(frame, complete=False)
-            raise error
-        record(frame, state)
-        if progress is not None:
-            progress(int(steps[frame]), n_steps)
-    return result(n_frames, complete=True)
+        except KeyboardInterrupt:
+            if writer is not None:
+                writer.close(complete=False, stats=self.stepper.stats)
+            raise
+        if writer is not None:
+            writer.close(complete=True, stats=self.stepper.stats)
+        return result(self.steps.size, complete=True)
+
+
+def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
+    """Continue the run stored in ``path`` (an HDF5 trajectory written with ``store=``) from its
+    last frame to its planned end, appending to the same file; returns the whole Result.
+
+    The continuation is bit-for-bit the uninterrupted run for integrators whose step depends only
+    on the state and on what ``Integrator.checkpoint()`` saves (all but the Newmark family, whose
+    modified Newton reuses a factorisation across steps: those match to round-off)."""
+    from .io.scene_file import build, parse
+    from .io.store import TrajectoryWriter, read_trajectory
+
+    stored = read_trajectory(path)
+    attrs = stored["attrs"]
+    source = attrs["scene_source"]
+    if not source:
+        raise HookeInputError("path", "was written from a scene built in code; only scenes from "
+                              "files or built-in scenes can be resumed", str(path))
+    scene = build(parse(source, source=str(path)), source, overrides=json.loads(attrs["parameters"]),
+                  default_name=attrs["scene_name"])
+    options = json.loads(attrs["options"])
+    run = Run(scene, attrs["integrator"], float(attrs["dt"]), float(attrs["t_end"]),
+              int(attrs["save_every"]), options)
+    frames = stored["total_frames"]
+    if attrs["complete"] or frames >= run.steps.size:
+        raise HookeInputError("path", "holds a complete run; nothing to resume", str(path))
+    prefix = {"t": stored["t"], "x": stored["x"], "v": stored["v"],
+              **{f"energy/{k}": v for k, v in stored["energy"].items()}, **stored["extras"]}
+    for frame in range(frames):
+        run.series.put(frame, {key: value[frame] for key, value in prefix.items()})
+    run.stepper.restore(stored["checkpoint"])
+    last = State(float(stored["t"][-1]), stored["x"][-1].copy(), stored["v"][-1].copy())
+    writer = TrajectoryWriter.append(Path(path), frames)
+    return run.execute(progress=progress, writer=writer, start_frame=frames - 1, state=last,
+                       t0=float(stored["t"][0]))

@@ -61,6 +61,13 @@ class DormandPrince45(ConstraintForces, Integrator):
         self.stats.update(rejected=0, evaluations=0)
         self._fsal = None  # (x array, (k_x, k_v) there) of the last accepted step: first-same-as-last
 
+    def checkpoint(self) -> dict:
+        return {**super().checkpoint(), "h": self.h}
+
+    def restore(self, checkpoint: dict) -> None:
+        super().restore(checkpoint)
+        self.h = float(checkpoint.get("h", self.h))
+
     def _attempt(self, state: State, h: float):
         first = self._fsal[1] if self._fsal is not None and self._fsal[0] is state.x else None
         kx, kv = runge_kutta_stages(self.system, state.t, state.x, state.v, h, self.tableau, first)

@@ -8,7 +8,7 @@ Contract:
 - ``advance(state, t_target, n_steps)`` reaches ``t_target``: fixed-step integrators take
   ``n_steps`` steps of ``dt``; adaptive ones choose their own steps and land exactly on ``t_target``.
 - ``stats`` counts what a run did (``steps``, and ``rejected`` or ``newton_iterations`` where they
-  apply).
+  apply); ``checkpoint()``/``restore()`` carry what a resumed run needs besides the state.
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
 - Joints: an integrator declares ``supports_joints``; one that does not refuses a model with
   joints. Integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
@@ -21,6 +21,7 @@ Contract:
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 import numpy as np
@@ -65,6 +66,14 @@ class Integrator:
                 or (np.isinf(value) and not allow_inf) or value <= 0):
             raise HookeInputError(key, f"must be a number > 0 for integrator '{self.name}'", value)
         return float(value)
+
+    def checkpoint(self) -> dict[str, Any]:
+        """What a resumed run needs besides the state to continue exactly (HDF5-attribute values)."""
+        return {"stats": json.dumps(self.stats)}
+
+    def restore(self, checkpoint: dict[str, Any]) -> None:
+        if "stats" in checkpoint:
+            self.stats.update(json.loads(checkpoint["stats"]))
 
     def step(self, state: State) -> State:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -27,7 +27,8 @@ Solve: Newton on (a⁺, T⁺) with the sparse symmetric saddle-point matrix (fre
 
 β' = h²β(1 − α_f)/(1 − α_m), γ' = hγ(1 − α_f)/(1 − α_m), r = M a⁺ − F + Gᵀ T⁺, assembled on a
 fixed pattern and factorised by SuperLU. The factorisation is reused across iterations and steps
-while Newton contracts by at least ½ per iteration (simplified Newton), and refreshed otherwise.
+while each Newton correction is at most 1/5 of the previous one (simplified Newton), and
+refreshed otherwise and at every iteration after the 8th.
 Converged when |g|∞ ≤ tol·ℓ and (|r|∞ ≤ tol·f or the last position change ≤ tol·ℓ), with ℓ the
 model's length scale and f the largest force term. Failure raises :class:`SimulationError` with
 the residual history; a singular joint set names the joints.
@@ -45,7 +46,8 @@ from ..model import State
 from .base import Integrator, register
 
 
-REFACTOR_RATE = 0.5  # refactor when a Newton correction is not this much smaller than the last
+REFACTOR_RATE = 0.2  # refactor when a Newton correction is not this much smaller than the last
+FULL_NEWTON_AFTER = 8  # iterations after which every iteration refactors (plain Newton)
 
 
 class AlphaMethod(Integrator):
@@ -184,7 +186,7 @@ class AlphaMethod(Integrator):
             if not np.all(np.isfinite(delta)):
                 break
             move = self.beta_prime * float(np.max(np.abs(delta[:n_free]), initial=0.0))
-            if move > REFACTOR_RATE * last_move:
+            if move > REFACTOR_RATE * last_move or iteration >= FULL_NEWTON_AFTER:
                 self._lu = None  # stale Jacobian contracts too slowly: refactor next iteration
             a.reshape(-1)[free] += delta[:n_free]
             tension += delta[n_free:]

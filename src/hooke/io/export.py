@@ -35,7 +35,7 @@ def write_xdmf(h5_path, frames: int | None = None) -> Path:
     for k in range(count):
         grids.append(
             f'      <Grid Name="frame {k}" GridType="Uniform">\n'
-            f'        <Time Value="{times[k]!r}"/>\n'
+            f'        <Time Value="{float(times[k])!r}"/>\n'
             f'        <Topology TopologyType="Polyline" NodesPerElement="2" NumberOfElements="{springs}">\n'
             f'          <DataItem Dimensions="{springs} 2" NumberType="Int" Precision="8" Format="HDF">'
             f'{escape(name)}:/model/spring_indices</DataItem>\n'
@@ -86,7 +86,7 @@ def export_vtu(h5_path, out_dir) -> list[Path]:
     data = read_trajectory(h5_path)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    springs = data["model"]["spring_indices"].astype(np.int64)
+    springs = data["model"].spring_indices.astype(np.int64)
     written, entries = [], []
     for k, (t, x, v) in enumerate(zip(data["t"], data["x"], data["v"])):
         points = np.zeros((x.shape[0], 3))
@@ -97,7 +97,7 @@ def export_vtu(h5_path, out_dir) -> list[Path]:
         meshio.write(path, meshio.Mesh(points, [("line", springs)],
                                        point_data={"velocity": velocity}))
         written.append(path)
-        entries.append(f'    <DataSet timestep="{t!r}" file="{path.name}"/>')
+        entries.append(f'    <DataSet timestep="{float(t)!r}" file="{path.name}"/>')
     collection = out_dir / "frames.pvd"
     collection.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1">\n'
                           '  <Collection>\n' + "\n".join(entries) + '\n  </Collection>\n</VTKFile>\n')

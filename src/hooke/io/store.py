@@ -18,8 +18,10 @@ timestamps, so the same run writes the same bytes for its data.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,13 +41,31 @@ def input_hash(scene_source: str | None, parameters: dict, settings: dict) -> st
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _model_arrays(model) -> dict[str, np.ndarray]:
-    arrays = {}
-    for name, value in vars(model).items():
+def _write_model(group, model) -> None:
+    """Arrays as datasets, numbers and strings as attributes; prescribed motions (Python
+    callables) are not stored: a model read back from arrays alone has them as fixed pins."""
+    for item in dataclasses.fields(model):
+        value = getattr(model, item.name)
         if isinstance(value, np.ndarray):
-            arrays[name] = value
-    arrays["dim"] = np.asarray(model.dim)
-    return arrays
+            group.create_dataset(item.name, data=value, track_times=False)
+        elif isinstance(value, (bool, int, float, str, np.number)):
+            group.attrs[item.name] = value
+        elif isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+            group.attrs[item.name] = json.dumps(value)
+
+
+def _read_model(group):
+    from ..model import Model
+
+    kwargs = {}
+    for item in dataclasses.fields(Model):
+        if item.name in group:
+            kwargs[item.name] = group[item.name][()]
+        elif item.name in group.attrs:
+            value = group.attrs[item.name]
+            kwargs[item.name] = tuple(json.loads(value)) if item.name == "particle_names" else (
+                value.item() if isinstance(value, np.generic) else value)
+    return Model(**kwargs)
 
 
 class TrajectoryWriter:
@@ -70,9 +90,7 @@ class TrajectoryWriter:
             "frames_written": 0, "complete": False,
         }
         self.file.attrs.update(attributes)
-        model_group = self.file.create_group("model", track_order=True)
-        for name, array in _model_arrays(scene.model).items():
-            model_group.create_dataset(name, data=array, track_times=False)
+        _write_model(self.file.create_group("model"), scene.model)
         self.frames = self.file.create_group("frames")
         self.file.create_group("checkpoint")
         self.count = 0
@@ -81,6 +99,38 @@ class TrajectoryWriter:
         self._checkpoint: dict[str, Any] = {}
         self._last_flush = time.perf_counter()
         self._started_swmr = False
+
+    @classmethod
+    def append(cls, path: Path, frames: int, flush_seconds: float = 0.25) -> "TrajectoryWriter":
+        """Reopen a stored run to add frames after its first ``frames`` (extra rows are dropped).
+
+        A writer that was killed leaves HDF5's "open for writing" flag set, which blocks a plain
+        reopen; so the kept content is copied into a fresh file that atomically replaces the old.
+        """
+        path = Path(path)
+        fresh = path.with_name(path.name + ".resume")
+        with h5py.File(path, "r", libver="latest", swmr=True) as source, \
+                h5py.File(fresh, "w", libver="latest") as target:
+            target.attrs.update(source.attrs)
+            for name in source:
+                source.copy(source[name], target, name=name)
+
+            def trim(_, item):
+                if isinstance(item, h5py.Dataset):
+                    item.resize(frames, axis=0)
+            target["frames"].visititems(trim)
+        os.replace(fresh, path)
+        self = cls.__new__(cls)
+        self.path = path
+        self.file = h5py.File(path, "a", libver="latest")
+        self.frames = self.file["frames"]
+        self.count = frames
+        self.flush_seconds = flush_seconds
+        self._buffer = []
+        self._checkpoint = {}
+        self._last_flush = time.perf_counter()
+        self._started_swmr = False
+        return self
 
     def _dataset(self, key: str, value: np.ndarray):
         if key not in self.frames:
@@ -129,8 +179,8 @@ class TrajectoryWriter:
 def read_trajectory(path, frames: slice | None = None) -> dict[str, Any]:
     """The stored run as plain arrays: only the requested frame range is read from disk.
 
-    Returns a dict with ``t``, ``x``, ``v``, ``energy`` (dict), extras, ``model`` (dict of
-    arrays), ``attrs`` (dict) and ``checkpoint`` (dict).
+    Returns a dict with ``t``, ``x``, ``v``, ``energy`` (dict), ``extras`` (dict), ``model`` (a
+    Model), ``attrs`` (dict), ``checkpoint`` (dict) and ``total_frames``.
     """
     path = Path(path)
     if not path.is_file():
@@ -152,7 +202,7 @@ def read_trajectory(path, frames: slice | None = None) -> dict[str, Any]:
                 out[key] = item[pick]
             else:
                 out["extras"][key] = item[pick]
-        out["model"] = {key: handle["model"][key][()] for key in handle["model"]}
+        out["model"] = _read_model(handle["model"])
         out["attrs"] = dict(handle.attrs)
         out["checkpoint"] = dict(handle["checkpoint"].attrs)
         out["total_frames"] = total
@@ -173,3 +223,27 @@ def _frame_range(frames: slice | None, total: int) -> slice:
         raise HookeInputError("frames", f"out of range for {total} stored frame(s)",
                               f"{frames.start}:{frames.stop}:{frames.step}")
     return slice(start, stop, step)
+
+
+def open_result(path, frames: slice | None = None):
+    """``hooke.open``: a stored run as a :class:`hooke.Result`, reading only ``frames``.
+
+    The scene is rebuilt from the stored scene file text when there is one (so analytic solutions
+    and prescribed motions come back), else from the stored model arrays.
+    """
+    from ..result import Result
+    from ..scene import Scene
+    from .scene_file import build, parse
+
+    data = read_trajectory(path, frames)
+    attrs = data["attrs"]
+    if attrs["scene_source"]:
+        scene = build(parse(attrs["scene_source"], source=str(path)), attrs["scene_source"],
+                      overrides=json.loads(attrs["parameters"]), default_name=attrs["scene_name"])
+    else:
+        scene = Scene(data["model"], integrator=attrs["integrator"], dt=float(attrs["dt"]),
+                      t_end=float(attrs["t_end"]), name=attrs["scene_name"])
+    return Result(t=data["t"], x=data["x"], v=data["v"], energy=data["energy"], scene=scene,
+                  integrator=attrs["integrator"], dt=float(attrs["dt"]),
+                  options=json.loads(attrs["options"]), stats=json.loads(attrs.get("stats", "{}")),
+                  complete=bool(attrs["complete"]), **data["extras"])

@@ -76,12 +76,17 @@ class ConfigurationView:
         self.order = [a for a in range(model.dim) if a != up] + [up]
         self.projection = "3d" if model.dim == 3 else None
 
-    def draw(self, ax, x: np.ndarray) -> None:
+    def draw(self, ax, x: np.ndarray, t: float = 0.0) -> None:
+        """Springs grey, joints black, free particles blue, pinned red, planes (2D) brown."""
         model, low, high, pad = self.model, self.low, self.high, self.pad
         i, j = model.spring_indices.T
+        a, b = model.joint_indices.T if model.n_joints else (np.empty(0, int), np.empty(0, int))
         if model.dim == 3:
             x = x[:, self.order]
-            ax.add_collection3d(Line3DCollection(np.stack([x[i], x[j]], axis=1), colors="0.55", lw=0.3))
+            for p, q, colour, width in ((i, j, "0.55", 0.3), (a, b, "k", 1.2)):
+                if p.size:
+                    ax.add_collection3d(Line3DCollection(np.stack([x[p], x[q]], axis=1),
+                                                         colors=colour, lw=width))
             ax.scatter(*x[~model.pinned].T, s=4, color="tab:blue")
             ax.scatter(*x[model.pinned].T, s=12, color="tab:red")
             for set_limits, a in zip((ax.set_xlim, ax.set_ylim, ax.set_zlim), self.order):
@@ -93,6 +98,9 @@ class ConfigurationView:
         if model.dim == 1:
             x = np.column_stack([x[:, 0], np.zeros(len(x))])
         ax.add_collection(LineCollection(np.stack([x[i], x[j]], axis=1), colors="0.55", lw=0.5))
+        ax.add_collection(LineCollection(np.stack([x[a], x[b]], axis=1), colors="k", lw=1.5))
+        if model.dim == 2 and model.n_planes:
+            self._draw_planes(ax, t)
         ax.scatter(*x[~model.pinned].T, s=6, color="tab:blue", zorder=3)
         ax.scatter(*x[model.pinned].T, s=24, color="tab:red", marker="s", zorder=4)
         ax.set_xlim(low[0] - pad, high[0] + pad)
@@ -104,6 +112,20 @@ class ConfigurationView:
             ax.set_yticks([])
 
 
+    def _draw_planes(self, ax, t: float) -> None:
+        from ..energies.barrier import plane_offsets
+
+        centre = 0.5 * (self.low + self.high)
+        reach = 2.0 * float(np.max(self.high - self.low)) + 1.0
+        for normal, offset in zip(self.model.plane_normals, plane_offsets(self.model, t)):
+            foot = centre - (normal @ centre - offset) * normal
+            tangent = np.array([-normal[1], normal[0]])
+            ends = np.stack([foot - reach * tangent, foot + reach * tangent])
+            ax.plot(*ends.T, color="saddlebrown", lw=1.5, zorder=2)
+            ax.fill(*np.concatenate([ends, ends[::-1] - 0.05 * reach * normal]).T,
+                    color="saddlebrown", alpha=0.15, zorder=1)
+
+
 def snapshot_plot(result, path, n_snapshots: int = 4) -> Path:
     """The configuration at a few frames: particles (pinned ones marked) and springs."""
     frames = np.unique(np.linspace(0, result.n_frames - 1, n_snapshots).round().astype(int))
@@ -111,7 +133,26 @@ def snapshot_plot(result, path, n_snapshots: int = 4) -> Path:
     fig = plt.figure(figsize=(3.2 * len(frames), 3.4))
     for k, frame in enumerate(frames):
         ax = fig.add_subplot(1, len(frames), k + 1, projection=view.projection)
-        view.draw(ax, result.x[frame])
+        view.draw(ax, result.x[frame], result.t[frame])
         ax.set_title(f"t = {result.t[frame]:.3g} s", fontsize=9)
     fig.suptitle(_title(result), fontsize=10)
+    return save_figure(fig, path)
+
+
+def mode_shapes_plot(scene, modes, path, n_modes: int = 6) -> Path:
+    """The lowest mode shapes drawn over the equilibrium (scaled to 15 % of the system's size)."""
+    model = scene.model
+    count = min(n_modes, len(modes.frequencies))
+    size = float(np.ptp(modes.equilibrium, axis=0).max()) or 1.0
+    scaled = []
+    for shape in modes.shapes[:count]:
+        amplitude = float(np.abs(shape).max()) or 1.0
+        scaled.append(modes.equilibrium + 0.15 * size * shape / amplitude)
+    view = ConfigurationView(model, np.stack([modes.equilibrium, *scaled]))
+    fig = plt.figure(figsize=(3.2 * count, 3.4))
+    for k in range(count):
+        ax = fig.add_subplot(1, count, k + 1, projection=view.projection)
+        view.draw(ax, scaled[k])
+        ax.set_title(f"mode {k + 1}: {modes.frequencies[k]:.4g} Hz", fontsize=9)
+    fig.suptitle(f"{scene.name}: mode shapes about the static equilibrium", fontsize=10)
     return save_figure(fig, path)
