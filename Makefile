@@ -16,13 +16,14 @@ install: $(BIN)/python
 install-test: $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[test]"
 
-# The main job: simulate the default scene, write its plots and print the summary.
+# The main job: simulate the default scenes, write their plots and print the summaries.
 run: install
 	$(BIN)/hooke run cloth2d --dt 0.0025 --out $(OUT)/cloth2d
 	$(BIN)/hooke run spring1d --out $(OUT)/spring1d
 
 test: install-test
-	$(BIN)/python -m pytest -q
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	$(BIN)/python -m pytest -q tests --nbmake docs/notebooks
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache

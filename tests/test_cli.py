@@ -107,3 +107,40 @@ def test_readme_api_example_runs():
     result, spring, r = namespace["result"], namespace["spring"], namespace["r"]
     assert result.x.shape == (2001, 2, 3)
     assert np.max(np.abs(r.x - spring.analytic(r.t))) < 1e-6
+
+
+def test_plot_command_writes_every_applicable_kind(tmp_path):
+    assert hooke("run", "pendulum", "--t-end", "1", "--out", str(tmp_path)).returncode == 0
+    done = hooke("plot", str(tmp_path), "--out", str(tmp_path / "plots"))
+    assert done.returncode == 0, done.stderr
+    for kind in ("energy", "phase", "snapshot", "drift"):
+        assert (tmp_path / "plots" / f"{kind}.png").stat().st_size > 10_000
+    done = hooke("plot", str(tmp_path), "--kind", "penetration")
+    assert done.returncode == 2 and "penetration" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_modes_command_prints_crane_frequencies(tmp_path):
+    import hooke as api
+
+    done = hooke("modes", "crane", "-k", "3", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    expected = api.modes(api.scene("crane"), k=3).frequencies
+    printed = [float(line.split()[1]) for line in done.stdout.splitlines()
+               if line.strip()[:1].isdigit()]
+    np.testing.assert_allclose(printed, expected, rtol=1e-5)
+    assert (tmp_path / "modes.png").stat().st_size > 10_000
+
+
+def test_study_command_runs_a_short_pendulum_study(tmp_path):
+    done = hooke("study", "pendulum-correction", "--t-end", "1", "--output-interval", "0.1",
+                 "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "pendulum_correction.png").stat().st_size > 10_000
+    import csv
+
+    rows = list(csv.reader((tmp_path / "pendulum_correction.csv").open()))
+    # a column per curve: 5 β_c + 5 k_c + Baumgarte, projection, generalized-α; a row per 0.1 s
+    assert len(rows[0]) == 1 + 13 and len(rows) == 1 + 11
+    drift = np.array(rows[1:], dtype=float)
+    assert np.all(drift[:, 1:] >= 0) and drift[-1, 12] < 1e-9  # projection holds the lengths
+    assert hooke("study", "no-such-study").returncode == 2

@@ -102,10 +102,8 @@ def write_outputs(result, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "trajectory.h5", write_xdmf(out / "trajectory.h5")]
     if result.n_frames >= 2:
-        written.append(plots.energy_plot(result, out / "energy.png"))
-        written.append(plots.snapshot_plot(result, out / "snapshot.png"))
-        if result.scene.has_analytic:
-            written.append(plots.analytic_plot(result, out / "analytic.png"))
+        written += [plots.PLOTS[name](result, out / f"{name}.png")
+                    for name in plots.available(result) if name != "phase"]
     summary = summary_data(result)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     written.append(out / "summary.json")
@@ -207,6 +205,34 @@ def run_command(
         fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'}; continue with "
              f"`hooke run --resume {out}`", code=130)
     print_summary(summary_data(result), write_outputs(result, out))
+
+
+@app.command("plot")
+def plot_command(
+    directory: Path = typer.Argument(..., metavar="DIR", help="a run's output directory"),
+    kind: list[str] = typer.Option(None, "--kind", "-k",
+                                   help="energy, phase, analytic, drift, penetration, snapshot (default: all that apply)"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="where to write the PNGs (default: DIR)"),
+) -> None:
+    """Plot a stored run: PNG files named after each kind."""
+    from .io.store import open_result
+    from .viz import plots
+
+    try:
+        result = open_result(directory / "trajectory.h5")
+    except HookeInputError as error:
+        fail(str(error))
+    applicable = plots.available(result)
+    kinds = kind or applicable
+    for name in kinds:
+        if name not in plots.PLOTS:
+            fail(f"--kind: unknown plot (known: {', '.join(plots.PLOTS)}), got {name!r}")
+        if name not in applicable:
+            fail(f"--kind: '{name}' does not apply to this run (it applies: {', '.join(applicable)}), got {name!r}")
+    target = directory if out is None else out
+    target.mkdir(parents=True, exist_ok=True)
+    for name in kinds:
+        console.print(f"wrote {plots.PLOTS[name](result, target / f'{name}.png')}")
 
 
 @app.command("export")

@@ -1,6 +1,9 @@
 """Plots of a Result, written as PNG files (Matplotlib with the headless Agg backend).
 
-Contract: every function takes a Result and a path, writes one PNG and returns the path.
+Contract: every ``*_plot`` function takes a Result and a path, writes one PNG and returns the
+path: ``energy_plot``, ``phase_plot``, ``analytic_plot``, ``drift_plot`` (joint length error),
+``penetration_plot`` (distance to the nearest plane), ``snapshot_plot``; ``PLOTS`` maps the
+names used by ``hooke plot`` to them, and ``available(result)`` says which apply to a result.
 """
 
 from __future__ import annotations
@@ -41,10 +44,72 @@ def energy_plot(result, path) -> Path:
     return save_figure(fig, path)
 
 
+def _first_free(result) -> int:
+    return int(np.flatnonzero(~result.scene.model.pinned)[0])
+
+
+def phase_plot(result, path, particle: int | None = None, axis: int = 0) -> Path:
+    """Phase portrait: velocity against position of one particle along one axis."""
+    particle = _first_free(result) if particle is None else particle
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    x, v = result.x[:, particle, axis], result.v[:, particle, axis]
+    ax.plot(x, v, lw=0.8)
+    ax.plot(x[:1], v[:1], "o", color="tab:green", label="start")
+    ax.plot(x[-1:], v[-1:], "s", color="tab:red", label="end")
+    if result.scene.has_analytic:
+        exact = result.analytic()[:, particle, axis]
+        ax.plot(exact, np.gradient(exact, result.t), "k--", lw=0.8, label="analytic")
+    label = "xyz"[axis] if result.scene.model.dim > 1 else "x"
+    ax.set_xlabel(f"{label} [m]")
+    ax.set_ylabel(f"v{label} [m/s]")
+    ax.set_title(f"{_title(result)}\nparticle {particle}", fontsize=10)
+    ax.legend(loc="best")
+    ax.grid(alpha=0.3)
+    return save_figure(fig, path)
+
+
+def joint_length_error(result) -> np.ndarray:
+    """(frames, joints) |L − L0| of every joint [m]."""
+    model = result.scene.model
+    i, j = model.joint_indices.T
+    lengths = np.linalg.norm(result.x[:, j] - result.x[:, i], axis=-1)
+    return np.abs(lengths - model.joint_length)
+
+
+def drift_plot(result, path) -> Path:
+    """Constraint drift: the sum and the largest |L − L0| over the joints, log scale."""
+    error = joint_length_error(result)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.semilogy(result.t, np.maximum(error.sum(axis=1), 1e-17), label="Σ |L − L0|")
+    ax.semilogy(result.t, np.maximum(error.max(axis=1), 1e-17), label="max |L − L0|")
+    ax.set_xlabel("t [s]")
+    ax.set_ylabel("joint length error [m]")
+    ax.set_title(_title(result))
+    ax.legend(loc="best")
+    ax.grid(alpha=0.3, which="both")
+    return save_figure(fig, path)
+
+
+def penetration_plot(result, path) -> Path:
+    """Smallest distance of any contact particle to any plane; below zero would be penetration."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(result.t, result.contact_distance, label="min distance to a plane")
+    dhat = result.scene.model.contact_dhat
+    ax.axhline(dhat, color="0.5", ls=":", label=f"barrier activation d̂ = {dhat:g} m")
+    ax.axhline(0.0, color="tab:red", lw=0.8, label="plane")
+    ax.set_yscale("symlog", linthresh=dhat / 10)
+    ax.set_xlabel("t [s]")
+    ax.set_ylabel("distance [m]")
+    ax.set_title(f"{_title(result)}\nmax penetration {max(0.0, -float(np.min(result.contact_distance))):.3g} m",
+                 fontsize=10)
+    ax.legend(loc="best")
+    ax.grid(alpha=0.3)
+    return save_figure(fig, path)
+
+
 def analytic_plot(result, path, particle: int | None = None, axis: int = 0) -> Path:
     """Numerical against analytic position of one particle (seed 000's plot)."""
-    if particle is None:
-        particle = int(np.flatnonzero(~result.scene.model.pinned)[0])
+    particle = _first_free(result) if particle is None else particle
     exact = result.analytic()[:, particle, axis]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 5), sharex=True,
                                       gridspec_kw={"height_ratios": [3, 1]})
@@ -156,3 +221,19 @@ def mode_shapes_plot(scene, modes, path, n_modes: int = 6) -> Path:
         ax.set_title(f"mode {k + 1}: {modes.frequencies[k]:.4g} Hz", fontsize=9)
     fig.suptitle(f"{scene.name}: mode shapes about the static equilibrium", fontsize=10)
     return save_figure(fig, path)
+
+
+PLOTS = {"energy": energy_plot, "phase": phase_plot, "analytic": analytic_plot, "drift": drift_plot,
+         "penetration": penetration_plot, "snapshot": snapshot_plot}
+
+
+def available(result) -> list[str]:
+    """The plot names that apply to ``result``."""
+    names = ["energy", "phase", "snapshot"]
+    if result.scene.has_analytic:
+        names.append("analytic")
+    if result.scene.model.n_joints:
+        names.append("drift")
+    if np.isfinite(result.contact_distance).any():
+        names.append("penetration")
+    return names
