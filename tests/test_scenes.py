@@ -135,3 +135,35 @@ def test_builder_parameters_are_validated():
         hooke.scene("spring1d", stiffness=-1.0)
     with pytest.raises(hooke.HookeInputError, match=r"parameters\.colour"):
         hooke.scene("chain", colour="red")
+
+
+def test_scene_file_particle_motion_drives_a_pendulum_support(tmp_path):
+    path = tmp_path / "driven.toml"
+    path.write_text("""
+dim = 1
+[run]
+integrator = "rk4"
+dt = 0.001
+t_end = 3.0
+[[particles]]
+x = [0.0]
+pinned = true
+motion = { type = "sinusoid", amplitude = 0.3, direction = [1.0], omega = 1.0 }
+[[particles]]
+x = [0.0]
+mass = 1.0
+v = [0.4]
+[[springs]]
+i = 0
+j = 1
+stiffness = 4.0
+rest_length = 0.0
+""")
+    result = hooke.simulate(hooke.load(path))
+    # x'' = -4 (x - 0.3 sin t): the steady forced response 0.4 sin t matches v(0) = 0.4 exactly
+    np.testing.assert_allclose(result.x[:, 0, 0], 0.3 * np.sin(result.t), atol=1e-15)
+    np.testing.assert_allclose(result.x[:, 1, 0], 0.4 * np.sin(result.t), atol=1e-9)
+    bad = path.read_text().replace('type = "sinusoid"', 'type = "wobble"')
+    path.write_text(bad)
+    with pytest.raises(hooke.HookeInputError, match=r"particles\[0\]\.motion"):
+        hooke.load(path)

@@ -25,6 +25,13 @@ once, one line each, as ``path.of.field: message, got value``; the CLI exits wit
     j = 1
     length = 1.0
 
+A pinned particle can follow a prescribed motion (seed 003's moving support), x0 + u(t) − u(0):
+
+    [[particles]]
+    x = [0.0, 0.0, 0.0]
+    pinned = true
+    motion = { type = "sinusoid", amplitude = 0.1, direction = [1.0, 0.0, 0.0], omega = 3.0 }
+
 Contact (any scene, also builder scenes: the planes go under the body the builder made):
 
     [[planes]]
@@ -68,14 +75,6 @@ class RunSettings(Strict):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class ParticleSpec(Strict):
-    x: list[Finite]
-    v: list[Finite] | None = None
-    mass: Positive = 1.0
-    pinned: bool = False
-    name: str | None = None
-
-
 class SpringSpec(Strict):
     i: Annotated[int, Field(ge=0)]
     j: Annotated[int, Field(ge=0)]
@@ -111,6 +110,15 @@ class SinusoidSpec(Strict):
 
 
 MotionSpec = Annotated[ConstantVelocitySpec | SinusoidSpec, Field(discriminator="type")]
+
+
+class ParticleSpec(Strict):
+    x: list[Finite]
+    v: list[Finite] | None = None
+    mass: Positive = 1.0
+    pinned: bool = False
+    name: str | None = None
+    motion: MotionSpec | None = None  # a pinned particle following a prescribed motion
 
 
 class PlaneSpec(Strict):
@@ -231,7 +239,8 @@ def _explicit_model(spec: SceneFile):
     builder = ModelBuilder(dim=spec.dim, gravity=spec.gravity, spring_energy=spec.spring_energy)
     for particle in spec.particles:
         builder.add_particle(particle.x, mass=particle.mass, velocity=particle.v,
-                             pinned=particle.pinned, name=particle.name)
+                             pinned=particle.pinned, name=particle.name,
+                             motion=None if particle.motion is None else particle.motion.build())
     for spring in spec.springs:
         builder.add_spring(spring.i, spring.j, stiffness=spring.stiffness,
                            rest_length=spring.rest_length, damping=spring.damping)
