@@ -25,7 +25,7 @@ from .scenes import names as scene_names
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="hooke: dynamics of mass-spring systems.")
-console = Console()
+console = Console(soft_wrap=True)
 errors = Console(stderr=True)
 
 
@@ -167,6 +167,8 @@ def run_command(
     save_every: int = typer.Option(1, "--save-every", help="save a frame every N steps"),
     out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted run stored in DIR"),
+    max_energy_growth: Optional[float] = typer.Option(
+        None, "--max-energy-growth", help="stop when the total energy grows by more than this factor of its scale"),
 ) -> None:
     """Simulate a scene. Writes into --out: trajectory.h5 (frame by frame, as the run goes) with
     its ParaView sidecar trajectory.xdmf, energy.png, snapshot.png, analytic.png (when the scene
@@ -191,7 +193,7 @@ def run_command(
                 out.mkdir(parents=True, exist_ok=True)
                 result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                   save_every=save_every, progress=progress,
-                                  store=out / "trajectory.h5")
+                                  store=out / "trajectory.h5", max_energy_growth=max_energy_growth)
         finally:
             progress.close()
     except HookeInputError as error:
@@ -316,6 +318,31 @@ def study_command(
                                           progress=lambda label: errors.print(f"running {label}"))
     console.print(table.text())
     console.print(f"plot: {table.plot}\ntable: {table.csv}")
+
+
+@app.command("check")
+def check_command(
+    scene_file: Path = typer.Argument(..., metavar="FILE", help="a .toml scene file"),
+) -> None:
+    """Validate a scene file without running it: every problem, one line each (exit 2)."""
+    from .io.scene_file import load
+
+    try:
+        scene = load(scene_file)
+    except HookeInputError as error:
+        fail(str(error))
+    model = scene.model
+    console.print(f"{scene_file}: valid — {model.n_particles} particles, {model.n_springs} springs, "
+                  f"{model.n_joints} joints, {model.n_planes} planes, {model.dim}D; "
+                  f"{scene.integrator}, dt = {scene.dt:g}, t_end = {scene.t_end:g}")
+
+
+@app.command("schema")
+def schema_command() -> None:
+    """Print the JSON schema of scene files."""
+    from .io.scene_file import SceneFile
+
+    typer.echo(json.dumps(SceneFile.model_json_schema(), indent=2))
 
 
 @app.command("verify")

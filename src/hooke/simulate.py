@@ -74,7 +74,8 @@ class FrameSeries:
 
 def simulate(scene: Scene, integrator: str | None = None, dt: float | None = None,
              t_end: float | None = None, save_every: int = 1,
-             progress: Callable[[int, int], None] | None = None, store=None, **options) -> Result:
+             progress: Callable[[int, int], None] | None = None, store=None,
+             max_energy_growth: float | None = None, **options) -> Result:
     """Simulate ``scene`` and return a :class:`Result`.
 
     Args:
@@ -85,6 +86,9 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         save_every: save a frame every this many steps (the last step is always saved).
         progress: optional callback ``progress(steps_done, steps_total)`` called per frame.
         store: optional path of an HDF5 trajectory file written frame by frame as the run goes.
+        max_energy_growth: optional blow-up guard: stop when the total energy exceeds its start
+            by more than (factor − 1)·S, S = Σ |energy components| at the start (or at the first
+            frame where they are not all zero).
         **options: integrator options, e.g. ``rtol=1e-8`` for ``rk45``, ``tol=`` for ``implicit_euler``.
     """
     if not isinstance(scene, Scene):
@@ -97,7 +101,11 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
     if isinstance(save_every, bool) or not isinstance(save_every, (int, np.integer)) or save_every < 1:
         raise HookeInputError("save_every", "must be an integer >= 1", save_every)
     merged = {**(scene.options if name == scene.integrator else {}), **options}
-    run = Run(scene, name, dt, t_end, int(save_every), merged)
+    if max_energy_growth is not None:
+        check_positive("max_energy_growth", max_energy_growth)
+        if max_energy_growth <= 1:
+            raise HookeInputError("max_energy_growth", "must be > 1", max_energy_growth)
+    run = Run(scene, name, dt, t_end, int(save_every), merged, max_energy_growth)
     writer = None
     if store is not None:
         from .io.store import TrajectoryWriter
@@ -110,8 +118,10 @@ class Run:
     """One run's fixed plan: the integrator, the steps at which frames are saved."""
 
     def __init__(self, scene: Scene, integrator: str, dt: float, t_end: float, save_every: int,
-                 options: dict):
+                 options: dict, max_energy_growth: float | None = None):
         self.scene, self.name, self.dt = scene, integrator, dt
+        self.max_energy_growth = max_energy_growth
+        self._energy_reference: tuple[float, float] | None = None  # (E0, scale S)
         self.system = System(scene.model)
         self.stepper = get_integrator(integrator)(self.system, dt, **options)
         self.n_steps = max(1, int(round(t_end / dt)))
@@ -131,13 +141,18 @@ class Run:
                                       options=dict(self.stepper.options), stats=dict(self.stepper.stats),
                                       wall_time=time.perf_counter() - started, complete=complete)
 
+        kept = start_frame + 1 if start_frame else 0  # frames recorded (a resumed run's are in the file)
+
         def record(frame: int, current: State) -> None:
+            nonlocal kept
             data = frame_data(self.system, current)
             self.series.put(frame, data)
+            kept = frame + 1
             if writer is not None:
                 writer.write_frame(data, checkpoint=self.stepper.checkpoint())
+            if self.max_energy_growth is not None:
+                self._guard_energy(frame, current, data)
 
-        frame = start_frame
         try:
             if start_frame == 0:
                 record(0, state)
@@ -149,13 +164,13 @@ class Run:
                     worst = int(np.flatnonzero(~finite)[0])
                     raise SimulationError(
                         f"the state became non-finite by step {self.steps[frame]} (t = {state.t:.6g}), "
-                        f"first at particle {worst}; {frame} finite frame(s) kept. Try a smaller dt or "
+                        f"first at particle {worst}; {kept} finite frame(s) kept. Try a smaller dt or "
                         "an implicit integrator (implicit_euler, implicit_euler_linear).")
                 record(frame, state)
                 if progress is not None:
                     progress(int(self.steps[frame]), self.n_steps)
         except SimulationError as error:
-            error.result = result(frame, complete=False)
+            error.result = result(kept, complete=False)
             if writer is not None:
                 writer.close(complete=False, stats=self.stepper.stats)
             raise
@@ -166,6 +181,24 @@ class Run:
         if writer is not None:
             writer.close(complete=True, stats=self.stepper.stats)
         return result(self.steps.size, complete=True)
+
+    def _guard_energy(self, frame: int, state: State, data: dict) -> None:
+        total = float(data["energy/total"])
+        if self._energy_reference is None:
+            scale = sum(abs(float(value)) for key, value in data.items()
+                        if key.startswith("energy/") and key not in ("energy/total", "energy/potential"))
+            if scale > 0:
+                self._energy_reference = (total, scale)
+            return
+        start, scale = self._energy_reference
+        if total - start > (self.max_energy_growth - 1.0) * scale:
+            kinetic = 0.5 * self.scene.model.mass * np.sum(state.v ** 2, axis=1)
+            raise SimulationError(
+                f"the total energy grew from {start:.6g} J to {total:.6g} J (more than the allowed "
+                f"factor {self.max_energy_growth:g} of the energy scale {scale:.6g} J) by step "
+                f"{self.steps[frame]} (t = {state.t:.6g}); most energetic particle "
+                f"{int(np.argmax(kinetic))}; {frame + 1} frame(s) kept. Try a smaller dt or an "
+                "implicit integrator (implicit_euler, implicit_euler_linear).")
 
 
 def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:

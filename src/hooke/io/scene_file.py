@@ -195,14 +195,63 @@ def validation_errors(error: ValidationError, prefix: str = "") -> HookeInputErr
 
 
 def parse(text: str, source: str = "scene file") -> SceneFile:
+    """Validate a scene file's text; every problem is reported at once (schema and structure)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise HookeInputError(source, f"malformed TOML ({error})", show_value=False) from None
+    problems = structural_problems(data)
     try:
-        return SceneFile.model_validate(data)
+        spec = SceneFile.model_validate(data)
     except ValidationError as error:
-        raise validation_errors(error) from None
+        raise HookeInputErrors(validation_errors(error).problems + problems) from None
+    if problems:
+        raise HookeInputErrors(problems)
+    return spec
+
+
+def structural_problems(data: dict) -> list[str]:
+    """Problems between entries that the per-field schema cannot see: indices out of range,
+    duplicate springs or joints, springs and joints whose endpoints coincide. Works on the raw
+    TOML data and skips entries the schema will report anyway."""
+    particles = data.get("particles")
+    if not isinstance(particles, list):
+        return []
+    positions = [p.get("x") if isinstance(p, dict) else None for p in particles]
+    problems: list[str] = []
+    for table in ("springs", "joints"):
+        entries = data.get(table)
+        if not isinstance(entries, list):
+            continue
+        seen: dict[tuple[int, int], int] = {}
+        for k, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                continue
+            ends = []
+            for end in ("i", "j"):
+                index = entry.get(end)
+                if isinstance(index, int) and not isinstance(index, bool) and index >= 0:
+                    if index >= len(particles):  # (negative ones are the schema's to report)
+                        problems.append(f"{table}[{k}].{end}: particle index out of range "
+                                        f"[0, {len(particles)}), got {index}")
+                    else:
+                        ends.append(index)
+            if len(ends) != 2:
+                continue
+            i, j = ends
+            key = (min(i, j), max(i, j))
+            if i == j:
+                problems.append(f"{table}[{k}]: connects a particle to itself, got ({i}, {j})")
+            elif key in seen:
+                problems.append(f"{table}[{k}]: duplicates {table}[{seen[key]}] between particles "
+                                f"{i} and {j}, got ({i}, {j})")
+            else:
+                seen[key] = k
+                length_key = "rest_length" if table == "springs" else "length"
+                if entry.get(length_key) is None and positions[i] == positions[j] and positions[i] is not None:
+                    problems.append(f"{table}[{k}]: zero length: particles {i} and {j} coincide and "
+                                    f"no {length_key} is given, got ({i}, {j})")
+    return problems
 
 
 def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | None = None,
