@@ -27,10 +27,9 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .energies import kinetic
 from .errors import HookeInputError, SimulationError
-from .linalg import FixedPatternAssembler, diagonal_structure
 from .model import Model
+from .saddle_point import SaddlePointMatrix
 from .system import System
 
 DENSE_LIMIT = 600  # free DOFs up to which the reduced eigenproblem is solved densely
@@ -68,35 +67,6 @@ def _model_of(scene) -> tuple[Model, str]:
                           type(scene).__name__)
 
 
-class _Linearisation:
-    """K = ∇²U + Σ T_k ∇²g_k (+ μ M) and the saddle-point matrix on the free DOFs + joints."""
-
-    def __init__(self, system: System):
-        self.system = system
-        model = system.model
-        n_dofs, m = model.n_dofs, model.n_joints
-        structures = [diagonal_structure(n_dofs)]
-        structures += [term.hessian_structure(model) for term in system.terms]
-        if m:
-            rows, cols = system.joints.jacobian_structure
-            structures += [system.joints.geometric_hessian_structure(), (rows + n_dofs, cols),
-                           (cols, rows + n_dofs)]
-        keep = np.concatenate([model.free_dofs, n_dofs + np.arange(m)])
-        self.assembler = FixedPatternAssembler(structures, n_dofs + m, keep)
-        self.mass = kinetic.mass_diagonal(model)
-
-    def matrix(self, x: np.ndarray, tension: np.ndarray, shift: float = 0.0) -> sp.csc_matrix:
-        system, model = self.system, self.system.model
-        values = [self.mass] + [term.hessian_values(model, x) for term in system.terms]
-        weights = [shift] + [1.0] * len(system.terms)
-        if model.n_joints:
-            joints = system.joints
-            jacobian = joints.jacobian_values(joints.geometry(x)[1])
-            values += [joints.geometric_hessian_values(x, tension), jacobian, jacobian]
-            weights += [1.0, 1.0, 1.0]
-        return self.assembler.assemble(values, weights).tocsc()
-
-
 def _multipliers(system: System, x: np.ndarray, gradient: np.ndarray) -> np.ndarray:
     """Least-squares tensions T = −(G M⁻¹ Gᵀ)⁻¹ G M⁻¹ ∇U (mass-weighted), for the residual."""
     joints = system.joints
@@ -118,9 +88,9 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
     zero_v = np.zeros_like(x)
     if joints is not None:
         x, _ = joints.project(x, zero_v, 0.0)
-    linearisation = _Linearisation(system)
+    linearisation = SaddlePointMatrix(system)
     mass_scale = float(np.mean(model.mass))
-    stiffness_scale = max(float(np.max(np.abs(linearisation.matrix(x, np.zeros(m)).diagonal()),
+    stiffness_scale = max(float(np.max(np.abs(linearisation.assemble(x, np.zeros(m), 0.0, 1.0, 0.0).diagonal()),
                                        initial=0.0)), 1e-12 * mass_scale)
     force_scale = max(float(np.max(np.abs(model.mass[:, None] * model.gravity))), 1e-300)
     lengths = np.concatenate([model.joint_length, model.spring_rest_length[model.spring_rest_length > 0]])
@@ -142,7 +112,7 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
         rhs = np.concatenate([-gradient.reshape(-1)[free], np.zeros(m)])
         while True:  # Levenberg–Marquardt: grow the shift until the step lowers U
             try:
-                step = spla.splu(linearisation.matrix(x, tension, shift),
+                step = spla.splu(linearisation.assemble(x, tension, shift, 1.0, 0.0),
                                  permc_spec="MMD_AT_PLUS_A").solve(rhs)
             except RuntimeError:
                 step = np.full(rhs.shape, np.nan)
@@ -194,8 +164,8 @@ def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> 
                               "joints is 0)", name)
     k = min(int(k), n_modes)
     x, tension = equilibrium(model, tol=tol)
-    linearisation = _Linearisation(system)
-    full = linearisation.matrix(x, tension)  # [K, Gᵀ; G, 0]
+    linearisation = SaddlePointMatrix(system)
+    full = linearisation.assemble(x, tension, 0.0, 1.0, 0.0)  # [K, Gᵀ; G, 0]
     stiffness = full[: free.size, : free.size]
     mass = linearisation.mass[free]
     if dense is None:

@@ -57,6 +57,15 @@ def plane_offsets(model, t: float = 0.0) -> np.ndarray:
 
 
 # -- compiled kernels --------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _distance(x, i, normals, offsets, k):
+    """Signed distance of particle i to plane k."""
+    d = -offsets[k]
+    for a in range(x.shape[1]):
+        d += normals[k, a] * x[i, a]
+    return d
+
+
 @njit(cache=True)
 def _energy(x, normals, offsets, area, dhat, kappa):
     total = 0.0
@@ -64,9 +73,7 @@ def _energy(x, normals, offsets, area, dhat, kappa):
         if area[i] == 0.0:
             continue
         for k in range(normals.shape[0]):
-            d = -offsets[k]
-            for a in range(x.shape[1]):
-                d += normals[k, a] * x[i, a]
+            d = _distance(x, i, normals, offsets, k)
             if d < dhat:
                 if d <= 0.0:
                     return np.inf
@@ -90,9 +97,7 @@ def _gradient(x, normals, offsets, area, dhat, kappa, out):
         if area[i] == 0.0:
             continue
         for k in range(normals.shape[0]):
-            d = -offsets[k]
-            for a in range(x.shape[1]):
-                d += normals[k, a] * x[i, a]
+            d = _distance(x, i, normals, offsets, k)
             if d < dhat:
                 db = _derivative(d, area[i], dhat, kappa)
                 for a in range(x.shape[1]):
@@ -106,9 +111,7 @@ def _hessian_blocks(x, normals, offsets, area, dhat, kappa, out):
         if area[i] == 0.0:
             continue
         for k in range(normals.shape[0]):
-            d = -offsets[k]
-            for a in range(x.shape[1]):
-                d += normals[k, a] * x[i, a]
+            d = _distance(x, i, normals, offsets, k)
             if d < dhat:
                 ddb = area[i] * kappa * (d + dhat) / (2.0 * d * d)
                 for a in range(x.shape[1]):
@@ -123,10 +126,9 @@ def _max_step(x, p, normals, offsets, area, fraction):
         if area[i] == 0.0:
             continue
         for k in range(normals.shape[0]):
-            d = -offsets[k]
+            d = _distance(x, i, normals, offsets, k)
             approach = 0.0
             for a in range(x.shape[1]):
-                d += normals[k, a] * x[i, a]
                 approach -= normals[k, a] * p[i, a]
             if approach > 0.0 and fraction * d < alpha * approach:
                 alpha = fraction * d / approach
@@ -140,9 +142,7 @@ def _normal_forces(x, normals, offsets, area, dhat, kappa, out):
             out[i, k] = 0.0
             if area[i] == 0.0:
                 continue
-            d = -offsets[k]
-            for a in range(x.shape[1]):
-                d += normals[k, a] * x[i, a]
+            d = _distance(x, i, normals, offsets, k)
             if d < dhat:
                 out[i, k] = -_derivative(d, area[i], dhat, kappa)
 

@@ -39,10 +39,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.linalg as spla
 
-from ..energies import damping, kinetic
 from ..errors import HookeInputError, SimulationError
-from ..linalg import FixedPatternAssembler, diagonal_structure
 from ..model import State
+from ..saddle_point import SaddlePointMatrix
 from .base import Integrator, register
 
 
@@ -63,7 +62,7 @@ class AlphaMethod(Integrator):
         self.tensions = np.zeros(system.model.n_joints)  # T⁺ of the last step [N]
         self._memory = None  # (x of the last returned state, a, ã, T) there
         self._lu = None
-        self._assembler = None
+        self._matrix = None  # SaddlePointMatrix, built on the first step
         model = system.model
         h = self.dt
         ratio = (1.0 - self.alpha_f) / (1.0 - self.alpha_m)
@@ -85,35 +84,11 @@ class AlphaMethod(Integrator):
         self.max_iterations = int(iterations)
 
     # -- the saddle-point matrix -----------------------------------------------------------
-    def _build_assembler(self) -> None:
-        system, model = self.system, self.system.model
-        n_dofs, m = model.n_dofs, model.n_joints
-        structures = [diagonal_structure(n_dofs)]
-        structures += [term.hessian_structure(model) for term in system.terms]
-        structures.append(damping.jacobian_structure(model))
-        if m:
-            rows, cols = system.joints.jacobian_structure
-            structures += [system.joints.geometric_hessian_structure(), (rows + n_dofs, cols),
-                           (cols, rows + n_dofs)]
-        keep = np.concatenate([model.free_dofs, n_dofs + np.arange(m)])
-        self._assembler = FixedPatternAssembler(structures, n_dofs + m, keep)
-        self._mass_values = kinetic.mass_diagonal(model)
-
     def _factorize(self, x: np.ndarray, tension: np.ndarray, t: float) -> None:
         system, model = self.system, self.system.model
-        if self._assembler is None:
-            self._build_assembler()
-        values = [self._mass_values] + [term.hessian_values(model, x) for term in system.terms]
-        weights = [1.0] + [self.beta_prime] * len(system.terms)
-        values.append(damping.jacobian_values(model, x) if system.has_damping
-                      else np.zeros(self._assembler.sizes[len(values)]))
-        weights.append(self.gamma_prime)
-        if model.n_joints:
-            joints = system.joints
-            jacobian = joints.jacobian_values(joints.geometry(x)[1])
-            values += [joints.geometric_hessian_values(x, tension), jacobian, jacobian]
-            weights += [self.beta_prime, 1.0, 1.0]
-        matrix = self._assembler.assemble(values, weights).tocsc()
+        if self._matrix is None:
+            self._matrix = SaddlePointMatrix(system)
+        matrix = self._matrix.assemble(x, tension, 1.0, self.beta_prime, self.gamma_prime)
         try:
             self._lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A")
         except RuntimeError:  # SuperLU: exactly singular
