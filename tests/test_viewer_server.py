@@ -146,6 +146,15 @@ def test_a_bad_client_does_not_disturb_another(client):
         frame_after(bad, lambda f: f["paused"])
 
 
+def test_queued_restarts_are_bounded(client):
+    with connected(client) as (ws, _, _):
+        restart = json.dumps({"type": "restart", "integrator": "rk2", "dt": 0.005, "parameters": {}})
+        for _ in range(server.MAX_PENDING_REBUILDS + 40):
+            ws.send_text(restart)
+        assert "too many restarts queued" in next_of(ws, "error")["message"]
+        next_of(ws, "scene")  # the accepted ones still run
+
+
 def test_invalid_parameters_are_rejected_and_the_run_keeps_its_values(client):
     with connected(client) as (ws, _, _):
         for mass in (0.0, -1.0):
@@ -166,6 +175,18 @@ def test_invalid_parameters_are_rejected_and_the_run_keeps_its_values(client):
         scene = next_of(ws, "scene")
         assert scene["integrator"] == "rk2" and scene["dt"] == 0.01
         assert {p["name"]: p["value"] for p in scene["parameters"]}["mass"] == 2.0
+
+
+def test_model_size_requests_are_bounded():
+    session = Session("cloth2d")
+    fields = {f["name"]: f for f in session.scene_message()["parameters"]}
+    assert fields["nx"]["maximum"] == 160 and fields["ny"]["maximum"] == 120
+    messages = session.tick([parse_command(json.dumps(
+        {"type": "restart", "integrator": "symplectic_euler", "dt": 0.005,
+         "parameters": {"nx": 100_000_000}}))])
+    error = next(m for m in messages if m["type"] == "error")
+    assert error["field"] == "parameters.nx" and "must be <= 160" in error["message"]
+    assert session.scene.model.n_particles == 1200  # still the last valid run
 
 
 def test_cross_site_websocket_is_refused(client):

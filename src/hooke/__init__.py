@@ -21,6 +21,7 @@ from .scene import Scene
 from .scenes import names as _scene_names
 from .scenes import scene
 from .simulate import resume, simulate
+from .sweep import SweepResult, sweep
 from .system import System
 
 __version__ = "0.1.0"
@@ -38,4 +39,4 @@ def scenes() -> list[str]:
 
 __all__ = ["HookeError", "HookeInputError", "Model", "ModelBuilder", "Modes", "Result", "Scene",
            "SimulationError", "State", "System", "get_integrator", "integrators", "load", "open", "scene",
-           "resume", "scenes", "simulate", "modes", "__version__"]
+           "resume", "scenes", "simulate", "modes", "sweep", "SweepResult", "__version__"]

@@ -460,3 +460,77 @@ def lattice_tetrahedra(nx: int, ny: int, nz: int) -> np.ndarray:
     for a, b in paths:
         tets.append(np.stack([corner_ids[0], corner_ids[a], corner_ids[b], corner_ids[7]], axis=1))
     return np.concatenate(tets) if tets else np.empty((0, 4), dtype=np.int64)
+
+
+def model_from_arrays(dim: int, x0, mass, springs, stiffness, rest_length=None, damping=0.0,
+                      pinned=None, gravity=None, spring_energy: str = "hookean") -> Model:
+    """A Model straight from arrays, validated with whole-array checks (no per-item Python loop):
+    the path for generated bodies of millions of springs, where :meth:`ModelBuilder.add_spring`
+    would take minutes. ``mass``, ``stiffness``, ``rest_length`` (None: the current lengths) and
+    ``damping`` are one number or one per particle/spring; every spring must be distinct and join
+    two distinct particles. No joints, no contact planes (add planes with :func:`add_contact`)."""
+    b = ModelBuilder(dim=dim, gravity=gravity, spring_energy=spring_energy)
+    x0 = np.ascontiguousarray(x0, dtype=float)
+    if x0.ndim != 2 or x0.shape[1] != dim or not np.all(np.isfinite(x0)):
+        raise HookeInputError("x0", f"must be a finite (n, {dim}) array", x0.shape)
+    n = x0.shape[0]
+    springs = np.ascontiguousarray(springs, dtype=np.int64).reshape(-1, 2)
+    s = springs.shape[0]
+
+    def per(values, count, field, **bounds):
+        array = np.broadcast_to(np.asarray(values, dtype=float), (count,)).copy()
+        if not np.all(np.isfinite(array)) or (bounds.get("positive") and np.any(array <= 0)) \
+                or np.any(array < 0):
+            raise HookeInputError(field, "must be finite and " + ("> 0" if bounds.get("positive")
+                                                                  else ">= 0"), "array")
+        return array
+
+    masses = per(mass, n, "mass", positive=True)
+    if s and (springs.min() < 0 or springs.max() >= n):
+        raise HookeInputError("springs", f"particle index out of range [0, {n})", "array")
+    if np.any(springs[:, 0] == springs[:, 1]):
+        raise HookeInputError("springs", "a spring connects a particle to itself",
+                              int(np.flatnonzero(springs[:, 0] == springs[:, 1])[0]))
+    keys = np.sort(springs, axis=1)
+    keys = np.sort(keys[:, 0] * n + keys[:, 1])
+    duplicates = int(np.count_nonzero(keys[1:] == keys[:-1]))
+    if duplicates:
+        raise HookeInputError("springs", "contains duplicate springs between the same particles",
+                              f"{duplicates} duplicate(s)")
+    lengths = np.linalg.norm(x0[springs[:, 1]] - x0[springs[:, 0]], axis=1)
+    rest = lengths if rest_length is None else per(rest_length, s, "rest_length")
+    if np.any(rest == 0) and (rest_length is None or spring_energy == "squared_length"):
+        raise HookeInputError("rest_length", "zero-length spring (coincident endpoints or l0 = 0 "
+                              "with the squared_length energy)", int(np.flatnonzero(rest == 0)[0]))
+    pins = np.zeros(n, dtype=bool) if pinned is None else np.asarray(pinned, dtype=bool).copy()
+    if pins.shape != (n,):
+        raise HookeInputError("pinned", f"must be a boolean array of {n} entries", pins.shape)
+    return Model(dim=dim, mass=masses, pinned=pins, gravity=b.gravity.copy(),
+                 spring_indices=springs, spring_rest_length=rest,
+                 spring_stiffness=per(stiffness, s, "stiffness"),
+                 spring_damping=per(damping, s, "damping"), x0=x0, v0=np.zeros_like(x0),
+                 spring_energy=spring_energy, particle_names=("",) * n,
+                 **b._contact_fields(x0, pins))
+
+
+def grid_springs(nx: int, ny: int, diagonals: bool = True) -> np.ndarray:
+    """(s, 2) springs of :meth:`ModelBuilder.grid` (same order) for particles numbered i·ny + j."""
+    ids = np.arange(nx * ny, dtype=np.int64).reshape(nx, ny)
+    pairs = [(ids[:-1, :], ids[1:, :]), (ids[:, :-1], ids[:, 1:])]
+    if diagonals:
+        pairs += [(ids[:-1, :-1], ids[1:, 1:]), (ids[1:, :-1], ids[:-1, 1:])]
+    return np.concatenate([np.stack([a.ravel(), b.ravel()], axis=1) for a, b in pairs])
+
+
+def lattice_edges(nx: int, ny: int, nz: int) -> np.ndarray:
+    """(s, 2) unique edges of :func:`lattice_tetrahedra` generated directly, with no sort over
+    the tetrahedra: in the Freudenthal split every edge joins lattice point p to p + e for e one
+    of the 7 non-zero 0/1 vectors {100, 010, 001, 110, 101, 011, 111}."""
+    counts = (nx, ny, nz)
+    ids = np.arange(nx * ny * nz, dtype=np.int64).reshape(counts)
+    edges = []
+    for e in ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (1, 0, 1), (0, 1, 1), (1, 1, 1)):
+        start = ids[tuple(slice(0, n - o) for n, o in zip(counts, e))]
+        end = ids[tuple(slice(o, n) for n, o in zip(counts, e))]
+        edges.append(np.stack([start.ravel(), end.ravel()], axis=1))
+    return np.concatenate(edges)

@@ -385,6 +385,76 @@ def serve_command(
     console.print(f"hooke viewer: open {url(host, port)} in a browser (Ctrl-C stops it)")
     run(viewer, host=host, port=port)
 
+
+@app.command("sweep")
+def sweep_command(
+    scene_or_file: Optional[str] = typer.Argument(
+        None, metavar="SCENE_OR_FILE", help="a built-in scene name or a .toml scene file (or use --file)"),
+    param: list[str] = typer.Option(None, "--param", "-p",
+                                    help="PATH=v1,v2,… | PATH=lo:hi | PATH=log:lo:hi (repeatable)"),
+    file: Optional[Path] = typer.Option(None, "--file", "-f", help="a sweep file (TOML) or a shipped one "
+                                         "(pendulum_correction); the options below override it"),
+    random: Optional[int] = typer.Option(None, "--random", help="N random members instead of the grid"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="seed of the random members (default 0)"),
+    out: Path = typer.Option(Path("out/sweep"), "--out", "-o", help="the sweep's directory (same DIR resumes)"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="a Dask scheduler address, e.g. tcp://host:8786"),
+    retries: Optional[int] = typer.Option(None, "--retries", help="re-run a failed member up to N more times"),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds a member may run"),
+    summary_only: bool = typer.Option(False, "--summary-only", help="keep only the table, no trajectories"),
+    plot_metric: Optional[str] = typer.Option(None, "--plot-metric", help="energy_error (default), constraint_drift, "
+                                              "penetration, wall_time, steps or rejected"),
+    save_every: Optional[int] = typer.Option(None, "--save-every", help="save a frame every N steps"),
+) -> None:
+    """Parameter study on Dask: one simulation per member of a grid (or --random N samples),
+    on a local cluster or --scheduler. Writes DIR/summary.parquet, summary.csv, a plot of the
+    metric, and DIR/members/<id>/ (trajectory.h5, row.json). See `hooke.sweep`'s documentation."""
+    from rich.progress import MofNCompleteColumn
+
+    from .sweep import parse_param, read_sweep_file, sweep
+
+    try:
+        settings: dict = {}
+        if file is not None:
+            if scene_or_file is not None:
+                fail(f"SCENE_OR_FILE: give a scene or --file, not both, got {scene_or_file!r}")
+            spec = read_sweep_file(file)
+            scene, params = spec.scene, dict(spec.params)
+            settings = spec.model_dump(exclude={"scene", "description", "params"})
+        elif scene_or_file is None:
+            fail("SCENE_OR_FILE: missing (or use --file SWEEP.toml), got nothing")
+        else:
+            scene, params = scene_or_file, {}
+        given = [parse_param(text) for text in param or []]
+        for path, _ in given:
+            if [other for other, _ in given].count(path) > 1:
+                fail(f"--param: {path} given more than once, got {path!r}")
+        params.update(given)
+        options = {"random": random, "seed": seed, "retries": retries, "timeout": timeout,
+                   "metric": plot_metric, "save_every": save_every}
+        settings.update({key: value for key, value in options.items() if value is not None})
+        settings["summary_only"] = summary_only or settings.get("summary_only", False)
+        bar = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("members"),
+                       TimeElapsedColumn(), TimeRemainingColumn(), console=errors, transient=True)
+
+        def progress(done: int, total: int) -> None:
+            if not bar.tasks:  # started once the input is checked and the cluster is up
+                bar.start()
+                bar.add_task("sweep", total=total)
+            bar.update(bar.task_ids[0], completed=done)
+
+        try:
+            result = sweep(scene, params, client=scheduler, out=out, progress=progress, **settings)
+        finally:
+            bar.stop()
+    except HookeInputError as error:
+        fail(str(error))
+    except KeyboardInterrupt:
+        fail(f"interrupted: finished members are kept in {out}; the same command continues the sweep",
+             code=130)
+    console.print(result.text(), highlight=False)
+    console.print(f"table: {result.parquet}, {result.csv}\nplot: {result.plot}", highlight=False)
+
+
 def main() -> None:
     try:
         app()

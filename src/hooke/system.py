@@ -17,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .energies import damping, kinetic, potential_terms, step_terms
+from .energies import damping, gravity, kinetic, potential_terms, spring, step_terms
 from .constraints import JointSet
-from .linalg import FixedPatternAssembler, diagonal_structure
+from .kernels import SpringGather, spring_matrix
+from .linalg import BlockPattern, FixedPatternAssembler, diagonal_structure
 
 
 class System:
@@ -33,6 +34,8 @@ class System:
         self.mass_free = kinetic.mass_diagonal(model)[self.free_dofs]
         self.has_damping = model.has_damping
         self.pinned = model.pinned
+        self._pinned_index = model.pinned_index  # index arrays: cheaper than masks per step
+        self._pinned_x0 = model.x0[self._pinned_index]
         self.has_moving_pins = bool(model.pinned_motions)
         self._assembler = None
         self._full_assembler = None
@@ -40,6 +43,12 @@ class System:
         # by integrators of the unconstrained ODE, which then see the joints through acceleration().
         self.joints = JointSet(model) if model.n_joints else None
         self.joint_forces = None
+        # The fused kernels cover exactly the spring and gravity terms; a term added later (the
+        # viewer's cursor spring) or any other term (contact) selects the generic path.
+        fusable = all(term in (spring, gravity) for term in self.terms)
+        self._fusable_terms = tuple(self.terms) if fusable else None
+        self._gather = None
+        self._spring_pattern = None
 
     # -- energies and forces ---------------------------------------------------------------
     def potential_energies(self, x: np.ndarray, t: float | None = None) -> dict[str, float]:
@@ -59,8 +68,27 @@ class System:
             grad += term.gradient(self.model, x)
         return grad
 
+    @property
+    def gather(self) -> SpringGather | None:
+        """The fused spring/damping/gravity kernels (:mod:`hooke.kernels`) when the potential
+        terms are exactly springs and gravity, else None (then the generic path runs)."""
+        if self._fusable_terms is None or tuple(self.terms) != self._fusable_terms:
+            return None
+        if self._gather is None:
+            self._gather = SpringGather(self.model)
+        return self._gather
+
     def force(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
         """(n, d) total force: −∇U(x) plus spring damping at v."""
+        gather = self.gather
+        if gather is not None:
+            return gather.forces(np.ascontiguousarray(x, dtype=float),
+                                 np.ascontiguousarray(v, dtype=float))
+        return self.generic_force(x, v)
+
+    def generic_force(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """:meth:`force` term by term (each term's gradient, then damping): the reference the
+        fused kernels are checked against, and the path for any other term."""
         f = -self.potential_gradient(x)
         if self.has_damping:
             f += damping.force(self.model, x, v)
@@ -68,7 +96,12 @@ class System:
 
     def unconstrained_acceleration(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
         """(n, d) accelerations: force/mass for free particles, the prescribed one for pinned."""
-        a = self.force(x, v) * self.inverse_mass
+        gather = self.gather
+        if gather is not None:
+            a = gather.accelerations(np.ascontiguousarray(x, dtype=float),
+                                     np.ascontiguousarray(v, dtype=float))
+        else:
+            a = self.generic_force(x, v) * self.inverse_mass
         for i, motion in self.model.pinned_motions:
             a[i] = motion(t)[2]
         return a
@@ -90,9 +123,9 @@ class System:
     # -- pinned particles ------------------------------------------------------------------
     def apply_pins(self, x: np.ndarray, v: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Put pinned particles where they belong at time t (in place; returns x, v)."""
-        if self.pinned.any():
-            x[self.pinned] = self.model.x0[self.pinned]
-            v[self.pinned] = 0.0
+        if self._pinned_index.size:
+            x[self._pinned_index] = self._pinned_x0
+            v[self._pinned_index] = 0.0
             for i, motion in self.model.pinned_motions:
                 u, du, _ = motion(t)
                 x[i] = self.model.x0[i] + u - motion(0.0)[0]
@@ -147,6 +180,28 @@ class System:
                         terms=None) -> sp.csr_matrix:
         """mass_weight·M + hessian_weight·∇²U(x) + damping_weight·D(x) on the free DOFs
         (∇² over ``terms``: the potential terms, or ``step_terms(...)`` with the lagged ones)."""
+        terms = self.terms if terms is None else terms
+        if (not self.lagged_terms and spring in terms
+                and all(term in (spring, gravity) for term in terms)):
+            return self._spring_matrix(x, mass_weight, hessian_weight, damping_weight, project_psd)
+        return self.generic_combined_matrix(x, mass_weight, hessian_weight, damping_weight,
+                                            project_psd, terms)
+
+    def _spring_matrix(self, x, mass_weight, hessian_weight, damping_weight, project_psd):
+        """:meth:`combined_matrix` for springs (+ gravity): the blocks written in place into a
+        pattern built from the spring graph (:func:`hooke.kernels.spring_matrix`)."""
+        if self._spring_pattern is None:
+            self._spring_pattern = BlockPattern(self.model.spring_indices, self.model.pinned,
+                                                self.dim)
+        weight = damping_weight if self.has_damping else 0.0
+        return spring_matrix(self.model, self._spring_pattern, x, mass_weight, hessian_weight,
+                             weight, project_psd)
+
+    def generic_combined_matrix(self, x: np.ndarray, mass_weight: float, hessian_weight: float,
+                                damping_weight: float, project_psd: bool = False,
+                                terms=None) -> sp.csr_matrix:
+        """:meth:`combined_matrix` term by term through triplets and one bincount: the path for
+        every term, and the reference the in-place kernel is checked against."""
         terms = self.terms if terms is None else terms
         values = [kinetic.mass_diagonal(self.model)]
         weights = [mass_weight]

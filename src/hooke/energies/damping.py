@@ -12,7 +12,8 @@ import numpy as np
 from ..linalg import block_structure, pair_block_values
 
 
-def _directions(model, x):
+def directions(model, x):
+    """(s, d) unit spring directions (x_j − x_i)/|x_j − x_i|, 0 for a zero-length spring."""
     i, j = model.spring_indices.T
     d = x[j] - x[i]
     length = np.linalg.norm(d, axis=1, keepdims=True)
@@ -21,7 +22,7 @@ def _directions(model, x):
 
 def relative_normal_speed(model, x: np.ndarray, v: np.ndarray, n: np.ndarray | None = None) -> np.ndarray:
     i, j = model.spring_indices.T
-    n = _directions(model, x) if n is None else n
+    n = directions(model, x) if n is None else n
     return np.einsum("sa,sa->s", v[j] - v[i], n)
 
 
@@ -30,7 +31,7 @@ def force(model, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     out = np.zeros_like(v, dtype=float)
     if not model.has_damping:
         return out
-    n = _directions(model, x)
+    n = directions(model, x)
     f = -(model.spring_damping * relative_normal_speed(model, x, v, n))[:, None] * n
     i, j = model.spring_indices.T
     for axis in range(model.dim):
@@ -50,6 +51,6 @@ def jacobian_structure(model):
 
 def jacobian_values(model, x: np.ndarray) -> np.ndarray:
     """Entries of D = −∂f/∂v (positive semi-definite) on ``jacobian_structure``."""
-    n = _directions(model, x)
+    n = directions(model, x)
     local = model.spring_damping[:, None, None] * n[:, :, None] * n[:, None, :]
     return pair_block_values(local)

@@ -1,7 +1,8 @@
 """Explicit one-step methods on the first-order system s = (x, v), ṡ = (v, a(x, v)).
 
 ``explicit_euler``, ``rk2`` (seed 000's midpoint rule) and ``rk4`` are Runge–Kutta tableaus run by
-one routine; ``symplectic_euler`` updates v first and moves x with the new velocity (seed 000).
+one routine; ``symplectic_euler`` updates v first and moves x with the new velocity (seed 000),
+in one fused compiled pass when the model's terms allow it (:attr:`hooke.System.gather`).
 On models with joints all of them integrate M a = F − Gᵀ T with the exact tensions and the
 stabilisation chosen by their options (see :mod:`hooke.constraints`).
 """
@@ -88,7 +89,12 @@ class SymplecticEuler(ConstraintForces, Integrator):
 
     def step(self, state: State) -> State:
         h = self.dt
-        v = state.v + h * self.system.acceleration(state.x, state.v, state.t)
-        x = state.x + h * v
+        gather = self.system.gather if self.system.joint_forces is None else None
+        if gather is not None:  # the whole update in one fused pass (hooke.kernels)
+            x, v = gather.symplectic_euler(np.ascontiguousarray(state.x, dtype=float),
+                                           np.ascontiguousarray(state.v, dtype=float), h)
+        else:
+            v = state.v + h * self.system.acceleration(state.x, state.v, state.t)
+            x = state.x + h * v
         self.stats["steps"] += 1
         return self.new_state(state.t + h, x, v)

@@ -21,7 +21,9 @@ frozen; ``min_iterations=0`` is the book's rule exactly (checked before the firs
 the contact scenes use to reproduce it. When the line search finds no decrease of E above
 round-off, steps are judged by the gradient norm (energy differences there are noise); when no
 step qualifies, y is the minimiser to working precision and the iteration stops.
-Both take ``solver="direct"`` (default) or ``"cg"`` (see :class:`hooke.linalg.SparseSolver`).
+Both take ``solver="auto"`` (default: a direct solve, AMG-preconditioned CG above
+``hooke.linalg.AMG_MIN_DOFS`` unknowns), ``"direct"``, ``"cg"`` or ``"amg"`` (see
+:class:`hooke.linalg.SparseSolver`).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class LinearlyImplicitEuler(Integrator):
     name = "implicit_euler_linear"
     order = 1
     summary = "linearly implicit Euler (seed 001): one sparse solve of (M − h²K) v⁺ = M v + h f"
-    defaults = {"solver": "direct"}
+    defaults = {"solver": "auto"}
 
     def check_options(self) -> None:
         self.linear_solver = SparseSolver(self.options["solver"])
@@ -69,7 +71,7 @@ class ImplicitEuler(Integrator):
     name = "implicit_euler"
     order = 1
     summary = "backward Euler by Newton on the incremental potential, PSD-projected, with line search"
-    defaults = {"tol": 1e-2, "max_iterations": 100, "min_iterations": 1, "solver": "direct"}
+    defaults = {"tol": 1e-2, "max_iterations": 100, "min_iterations": 1, "solver": "auto"}
 
     def check_options(self) -> None:
         self.tol = self.positive_option("tol")

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Callable, Literal
 import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
-from ..builder import ModelBuilder
+from ..builder import ModelBuilder, grid_springs, lattice_edges, model_from_arrays
 from ..errors import HookeInputError
 from ..model import SPRING_ENERGIES
 
@@ -189,3 +189,32 @@ def npendulum(*, n: Count, mass: Positive, length: Positive, gravity: list[Finit
     """The N-link version of :func:`pendulum`: n equal masses, each link of length ``length``."""
     return _stacked_pendulum([mass] * n, length, gravity, top_velocity, support_amplitude,
                              support_omega)
+
+
+@builder
+def cloth(*, n: Annotated[int, Field(ge=2)], size: Positive, height: Finite, mass: Positive,
+          stiffness: NonNegative, damping: NonNegative, gravity: list[Finite]):
+    """A horizontal n × n cloth of side ``size`` at y = ``height`` (structural and both shear
+    springs: 2n(n−1) + 2(n−1)² springs, 39,402 for n = 100), hanging from the two corners of
+    its x = 0 edge. Built from arrays (:func:`hooke.builder.model_from_arrays`): 1000 × 1000
+    (about 4 million springs) takes seconds."""
+    spacing = size / (n - 1)
+    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    x0 = np.stack([i.ravel() * spacing, np.full(n * n, height), j.ravel() * spacing], axis=1)
+    pinned = np.zeros(n * n, dtype=bool)
+    pinned[[0, n - 1]] = True
+    return model_from_arrays(3, x0, mass, grid_springs(n, n), stiffness, damping=damping,
+                             pinned=pinned, gravity=gravity), None
+
+
+@builder
+def lattice(*, nx: Annotated[int, Field(ge=2)], ny: Annotated[int, Field(ge=2)],
+            nz: Annotated[int, Field(ge=2)], spacing: Positive, mass: Positive,
+            stiffness: NonNegative, damping: NonNegative, gravity: list[Finite]):
+    """A 3D block of nx × ny × nz particles, each cube split into 6 tetrahedra (Freudenthal)
+    whose edges are springs (about 7 per particle), its bottom layer y = 0 pinned; particle
+    (i, j, k) at spacing·(i, j, k), numbered (i·ny + j)·nz + k. Built from arrays."""
+    grid = np.stack(np.meshgrid(np.arange(nx), np.arange(ny), np.arange(nz), indexing="ij"), -1)
+    x0 = spacing * grid.reshape(-1, 3).astype(float)
+    return model_from_arrays(3, x0, mass, lattice_edges(nx, ny, nz), stiffness, damping=damping,
+                             pinned=grid.reshape(-1, 3)[:, 1] == 0, gravity=gravity), None

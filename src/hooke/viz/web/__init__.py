@@ -1,0 +1,11 @@
+"""The browser viewer behind ``hooke serve``: seed 000's interactive page, for every scene.
+
+- :mod:`.server`: the FastAPI app (page, assets, Plotly.js from the installed ``plotly``
+  package, one WebSocket per page) and :func:`.server.run` (uvicorn, 127.0.0.1 by default);
+- :mod:`.session`: the simulation of one page, stepped in the server with the real integrators,
+  and the messages it sends;
+- :mod:`.protocol`: the commands a page may send, validated by pydantic, at most 64 KiB each;
+- ``static/``: the page (controls, a canvas view in 2D or projected 3D, Plotly plots).
+
+Nothing is fetched from outside: the page works with no network.
+"""

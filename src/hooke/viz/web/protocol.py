@@ -1,0 +1,107 @@
+"""The viewer's WebSocket messages from the page to the server, validated by pydantic.
+
+Contract: :func:`parse_command` turns one text message into exactly one command model or raises
+:class:`ProtocolError` with a one-line reason. A message is JSON text of at most
+``MAX_MESSAGE_BYTES`` bytes holding an object whose ``type`` picks the command; unknown fields,
+wrong types, non-finite numbers and out-of-range values are errors. Commands (page → server):
+
+- ``{"type": "load", "scene": NAME}``: open a built-in scene with its own defaults.
+- ``{"type": "restart", "integrator": NAME, "dt": H, "parameters": {NAME: NUMBER, ...}}``:
+  rebuild the current scene with these parameters (missing ones keep the scene's defaults) and
+  start again from t = 0.
+- ``{"type": "set", "integrator"?: NAME, "dt"?: H, "steps_per_frame"?: N}``: change how the run
+  goes on, keeping the current state.
+- ``{"type": "pause", "paused": BOOL}``, ``{"type": "step"}`` (one step, then paused).
+- ``{"type": "drag", "particle": I, "target": [X, (Y, (Z))]}``: attach (or move) the cursor
+  spring from particle I to the target; ``{"type": "release"}`` detaches it.
+
+Whether a name, index or parameter fits the scene is checked by the session, not here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+MAX_MESSAGE_BYTES = 64 * 1024
+MAX_STEPS_PER_FRAME = 10_000
+
+Name = Annotated[str, Field(min_length=1, max_length=100)]
+PositiveFinite = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class ProtocolError(ValueError):
+    """A message that is not a valid command; the text says why, in one line."""
+
+
+class Command(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Load(Command):
+    type: Literal["load"]
+    scene: Name
+
+
+class Restart(Command):
+    type: Literal["restart"]
+    integrator: Name
+    dt: PositiveFinite
+    parameters: Annotated[dict[Name, Finite], Field(max_length=64)] = Field(default_factory=dict)
+
+
+class Set(Command):
+    type: Literal["set"]
+    integrator: Name | None = None
+    dt: PositiveFinite | None = None
+    steps_per_frame: Annotated[int, Field(ge=1, le=MAX_STEPS_PER_FRAME)] | None = None
+
+
+class Pause(Command):
+    type: Literal["pause"]
+    paused: bool
+
+
+class Step(Command):
+    type: Literal["step"]
+
+
+class Drag(Command):
+    type: Literal["drag"]
+    particle: Annotated[int, Field(ge=0)]
+    target: Annotated[list[Finite], Field(min_length=1, max_length=3)]
+
+
+class Release(Command):
+    type: Literal["release"]
+
+
+AnyCommand = Annotated[Union[Load, Restart, Set, Pause, Step, Drag, Release],
+                       Field(discriminator="type")]
+_ADAPTER = TypeAdapter(AnyCommand)
+
+
+def parse_command(text: str) -> Command:
+    """The command in one text message, or :class:`ProtocolError`."""
+    size = len(text.encode("utf-8", errors="replace"))
+    if size > MAX_MESSAGE_BYTES:
+        raise ProtocolError(f"message too large: {size} bytes (limit {MAX_MESSAGE_BYTES})")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ProtocolError(f"malformed JSON ({error.msg} at position {error.pos})") from None
+    except RecursionError:
+        raise ProtocolError("malformed JSON (nested too deeply)") from None
+    if not isinstance(data, dict) or "type" not in data:
+        raise ProtocolError("a message must be a JSON object with a 'type'")
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors()[:5]:
+            where = ".".join(str(part) for part in item["loc"]) or "message"
+            problems.append(f"{where}: {item['msg']}")
+        raise ProtocolError("invalid message: " + "; ".join(problems)) from None

@@ -1,0 +1,386 @@
+"""One viewer connection's simulation: a scene, an integrator and a State, stepped in the server.
+
+Contract: a :class:`Session` is driven by one thread at a time through :meth:`Session.tick`, which
+applies the page's commands (see :mod:`.protocol`) in order, then, unless paused, advances by up
+to ``steps_per_frame`` steps of the real hooke integrator, stopping early once ``frame_budget``
+seconds have passed (default 12 ms: most of a 60 Hz frame, the rest left for sending and
+drawing) so that a frame never waits for a long run. It returns the messages to send
+(server → page, JSON objects with a ``type``):
+
+- ``scene``: the scene just (re)started: name, description, dim, integrator, dt,
+  steps_per_frame, its numeric ``parameters`` as form fields (name, value, integer, bounds:
+  ``exclusive_minimum``, ``minimum``, ``maximum``),
+  topology (``springs``, ``pinned``, ``joints``, ``planes``), ``gravity``, ``has_analytic``,
+  ``tracked`` ([particle, coordinate] of the plotted position) and the first ``frame``.
+- ``settings``: integrator, dt and steps_per_frame after a ``set``.
+- ``frame``: ``t``, ``steps``, ``paused``, positions ``x`` (n × d, rounded to 1e-6 m),
+  ``step_ms`` (mean wall time of the last 100 steps), ``cursor``; ``energy`` {t, kinetic,
+  potential, total} when the state changed (null where a value overflowed); ``position`` {t, numerical, analytic} with one
+  sample per step since the last frame for scenes with an analytic solution; ``joint_error``
+  (max | |x_j − x_i| − L | [m]) for models with joints; ``planes`` when planes move.
+- ``error``: ``message`` and ``field`` (the input it is about, or null).
+
+A command that fails (unknown scene or integrator, a parameter out of range, an integrator that
+refuses the model) changes nothing and yields an ``error``. A step that fails (non-finite state,
+solver failure) keeps the last finite state, pauses and yields an ``error``.
+
+Dragging attaches a critically damped spring from a particle to the cursor (:class:`CursorSpring`),
+an external force of this session only. Its spring part is a potential term added to this
+session's :class:`hooke.System` (so every integrator sees its force, and implicit ones its
+Hessian); its damping is applied between steps as the exact decay v_i ← v_i·exp(−c h/m_i), the
+same for every integrator and stable for all (a damping force inside the step would make the
+Newton matrices of the implicit methods inconsistent, and without damping the particle would
+ring about the cursor). The Model never changes and the reported energies leave the cursor out.
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from ...errors import HookeError, HookeInputError
+from ...integrators import get as get_integrator
+from ...model import State
+from ...scene import check_positive
+from ...scenes import names as scene_names
+from ...scenes import scene as built_in_scene
+from ...scenes.builders import parameter_schema
+from ...system import System
+from .protocol import Drag, Load, Pause, Release, Restart, Set, Step
+
+# The page asks for these to be > 0 even where a builder would accept 0: a massless particle or a
+# spring without stiffness shows nothing in the viewer.
+POSITIVE_IN_VIEWER = ("mass", "stiffness")
+# Size limits, so that one page cannot make the server build a model that exhausts it: an integer
+# parameter (a count: grid size, chain length) is at most COUNT_FACTOR·max(its default in the scene
+# file, 10), and a model at most MAX_PARTICLES particles (cloth2d at its largest, 160 × 120, has
+# 19,200 particles, builds in ~1 s and steps in ~10 ms here).
+COUNT_FACTOR = 4
+MAX_PARTICLES = 50_000
+# The cursor spring's stiffness is m_i·(DRAG_RATE/dt)², i.e. h·ω = 0.5 on that spring alone, and
+# it is critically damped (c = 2 m_i ω): explicit integrators stay stable while dragging.
+DRAG_RATE = 0.5
+
+
+class CursorSpring:
+    """Potential term ½ k |x_i − c|² pulling particle i toward the cursor c (when attached), and
+    the critical damping of particle i's velocity that :meth:`damp` applies after each step.
+
+    It follows the potential-term contract of :mod:`hooke.energies` with a fixed diagonal
+    Hessian pattern, so the assembled matrices keep one sparsity pattern while it moves.
+    """
+
+    NAME = "cursor"
+
+    def __init__(self) -> None:
+        self.particle: int | None = None
+        self.target = np.zeros(0)
+        self.stiffness = 0.0
+        self.rate = 0.0  # c/m_i [1/s]
+
+    def attach(self, particle: int, target: np.ndarray, stiffness: float, mass: float) -> None:
+        self.particle, self.target, self.stiffness = particle, target, stiffness
+        self.rate = 2.0 * np.sqrt(stiffness / mass)
+
+    def damp(self, state: State, h: float) -> State:
+        """``state`` with v_i decayed over h (new arrays, so integrators that remember their last
+        state by identity start afresh)."""
+        if self.particle is None:
+            return state
+        v = state.v.copy()
+        v[self.particle] *= np.exp(-self.rate * h)
+        return State(state.t, state.x.copy(), v)
+
+    def release(self) -> None:
+        self.particle = None
+
+    def active(self, model) -> bool:
+        return True
+
+    def value(self, model, x: np.ndarray) -> float:
+        if self.particle is None:
+            return 0.0
+        d = x[self.particle] - self.target
+        return 0.5 * self.stiffness * float(d @ d)
+
+    def gradient(self, model, x: np.ndarray) -> np.ndarray:
+        grad = np.zeros_like(x, dtype=float)
+        if self.particle is not None:
+            grad[self.particle] = self.stiffness * (x[self.particle] - self.target)
+        return grad
+
+    def hessian_structure(self, model):
+        index = np.arange(model.n_particles * model.dim, dtype=np.int64)
+        return index, index
+
+    def hessian_values(self, model, x: np.ndarray, project_psd: bool = False) -> np.ndarray:
+        values = np.zeros(model.n_particles * model.dim)
+        if self.particle is not None:
+            values[self.particle * model.dim:(self.particle + 1) * model.dim] = self.stiffness
+        return values
+
+
+def parameter_fields(scene) -> list[dict[str, Any]]:
+    """The scene's numeric builder parameters as form fields: name, value, integer, bounds
+    (none for a scene that lists its particles)."""
+    source = tomllib.loads(scene.source) if scene.source else {}
+    builder = source.get("builder")
+    if builder is None:
+        return []
+    properties = parameter_schema(builder).get("properties", {})
+    defaults = source.get("parameters", {})
+    fields = []
+    for name, value in scene.parameters.items():
+        kind = properties.get(name, {}).get("type")
+        if kind not in ("number", "integer") or isinstance(value, bool):
+            continue
+        field: dict[str, Any] = {"name": name, "value": value, "integer": kind == "integer"}
+        if kind == "integer":
+            field["maximum"] = COUNT_FACTOR * max(int(defaults.get(name, value)), 10)
+        bounds = properties[name]
+        if name in POSITIVE_IN_VIEWER or "exclusiveMinimum" in bounds:
+            field["exclusive_minimum"] = max(bounds.get("exclusiveMinimum", 0), 0)
+        elif "minimum" in bounds:
+            field["minimum"] = bounds["minimum"]
+        fields.append(field)
+    return fields
+
+
+def _index_pairs(model, name: str) -> list[list[int]]:
+    return np.asarray(getattr(model, name, np.empty((0, 2))), dtype=np.int64).tolist()
+
+
+class Session:
+    """The simulation behind one page (see the module docstring for the messages)."""
+
+    def __init__(self, scene: str, steps_per_frame: int = 8, frame_budget: float = 0.012):
+        self.steps_per_frame = steps_per_frame
+        self.frame_budget = frame_budget
+        self.cursor = CursorSpring()
+        self._step_seconds: deque[float] = deque(maxlen=100)
+        self._open(scene, {}, None, None)
+
+    # -- commands ---------------------------------------------------------------------------
+    def tick(self, commands=()) -> list[dict[str, Any]]:
+        """Apply ``commands``, advance one frame unless paused; the messages to send."""
+        out: list[dict[str, Any]] = []
+        for command in commands:
+            try:
+                reply = self.handle(command)
+            except HookeError as error:
+                out.append(error_message(error))
+            else:
+                if reply is not None:
+                    out.append(reply)
+        if not self.paused:
+            self._advance(self.steps_per_frame, out)
+        if self._changed:
+            out.append(self.frame_message())
+        return out
+
+    def handle(self, command) -> dict[str, Any] | None:
+        if isinstance(command, Load):
+            self._open(command.scene, {}, None, None)
+            return self.scene_message()
+        if isinstance(command, Restart):
+            self._open(self.scene.name, command.parameters, command.integrator, command.dt)
+            return self.scene_message()
+        if isinstance(command, Set):
+            return self._set(command.integrator, command.dt, command.steps_per_frame)
+        if isinstance(command, Pause):
+            self.paused = command.paused
+            self._changed = True
+            return None
+        if isinstance(command, Step):
+            self.paused = True
+            self._changed = True
+            out: list[dict[str, Any]] = []
+            self._advance(1, out)
+            return out[0] if out else None
+        if isinstance(command, Drag):
+            self._drag(command.particle, command.target)
+            return None
+        if isinstance(command, Release):
+            self.cursor.release()
+            self._changed = True
+            return None
+        raise TypeError(f"not a viewer command: {command!r}")  # pragma: no cover - protocol bug
+
+    # -- building and stepping --------------------------------------------------------------
+    def _stepper(self, scene, integrator: str, dt: float):
+        """A new System with the cursor spring, and an integrator on it; the scene's options
+        that the integrator knows are passed on (e.g. soft3d's CG solver to either implicit
+        Euler)."""
+        cls = get_integrator(integrator)
+        options = {key: value for key, value in scene.options.items() if key in cls.defaults}
+        system = System(scene.model)
+        system.terms.append(self.cursor)
+        return cls(system, dt, **options)
+
+    def _open(self, name: str, parameters: dict[str, float], integrator: str | None,
+              dt: float | None) -> None:
+        """Build the scene and integrator, then (only if both succeed) start again from t = 0."""
+        if name not in scene_names():
+            raise HookeInputError("scene", f"unknown scene (built-in: {', '.join(scene_names())})", name)
+        defaults = built_in_scene(name)
+        fields = {field["name"]: field for field in parameter_fields(defaults)}
+        for key, value in parameters.items():
+            if key not in fields:
+                raise HookeInputError(f"parameters.{key}", f"is not a parameter of scene '{name}'", value)
+            bound = fields[key].get("exclusive_minimum")
+            if bound is not None and not value > bound:
+                raise HookeInputError(f"parameters.{key}", f"must be > {bound}", value)
+            bound = fields[key].get("maximum")
+            if bound is not None and value > bound:
+                raise HookeInputError(f"parameters.{key}", f"must be <= {bound} in the viewer", value)
+        scene = built_in_scene(name, **parameters) if parameters else defaults
+        if scene.model.n_particles > MAX_PARTICLES:
+            raise HookeInputError("parameters", f"make {scene.model.n_particles} particles; the "
+                                  f"viewer takes at most {MAX_PARTICLES}", parameters)
+        integrator = scene.integrator if integrator is None else integrator
+        dt = check_positive("dt", scene.dt if dt is None else dt)
+        self.cursor.release()
+        stepper = self._stepper(scene, integrator, dt)
+        self.scene, self.integrator, self.dt, self.stepper = scene, integrator, dt, stepper
+        self.state = scene.state.copy()
+        self.steps = 0
+        self._step_seconds.clear()
+        free = np.flatnonzero(~scene.model.pinned)
+        self.tracked = (int(free[0]) if free.size else 0, 0)
+        self._samples: list[tuple[float, float]] = [(self.state.t, self._tracked_value())]
+        self._new_state = True
+        self._changed = False
+        self.paused = False
+
+    def _set(self, integrator: str | None, dt: float | None,
+             steps_per_frame: int | None) -> dict[str, Any]:
+        if integrator is not None or dt is not None:
+            integrator = self.integrator if integrator is None else integrator
+            dt = self.dt if dt is None else check_positive("dt", dt)
+            self.stepper = self._stepper(self.scene, integrator, dt)
+            self.integrator, self.dt = integrator, dt
+            self._step_seconds.clear()
+            if self.cursor.particle is not None:
+                self._drag(self.cursor.particle, self.cursor.target)
+        if steps_per_frame is not None:
+            self.steps_per_frame = steps_per_frame
+        return {"type": "settings", "integrator": self.integrator, "dt": self.dt,
+                "steps_per_frame": self.steps_per_frame}
+
+    def _drag(self, particle: int, target) -> None:
+        model = self.scene.model
+        if particle >= model.n_particles:
+            raise HookeInputError("particle", f"must be < {model.n_particles}", particle)
+        if model.pinned[particle]:
+            raise HookeInputError("particle", "is pinned and cannot be dragged", particle)
+        target = np.asarray(target, dtype=float)
+        if target.shape != (model.dim,):
+            raise HookeInputError("target", f"must have {model.dim} coordinate(s)", target.tolist())
+        mass = float(model.mass[particle])
+        self.cursor.attach(particle, target, mass * (DRAG_RATE / self.dt) ** 2, mass)
+        self._changed = True
+
+    def _advance(self, n_steps: int, out: list[dict[str, Any]]) -> None:
+        started = time.perf_counter()
+        for _ in range(n_steps):
+            before = time.perf_counter()
+            try:
+                new = self.stepper.advance(self.state, self.state.t + self.dt, 1)
+            except Exception as error:  # any failing step stops this run, never the server
+                self._stop(out, f"the step from t = {self.state.t:.6g} failed: {error}")
+                return
+            if not (np.isfinite(new.x).all() and np.isfinite(new.v).all()):
+                self._stop(out, f"the state became non-finite after t = {self.state.t:.6g}; "
+                                "try a smaller dt or an implicit integrator")
+                return
+            self._step_seconds.append(time.perf_counter() - before)
+            self.state = self.cursor.damp(new, self.dt)
+            self.steps += 1
+            self._samples.append((new.t, self._tracked_value()))
+            self._new_state = self._changed = True
+            if time.perf_counter() - started > self.frame_budget:
+                return
+
+    def _stop(self, out: list[dict[str, Any]], message: str) -> None:
+        self.paused = True
+        self._changed = True
+        out.append({"type": "error", "message": f"{message} (paused)", "field": None})
+
+    def _tracked_value(self) -> float:
+        particle, coordinate = self.tracked
+        return float(self.state.x[particle, coordinate])
+
+    # -- messages ---------------------------------------------------------------------------
+    def scene_message(self) -> dict[str, Any]:
+        """The ``scene`` message, with the frame that starts the run (send it once per start)."""
+        scene, model = self.scene, self.scene.model
+        return {
+            "type": "scene", "scene": scene.name, "description": scene.description,
+            "dim": model.dim, "n_particles": model.n_particles,
+            "integrator": self.integrator, "dt": self.dt, "steps_per_frame": self.steps_per_frame,
+            "parameters": parameter_fields(scene),
+            "springs": _index_pairs(model, "spring_indices"),
+            "joints": _index_pairs(model, "joint_indices"),
+            "pinned": np.flatnonzero(model.pinned).tolist(),
+            "planes": self._planes(),
+            "gravity": np.asarray(model.gravity, dtype=float).tolist(),
+            "has_analytic": scene.has_analytic, "tracked": list(self.tracked),
+            "frame": self.frame_message(),
+        }
+
+    def frame_message(self) -> dict[str, Any]:
+        state, model = self.state, self.scene.model
+        message: dict[str, Any] = {
+            "type": "frame", "t": state.t, "steps": self.steps, "paused": self.paused,
+            "x": np.round(state.x, 6).tolist(),
+            "step_ms": 1e3 * float(np.mean(self._step_seconds)) if self._step_seconds else None,
+            "cursor": None if self.cursor.particle is None else
+            {"particle": self.cursor.particle, "target": self.cursor.target.tolist()},
+        }
+        if self._new_state:
+            system = self.stepper.system
+            potential = sum(value for key, value in system.potential_energies(state.x).items()
+                            if key != CursorSpring.NAME)
+            kinetic = system.kinetic_energy(state.v)
+            message["energy"] = {"t": state.t, "kinetic": finite_or_none(kinetic),
+                                 "potential": finite_or_none(potential),
+                                 "total": finite_or_none(kinetic + potential)}
+            if getattr(model, "n_joints", 0):
+                i, j = np.asarray(model.joint_indices).T
+                lengths = np.linalg.norm(state.x[j] - state.x[i], axis=1)
+                message["joint_error"] = finite_or_none(np.max(np.abs(lengths - model.joint_length)))
+        if self.scene.has_analytic and self._samples:
+            times = np.array([t for t, _ in self._samples])
+            particle, coordinate = self.tracked
+            message["position"] = {
+                "t": times.tolist(), "numerical": [value for _, value in self._samples],
+                "analytic": self.scene.analytic(times)[:, particle, coordinate].tolist()}
+        if getattr(model, "plane_motions", ()):
+            message["planes"] = self._planes()
+        self._samples = []
+        self._new_state = self._changed = False
+        return message
+
+    def _planes(self) -> list[dict[str, list[float]]]:
+        """Every contact plane (normal, point) at the current time."""
+        model = self.scene.model
+        normals = np.asarray(getattr(model, "plane_normals", np.empty((0, model.dim))))
+        points = np.array(getattr(model, "plane_points", np.empty((0, model.dim))), dtype=float)
+        for k, motion in getattr(model, "plane_motions", ()):
+            points[k] += motion(self.state.t)[0] - motion(0.0)[0]
+        return [{"normal": n.tolist(), "point": p.tolist()} for n, p in zip(normals, points)]
+
+
+def finite_or_none(value: float) -> float | None:
+    """``value`` as a float, or None (JSON null) where it overflowed: JSON has no inf or NaN."""
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
+def error_message(error: HookeError) -> dict[str, Any]:
+    """An ``error`` message for a rejected command, naming the input field when there is one."""
+    return {"type": "error", "message": str(error), "field": getattr(error, "field", None)}

@@ -1,0 +1,656 @@
+// hooke viewer page: controls, a canvas view (2D, or projected 3D with orbit) and Plotly plots,
+// driven by the server over one WebSocket (messages: see hooke/viz/web/protocol.py and
+// session.py). The simulation runs in the server; this page only draws what it is sent and
+// sends the user's commands. Invalid input marks its field and is never sent: the simulation
+// keeps its last valid value. window.hookeViewer exposes the page's state for inspection.
+"use strict";
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const MAX_SAMPLES = 1000;          // samples kept per plot (seed 000: the last 1000)
+  const PLOT_INTERVAL_MS = 250;      // plots redraw at most this often while running
+  const LABELS = {
+    x0: "Initial length x0 [m]", v0: "Initial velocity v0 [m/s]", stiffness: "Stiffness k [N/m]",
+    mass: "Mass m [kg]", damping: "Damping [N·s/m]", gravity: "Gravity [m/s²]",
+    spacing: "Spacing [m]", length: "Length [m]", density: "Density [kg/m²]", side: "Side [m]",
+  };
+
+  const canvas = $("view");
+  const ctx = canvas.getContext("2d");
+  const W = canvas.width, H = canvas.height;
+
+  const viewer = {
+    socket: null,
+    scene: null,        // the last "scene" message
+    starts: 0,          // how many runs were (re)started: "scene" messages received
+    frame: null,        // the last "frame" message
+    paused: false,
+    active: null,       // the server's integrator and dt
+    // last valid values of every field: what Restart sends
+    valid: { dt: null, steps_per_frame: null, parameters: {} },
+    rules: {},          // parameter name -> {integer, exclusive_minimum, minimum}
+    series: null,       // plot buffers
+    plotsDirty: false,
+    lastPlot: 0,
+    fps: 0,
+    camera: null,       // 3D camera
+    view2d: null,       // 2D pan/zoom
+    pointer: null,      // current mouse interaction
+    particleRadius: 4,
+  };
+  window.hookeViewer = viewer;
+
+  // ---- connection ------------------------------------------------------------------------
+  function connect() {
+    const scene = new URLSearchParams(location.search).get("scene");
+    const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws" +
+      (scene ? "?scene=" + encodeURIComponent(scene) : "");
+    const socket = new WebSocket(url);
+    viewer.socket = socket;
+    socket.onmessage = (event) => receive(JSON.parse(event.data));
+    socket.onclose = () => setStatus("disconnected from the server: reload the page to reconnect");
+  }
+
+  function send(command) {
+    if (viewer.socket && viewer.socket.readyState === WebSocket.OPEN) {
+      viewer.socket.send(JSON.stringify(command));
+    }
+  }
+  viewer.send = send;
+
+  function receive(message) {
+    switch (message.type) {
+      case "hello": return onHello(message);
+      case "scene": return onScene(message);
+      case "settings": return onSettings(message);
+      case "frame": return onFrame(message);
+      case "error": return onError(message);
+    }
+  }
+
+  function onHello(message) {
+    fillSelect($("scene"), message.scenes.map((name) => ({ value: name, text: name })));
+    fillSelect($("integrator"), message.integrators.map(
+      (item) => ({ value: item.name, text: item.name, title: item.summary })));
+  }
+
+  function onScene(message) {
+    viewer.scene = message;
+    viewer.starts += 1;
+    $("scene").value = message.scene;
+    $("description").textContent = message.description;
+    viewer.rules = {};
+    viewer.valid.parameters = {};
+    for (const input of document.querySelectorAll("#controls input")) markValid(input, true);
+    buildParameterFields(message.parameters);
+    applySettings(message);
+    $("message").textContent = "";
+    viewer.series = newSeries();
+    viewer.particleRadius = particleRadius(message);
+    if (message.dim === 3) fitCamera(message); else fitView2d(message);
+    $("plot-position").classList.toggle("hidden", !message.has_analytic);
+    $("plot-joints").classList.toggle("hidden", message.joints.length === 0);
+    onFrame(message.frame);
+    drawPlots();
+  }
+
+  // The server's settings after a "set": remembered and shown in the status line; the fields
+  // keep what the user chose (a later choice may already be on its way to the server).
+  function onSettings(message) {
+    viewer.active = { integrator: message.integrator, dt: message.dt };
+    viewer.valid.dt = message.dt;
+    viewer.valid.steps_per_frame = message.steps_per_frame;
+    setStatus(`${viewer.scene.scene} · ${message.integrator} · dt = ${message.dt}`);
+  }
+
+  function applySettings(message) {
+    $("integrator").value = message.integrator;
+    $("dt").value = String(message.dt);
+    $("steps-per-frame").value = String(message.steps_per_frame);
+    onSettings(message);
+  }
+
+  function onFrame(frame) {
+    viewer.frame = frame;
+    setPaused(frame.paused);
+    const time = $("time");
+    time.textContent = frame.t.toFixed(3);
+    time.dataset.t = String(frame.t);
+    $("steps").textContent = String(frame.steps);
+    $("step-ms").textContent = frame.step_ms == null ? "–" : frame.step_ms.toFixed(3);
+    const series = viewer.series;
+    if (frame.position) {
+      push(series.position.t, frame.position.t);
+      push(series.position.numerical, frame.position.numerical);
+      push(series.position.analytic, frame.position.analytic);
+    }
+    if (frame.energy) {
+      push(series.energy.t, [frame.energy.t]);
+      for (const key of ["kinetic", "potential", "total"]) push(series.energy[key], [frame.energy[key]]);
+    }
+    if (frame.joint_error != null && frame.energy) {
+      push(series.joints.t, [frame.energy.t]);
+      push(series.joints.error, [frame.joint_error]);
+    }
+    if (frame.planes) viewer.scene.planes = frame.planes;
+    viewer.plotsDirty = true;
+    if (frame.paused) drawPlots();   // show the final values at once when stopped
+  }
+
+  function onError(message) {
+    $("message").textContent = message.message;
+    const field = message.field || "";
+    if (field === "integrator") $("integrator").value = viewer.active.integrator;   // refused
+    const input = field === "dt" ? $("dt")
+      : field.startsWith("parameters.") ? $("param-" + field.slice("parameters.".length)) : null;
+    if (input) markValid(input, false);
+  }
+
+  function setStatus(text) { $("status").textContent = text; }
+
+  function setPaused(paused) {
+    viewer.paused = paused;
+    $("pause").textContent = paused ? "Resume" : "Pause";
+  }
+
+  // ---- controls and validation -----------------------------------------------------------
+  function fillSelect(select, options) {
+    select.replaceChildren(...options.map((item) => {
+      const option = document.createElement("option");
+      option.value = item.value;
+      option.textContent = item.text;
+      if (item.title) option.title = item.title;
+      return option;
+    }));
+  }
+
+  function buildParameterFields(fields) {
+    const box = $("parameters");
+    box.replaceChildren(box.querySelector("legend"));
+    box.hidden = fields.length === 0;
+    for (const field of fields) {
+      const label = document.createElement("label");
+      label.htmlFor = "param-" + field.name;
+      label.textContent = LABELS[field.name] || field.name;
+      const input = document.createElement("input");
+      input.id = "param-" + field.name;
+      input.type = "text";
+      input.inputMode = field.integer ? "numeric" : "decimal";
+      input.autocomplete = "off";
+      input.value = String(field.value);
+      input.dataset.parameter = field.name;
+      viewer.rules[field.name] = field;
+      viewer.valid.parameters[field.name] = field.value;
+      input.addEventListener("input", () => readField(input, field));
+      input.addEventListener("change", () => {
+        if (readField(input, field) !== null) restart();
+      });
+      box.append(label, input);
+    }
+  }
+
+  // The number in `input` if it satisfies `rule` (integer, exclusive_minimum, minimum,
+  // maximum), else null; the field is marked accordingly and a valid value is remembered.
+  function readField(input, rule) {
+    const text = input.value.trim();
+    const value = text === "" ? NaN : Number(text);
+    let ok = Number.isFinite(value);
+    if (ok && rule.integer) ok = Number.isInteger(value);
+    if (ok && rule.exclusive_minimum !== undefined) ok = value > rule.exclusive_minimum;
+    if (ok && rule.minimum !== undefined) ok = value >= rule.minimum;
+    if (ok && rule.maximum !== undefined) ok = value <= rule.maximum;
+    markValid(input, ok);
+    if (!ok) return null;
+    if (input.dataset.parameter) viewer.valid.parameters[input.dataset.parameter] = value;
+    return value;
+  }
+
+  function markValid(input, ok) {
+    input.classList.toggle("invalid", !ok);
+    input.setAttribute("aria-invalid", ok ? "false" : "true");
+  }
+
+  const DT_RULE = { exclusive_minimum: 0 };
+  const STEPS_RULE = { integer: true, minimum: 1, maximum: 10000 };
+
+  function restart() {
+    send({ type: "restart", integrator: $("integrator").value, dt: viewer.valid.dt,
+           parameters: viewer.valid.parameters });
+  }
+
+  $("scene").addEventListener("change", () => send({ type: "load", scene: $("scene").value }));
+  $("integrator").addEventListener("change",
+    () => send({ type: "set", integrator: $("integrator").value }));
+  $("dt").addEventListener("input", () => readField($("dt"), DT_RULE));
+  $("dt").addEventListener("change", () => {
+    const dt = readField($("dt"), DT_RULE);
+    if (dt !== null) send({ type: "set", dt });
+  });
+  $("steps-per-frame").addEventListener("input", () => readField($("steps-per-frame"), STEPS_RULE));
+  $("steps-per-frame").addEventListener("change", () => {
+    const steps = readField($("steps-per-frame"), STEPS_RULE);
+    if (steps !== null) send({ type: "set", steps_per_frame: steps });
+  });
+  $("restart").addEventListener("click", () => {
+    const dt = readField($("dt"), DT_RULE);
+    if (dt !== null) viewer.valid.dt = dt;
+    for (const input of $("parameters").querySelectorAll("input")) {
+      readField(input, viewer.rules[input.dataset.parameter]);
+    }
+    restart();
+  });
+  $("pause").addEventListener("click", () => {
+    setPaused(!viewer.paused);
+    send({ type: "pause", paused: viewer.paused });
+  });
+  $("step").addEventListener("click", () => send({ type: "step" }));
+
+  // ---- plots -----------------------------------------------------------------------------
+  function newSeries() {
+    return {
+      position: { t: [], numerical: [], analytic: [] },
+      energy: { t: [], kinetic: [], potential: [], total: [] },
+      joints: { t: [], error: [] },
+    };
+  }
+
+  function copySeries(series) {
+    const copy = {};
+    for (const [name, group] of Object.entries(series)) {
+      copy[name] = Object.fromEntries(Object.entries(group).map(([key, values]) => [key, values.slice()]));
+    }
+    return copy;
+  }
+
+  function push(array, values) {
+    for (const value of values) array.push(value);
+    if (array.length > MAX_SAMPLES) array.splice(0, array.length - MAX_SAMPLES);
+  }
+
+  function layout(title, yTitle) {
+    return {
+      title: { text: title, font: { size: 14 }, x: 0.02, xanchor: "left" }, uirevision: "keep",
+      margin: { l: 60, r: 10, t: 40, b: 40 },
+      legend: { orientation: "h", x: 1, xanchor: "right", y: 1.0, yanchor: "bottom" },
+      xaxis: { title: { text: "t [s]" } }, yaxis: { title: { text: yTitle }, autorange: true },
+    };
+  }
+
+  const PLOT_CONFIG = { displayModeBar: false, responsive: true };
+
+  // Plotly.react redraws only data arrays it has not seen: it is given copies of the buffers.
+  function drawPlots() {
+    if (!viewer.scene || !viewer.series) return;
+    viewer.plotsDirty = false;
+    viewer.lastPlot = performance.now();
+    const s = copySeries(viewer.series);
+    if (viewer.scene.has_analytic) {
+      const [particle, coordinate] = viewer.scene.tracked;
+      Plotly.react("plot-position", [
+        { x: s.position.t, y: s.position.numerical, name: "numerical", type: "scatter", mode: "lines" },
+        { x: s.position.t, y: s.position.analytic, name: "analytic", type: "scatter", mode: "lines",
+          line: { dash: "dash" } },
+      ], layout(`Position of particle ${particle} (coordinate ${coordinate})`, "x [m]"), PLOT_CONFIG);
+    }
+    Plotly.react("plot-energy", ["kinetic", "potential", "total"].map((key) => (
+      { x: s.energy.t, y: s.energy[key], name: key, type: "scatter", mode: "lines" })),
+      layout("Energy", "E [J]"), PLOT_CONFIG);
+    if (viewer.scene.joints.length) {
+      Plotly.react("plot-joints", [{ x: s.joints.t, y: s.joints.error, name: "max |length error|",
+        type: "scatter", mode: "lines" }], layout("Joint length error", "[m]"), PLOT_CONFIG);
+    }
+  }
+
+  // ---- geometry helpers ------------------------------------------------------------------
+  const sub = (a, b) => a.map((v, i) => v - b[i]);
+  const add = (a, b) => a.map((v, i) => v + b[i]);
+  const scale = (a, s) => a.map((v) => v * s);
+  const dot = (a, b) => a.reduce((sum, v, i) => sum + v * b[i], 0);
+  const cross = (a, b) => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+  const norm = (a) => Math.sqrt(dot(a, a));
+  const unit = (a) => scale(a, 1 / (norm(a) || 1));
+
+  function bounds(points) {
+    const lo = points[0].slice(), hi = points[0].slice();
+    for (const p of points) for (let k = 0; k < p.length; k++) {
+      lo[k] = Math.min(lo[k], p[k]);
+      hi[k] = Math.max(hi[k], p[k]);
+    }
+    return { lo, hi };
+  }
+
+  // A radius for the particles: a fraction of the median spring length (in world units).
+  function particleRadius(scene) {
+    const x = scene.frame.x;
+    const lengths = scene.springs.slice(0, 2000).map(([i, j]) => norm(sub(x[j], x[i])))
+      .filter((l) => l > 0).sort((a, b) => a - b);
+    const { lo, hi } = bounds(x);
+    const size = norm(sub(hi, lo)) || 1;
+    return lengths.length ? lengths[lengths.length >> 1] * 0.15 : size * 0.02;
+  }
+
+  // ---- 2D view (1D scenes on the x axis) -------------------------------------------------
+  function fitView2d(scene) {
+    const points = scene.frame.x.map((p) => (p.length === 1 ? [p[0], 0] : p));
+    if (scene.dim === 1) points.push(...points.map(([x]) => [-x, 0]));   // oscillates about 0
+    for (const plane of scene.planes) points.push(plane.point.length === 1 ? [plane.point[0], 0] : plane.point);
+    const { lo, hi } = bounds(points);
+    const width = Math.max(hi[0] - lo[0], 1e-3), height = Math.max(hi[1] - lo[1], 1e-3);
+    viewer.view2d = {
+      cx: (lo[0] + hi[0]) / 2, cy: (lo[1] + hi[1]) / 2,
+      scale: 0.6 * Math.min(W / width, H / height),
+    };
+  }
+
+  function toScreen2d(p) {
+    const v = viewer.view2d;
+    return [W / 2 + (p[0] - v.cx) * v.scale, H / 2 - ((p.length > 1 ? p[1] : 0) - v.cy) * v.scale];
+  }
+
+  function toWorld2d(sx, sy) {
+    const v = viewer.view2d;
+    const x = v.cx + (sx - W / 2) / v.scale, y = v.cy - (sy - H / 2) / v.scale;
+    return viewer.scene.dim === 1 ? [x] : [x, y];
+  }
+
+  function draw2d(scene, x) {
+    const px = x.map(toScreen2d);
+    const v = viewer.view2d;
+    // axes: 1 m in x (red) and y (green) from the origin, as in seed 000
+    const o = toScreen2d([0, 0]);
+    line(o, [o[0] + v.scale, o[1]], "#e33", 1);
+    if (scene.dim > 1) line(o, [o[0], o[1] - v.scale], "#2b2", 1);
+    for (const plane of scene.planes) drawPlane2d(plane);
+    ctx.beginPath();
+    for (const [i, j] of scene.springs) {
+      if (scene.dim === 1) zigzag(px[i], px[j]); else { ctx.moveTo(...px[i]); ctx.lineTo(...px[j]); }
+    }
+    ctx.strokeStyle = scene.springs.length > 500 ? "rgba(70,70,70,0.55)" : "#555";
+    ctx.lineWidth = 1;
+    ctx.stroke();
+    for (const [i, j] of scene.joints) line(px[i], px[j], "#e08a00", 3);
+    const r = Math.max(2, Math.min(10, viewer.particleRadius * v.scale));
+    drawParticles(scene, px.map((p) => [p[0], p[1], r]));
+    drawCursor(px, (target) => toScreen2d(target));
+  }
+
+  function zigzag(a, b) {
+    const n = 24, dx = (b[0] - a[0]) / n;
+    ctx.moveTo(a[0], a[1]);
+    for (let k = 1; k < n; k++) ctx.lineTo(a[0] + k * dx, a[1] + (k % 2 ? -8 : 8));
+    ctx.lineTo(b[0], b[1]);
+  }
+
+  function drawPlane2d(plane) {
+    const n = plane.normal.length === 1 ? [plane.normal[0], 0] : plane.normal;
+    const p = toScreen2d(plane.point);
+    const t = [-n[1], n[0]];
+    const L = 4 * (W + H);
+    const a = [p[0] + L * t[0], p[1] - L * t[1]], b = [p[0] - L * t[0], p[1] + L * t[1]];
+    const off = [-n[0] * L, n[1] * L];    // screen direction of the forbidden side
+    ctx.fillStyle = "rgba(120,100,80,0.18)";
+    ctx.beginPath();
+    ctx.moveTo(...a); ctx.lineTo(...b);
+    ctx.lineTo(b[0] + off[0], b[1] + off[1]); ctx.lineTo(a[0] + off[0], a[1] + off[1]);
+    ctx.fill();
+    line(a, b, "#6b4f2a", 2);
+  }
+
+  function line(a, b, color, width) {
+    ctx.beginPath();
+    ctx.moveTo(a[0], a[1]);
+    ctx.lineTo(b[0], b[1]);
+    ctx.strokeStyle = color;
+    ctx.lineWidth = width;
+    ctx.stroke();
+  }
+
+  // particles as [sx, sy, radius], drawn in the given order: free blue discs, pinned red squares
+  function drawParticles(scene, screen, order) {
+    const pinned = new Set(scene.pinned);
+    const indices = order || screen.map((_, i) => i);
+    ctx.fillStyle = "#1f5fd1";
+    ctx.beginPath();
+    for (const i of indices) {
+      if (pinned.has(i) || !screen[i]) continue;
+      const [sx, sy, r] = screen[i];
+      ctx.moveTo(sx + r, sy);
+      ctx.arc(sx, sy, r, 0, 2 * Math.PI);
+    }
+    ctx.fill();
+    ctx.fillStyle = "#c8102e";
+    for (const i of pinned) {
+      if (!screen[i]) continue;
+      const [sx, sy, r] = screen[i];
+      const s = Math.max(r, 3) + 1;
+      ctx.fillRect(sx - s, sy - s, 2 * s, 2 * s);
+    }
+  }
+
+  function drawCursor(px, project) {
+    const cursor = viewer.frame.cursor;
+    if (!cursor || !px[cursor.particle]) return;
+    const target = project(cursor.target);
+    if (!target) return;
+    ctx.setLineDash([5, 4]);
+    line(px[cursor.particle], target, "#0a8f3c", 2);
+    ctx.setLineDash([]);
+    ctx.beginPath();
+    ctx.arc(target[0], target[1], 4, 0, 2 * Math.PI);
+    ctx.fillStyle = "#0a8f3c";
+    ctx.fill();
+  }
+
+  // ---- 3D view: perspective projection onto the canvas, orbit about a target -------------
+  const FOV = 45 * Math.PI / 180;
+  const FOCAL = 0.5 * H / Math.tan(FOV / 2);
+
+  function fitCamera(scene) {
+    const g = scene.gravity;
+    const up = norm(g) > 0 ? unit(scale(g, -1)) : [0, 1, 0];
+    const seed = Math.abs(up[0]) < 0.9 ? [1, 0, 0] : [0, 0, 1];
+    const e1 = unit(sub(seed, scale(up, dot(seed, up))));
+    const e2 = cross(up, e1);
+    const { lo, hi } = bounds(scene.frame.x);
+    const radius = Math.max(norm(sub(hi, lo)) / 2, 1e-3);
+    viewer.camera = {
+      target: scale(add(lo, hi), 0.5), distance: 1.3 * radius / Math.sin(FOV / 2),
+      yaw: 0.6, pitch: 0.35, up, e1, e2, radius,
+    };
+  }
+
+  function cameraFrame() {
+    const c = viewer.camera;
+    const direction = add(scale(add(scale(c.e1, Math.cos(c.yaw)), scale(c.e2, Math.sin(c.yaw))),
+      Math.cos(c.pitch)), scale(c.up, Math.sin(c.pitch)));
+    const eye = add(c.target, scale(direction, c.distance));
+    const forward = scale(direction, -1);
+    const right = unit(cross(forward, c.up));
+    const camUp = cross(right, forward);
+    return { eye, forward, right, camUp };
+  }
+
+  function project3d(f, p) {
+    const r = sub(p, f.eye);
+    const z = dot(r, f.forward);
+    if (z <= 1e-3 * viewer.camera.distance) return null;
+    return [W / 2 + FOCAL * dot(r, f.right) / z, H / 2 - FOCAL * dot(r, f.camUp) / z, z];
+  }
+
+  function unproject3d(f, sx, sy, z) {
+    return add(add(f.eye, scale(f.forward, z)),
+      add(scale(f.right, (sx - W / 2) * z / FOCAL), scale(f.camUp, -(sy - H / 2) * z / FOCAL)));
+  }
+
+  function draw3d(scene, x) {
+    const f = cameraFrame();
+    const px = x.map((p) => project3d(f, p));
+    for (const plane of scene.planes) drawPlane3d(f, plane);
+    ctx.beginPath();
+    for (const [i, j] of scene.springs) {
+      if (!px[i] || !px[j]) continue;
+      ctx.moveTo(px[i][0], px[i][1]);
+      ctx.lineTo(px[j][0], px[j][1]);
+    }
+    ctx.strokeStyle = "rgba(60,60,70,0.35)";
+    ctx.lineWidth = 1;
+    ctx.stroke();
+    for (const [i, j] of scene.joints) if (px[i] && px[j]) line(px[i], px[j], "#e08a00", 3);
+    const screen = px.map((p) => p && [p[0], p[1],
+      Math.max(1.5, Math.min(8, viewer.particleRadius * FOCAL / p[2]))]);
+    const order = px.map((_, i) => i).filter((i) => px[i]).sort((a, b) => px[b][2] - px[a][2]);
+    drawParticles(scene, screen, order);
+    drawCursor(px, (target) => project3d(f, target));
+    drawAxes(f);
+  }
+
+  function drawPlane3d(f, plane) {
+    const n = unit(plane.normal);
+    const c = viewer.camera;
+    const seed = Math.abs(n[0]) < 0.9 ? [1, 0, 0] : [0, 0, 1];
+    const a = unit(sub(seed, scale(n, dot(seed, n)))), b = cross(n, a);
+    const center = sub(c.target, scale(n, dot(sub(c.target, plane.point), n)));
+    const half = 2 * c.radius, cells = 10;
+    ctx.beginPath();
+    for (let k = 0; k <= cells; k++) {
+      const s = -half + (2 * half * k) / cells;
+      for (const [u, w] of [[a, b], [b, a]]) {
+        const p = project3d(f, add(center, add(scale(u, s), scale(w, -half))));
+        const q = project3d(f, add(center, add(scale(u, s), scale(w, half))));
+        if (p && q) { ctx.moveTo(p[0], p[1]); ctx.lineTo(q[0], q[1]); }
+      }
+    }
+    ctx.strokeStyle = "rgba(107,79,42,0.45)";
+    ctx.lineWidth = 1;
+    ctx.stroke();
+  }
+
+  function drawAxes(f) {
+    const origin = [50, H - 50];
+    [[[1, 0, 0], "#e33", "x"], [[0, 1, 0], "#2b2", "y"], [[0, 0, 1], "#33e", "z"]].forEach(
+      ([axis, color, name]) => {
+        const end = [origin[0] + 30 * dot(axis, f.right), origin[1] - 30 * dot(axis, f.camUp)];
+        line(origin, end, color, 2);
+        ctx.fillStyle = color;
+        ctx.fillText(name, end[0] + 3, end[1] - 3);
+      });
+  }
+
+  // ---- drawing loop ----------------------------------------------------------------------
+  let framesCounted = 0, fpsSince = performance.now();
+  function render(now) {
+    framesCounted += 1;
+    if (now - fpsSince >= 1000) {
+      viewer.fps = (1000 * framesCounted) / (now - fpsSince);
+      $("fps").textContent = viewer.fps.toFixed(0);
+      framesCounted = 0;
+      fpsSince = now;
+    }
+    ctx.clearRect(0, 0, W, H);
+    const scene = viewer.scene, frame = viewer.frame;
+    if (scene && frame) {
+      if (scene.dim === 3) draw3d(scene, frame.x); else draw2d(scene, frame.x);
+    }
+    if (viewer.plotsDirty && now - viewer.lastPlot > PLOT_INTERVAL_MS) drawPlots();
+    requestAnimationFrame(render);
+  }
+
+  // ---- mouse: drag particles, pan/orbit, zoom --------------------------------------------
+  // canvas pixel coordinates of a mouse event (inside the canvas border)
+  function mousePosition(event) {
+    const rect = canvas.getBoundingClientRect();
+    return [(event.clientX - rect.left - canvas.clientLeft) * (W / canvas.clientWidth),
+            (event.clientY - rect.top - canvas.clientTop) * (H / canvas.clientHeight)];
+  }
+
+  // where particle i is drawn now, in the page's client coordinates (null if behind the camera)
+  viewer.clientPosition = (i) => {
+    const p = viewer.frame.x[i];
+    const s = viewer.scene.dim === 3 ? project3d(cameraFrame(), p) : toScreen2d(p);
+    if (!s) return null;
+    const rect = canvas.getBoundingClientRect();
+    return [rect.left + canvas.clientLeft + s[0] * canvas.clientWidth / W,
+            rect.top + canvas.clientTop + s[1] * canvas.clientHeight / H];
+  };
+
+  // the nearest free particle within reach of the mouse: [index, screen point] or null
+  function pick(mouse) {
+    const scene = viewer.scene, frame = viewer.frame;
+    const pinned = new Set(scene.pinned);
+    const f = scene.dim === 3 ? cameraFrame() : null;
+    let best = null, bestDistance = 12;
+    frame.x.forEach((p, i) => {
+      if (pinned.has(i)) return;
+      const s = f ? project3d(f, p) : toScreen2d(p);
+      if (!s) return;
+      const d = Math.hypot(s[0] - mouse[0], s[1] - mouse[1]);
+      if (d < bestDistance) { best = [i, s]; bestDistance = d; }
+    });
+    return best;
+  }
+
+  function dragTarget(mouse) {
+    const pointer = viewer.pointer;
+    if (viewer.scene.dim === 3) return unproject3d(cameraFrame(), mouse[0], mouse[1], pointer.depth);
+    return toWorld2d(mouse[0], mouse[1]);
+  }
+
+  canvas.addEventListener("mousedown", (event) => {
+    if (!viewer.scene || event.button !== 0) return;
+    event.preventDefault();
+    const mouse = mousePosition(event);
+    const hit = pick(mouse);
+    if (hit) {
+      viewer.pointer = { mode: "drag", particle: hit[0], depth: hit[1][2] };
+      send({ type: "drag", particle: hit[0], target: dragTarget(mouse) });
+    } else {
+      viewer.pointer = { mode: viewer.scene.dim === 3 && !event.shiftKey ? "orbit" : "pan", last: mouse };
+    }
+  });
+
+  window.addEventListener("mousemove", (event) => {
+    const pointer = viewer.pointer;
+    if (!pointer) return;
+    const mouse = mousePosition(event);
+    if (pointer.mode === "drag") {
+      send({ type: "drag", particle: pointer.particle, target: dragTarget(mouse) });
+      return;
+    }
+    const dx = mouse[0] - pointer.last[0], dy = mouse[1] - pointer.last[1];
+    pointer.last = mouse;
+    if (pointer.mode === "orbit") {
+      const c = viewer.camera;
+      c.yaw -= dx * 0.008;
+      c.pitch = Math.max(-1.5, Math.min(1.5, c.pitch + dy * 0.008));
+    } else if (viewer.scene.dim === 3) {
+      const f = cameraFrame(), c = viewer.camera, s = c.distance / FOCAL;
+      c.target = add(c.target, add(scale(f.right, -dx * s), scale(f.camUp, dy * s)));
+    } else {
+      viewer.view2d.cx -= dx / viewer.view2d.scale;
+      viewer.view2d.cy += dy / viewer.view2d.scale;
+    }
+  });
+
+  window.addEventListener("mouseup", () => {
+    if (viewer.pointer && viewer.pointer.mode === "drag") send({ type: "release" });
+    viewer.pointer = null;
+  });
+
+  canvas.addEventListener("wheel", (event) => {
+    if (!viewer.scene) return;
+    event.preventDefault();
+    const factor = Math.exp(-event.deltaY * 0.0015);
+    if (viewer.scene.dim === 3) {
+      viewer.camera.distance /= factor;
+    } else {
+      const mouse = mousePosition(event);
+      const before = toWorld2d(...mouse);
+      viewer.view2d.scale *= factor;
+      const after = toWorld2d(...mouse);      // keep the point under the mouse in place
+      viewer.view2d.cx += before[0] - after[0];
+      if (viewer.scene.dim > 1) viewer.view2d.cy += before[1] - after[1];
+    }
+  }, { passive: false });
+
+  connect();
+  requestAnimationFrame(render);
+})();

@@ -1,0 +1,21 @@
+"""The benchmark harness (benchmarks/bench.py) runs end to end in its smoke mode: every workload
+at small sizes, no peers. It times nothing against a threshold (benchmarks are not tests)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench.py"
+
+
+def test_bench_smoke_mode_prints_every_workload():
+    done = subprocess.run([sys.executable, str(BENCH), "--smoke"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for title in ("memory bandwidth", "W1: cloth", "W2: cloth", "W3: implicit_euler", "W4: fast_mass_spring",
+                  "W5: one step", "bandwidth bound", "fitted exponent", "bytes per spring"):
+        assert title in out, f"{title!r} missing from:\n{out}"
+    assert "failed" not in out

@@ -1,0 +1,138 @@
+"""fast_mass_spring and xpbd against implicit Euler; their colouring and refusals; the solver
+back-ends of :mod:`hooke.linalg` (factorize, AMG, auto)."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import hooke
+from hooke import linalg
+from hooke.integrators import xpbd
+from hooke.integrators.fast_mass_spring import laplacian
+from hooke.motion import Sinusoid
+
+
+def _final(scene, integrator, t_end, **options):
+    return hooke.simulate(scene, integrator=integrator, dt=scene.dt, t_end=t_end, **options).x[-1]
+
+
+@pytest.mark.parametrize("damping", [0.0, 10.0])
+def test_fast_mass_spring_converges_to_implicit_euler(damping):
+    scene = hooke.scene("cloth2d", nx=10, ny=8, damping=damping)
+    reference = _final(scene, "implicit_euler", 0.02, tol=1e-12)
+    errors = [np.max(np.abs(_final(scene, "fast_mass_spring", 0.02, iterations=k) - reference))
+              for k in (1, 4, 16, 64, 256)]
+    assert all(b < a for a, b in zip(errors[:3], errors[1:4]))  # monotone until round-off
+    assert errors[0] > 1e-6 and errors[-1] < 1e-12
+
+
+def test_fast_mass_spring_zero_rest_length_is_exact_in_one_iteration():
+    scene = hooke.scene("spring1d")
+    one = _final(scene, "fast_mass_spring", 1.0, iterations=1)
+    exact = _final(scene, "implicit_euler_linear", 1.0)
+    np.testing.assert_allclose(one, exact, rtol=0, atol=1e-13)
+
+
+def test_fast_mass_spring_follows_moving_pins():
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    top = b.add_particle((0.0, 0.0), pinned=True,
+                         motion=Sinusoid(0.2, (1.0, 0.0), 5.0))
+    bob = b.add_particle((0.0, -1.0), mass=0.5)
+    # Undamped: implicit_euler lags its damping on the free DOFs only (a moving pin's velocity
+    # does not enter it), fast_mass_spring damps the relative velocity.
+    b.add_spring(top, bob, stiffness=200.0, damping=0.0)
+    scene = hooke.Scene(b.finalize(), dt=0.002, t_end=0.4)
+    reference = _final(scene, "implicit_euler", 0.4, tol=1e-12)
+    result = _final(scene, "fast_mass_spring", 0.4, iterations=100)
+    np.testing.assert_allclose(result, reference, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("damping", [0.0, 10.0])
+def test_xpbd_approaches_implicit_euler_with_iterations(damping):
+    """XPBD's iteration drops the geometric-stiffness term (Macklin et al. 2016, eq. 11), so its
+    fixed point matches implicit Euler only to O(h²·change of ∇C); it gets there in a few
+    iterations and stays."""
+    scene = hooke.scene("cloth2d", nx=10, ny=8, damping=damping)
+    reference = _final(scene, "implicit_euler", 0.005, tol=1e-12)
+    errors = [np.max(np.abs(_final(scene, "xpbd", 0.005, iterations=k) - reference))
+              for k in (1, 10, 100)]
+    assert errors[1] < 0.05 * errors[0] and errors[2] < 1e-7
+
+
+def test_xpbd_substeps_converge_to_the_exact_solution():
+    scene = hooke.scene("spring1d")
+    errors = []
+    for substeps in (1, 4, 16):
+        result = hooke.simulate(scene, integrator="xpbd", dt=0.01, t_end=1.0, substeps=substeps)
+        errors.append(np.max(np.abs(result.x - result.analytic())))
+    assert errors[0] / errors[1] == pytest.approx(4.0, rel=0.1)
+    assert errors[1] / errors[2] == pytest.approx(4.0, rel=0.1)
+
+
+def test_colouring_separates_springs_sharing_a_particle():
+    model = hooke.scene("lattice", nx=4, ny=5, nz=3).model
+    colour = xpbd.greedy_colouring(model.spring_indices, model.n_particles)
+    assert colour.max() < xpbd.MAX_COLOURS
+    for c in np.unique(colour):
+        ends = model.spring_indices[colour == c].ravel()
+        assert np.unique(ends).size == ends.size
+
+
+def test_xpbd_parallel_sweeps_are_identical_for_one_and_two_threads(monkeypatch):
+    monkeypatch.setattr(xpbd, "PARALLEL_MIN_SPRINGS", 100)
+    scene = hooke.scene("cloth", n=20)
+    before = numba.get_num_threads()
+    results = []
+    try:
+        for threads in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(threads)
+            results.append(_final(scene, "xpbd", 5 * scene.dt))
+    finally:
+        numba.set_num_threads(before)
+    for other in results[1:]:
+        np.testing.assert_array_equal(results[0], other)
+
+
+@pytest.mark.parametrize("integrator", ["fast_mass_spring", "xpbd"])
+def test_contact_scenes_are_refused(integrator):
+    with pytest.raises(hooke.HookeInputError, match="contact"):
+        hooke.simulate(hooke.scene("square_drop"), integrator=integrator, t_end=0.01)
+
+
+def test_fast_mass_spring_refuses_the_squared_length_energy():
+    b = hooke.ModelBuilder(dim=2, spring_energy="squared_length")
+    b.add_particle((0.0, 0.0), pinned=True)
+    b.add_particle((1.0, 0.0))
+    b.add_spring(0, 1, stiffness=10.0)
+    with pytest.raises(hooke.HookeInputError, match="spring_energy"):
+        hooke.simulate(hooke.Scene(b.finalize()), integrator="fast_mass_spring", t_end=0.01)
+
+
+@pytest.mark.parametrize("n", [12, 40])  # dense (≤ 200 unknowns) and sparse factorisations
+def test_factorize_solves_several_right_hand_sides(n):
+    model = hooke.scene("cloth", n=n).model
+    matrix = (sp.diags(model.mass) + 1e-4 * laplacian(model.spring_indices,
+                                                      model.spring_stiffness, n * n)).tocsr()
+    rhs = np.random.default_rng(0).normal(size=(n * n, 3))
+    y = linalg.factorize(matrix)(rhs)
+    np.testing.assert_allclose(matrix @ y, rhs, rtol=0, atol=1e-10 * np.abs(rhs).max())
+
+
+def test_amg_and_auto_solvers_match_the_direct_solve():
+    scene = hooke.scene("lattice", nx=8, ny=8, nz=8)
+    system = hooke.System(scene.model)
+    matrix = system.combined_matrix(scene.model.x0, 1.0, scene.dt ** 2, scene.dt)
+    rhs = np.random.default_rng(1).normal(size=matrix.shape[0])
+    direct = linalg.SparseSolver("direct").solve(matrix, rhs)
+    for method in ("amg", "auto"):
+        solver = linalg.SparseSolver(method)
+        np.testing.assert_allclose(solver.solve(matrix, rhs), direct, rtol=0,
+                                   atol=1e-8 * np.abs(direct).max())
+    assert solver.method == "direct"  # auto: far below AMG_MIN_DOFS
+    result = hooke.simulate(scene, integrator="implicit_euler_linear", t_end=3 * scene.dt,
+                            solver="amg")
+    reference = hooke.simulate(scene, integrator="implicit_euler_linear", t_end=3 * scene.dt)
+    np.testing.assert_allclose(result.x, reference.x, rtol=0, atol=1e-9)
