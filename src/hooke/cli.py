@@ -130,16 +130,21 @@ def summary_data(result) -> dict:
     return data
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def print_summary(summary: dict, written: list[Path]) -> None:
     table = Table(title=f"hooke run: {summary['scene']}", title_justify="left", show_header=False)
     table.add_column(style="bold")
     table.add_column()
     rows = [
-        ("system", f"{summary['particles']} particles, {summary['springs']} springs, {summary['dim']}D"),
+        ("system", f"{plural(summary['particles'], 'particle')}, {plural(summary['springs'], 'spring')}, "
+                   f"{summary['dim']}D"),
         ("integrator", f"{summary['integrator']}, dt = {summary['dt']:g}"),
         ("simulated", f"{summary['t_end']:g} s in {summary['frames']} frames"
                       + ("" if summary["complete"] else " (stopped early)")),
-        ("steps", ", ".join(f"{k} {v}" for k, v in summary["stats"].items())),
+        ("counters", ", ".join(f"{k} {v}" for k, v in summary["stats"].items())),
         ("wall time", f"{summary['wall_time_s']:.3f} s"),
         ("total energy", f"{summary['energy_initial']:.6g} → {summary['energy_final']:.6g} J "
                          f"({100 * summary['energy_relative_change']:+.4g} %)"),
