@@ -2,17 +2,24 @@
 
 Contract: :func:`cloth_arrays` gives exactly hooke's ``cloth`` scene (same particles, springs,
 rest lengths, pins, k, m, dt, gravity) as NumPy arrays, so every peer runs the same problem.
-A peer module has ``available() -> bool`` and ``steps_per_second(n, steps, repeats) -> float``
-(median over ``repeats`` timed runs of ``steps`` symplectic Euler steps after a warm-up).
+A peer module has ``available() -> bool`` (:func:`importable`) and
+``steps_per_second(n, steps, repeats) -> float`` (median over ``repeats`` timed runs of ``steps``
+symplectic Euler steps after a warm-up).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import time
 
 import numpy as np
 
 import hooke
+
+
+def importable(module: str) -> bool:
+    """Whether ``module`` is installed (found without importing it: importing a peer is slow)."""
+    return importlib.util.find_spec(module) is not None
 
 
 def cloth_arrays(n: int) -> dict:

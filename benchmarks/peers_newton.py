@@ -5,15 +5,11 @@ integration alone (DESIGN §3: contact otherwise dominates its step)."""
 
 from __future__ import annotations
 
-from peers_common import cloth_arrays, median_rate
+from peers_common import cloth_arrays, importable, median_rate
 
 
 def available() -> bool:
-    try:
-        import newton  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importable("newton")
 
 
 def steps_per_second(n: int, steps: int, repeats: int) -> float:

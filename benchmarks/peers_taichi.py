@@ -7,15 +7,11 @@ update is a parallel loop.
 
 from __future__ import annotations
 
-from peers_common import cloth_arrays, median_rate
+from peers_common import cloth_arrays, importable, median_rate
 
 
 def available() -> bool:
-    try:
-        import taichi  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importable("taichi")
 
 
 def steps_per_second(n: int, steps: int, repeats: int) -> float:

@@ -4,15 +4,11 @@ one core (DESIGN §3)."""
 
 from __future__ import annotations
 
-from peers_common import cloth_arrays, median_rate
+from peers_common import cloth_arrays, importable, median_rate
 
 
 def available() -> bool:
-    try:
-        import warp  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importable("warp")
 
 
 def steps_per_second(n: int, steps: int, repeats: int) -> float:

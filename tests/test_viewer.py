@@ -2,8 +2,8 @@
 `hooke serve` app running in a background thread on a free 127.0.0.1 port.
 
 The page is driven as a user would (selectors, typed fields, buttons, mouse) and read back from
-what it displays: the time readout, the Plotly graph divs' data, the canvas pixels. Screenshots
-are written to pytest's tmp dir (the test's ``tmp_path``) as artefacts.
+what it displays: the time readout, the Plotly graph divs' data, the canvas pixels. The 3D
+screenshots are kept as artefacts in ``out/test-artifacts/`` (the others go to ``tmp_path``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import socket
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM),
                                 reason=f"{CHROMIUM} is absent (apt-get install chromium; `make test` does)")
 
 TIMEOUT_MS = 15_000
+ARTIFACTS = Path(__file__).resolve().parents[1] / "out" / "test-artifacts"
 
 
 @pytest.fixture(scope="module")
@@ -248,13 +250,14 @@ def canvas_pixels(page, path) -> np.ndarray:
     return np.asarray(Image.open(path).convert("L"), dtype=float)
 
 
-def test_soft3d_renders_in_3d_with_orbit_and_zoom(page, tmp_path):
+def test_soft3d_renders_in_3d_with_orbit_and_zoom(page):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     choose_scene(page, "soft3d")
     assert page.evaluate("window.hookeViewer.scene.dim") == 3
     wait_time(page, 0.05)
     pause(page)
-    first = canvas_pixels(page, tmp_path / "soft3d.png")
-    page.screenshot(path=str(tmp_path / "soft3d_page.png"))
+    first = canvas_pixels(page, ARTIFACTS / "soft3d.png")
+    page.screenshot(path=str(ARTIFACTS / "soft3d_page.png"))
     drawn = np.mean(first < 200)
     assert first.std() > 10 and drawn > 0.02, (first.std(), drawn)
     # orbit: drag on an empty corner of the canvas turns the camera
@@ -264,7 +267,7 @@ def test_soft3d_renders_in_3d_with_orbit_and_zoom(page, tmp_path):
     page.mouse.move(box["x"] + 240, box["y"] + 90, steps=5)
     page.mouse.up()
     time.sleep(0.2)
-    orbited = canvas_pixels(page, tmp_path / "soft3d_orbited.png")
+    orbited = canvas_pixels(page, ARTIFACTS / "soft3d_orbited.png")
     assert np.mean(np.abs(orbited - first)) > 1.0
     # zoom: the wheel moves the camera closer
     distance = page.evaluate("window.hookeViewer.camera.distance")
