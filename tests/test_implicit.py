@@ -47,3 +47,26 @@ def test_book_rule_freezes_below_tol_and_default_does_not():
     free = ~chain.model.pinned
     assert np.array_equal(book.x[-1][free], chain.model.x0[free])  # h·g < tol: never moves
     assert np.all(default.x[-1][free, 1] < chain.model.x0[free, 1])
+
+
+def test_damper_to_a_moving_pin_drags_the_particle_as_backward_euler_says():
+    """A particle tied by a pure damper (k = 0, c) to a pin moving at speed u: m v' = −c (v − u),
+    whose backward Euler step is v⁺ = (m v + h c u)/(m + h c) exactly (the pin's velocity acts
+    through the damping coupling)."""
+    m, c, u, h, steps = 0.5, 2.0, 0.3, 0.01, 60
+    for integrator in ("implicit_euler", "implicit_euler_linear"):
+        b = hooke.ModelBuilder(dim=1, gravity=(0.0,))
+        pin = b.add_particle((0.0,), mass=1.0, pinned=True,
+                             motion=hooke.motion.ConstantVelocity((u,)))
+        free = b.add_particle((1.0,), mass=m)
+        b.add_spring(pin, free, stiffness=0.0, damping=c)
+        scene = hooke.Scene(b.finalize(), integrator=integrator, dt=h, t_end=steps * h)
+        options = {"tol": 1e-12} if integrator == "implicit_euler" else {}
+        result = hooke.simulate(scene, **options)
+        v = 0.0
+        expected = [v]
+        for _ in range(steps):
+            v = (m * v + h * c * u) / (m + h * c)
+            expected.append(v)
+        np.testing.assert_allclose(result.v[:, free, 0], expected, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(result.x[:, pin, 0], u * result.t, rtol=1e-12)

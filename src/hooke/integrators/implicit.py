@@ -93,16 +93,34 @@ class ImplicitEuler(Integrator):
         dy = system.free_vector(y - x_tilde)
         value = 0.5 * float(dy @ (system.mass_free * dy)) + h * h * system.potential_energy(y, terms)
         if damping_matrix is not None:
-            dx = system.free_vector(y - x_start)
+            dx = self._damping_vector(y - x_start)
             value += 0.5 * h * float(dx @ (damping_matrix @ dx))
         return value
+
+    def _damping_matrix(self, x_start: np.ndarray):
+        """D with its directions lagged at the step start (constant during the solve): on all
+        DOFs when pins move, since a moving pin drags its neighbours through D's pin–free
+        coupling; on the free DOFs otherwise (the pins' displacement is then zero)."""
+        system = self.system
+        if not system.has_damping:
+            return None
+        if system.has_moving_pins:
+            return system.combined_matrix_full(x_start, 0.0, 0.0, 1.0)
+        return system.combined_matrix(x_start, 0.0, 0.0, 1.0)
+
+    def _damping_vector(self, displacement: np.ndarray) -> np.ndarray:
+        """The displacement on the DOFs of :meth:`_damping_matrix`."""
+        if self.system.has_moving_pins:
+            return displacement.reshape(-1)
+        return self.system.free_vector(displacement)
 
     def _gradient(self, y, x_tilde, x_start, damping_matrix, terms=None) -> np.ndarray:
         system, h = self.system, self.dt
         grad = system.mass_free * system.free_vector(y - x_tilde)
         grad += h * h * system.free_vector(system.potential_gradient(y, terms))
         if damping_matrix is not None:
-            grad += h * (damping_matrix @ system.free_vector(y - x_start))
+            drag = damping_matrix @ self._damping_vector(y - x_start)
+            grad += h * (drag[system.free_dofs] if system.has_moving_pins else drag)
         return grad
 
     def _line_search(self, y, p, energy, grad, x_tilde, x_start, damping_matrix, terms):
@@ -127,9 +145,7 @@ class ImplicitEuler(Integrator):
         system, h = self.system, self.dt
         x_start = state.x
         x_tilde = state.x + h * state.v
-        # Damping direction lagged at the start of the step: D is constant during the solve.
-        damping_matrix = (system.combined_matrix(x_start, 0.0, 0.0, 1.0)
-                          if system.has_damping else None)
+        damping_matrix = self._damping_matrix(x_start)
         terms = system.step_terms(state, h)
         y = system.newton_start(state, h)
         energy = self.incremental_potential(y, x_tilde, x_start, damping_matrix, terms)
