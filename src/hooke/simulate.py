@@ -162,8 +162,9 @@ class Run:
                 finite = np.isfinite(state.x).all(axis=1) & np.isfinite(state.v).all(axis=1)
                 if not finite.all():
                     worst = int(np.flatnonzero(~finite)[0])
+                    step = int(round((state.t - t0) / self.dt))  # an integrator may stop early there
                     raise SimulationError(
-                        f"the state became non-finite by step {self.steps[frame]} (t = {state.t:.6g}), "
+                        f"the state became non-finite by step {step} (t = {state.t:.6g}), "
                         f"first at particle {worst}; {kept} finite frame(s) kept. Try a smaller dt or "
                         "an implicit integrator (implicit_euler, implicit_euler_linear).")
                 record(frame, state)

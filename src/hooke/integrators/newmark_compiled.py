@@ -1,0 +1,363 @@
+"""The Newmark-family step of :mod:`.newmark` compiled whole, for small models (Numba, cache=True).
+
+Contract:
+- :meth:`CompiledAlpha.build` returns a kernel for a system whose forces are only springs (both
+  energy forms, spring damping) and gravity, with or without joints, without contact or moving
+  pins, when a banded LU of its saddle-point matrix is cheap (``MAX_BAND_WORK``); else None, and
+  :class:`.newmark.AlphaMethod` keeps its generic sparse path.
+- :meth:`CompiledAlpha.run` takes many steps in one call with the generic step's formulas, Newton
+  convergence test and simplified-Newton refactor rule (module docstring of :mod:`.newmark`), and
+  counts steps, Newton iterations and factorisations alike. Only the summation order of the
+  forces and the LU (banded partial pivoting here, SuperLU there) differ, so the two paths agree
+  to round-off (≤ 5e-11 relative over the benchmark runs) until round-off tips a borderline
+  convergence or refactor decision; from then on they differ within the Newton tolerance (the
+  crane: one iteration fewer at step 1083, then x within 7e-8, v within 8e-7 relative by step
+  3000), as two runs with different LU libraries would. It stops at the first step whose Newton
+  iteration fails, whose matrix is exactly singular or whose accepted state is not finite and
+  says which (``FAILED``, ``SINGULAR``, ``NON_FINITE``); the caller raises the errors.
+- Unknowns are the free DOFs then the joints' tensions (N of them), renumbered once by reverse
+  Cuthill–McKee so that the matrix is banded, half-bandwidth b: b = 6 for a 3D chain of any
+  length; top N = 21, b = 11; pendulum N = 8, b = 6. The factorisation is LAPACK's ``gbtf2``
+  (partial pivoting in band storage, ≈ 2·N·b² multiply-adds), kept across steps as SuperLU's is.
+
+Why: the generic step costs 40–60 µs of Python and SciPy calls per Newton iteration whatever the
+model's size. ``benchmarks/bench_joints.py``, steps/s, median of 3 runs (2 shared cores), generic
+→ compiled: top 5.0k → 136k, crane 8.2k → 191k, double pendulum 6.4k → 352k, chain n=80 0.83k →
+13k (seed 002's C++: 3.5k, 3.6k, 22.6k, 15.3); a run's setup (~1.4 ms) is much of the first three.
+One ``advance(state, t + h, 1)`` call (the viewer) costs 13 µs instead of 250 µs on the pendulum.
+Band vs SuperLU, µs per step (generic/compiled): damped 3D spring grids 10×10 278/127, 20×20
+655/692 (N·(b + 1)² = 4.7e6), 30×30 965/1551 (2.3e7); a 20×20 grid with 380 joints 7381/2163
+(1.1e7): hence ``MAX_BAND_WORK``.
+
+Numba's cache does not notice edits to the helpers imported from :mod:`hooke.energies.spring` and
+:mod:`hooke.constraints` (it checks this file only): after changing them, touch this file. The
+agreement tests (tests/test_newmark_compiled.py) fail on a stale cache.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse.csgraph as csgraph
+from numba import njit
+
+from ..constraints import _geometry, _scatter
+from ..energies import gravity, spring
+from ..energies.spring import _force_factor, _local_hessians
+from ..saddle_point import SaddlePointMatrix
+
+# Above this N·(b + 1)², SuperLU's fill-reducing ordering beats the band (measured: see above).
+MAX_BAND_WORK = 1.5e7
+
+OK, FAILED, SINGULAR, NON_FINITE = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _forces(x, v, pairs, rest, stiffness, damping, squared, mass, gravity_vector, out):
+    """out = spring + damping + gravity forces (the ψ form of :mod:`hooke.kernels`)."""
+    n, dim = x.shape
+    out[:] = 0.0
+    for s in range(pairs.shape[0]):
+        i, j = pairs[s, 0], pairs[s, 1]
+        length2 = 0.0
+        along = 0.0
+        for c in range(dim):
+            diff = x[j, c] - x[i, c]
+            length2 += diff * diff
+            along += (v[j, c] - v[i, c]) * diff
+        psi = _force_factor(length2, rest[s], stiffness[s], squared)
+        if damping[s] != 0.0 and length2 > 0.0:
+            psi += damping[s] * along / length2
+        for c in range(dim):
+            f = psi * (x[j, c] - x[i, c])
+            out[i, c] += f
+            out[j, c] -= f
+    for p in range(n):
+        for c in range(dim):
+            out[p, c] += mass[p] * gravity_vector[c]
+
+
+@njit(cache=True)
+def _add(band, offset, position, u, w, value):
+    """A[u, w] += value in band storage (unknowns u, w; their band positions in ``position``)."""
+    if u >= 0 and w >= 0:
+        band[offset + position[u] - position[w], position[w]] += value
+
+
+@njit(cache=True)
+def _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_i, joint_j,
+              length, normal, unknown, position, offset, n_free, beta_p, gamma_p, local, band):
+    """The saddle-point matrix of :mod:`hooke.saddle_point` (a = 1, b = β', c = γ') into ``band``;
+    ``unknown[particle·d + axis]`` is the unknown of a DOF (−1 when pinned)."""
+    dim = x.shape[1]
+    band[:] = 0.0
+    for p in range(mass.shape[0]):
+        for c in range(dim):
+            u = unknown[p * dim + c]
+            _add(band, offset, position, u, u, mass[p])
+    _local_hessians(x, pairs, rest, stiffness, squared, False, local)
+    for s in range(pairs.shape[0]):
+        i, j = pairs[s, 0], pairs[s, 1]
+        length2 = 0.0
+        for c in range(dim):
+            diff = x[j, c] - x[i, c]
+            length2 += diff * diff
+        weight = gamma_p * damping[s] / length2 if length2 > 0.0 else 0.0
+        for a in range(dim):
+            for b in range(dim):
+                value = beta_p * local[s, a, b] + weight * (x[j, a] - x[i, a]) * (x[j, b] - x[i, b])
+                ia, ib = unknown[i * dim + a], unknown[i * dim + b]
+                ja, jb = unknown[j * dim + a], unknown[j * dim + b]
+                _add(band, offset, position, ia, ib, value)
+                _add(band, offset, position, ja, jb, value)
+                _add(band, offset, position, ia, jb, -value)
+                _add(band, offset, position, ja, ib, -value)
+    for k in range(joint_i.shape[0]):
+        i, j = joint_i[k], joint_j[k]
+        row = n_free + k
+        weight = beta_p * tension[k] / length[k]
+        for a in range(dim):
+            ia, ja = unknown[i * dim + a], unknown[j * dim + a]
+            _add(band, offset, position, row, ia, -normal[k, a])
+            _add(band, offset, position, ia, row, -normal[k, a])
+            _add(band, offset, position, row, ja, normal[k, a])
+            _add(band, offset, position, ja, row, normal[k, a])
+            for b in range(dim):
+                value = weight * ((1.0 if a == b else 0.0) - normal[k, a] * normal[k, b])
+                ib, jb = unknown[i * dim + b], unknown[j * dim + b]
+                _add(band, offset, position, ia, ib, value)
+                _add(band, offset, position, ja, jb, value)
+                _add(band, offset, position, ia, jb, -value)
+                _add(band, offset, position, ja, ib, -value)
+
+
+@njit(cache=True)
+def _band_factor(band, lower, upper, pivots):
+    """LU with partial pivoting of the band matrix in place (LAPACK ``gbtf2``); A[i, j] is
+    band[lower + upper + i − j, j], with ``lower`` extra rows on top for the fill of row swaps.
+    False when a pivot column is exactly zero (the matrix is singular)."""
+    size = band.shape[1]
+    offset = lower + upper
+    last = 0  # the last column that row swaps have reached
+    for j in range(size):
+        below = min(lower, size - 1 - j)
+        p = 0
+        largest = abs(band[offset, j])
+        for i in range(1, below + 1):
+            if abs(band[offset + i, j]) > largest:
+                largest = abs(band[offset + i, j])
+                p = i
+        pivots[j] = j + p
+        if largest == 0.0:
+            return False
+        last = max(last, min(j + upper + p, size - 1))
+        if p != 0:
+            for c in range(j, last + 1):
+                swap = band[offset + j - c, c]
+                band[offset + j - c, c] = band[offset + j + p - c, c]
+                band[offset + j + p - c, c] = swap
+        for i in range(1, below + 1):
+            band[offset + i, j] /= band[offset, j]
+        for c in range(j + 1, last + 1):
+            u = band[offset + j - c, c]
+            if u != 0.0:
+                for i in range(1, below + 1):
+                    band[offset + j + i - c, c] -= band[offset + i, j] * u
+    return True
+
+
+@njit(cache=True)
+def _band_solve(band, lower, upper, pivots, b):
+    """Solve A y = b in place with the factors of :func:`_band_factor`."""
+    size = band.shape[1]
+    offset = lower + upper
+    for j in range(size):
+        p = pivots[j]
+        if p != j:
+            b[j], b[p] = b[p], b[j]
+        for i in range(1, min(lower, size - 1 - j) + 1):
+            b[j + i] -= band[offset + i, j] * b[j]
+    for j in range(size - 1, -1, -1):
+        b[j] /= band[offset, j]
+        for i in range(max(0, j - offset), j):
+            b[i] -= band[offset + i - j, j] * b[j]
+
+
+@njit(cache=True)
+def _max_abs(values, count):
+    """max |values[:count]| (0 when empty), NaN if any is NaN (as NumPy's max)."""
+    largest = 0.0
+    for q in range(count):
+        if values[q] != values[q]:
+            return np.nan
+        largest = max(largest, abs(values[q]))
+    return largest
+
+
+@njit(cache=True)
+def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history, counts,
+                 mass, pinned, x0, pairs, rest, stiffness, damping, squared, gravity_vector,
+                 joint_i, joint_j, joint_rest, free, unknown, position, lower, upper,
+                 coefficients, max_iterations, full_newton_after, band, pivots, factored):
+    """Up to ``n_steps`` steps from (t, x, v, a, ã, T), updated in place (the step of
+    :meth:`.newmark.AlphaMethod.step`). Returns (status, steps taken, Newton history length,
+    t at the start of the failing step or t reached); the failing iterate stays in x⁺, v⁺."""
+    h, alpha_m, alpha_f, beta, gamma, beta_p, refactor_rate, tol, length_scale, gamma_p = (
+        coefficients)
+    n, dim = x.shape
+    n_free, m = free.size, joint_i.size
+    offset = lower + upper
+    force, pull = np.empty((n, dim)), np.empty((n, dim))
+    local = np.empty((pairs.shape[0], dim, dim))
+    length, normal = np.empty(m), np.empty((m, dim))
+    r, g = np.empty(n_free), np.empty(m)
+    delta, solution = np.empty(n_free + m), np.empty(n_free + m)
+    # Flat views: free[u] is the index of free DOF u in them.
+    an_flat, force_flat, pull_flat = an.reshape(-1), force.reshape(-1), pull.reshape(-1)
+    at_weight = (1.0 - alpha_f) / (1.0 - alpha_m)
+    tol_length = tol * length_scale
+    for step in range(n_steps):
+        t1 = t + h
+        at_shift = (alpha_f * a - alpha_m * at) / (1.0 - alpha_m)
+        x_base = x + h * v + h * h * (0.5 - beta) * at
+        v_base = v + h * (1.0 - gamma) * at
+        an[:] = a  # predictor: the last acceleration; pinned particles do not move
+        for p in range(n):
+            if pinned[p]:
+                an[p] = 0.0
+        tn[:] = tension
+        last_move = np.inf
+        converged = False
+        for iteration in range(max_iterations + 1):
+            atn[:] = at_weight * an + at_shift
+            for p in range(n):
+                for c in range(dim):
+                    xn[p, c] = x0[p, c] if pinned[p] else x_base[p, c] + h * h * beta * atn[p, c]
+                    vn[p, c] = 0.0 if pinned[p] else v_base[p, c] + h * gamma * atn[p, c]
+            _forces(xn, vn, pairs, rest, stiffness, damping, squared, mass, gravity_vector, force)
+            scale = 0.0
+            for u in range(n_free):
+                inertia = mass[free[u] // dim] * an_flat[free[u]]
+                r[u] = inertia - force_flat[free[u]]
+                scale = max(scale, abs(force_flat[free[u]]), abs(inertia))
+            if m:
+                _geometry(xn, joint_i, joint_j, length, normal)
+                pull[:] = 0.0
+                _scatter(normal, tn, joint_i, joint_j, pull)
+                for u in range(n_free):
+                    r[u] += pull_flat[free[u]]
+                    scale = max(scale, abs(pull_flat[free[u]]))
+                for k in range(m):
+                    g[k] = length[k] - joint_rest[k]
+            r_norm, g_norm = _max_abs(r, n_free), _max_abs(g, m)
+            history[iteration, 0], history[iteration, 1] = r_norm, g_norm
+            converged = g_norm <= tol_length and (r_norm <= tol * scale or last_move <= tol_length)
+            if converged or iteration == max_iterations or not np.isfinite(r_norm + g_norm):
+                break
+            if not factored[0]:
+                _assemble(xn, tn, mass, pairs, rest, stiffness, damping, squared, joint_i,
+                          joint_j, length, normal, unknown, position, offset, n_free, beta_p,
+                          gamma_p, local, band)
+                if not _band_factor(band, lower, upper, pivots):
+                    return SINGULAR, step, iteration + 1, t1
+                factored[0] = True
+                counts[2] += 1
+            for u in range(n_free):
+                solution[position[u]] = -r[u]
+            for k in range(m):
+                solution[position[n_free + k]] = -(g[k] / beta_p)
+            _band_solve(band, lower, upper, pivots, solution)
+            for u in range(n_free + m):
+                delta[u] = solution[position[u]]
+            if not np.all(np.isfinite(delta)):
+                break
+            move = beta_p * _max_abs(delta, n_free)
+            if move > refactor_rate * last_move or iteration >= full_newton_after:
+                factored[0] = False  # the stale Jacobian contracts too slowly: refactor next time
+            for u in range(n_free):
+                an_flat[free[u]] += delta[u]
+            for k in range(m):
+                tn[k] += delta[n_free + k]
+            last_move = move
+            counts[1] += 1
+        if not converged:
+            factored[0] = False
+            return FAILED, step, iteration + 1, t
+        x[:] = xn
+        v[:] = vn
+        a[:] = an
+        at[:] = atn
+        tension[:] = tn
+        t = t1
+        counts[0] += 1
+        if not (np.all(np.isfinite(x)) and np.all(np.isfinite(v))):
+            return NON_FINITE, step + 1, 0, t
+    return OK, n_steps, 0, t
+
+
+class CompiledAlpha:
+    """The compiled step bound to one integrator's system and coefficients."""
+
+    def __init__(self, integrator, position: np.ndarray, half_bandwidth: int,
+                 refactor_rate: float, full_newton_after: int):
+        system, model = integrator.system, integrator.system.model
+        self.terms = tuple(system.terms)  # the kernel computes exactly these
+        self.coefficients = (integrator.dt, integrator.alpha_m, integrator.alpha_f,
+                             integrator.beta, integrator.gamma, integrator.beta_prime,
+                             refactor_rate, integrator.tol, integrator.length_scale,
+                             integrator.gamma_prime)
+        self.limits = (int(integrator.max_iterations), int(full_newton_after))
+        size = position.size
+        self.lower = self.upper = half_bandwidth
+        self.position = position  # of each unknown in the banded order
+        self.unknown = np.full(model.n_dofs, -1, dtype=np.int64)
+        self.unknown[system.free_dofs] = np.arange(system.free_dofs.size)
+        squared = model.spring_energy == "squared_length"
+        joints = model.joint_indices
+        self.model_arrays = (
+            model.mass, model.pinned, model.x0, model.spring_indices, model.spring_rest_length,
+            model.spring_stiffness, model.spring_damping, squared, model.gravity,
+            np.ascontiguousarray(joints[:, 0]), np.ascontiguousarray(joints[:, 1]),
+            model.joint_length, system.free_dofs, self.unknown, self.position, self.lower,
+            self.upper)
+        self.band = np.zeros((2 * self.lower + self.upper + 1, size))
+        self.pivots = np.zeros(size, dtype=np.int64)
+        self.factored = np.zeros(1, dtype=np.bool_)
+        self.history = np.empty((integrator.max_iterations + 1, 2))
+        self.counts = np.zeros(3, dtype=np.int64)  # steps, Newton iterations, factorisations
+        self.iterate = tuple(np.empty_like(model.x0) for _ in range(4))  # x⁺, v⁺, a⁺, ã⁺
+        self.iterate_tension = np.empty(model.n_joints)
+
+    @classmethod
+    def build(cls, integrator, refactor_rate: float,
+              full_newton_after: int) -> "CompiledAlpha | None":
+        """The kernel for this integrator's model, or None when it needs the generic path."""
+        system, model = integrator.system, integrator.system.model
+        if (system.lagged_terms or model.pinned_motions or model.n_planes
+                or not all(term in (spring, gravity) for term in system.terms)
+                or system.free_dofs.size + model.n_joints == 0):
+            return None
+        pattern = SaddlePointMatrix(system).assembler
+        pattern = pattern.matrix(np.ones(pattern.nnz))
+        order = csgraph.reverse_cuthill_mckee(pattern.tocsr(), symmetric_mode=True)
+        position = np.empty(order.size, dtype=np.int64)
+        position[order] = np.arange(order.size)
+        rows, cols = pattern.nonzero()
+        half_bandwidth = int(np.max(np.abs(position[rows] - position[cols]), initial=0))
+        if order.size * (half_bandwidth + 1) ** 2 > MAX_BAND_WORK:
+            return None
+        return cls(integrator, position, half_bandwidth, refactor_rate, full_newton_after)
+
+    def usable(self, system) -> bool:
+        """False once a term was added to the system (the viewer's cursor spring)."""
+        return len(system.terms) == len(self.terms) and all(
+            term is known for term, known in zip(system.terms, self.terms))
+
+    def run(self, n_steps, t, x, v, a, at, tension):
+        """Steps from the arrays given (updated in place): (status, steps taken, t, the Newton
+        history of a failing step); counts in ``counts`` (see :func:`_alpha_steps`)."""
+        self.counts[:] = 0
+        status, done, n_history, t = _alpha_steps(
+            n_steps, t, x, v, a, at, tension, *self.iterate, self.iterate_tension, self.history,
+            self.counts, *self.model_arrays, self.coefficients, *self.limits, self.band,
+            self.pivots, self.factored)
+        return status, done, t, self.history[:n_history]
