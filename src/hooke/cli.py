@@ -25,7 +25,8 @@ from .scenes import names as scene_names
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="hooke: dynamics of mass-spring systems.")
-console = Console(soft_wrap=True)
+# Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.
+console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
 errors = Console(stderr=True)
 
 
