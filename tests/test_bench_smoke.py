@@ -19,3 +19,13 @@ def test_bench_smoke_mode_prints_every_workload():
                   "W5: one step", "bandwidth bound", "fitted exponent", "bytes per spring"):
         assert title in out, f"{title!r} missing from:\n{out}"
     assert "failed" not in out
+
+
+def test_ordering_bench_smoke():
+    """benchmarks/bench_ordering.py (natural against shuffled particle order) runs end to end."""
+    script = BENCH.parent / "bench_ordering.py"
+    done = subprocess.run([sys.executable, str(script), "--sides", "20", "--repeats", "1",
+                           "--forced"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for text in ("cloth 20 x 20", "renumbered", "natural (forced)", "shuffled (forced)"):
+        assert text in done.stdout, done.stdout

@@ -9,6 +9,9 @@ import pytest
 
 import hooke
 from hooke import kernels
+from hooke.builder import model_from_arrays
+from hooke.integrators import get as get_integrator
+from hooke.kernels import SpringGather
 from hooke.system import System
 
 from conftest import random_network
@@ -16,6 +19,25 @@ from conftest import random_network
 
 def _scale(f):
     return 1e-12 * (1.0 + np.max(np.abs(f)))
+
+
+def _shuffled(model, seed=0):
+    """(``model`` with particle p renumbered rank[p] and its springs in random order, rank)."""
+    rng = np.random.default_rng(seed)
+    rank = rng.permutation(model.n_particles)
+
+    def moved(a):
+        out = np.empty_like(a)
+        out[rank] = a
+        return out
+
+    order = rng.permutation(model.n_springs)
+    shuffled = model_from_arrays(model.dim, moved(model.x0), moved(model.mass),
+                                 rank[model.spring_indices[order]], model.spring_stiffness[order],
+                                 rest_length=model.spring_rest_length[order],
+                                 damping=model.spring_damping[order], pinned=moved(model.pinned),
+                                 gravity=model.gravity, spring_energy=model.spring_energy)
+    return shuffled, rank
 
 
 @pytest.mark.parametrize("dim", [1, 2, 3])
@@ -50,6 +72,84 @@ def test_fused_symplectic_euler_equals_generic_update(rng):
     np.testing.assert_array_equal(x[0], state.x[0])
 
 
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_renumbered_kernels_equal_generic_path(rng, dim):
+    """Forced inner renumbering: forces, accelerations and the fused step come back in the
+    model's own numbering and equal the generic path to round-off (pinned particles too)."""
+    model = random_network(rng, dim, n=15, n_springs=40, damping=1.0,
+                           gravity=rng.normal(size=dim), velocities=1.0, pinned=(2, 9))
+    system = System(model)
+    gather = SpringGather(model, renumber=True)
+    assert sorted(gather.permutation) == list(range(model.n_particles))
+    x = model.x0 + 0.1 * rng.normal(size=model.x0.shape)
+    v = rng.normal(size=x.shape)
+    generic = system.generic_force(x, v)
+    np.testing.assert_allclose(gather.forces(x, v), generic, rtol=0, atol=_scale(generic))
+    expected = generic * system.inverse_mass
+    np.testing.assert_allclose(gather.accelerations(x, v), expected, rtol=0,
+                               atol=_scale(expected))
+    h = 1e-3
+    x_new, v_new = gather.symplectic_euler(x, v, h)
+    v_ref = v + h * expected
+    x_ref = np.where(model.pinned[:, None], x, x + h * v_ref)
+    v_ref[model.pinned] = v[model.pinned]
+    np.testing.assert_allclose(v_new, v_ref, rtol=0, atol=_scale(v_ref))
+    np.testing.assert_allclose(x_new, x_ref, rtol=0, atol=_scale(x_ref))
+
+
+def test_renumbering_is_chosen_for_a_large_shuffled_cloth_only():
+    """The metric: the natural grid order is kept (its mean spring span, ~0.75 n, is below
+    LOCAL_SPAN); a randomly renumbered cloth gets an inner reverse Cuthill–McKee order once it
+    no longer fits in cache, and keeps its order below that."""
+    natural = hooke.scene("cloth", n=300).model
+    assert natural.n_particles > kernels.IN_CACHE_PARTICLES
+    assert System(natural).gather.permutation is None
+    shuffled, rank = _shuffled(natural)
+    gather = System(shuffled).gather
+    assert gather.span > kernels.LOCAL_SPAN
+    assert gather.permutation is not None
+    assert gather.inner_span * kernels.RENUMBER_GAIN <= gather.span
+    assert gather.inner_span < 2 * 300
+    small = System(_shuffled(hooke.scene("cloth", n=120).model)[0]).gather
+    assert small.span > kernels.LOCAL_SPAN and small.permutation is None
+
+
+def test_banded_orders_skip_the_reverse_cuthill_mckee_trial():
+    """A large model numbered in bands (span well under n / BANDED_FRACTION, as a lattice
+    numbered layer by layer) is kept without computing RCM; a scattered one is tried."""
+    n = 10 * kernels.IN_CACHE_PARTICLES
+    assert not kernels.renumbering_worth_trying(n / (2 * kernels.BANDED_FRACTION), n)
+    assert not kernels.renumbering_worth_trying(kernels.LOCAL_SPAN, n)
+    assert kernels.renumbering_worth_trying(n / 3, n)
+    assert not kernels.renumbering_worth_trying(n / 3, kernels.IN_CACHE_PARTICLES)
+
+
+def test_shuffled_cloth_steps_like_the_natural_one():
+    """Stepping the shuffled cloth (renumbered inside) gives the natural cloth's trajectory in
+    the shuffled numbering, to round-off: users see their own particle indices."""
+    scene = hooke.scene("cloth", n=300)
+    shuffled, rank = _shuffled(scene.model)
+    v0 = np.random.default_rng(5).normal(size=scene.model.x0.shape)  # springs at work
+    v0[scene.model.pinned] = 0.0
+    v0_shuffled = np.empty_like(v0)
+    v0_shuffled[rank] = v0
+    states = []
+    for model, v in ((scene.model, v0), (shuffled, v0_shuffled)):
+        system = System(model)
+        stepper = get_integrator("symplectic_euler")(system, scene.dt)
+        state = model.initial_state().replace(v=v)
+        for _ in range(20):
+            state = stepper.step(state)
+        states.append(state)
+    assert system.gather.permutation is not None
+    natural, mixed = states
+    np.testing.assert_allclose(mixed.x[rank], natural.x, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(mixed.v[rank], natural.v, rtol=0,
+                               atol=1e-11 * np.abs(natural.v).max())
+    np.testing.assert_array_equal(mixed.x[rank][scene.model.pinned],
+                                  scene.model.x0[scene.model.pinned])
+
+
 def test_degenerate_springs_match_generic_path():
     """A zero-length Hookean spring with l0 > 0 has no direction (no force, no damping), a
     zero-rest-length one pulls like k·d: the fused path does the same as the generic one."""
@@ -74,11 +174,15 @@ def test_other_terms_select_the_generic_path():
     assert system.gather is None
 
 
-def test_bit_identical_for_one_and_two_threads():
+@pytest.mark.parametrize("renumber", [False, True])
+def test_bit_identical_for_one_and_two_threads(renumber):
+    """Natural order, and a shuffled cloth in its inner renumbering (the particle chunks of the
+    scatter into the inner copies and of pass 2's output rows differ with the thread count)."""
     scene = hooke.scene("cloth", n=80)  # 25k springs: above the parallel threshold
-    model = scene.model
+    model = _shuffled(scene.model)[0] if renumber else scene.model
     assert model.n_springs >= kernels.PARALLEL_MIN_SPRINGS
-    system = System(model)
+    gather = SpringGather(model, renumber=renumber)
+    assert (gather.permutation is not None) == renumber
     rng = np.random.default_rng(3)
     x = model.x0 + 1e-3 * rng.normal(size=model.x0.shape)
     v = rng.normal(size=x.shape)
@@ -87,9 +191,9 @@ def test_bit_identical_for_one_and_two_threads():
         results = {}
         for threads in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
             numba.set_num_threads(threads)
-            assert all(len(b) == threads + 1 for b in system.gather.bounds())
-            results[threads] = (system.acceleration(x, v),
-                                *system.gather.symplectic_euler(x, v, scene.dt))
+            assert all(len(b) == threads + 1 for b in gather.bounds())
+            results[threads] = (gather.accelerations(x, v),
+                                *gather.symplectic_euler(x, v, scene.dt))
     finally:
         numba.set_num_threads(before)
     first = results[1]

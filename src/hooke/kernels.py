@@ -22,17 +22,37 @@ Contract:
   holds the other core: more than a small model's whole step).
 - The kernels work on (n, 3) arrays: 1D and 2D models are zero-padded on the way in and cut on
   the way out (a copy of x and v per call, small next to the spring loop); with the dimension
-  fixed at compile time the loops run 10% faster than with run-time checks of d.
+  fixed at compile time the loops run 10% faster than with run-time checks of d. A renumbered
+  model (below) permutes x and v in that same copy.
 - Compiled with ``error_model="numpy"``: Python's error model puts a zero-division check (and
   exception path) on every division, which made the loop 2.5× slower; the divisions here are
   guarded (zero-length springs are handled before dividing).
 - :func:`spring_matrix` writes the springs' Hessian and damping blocks straight into the data
   array of a fixed block CSR pattern (``System.combined_matrix`` for spring-only models).
 - Locality: springs are taken in order of their first end and the adjacency is sorted by
-  particle and, within a particle, by the other end, so both passes stream through memory. A
-  parameter that is the same for every spring (typical: stiffness, damping) is stored once.
-  Particles keep the user's order (no internal renumbering: a mesh-ordered or grid-ordered model
-  is already local, and renumbering would cost a permutation of x and v every step).
+  particle and, within a particle, by the other end, so both passes stream through memory when
+  a spring's two ends are close in the numbering. That holds for a grid or a well-numbered mesh,
+  not for a mesh or script that numbers particles in any order: random access into x and v
+  then dominates once they leave the cache. So :class:`SpringGather` measures the mean spring
+  span |i − j| once per model and keeps the user's order (:func:`renumbering_worth_trying`)
+  when the model has at most ``IN_CACHE_PARTICLES`` particles (x and v stay in cache whatever
+  the order), when the span is at most ``LOCAL_SPAN`` (the rows around a particle stay in
+  cache; the n × n cloth has 0.75 n), or when it is at most n / ``BANDED_FRACTION`` (a banded
+  order such as a lattice numbered layer by layer, whose front reverse Cuthill–McKee cannot
+  shrink: on a 90³ lattice, 5M springs, computing RCM only to reject it cost 6 s); and when
+  reverse Cuthill–McKee (:func:`locality_permutation`) does not shrink it ``RENUMBER_GAIN``-fold.
+  Otherwise the springs and the adjacency are stored in the RCM numbering, the input copy
+  scatters x and v into it (sequential reads, random writes: faster than a gather) and pass 2
+  writes x⁺, v⁺ straight to the model's rows, so callers only ever see their own numbering.
+  Measured on the 1000 × 1000 cloth (4M springs, x = 24 MB; 1 / 2 threads, the range of
+  medians over four sessions on a shared 2-core machine): natural order 18–30 / 34–38 steps/s;
+  randomly renumbered, in the user's order 2.5–3.5 / 4.4–7.7 (6–10× slower), renumbered
+  inside 12–19 / 20–33 (RCM span 999 against 333,333); what is left of the gap is the random
+  writes of every row of x and v into the inner copies and back out, each step. On the
+  100 × 100 cloth (x = 240 KB, in cache) a random order cost 0–14% and renumbering it did not
+  pay, and its span, 3,311, is under LOCAL_SPAN. Renumbering the natural cloths made them up
+  to 25% slower on one thread (the extra copy). A parameter that is the same for every spring
+  (typical: stiffness, damping) is stored once.
 """
 
 from __future__ import annotations
@@ -46,6 +66,14 @@ from numba import njit, prange
 from .energies import spring
 
 PARALLEL_MIN_SPRINGS = 4000
+# Renumbering (see "Locality" above): the user's order is kept for models of at most
+# IN_CACHE_PARTICLES particles (x and v: 3 MB), when its mean spring span |i − j| is at most
+# LOCAL_SPAN particles (2 × 4096 rows of x and v: 400 KB, an L2 cache) or n / BANDED_FRACTION
+# (a random order has n / 3), or when reverse Cuthill–McKee does not shrink it RENUMBER_GAIN-fold.
+IN_CACHE_PARTICLES = 65536
+LOCAL_SPAN = 4096
+BANDED_FRACTION = 64
+RENUMBER_GAIN = 2.0
 POOL_SIZE = 6  # output arrays kept for reuse: x⁺ and v⁺ of the last few steps
 
 
@@ -108,79 +136,145 @@ def _gathered_force(p, x, indptr, other, factor):
 
 
 @njit(cache=True, error_model="numpy")
-def _accelerations_range(lo, hi, x, indptr, other, factor, inverse_mass, gravity, out):
-    """out[p] = inverse_mass[p]·f_p + gravity for p in [lo, hi), 0 where inverse_mass[p] = 0."""
+def _accelerations_range(lo, hi, x, indptr, other, factor, inverse_mass, gravity, rows, out):
+    """out[r] = inverse_mass[p]·f_p + gravity for p in [lo, hi), 0 where inverse_mass[p] = 0;
+    r = rows[p] (the model's index of inner particle p), or p itself when ``rows`` is None."""
     for p in range(lo, hi):
+        if rows is None:  # pruned at compile time: the natural order's kernel has no branch
+            r = p
+        else:
+            r = rows[p]
         w = inverse_mass[p]
         if w == 0.0:
-            out[p, 0] = out[p, 1] = out[p, 2] = 0.0
+            out[r, 0] = out[r, 1] = out[r, 2] = 0.0
             continue
         f0, f1, f2 = _gathered_force(p, x, indptr, other, factor)
-        out[p, 0] = w * f0 + gravity[0]
-        out[p, 1] = w * f1 + gravity[1]
-        out[p, 2] = w * f2 + gravity[2]
+        out[r, 0] = w * f0 + gravity[0]
+        out[r, 1] = w * f1 + gravity[1]
+        out[r, 2] = w * f2 + gravity[2]
 
 
 @njit(cache=True, error_model="numpy")
 def _symplectic_euler_range(lo, hi, x, v, indptr, other, factor, inverse_mass, gravity, h,
-                            x_out, v_out):
-    """v⁺ = v + h a(x, v), x⁺ = x + h v⁺ for free p in [lo, hi); pinned ones are copied."""
+                            rows, x_out, v_out):
+    """v⁺ = v + h a(x, v), x⁺ = x + h v⁺ for free p in [lo, hi); pinned ones are copied. Written
+    to row rows[p] of x_out, v_out (p itself when ``rows`` is None)."""
     for p in range(lo, hi):
+        if rows is None:
+            r = p
+        else:
+            r = rows[p]
         w = inverse_mass[p]
         if w == 0.0:
             for a in range(3):
-                x_out[p, a] = x[p, a]
-                v_out[p, a] = v[p, a]
+                x_out[r, a] = x[p, a]
+                v_out[r, a] = v[p, a]
             continue
         f0, f1, f2 = _gathered_force(p, x, indptr, other, factor)
         velocity = v[p, 0] + h * (w * f0 + gravity[0])
-        v_out[p, 0] = velocity
-        x_out[p, 0] = x[p, 0] + h * velocity
+        v_out[r, 0] = velocity
+        x_out[r, 0] = x[p, 0] + h * velocity
         velocity = v[p, 1] + h * (w * f1 + gravity[1])
-        v_out[p, 1] = velocity
-        x_out[p, 1] = x[p, 1] + h * velocity
+        v_out[r, 1] = velocity
+        x_out[r, 1] = x[p, 1] + h * velocity
         velocity = v[p, 2] + h * (w * f2 + gravity[2])
-        v_out[p, 2] = velocity
-        x_out[p, 2] = x[p, 2] + h * velocity
+        v_out[r, 2] = velocity
+        x_out[r, 2] = x[p, 2] + h * velocity
+
+
+@njit(cache=True, error_model="numpy")
+def _permute_in_range(lo, hi, x, v, rank, x_inner, v_inner):
+    """x_inner[rank[u], :d] = x[u] and the same for v, for the model's particles u in [lo, hi)
+    (d = x's columns; the padding columns of the inner arrays stay zero). A scatter: the
+    reads stream and the random writes do not stall, where a gather waits on random reads
+    (1.5–2× slower on the shuffled 1000 × 1000 cloth)."""
+    d = x.shape[1]
+    for u in range(lo, hi):
+        r = rank[u]
+        if d == 3:  # unrolled per dimension: a loop over d ran at half the speed
+            x_inner[r, 0], x_inner[r, 1], x_inner[r, 2] = x[u, 0], x[u, 1], x[u, 2]
+            v_inner[r, 0], v_inner[r, 1], v_inner[r, 2] = v[u, 0], v[u, 1], v[u, 2]
+        elif d == 2:
+            x_inner[r, 0], x_inner[r, 1] = x[u, 0], x[u, 1]
+            v_inner[r, 0], v_inner[r, 1] = v[u, 0], v[u, 1]
+        else:
+            x_inner[r, 0] = x[u, 0]
+            v_inner[r, 0] = v[u, 0]
+
+
+@njit(cache=True, error_model="numpy")
+def _permute_in_serial(bounds, x, v, rank, x_inner, v_inner):
+    _permute_in_range(bounds[0], bounds[-1], x, v, rank, x_inner, v_inner)
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def _permute_in_parallel(bounds, x, v, rank, x_inner, v_inner):
+    for chunk in prange(bounds.shape[0] - 1):  # rank is one-to-one: no row written twice
+        _permute_in_range(bounds[chunk], bounds[chunk + 1], x, v, rank, x_inner, v_inner)
 
 
 # The serial entry points never touch Numba's thread pool. Each runs pass 1 then pass 2.
 @njit(cache=True, error_model="numpy")
 def _accelerations_serial(spring_bounds, particle_bounds, x, v, springs, indptr, other, factor,
-                          inverse_mass, gravity, out):
+                          inverse_mass, gravity, rows, out):
     _spring_factors_range(spring_bounds[0], spring_bounds[-1], x, v, *springs, factor)
     _accelerations_range(particle_bounds[0], particle_bounds[-1], x, indptr, other, factor,
-                         inverse_mass, gravity, out)
+                         inverse_mass, gravity, rows, out)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def _accelerations_parallel(spring_bounds, particle_bounds, x, v, springs, indptr, other,
-                            factor, inverse_mass, gravity, out):
+                            factor, inverse_mass, gravity, rows, out):
     for chunk in prange(spring_bounds.shape[0] - 1):
         _spring_factors_range(spring_bounds[chunk], spring_bounds[chunk + 1], x, v, *springs,
                               factor)
     for chunk in prange(particle_bounds.shape[0] - 1):
         _accelerations_range(particle_bounds[chunk], particle_bounds[chunk + 1], x, indptr,
-                             other, factor, inverse_mass, gravity, out)
+                             other, factor, inverse_mass, gravity, rows, out)
 
 
 @njit(cache=True, error_model="numpy")
 def _symplectic_euler_serial(spring_bounds, particle_bounds, x, v, springs, indptr, other,
-                             factor, inverse_mass, gravity, h, x_out, v_out):
+                             factor, inverse_mass, gravity, h, rows, x_out, v_out):
     _spring_factors_range(spring_bounds[0], spring_bounds[-1], x, v, *springs, factor)
     _symplectic_euler_range(particle_bounds[0], particle_bounds[-1], x, v, indptr, other, factor,
-                            inverse_mass, gravity, h, x_out, v_out)
+                            inverse_mass, gravity, h, rows, x_out, v_out)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def _symplectic_euler_parallel(spring_bounds, particle_bounds, x, v, springs, indptr, other,
-                               factor, inverse_mass, gravity, h, x_out, v_out):
+                               factor, inverse_mass, gravity, h, rows, x_out, v_out):
     for chunk in prange(spring_bounds.shape[0] - 1):
         _spring_factors_range(spring_bounds[chunk], spring_bounds[chunk + 1], x, v, *springs,
                               factor)
     for chunk in prange(particle_bounds.shape[0] - 1):
         _symplectic_euler_range(particle_bounds[chunk], particle_bounds[chunk + 1], x, v, indptr,
-                                other, factor, inverse_mass, gravity, h, x_out, v_out)
+                                other, factor, inverse_mass, gravity, h, rows, x_out, v_out)
+
+
+def mean_span(pairs: np.ndarray) -> float:
+    """Mean |i − j| over the springs (i, j): how far apart in memory a spring's two ends are."""
+    return float(np.abs(pairs[:, 0] - pairs[:, 1]).mean()) if pairs.shape[0] else 0.0
+
+
+def renumbering_worth_trying(span: float, n_particles: int) -> bool:
+    """Whether a model of ``n_particles`` whose mean spring span is ``span`` is scattered
+    enough in memory for an inner renumbering to pay (see "Locality" in the module docstring)."""
+    return (n_particles > IN_CACHE_PARTICLES and span > LOCAL_SPAN
+            and span > n_particles / BANDED_FRACTION)
+
+
+def locality_permutation(pairs: np.ndarray, n_particles: int) -> np.ndarray:
+    """The reverse Cuthill–McKee order of the spring graph: entry p is the particle to put at
+    position p (a bandwidth of about one front: ~n for an n × n grid, whatever its numbering)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    ends = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    others = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    graph = csr_matrix((np.ones(ends.size, dtype=np.int8), (ends, others)),
+                       shape=(n_particles, n_particles))
+    return reverse_cuthill_mckee(graph, symmetric_mode=True).astype(np.int64)
 
 
 def incidence(pairs: np.ndarray, n_particles: int):
@@ -198,14 +292,33 @@ def incidence(pairs: np.ndarray, n_particles: int):
 
 
 class SpringGather:
-    """The fused force kernels bound to one model's springs, masses and gravity."""
+    """The fused force kernels bound to one model's springs, masses and gravity.
 
-    def __init__(self, model):
+    ``renumber``: None (default) lets the ordering metric decide whether the kernels work in an
+    inner particle numbering (see the module docstring); True or False forces it. Inputs and
+    outputs are always in the model's own numbering.
+
+    Attributes: ``permutation`` (n,) — the model's index of inner particle p — or None when the
+    model's own order is used; ``span`` and ``inner_span`` — the mean spring span |i − j| in the
+    model's numbering and in the one the kernels use."""
+
+    def __init__(self, model, renumber: bool | None = None):
         self.model = model
         n, s = model.n_particles, model.n_springs
         index_type = np.int32 if max(n, 2 * s) < 2**31 else np.int64
-        order = np.argsort(model.spring_indices[:, 0], kind="stable")  # springs by first end
-        pairs = model.spring_indices[order]
+        pairs = model.spring_indices
+        self.span = self.inner_span = mean_span(pairs)
+        self.permutation = None
+        if renumber or (renumber is None and renumbering_worth_trying(self.span, n)):
+            permutation = locality_permutation(pairs, n)
+            rank = np.empty(n, dtype=np.int64)
+            rank[permutation] = np.arange(n)
+            inner_span = mean_span(rank[pairs])
+            if renumber or inner_span * RENUMBER_GAIN <= self.span:
+                self.permutation, self.inner_span = permutation, inner_span
+                pairs = rank[pairs]
+        order = np.argsort(pairs[:, 0], kind="stable")  # springs by first end
+        pairs = pairs[order]
         self.indptr, other, slot_first, slot_second = incidence(pairs, n)
         self.other = other.astype(index_type)
         self.springs = (pairs[:, 0].astype(index_type), pairs[:, 1].astype(index_type),
@@ -216,6 +329,14 @@ class SpringGather:
                         slot_first.astype(index_type), slot_second.astype(index_type))
         self.factor = np.empty(2 * s)  # ψ in adjacency order, rewritten by every pass 1
         self.inverse_mass = np.where(model.pinned, 0.0, 1.0 / model.mass)
+        if self.permutation is None:
+            self._rows = None  # pass 2 writes row p itself
+            self._inner = None
+        else:
+            self._rows = self.permutation.astype(index_type)
+            self._rank = rank.astype(index_type)  # inner index of the model's particle u
+            self.inverse_mass = self.inverse_mass[self.permutation]
+            self._inner = (np.zeros((n, 3)), np.zeros((n, 3)))  # x, v in inner order (scratch)
         self.gravity = np.zeros(3)
         self.gravity[: model.dim] = model.gravity
         self._ones = np.ones(n)
@@ -225,15 +346,20 @@ class SpringGather:
 
     @property
     def nbytes(self) -> int:
-        """Memory held by the adjacency, the sorted springs and ψ [bytes]."""
+        """Memory held by the adjacency, the sorted springs and ψ (and, renumbered, the
+        permutation and the inner copies of x and v) [bytes]."""
         arrays = [self.indptr, self.other, self.factor, self.inverse_mass]
+        arrays += [] if self.permutation is None else [self._rows, self._rank]
         arrays += [a for a in self.springs if isinstance(a, np.ndarray)]
+        arrays += list(self._inner or ())
         return sum(a.nbytes for a in arrays)
 
     def bytes_per_step(self, x_nbytes: int) -> int:
         """Bytes one fused symplectic Euler step must move at least: every array above read
-        once, ψ written once more, x and v read and x⁺, v⁺ written."""
-        return self.nbytes + self.factor.nbytes + 4 * x_nbytes
+        once, ψ written once more, x and v read and x⁺, v⁺ written (and, renumbered, the inner
+        copies of x and v written once more)."""
+        inner = sum(a.nbytes for a in self._inner) if self._inner else 0
+        return self.nbytes + self.factor.nbytes + inner + 4 * x_nbytes
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """(spring chunk bounds, particle chunk bounds) for the current Numba thread count."""
@@ -268,14 +394,25 @@ class SpringGather:
             self._pool.append(array)
         return array
 
+    def _inputs(self, x, v, particle_bounds):
+        """x and v as the kernels read them: (n, 3) C-contiguous, in the inner numbering. The
+        permutation is applied by the copy that pads 1D/2D arrays anyway (one pass)."""
+        if self._inner is None:
+            return self._three(x), self._three(v)
+        x_inner, v_inner = self._inner
+        x, v = np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(v, dtype=float)
+        permute = _permute_in_parallel if particle_bounds.size > 2 else _permute_in_serial
+        permute(particle_bounds, x, v, self._rank, x_inner, v_inner)  # any split of [0, n)
+        return x_inner, v_inner
+
     def _accelerations(self, x, v, inverse_mass, gravity):
         dim = x.shape[1]
-        x, v = self._three(x), self._three(v)
-        out = np.empty_like(x)
         spring_bounds, particle_bounds = self.bounds()
+        x, v = self._inputs(x, v, particle_bounds)
+        out = np.empty_like(x)
         kernel = _accelerations_parallel if spring_bounds.size > 2 else _accelerations_serial
         kernel(spring_bounds, particle_bounds, x, v, self.springs, self.indptr, self.other,
-               self.factor, inverse_mass, gravity, out)
+               self.factor, inverse_mass, gravity, self._rows, out)
         return out if dim == 3 else np.ascontiguousarray(out[:, :dim])
 
     def forces(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -291,13 +428,13 @@ class SpringGather:
     def symplectic_euler(self, x: np.ndarray, v: np.ndarray, h: float):
         """(x⁺, v⁺) of one symplectic Euler step; pinned particles are copied unchanged."""
         dim = x.shape[1]
-        x, v = self._three(x), self._three(v)
+        spring_bounds, particle_bounds = self.bounds()
+        x, v = self._inputs(x, v, particle_bounds)
         x_out = self._unused_buffer(x.shape)
         v_out = self._unused_buffer(x.shape)
-        spring_bounds, particle_bounds = self.bounds()
         kernel = _symplectic_euler_parallel if spring_bounds.size > 2 else _symplectic_euler_serial
         kernel(spring_bounds, particle_bounds, x, v, self.springs, self.indptr, self.other,
-               self.factor, self.inverse_mass, self.gravity, float(h), x_out, v_out)
+               self.factor, self.inverse_mass, self.gravity, float(h), self._rows, x_out, v_out)
         if dim < 3:
             return np.ascontiguousarray(x_out[:, :dim]), np.ascontiguousarray(v_out[:, :dim])
         return x_out, v_out
