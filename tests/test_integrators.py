@@ -115,7 +115,8 @@ def test_adaptive_counts_rejected_steps(name, monkeypatch):
             return stages(*args, **kwargs)
         monkeypatch.setattr(module, "runge_kutta_stages", counting_stages)
 
-    result = hooke.simulate(SPRING1D, integrator=name, dt=2.0, t_end=10.0, rtol=1e-8, atol=1e-8)
+    result = hooke.simulate(SPRING1D, integrator=name, dt=2.0, t_end=10.0, rtol=1e-8, atol=1e-8,
+                            first_step=2.0)
     stats = result.stats
     assert stats["rejected"] >= 1
     assert np.max(np.abs(result.x - result.analytic())) <= 50 * 1e-8

@@ -67,7 +67,7 @@ def test_bad_store_files_get_clear_errors(tmp_path):
 
 @pytest.mark.parametrize("scene_name, integrator", [
     ("chain", "rk45"), ("chain", "implicit_euler"), ("square_drop", None),
-    ("cloth2d", "symplectic_euler"), ("pendulum", "rk4"),
+    ("cloth2d", "symplectic_euler"), ("pendulum", "rk4"), ("pendulum", "rk45"),
 ])
 def test_resume_ends_identical_to_an_uninterrupted_run(tmp_path, scene_name, integrator):
     scene = hooke.scene(scene_name)

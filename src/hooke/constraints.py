@@ -22,11 +22,15 @@ free particle), factorised with SuperLU; α = β = 0 except for Baumgarte stabil
 
 Stabilisations for integrators of the unconstrained ODE (:class:`JointForces`), chosen by the
 integrator option ``stabilization``:
-- ``"correction"`` (seed 003): on top of the exact tensions, each joint adds
+- ``"correction"`` (seed 003): seed 003's tensions, and on top of them each joint adds
   s_k = k_c (|d_k| − L_k) + β_c ġ_k along n_k, pulling its ends together when s_k > 0, and the
   force on each end particle p is weighted by α_p = Σ |T_l| over the joints l that touch p
   (for the double pendulum α₁ = |T₀₁| + |T₁₂|, α₂ = |T₁₂|, exactly the seed's weights). Units:
-  k_c [1/m], β_c [s/m], so that α_p s_k is a force.
+  k_c [1/m], β_c [s/m], so that α_p s_k is a force. Seed 003 differentiates |d|² = L² twice,
+  which puts |w|²/|d| in place of c_k: the same tensions on the joints' manifold, but off it
+  g̈ = −ġ²/|d| instead of 0. That changes how the lengths drift, and with it the study's
+  curves (β_c = 0.1 ends 10× lower with c_k), so "correction" uses the seed's form and
+  reproduces its numbers (:mod:`hooke.studies`).
 - ``"baumgarte"``: the tensions enforce g̈ + 2α ġ + β² g = 0 (``baumgarte_alpha`` α [1/s],
   ``baumgarte_beta`` β [1/s]); α = β is critically damped with time constant 1/β.
 - ``"projection"`` (the default): exact tensions, and after every step the positions are
@@ -80,8 +84,9 @@ def _rates(v, n, i, j, out):
 
 
 @njit(cache=True)
-def _tension_rhs(v, a_free, length, n, i, j, out):
-    """G_full a_u + c: relative unconstrained acceleration along n plus the centripetal term."""
+def _tension_rhs(v, a_free, length, n, i, j, squared, out):
+    """G_full a_u + c: relative unconstrained acceleration along n plus the centripetal term
+    (|w|² − (n·w)²)/|d| of g̈, or |w|²/|d| when ``squared`` (seed 003's |d|² = L²)."""
     for k in range(i.size):
         along = 0.0
         speed2 = 0.0
@@ -91,7 +96,7 @@ def _tension_rhs(v, a_free, length, n, i, j, out):
             along += w * n[k, a]
             speed2 += w * w
             acc += (a_free[j[k], a] - a_free[i[k], a]) * n[k, a]
-        out[k] = acc + (speed2 - along * along) / length[k]
+        out[k] = acc + (speed2 if squared else speed2 - along * along) / length[k]
 
 
 @njit(cache=True)
@@ -261,13 +266,16 @@ class JointSet:
 
     # -- exact tensions --------------------------------------------------------------------
     def tensions(self, x: np.ndarray, v: np.ndarray, a_free: np.ndarray, t: float = 0.0,
-                 alpha: float = 0.0, beta: float = 0.0, geometry=None) -> np.ndarray:
+                 alpha: float = 0.0, beta: float = 0.0, geometry=None,
+                 squared: bool = False) -> np.ndarray:
         """Exact tensions T (m,) [N] given the unconstrained accelerations ``a_free`` (n, d)
-        (F/m for free particles, prescribed for pinned ones); α, β add Baumgarte's terms."""
+        (F/m for free particles, prescribed for pinned ones); α, β add Baumgarte's terms;
+        ``squared``: from the twice-differentiated |d|² = L² instead of g (module docstring)."""
         length, n = self.geometry(x) if geometry is None else geometry
         v = np.ascontiguousarray(v, dtype=float)
         rhs = np.empty(self.count)
-        _tension_rhs(v, np.ascontiguousarray(a_free, dtype=float), length, n, self.i, self.j, rhs)
+        _tension_rhs(v, np.ascontiguousarray(a_free, dtype=float), length, n, self.i, self.j,
+                     squared, rhs)
         if not np.all(np.isfinite(rhs)):
             raise SimulationError(f"joints: the state became non-finite by t = {t:.6g} (try a "
                                   "smaller dt, an adaptive integrator or smaller stabilisation gains)")
@@ -378,7 +386,8 @@ class JointForces:
         geometry = joints.geometry(x)
         baumgarte = s.method == "baumgarte"
         tension = joints.tensions(x, v, a_free, t, s.baumgarte_alpha if baumgarte else 0.0,
-                                  s.baumgarte_beta if baumgarte else 0.0, geometry)
+                                  s.baumgarte_beta if baumgarte else 0.0, geometry,
+                                  squared=s.method == "correction")
         length, n = geometry
         force = -joints.transpose_times(n, tension)
         if s.method == "correction":

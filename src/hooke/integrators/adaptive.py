@@ -1,9 +1,21 @@
-"""``rk45``: Dormand–Prince 5(4) with error control (the method of seed 003's ``solve_ivp``).
+"""``rk45``: Dormand–Prince 5(4) with error control and dense output (seed 003's ``solve_ivp``).
 
-Steps are accepted when the scaled RMS error ‖e / (atol + rtol·max(|s|, |s⁺|))‖ ≤ 1, over the
-free DOFs of (x, v). The step-size controller is a separate object. With ``adaptive=False`` it takes
-fixed steps of ``dt`` (then it is a plain fifth-order method); otherwise ``dt`` is only the first
-trial step and the output interval, and ``advance`` lands exactly on each output time.
+Steps are accepted when the scaled RMS error ‖e / (atol + rtol·max(|s|, |s⁺|))‖ < 1, over the
+free DOFs of (x, v); the step-size controller is a separate object (h⁺ = h·clip(0.9 err^(−1/5),
+0.2, 10), no growth right after a rejection). The first trial step is ``first_step``, or by
+default Hairer, Nørsett & Wanner's starting-step estimate (Solving ODEs I, II.4), capped by
+``max_step`` — the same rules as SciPy's ``solve_ivp(method="RK45")``, so both take the same
+steps on the same problem up to round-off in the right-hand side.
+
+With ``adaptive=True`` (the default) the steps do not depend on the output times: ``dt`` is only
+the output interval. ``advance`` steps on past ``t_target`` and returns the state there from the
+step's continuous extension (:data:`.tableau.DORMAND_PRINCE_DENSE`, fourth order), with pinned
+particles placed exactly and, for ``stabilization="projection"``, projected onto the joints. The
+integration itself always continues from the end of its last accepted step; a state passed to
+``advance`` that is not the last one it returned starts it afresh from that state.
+``checkpoint`` saves that last step's start (t, h, x, v) so a resumed run recomputes it and
+continues bit for bit. With ``adaptive=False`` it takes fixed steps of ``dt`` (a plain
+fifth-order method).
 """
 
 from __future__ import annotations
@@ -12,12 +24,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..constraints import STABILIZATION_DEFAULTS
 from ..errors import HookeInputError, SimulationError
 from ..model import State
-from ..constraints import STABILIZATION_DEFAULTS
 from .base import ConstraintForces, Integrator, register
 from .explicit import runge_kutta_stages
-from .tableau import DORMAND_PRINCE
+from .tableau import DORMAND_PRINCE, DORMAND_PRINCE_DENSE
 
 
 @dataclass
@@ -36,14 +48,45 @@ class StepSizeController:
         return float(np.clip(raw, self.min_factor, self.max_factor))
 
 
+@dataclass
+class AcceptedStep:
+    """One step from (t, x0, v0) to (t + h, x1, v1) with its stages (7, n, d); ``end``, set once
+    it is accepted, is the state the integration continues from (x1, v1 projected onto the
+    joints if that is chosen)."""
+
+    t: float
+    h: float
+    x0: np.ndarray
+    v0: np.ndarray
+    x1: np.ndarray
+    v1: np.ndarray
+    kx: np.ndarray
+    kv: np.ndarray
+    end: State | None = None
+
+    def interpolate(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """(x, v) at t ∈ [self.t, self.t + h] from the continuous extension."""
+        theta = (t - self.t) / self.h
+        return tuple(_dense(theta, self.h, y0, y1, k) for y0, y1, k in
+                     ((self.x0, self.x1, self.kx), (self.v0, self.v1, self.kv)))
+
+
+def _dense(theta: float, h: float, y0: np.ndarray, y1: np.ndarray, k: np.ndarray) -> np.ndarray:
+    change = y1 - y0
+    r3 = h * k[0] - change
+    r4 = change - h * k[-1] - r3
+    r5 = h * np.tensordot(DORMAND_PRINCE_DENSE, k, axes=1)
+    return y0 + theta * (change + (1.0 - theta) * (r3 + theta * (r4 + (1.0 - theta) * r5)))
+
+
 @register
 class DormandPrince45(ConstraintForces, Integrator):
     name = "rk45"
     order = 5
-    summary = "adaptive Dormand-Prince 5(4) with rtol/atol error control"
+    summary = "adaptive Dormand-Prince 5(4) with rtol/atol error control and dense output"
     adaptive = True
     defaults = {"rtol": 1e-6, "atol": 1e-9, "adaptive": True, "max_step": np.inf,
-                **STABILIZATION_DEFAULTS}
+                "first_step": None, **STABILIZATION_DEFAULTS}
     tableau = DORMAND_PRINCE
 
     def check_options(self) -> None:
@@ -53,72 +96,151 @@ class DormandPrince45(ConstraintForces, Integrator):
         if not isinstance(self.options["adaptive"], bool):
             raise HookeInputError("adaptive", "must be true or false", self.options["adaptive"])
         self.controller = StepSizeController()
-        self.h = min(self.dt, self.max_step)
+        # the next trial step; None: estimated at the first step
+        self.h = (None if self.options["first_step"] is None
+                  else min(self.positive_option("first_step"), self.max_step))
         self.configure_joints()
 
     def __init__(self, system, dt, **options):
         super().__init__(system, dt, **options)
         self.stats.update(rejected=0, evaluations=0)
-        self._fsal = None  # (x array, (k_x, k_v) there) of the last accepted step: first-same-as-last
+        self._step: AcceptedStep | None = None  # the last accepted step
+        self._fsal = None  # (k_x, k_v) at the end of the last step: first-same-as-last
+        self._frame: State | None = None  # the last state advance returned
+        self._restored_t: float | None = None  # the time of the frame a resumed run stopped at
 
     def checkpoint(self) -> dict:
-        return {**super().checkpoint(), "h": self.h}
+        data = super().checkpoint()
+        if self.h is not None:
+            data["h"] = self.h
+        if self._frame is not None and self._step is not None:  # adaptive: frames interpolated
+            data.update(step_t=self._step.t, step_h=self._step.h, step_x=self._step.x0,
+                        step_v=self._step.v0, frame_t=self._frame.t)
+        return data
 
     def restore(self, checkpoint: dict) -> None:
         super().restore(checkpoint)
-        self.h = float(checkpoint.get("h", self.h))
+        if "h" in checkpoint:
+            self.h = float(checkpoint["h"])
+        if "step_x" in checkpoint:  # recompute the step the last frame was interpolated from
+            start = State(float(checkpoint["step_t"]), np.array(checkpoint["step_x"], dtype=float),
+                          np.array(checkpoint["step_v"], dtype=float))
+            first = self._derivative(start.t, start.x, start.v)
+            step, _ = self._attempt(start, float(checkpoint["step_h"]), first)
+            self._finish(step)
+            self._frame = None
+            self._restored_t = float(checkpoint["frame_t"])
 
-    def _attempt(self, state: State, h: float):
-        first = self._fsal[1] if self._fsal is not None and self._fsal[0] is state.x else None
-        kx, kv = runge_kutta_stages(self.system, state.t, state.x, state.v, h, self.tableau, first)
-        self.stats["evaluations"] += self.tableau.stages - (first is not None)
-        b, e = self.tableau.b, self.tableau.b - self.tableau.b_embedded
-        x = state.x + h * np.tensordot(b, kx, axes=1)
-        v = state.v + h * np.tensordot(b, kv, axes=1)
+    # -- one step ---------------------------------------------------------------------------
+    def _derivative(self, t: float, x: np.ndarray, v: np.ndarray):
+        return v, self.system.acceleration(x, v, t)
+
+    def _attempt(self, state: State, h: float, first):
+        """(the step of size h from ``state``, its error estimate (e_x, e_v))."""
+        tableau = self.tableau
+        kx, kv = runge_kutta_stages(self.system, state.t, state.x, state.v, h, tableau, first,
+                                    count=tableau.stages - 1)
+        b = tableau.b[:-1]  # the 7th stage has weight 0: it is f at the new state (FSAL)
+        x1 = state.x + h * np.tensordot(b, kx[:-1], axes=1)
+        v1 = state.v + h * np.tensordot(b, kv[:-1], axes=1)
+        t1 = state.t + h
+        self.system.apply_pins(x1, v1, t1)
+        kx[-1], kv[-1] = self._derivative(t1, x1, v1)
+        e = tableau.b - tableau.b_embedded
         error = (h * np.tensordot(e, kx, axes=1), h * np.tensordot(e, kv, axes=1))
-        new = self.new_state(state.t + h, x, v)
-        # FSAL: the 7th stage is f at the new state, unless a projection moved that state.
-        last_stage = (kx[-1], kv[-1]) if new.x is x else None
-        return new, error, last_stage
+        return AcceptedStep(state.t, h, state.x, state.v, x1, v1, kx, kv), error
 
-    def _error_norm(self, old: State, new: State, error) -> float:
+    def _finish(self, step: AcceptedStep) -> None:
+        """Make ``step`` the last accepted one: its end state and the FSAL stage."""
+        step.end = self.new_state(step.t + step.h, step.x1, step.v1)
+        self._step = step
+        # FSAL: the 7th stage is f at the new state, unless a projection moved that state.
+        self._fsal = (step.kx[-1], step.kv[-1]) if step.end.x is step.x1 else None
+
+    def _error_norm(self, step: AcceptedStep, error) -> float:
         free = self.system.model.free
         total, count = 0.0, 0
-        for before, after, err in ((old.x, new.x, error[0]), (old.v, new.v, error[1])):
+        for before, after, err in ((step.x0, step.x1, error[0]), (step.v0, step.v1, error[1])):
             scale = self.atol + self.rtol * np.maximum(np.abs(before[free]), np.abs(after[free]))
             total += float(np.sum((err[free] / scale) ** 2))
             count += err[free].size
-        return np.sqrt(total / max(count, 1))
+        norm = np.sqrt(total / max(count, 1))
+        return norm if np.isfinite(norm) else np.inf
 
-    def step(self, state: State) -> State:
-        new, _, last = self._attempt(state, self.dt)
-        self._fsal = (new.x, last)
+    def _initial_step(self, state: State, first) -> float:
+        """Hairer, Nørsett & Wanner's estimate from f at the start and after a tiny Euler step."""
+        free = self.system.model.free
+        scale = [self.atol + self.rtol * np.abs(y[free]) for y in (state.x, state.v)]
+
+        def rms(parts) -> float:
+            squares = [float(np.sum((p[free] / s) ** 2)) for p, s in zip(parts, scale)]
+            return np.sqrt(sum(squares) / max(2 * state.x[free].size, 1))
+
+        d0, d1 = rms((state.x, state.v)), rms(first)
+        h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+        probe = self._derivative(state.t + h0, state.x + h0 * first[0], state.v + h0 * first[1])
+        self.stats["evaluations"] += 1
+        d2 = rms([p - f for p, f in zip(probe, first)]) / h0
+        if max(d1, d2) <= 1e-15:
+            h1 = max(1e-6, 1e-3 * h0)
+        else:
+            h1 = (0.01 / max(d1, d2)) ** (1.0 / (self.controller.error_order + 1))
+        return min(100.0 * h0, h1, self.max_step)
+
+    def _accept_next(self) -> None:
+        """Take one accepted adaptive step from the end of the last one (or the start)."""
+        state = self._step.end if self._step is not None else self._start
+        first = self._fsal
+        if first is None:
+            first = self._derivative(state.t, state.x, state.v)
+            self.stats["evaluations"] += 1
+        if self.h is None:
+            self.h = self._initial_step(state, first)
+        h = min(self.h, self.max_step)
+        rejected = False
+        while True:
+            if h <= 1e-14 * max(1.0, abs(state.t)):
+                raise SimulationError(f"rk45: step size underflow (h = {h:.3e}) at t = "
+                                      f"{state.t:.6g}; the tolerances cannot be met")
+            step, error = self._attempt(state, h, first)
+            self.stats["evaluations"] += self.tableau.stages - 1
+            error_norm = self._error_norm(step, error)
+            factor = self.controller.factor(error_norm)
+            if error_norm < 1.0:
+                break
+            self.stats["rejected"] += 1
+            rejected = True
+            h *= factor
         self.stats["steps"] += 1
-        return new
+        self.h = h * (min(factor, 1.0) if rejected else factor)
+        self._finish(step)
+
+    # -- the contract -----------------------------------------------------------------------
+    def step(self, state: State) -> State:
+        """One fixed step of ``dt`` (``adaptive=False``)."""
+        same = self._step is not None and state.x is self._step.end.x
+        first = self._fsal if same else None
+        if first is None:
+            first = self._derivative(state.t, state.x, state.v)
+            self.stats["evaluations"] += 1
+        self._finish(self._attempt(state, self.dt, first)[0])
+        self.stats["evaluations"] += self.tableau.stages - 1
+        self.stats["steps"] += 1
+        return self._step.end
 
     def advance(self, state: State, t_target: float, n_steps: int) -> State:
         if not self.options["adaptive"]:
             return super().advance(state, t_target, n_steps)
-        t = state.t
-        while t < t_target:
-            remaining = t_target - t
-            h = min(self.h, remaining)
-            if h <= 1e-14 * max(1.0, abs(t)):
-                raise SimulationError(f"rk45: step size underflow (h = {h:.3e}) at t = {t:.6g}; "
-                                      "the tolerances cannot be met")
-            new, error, last = self._attempt(state, h)
-            error_norm = self._error_norm(state, new, error)
-            if not np.isfinite(error_norm):
-                error_norm = np.inf
-            factor = self.controller.factor(error_norm)
-            if error_norm <= 1.0:
-                self.stats["steps"] += 1
-                self._fsal = (new.x, last)
-                state, t = new, new.t
-                # A step clipped to hit an output time says nothing about the size to try next.
-                clipped = h < self.h
-                self.h = min(max(self.h, h * factor) if clipped else h * factor, self.max_step)
-            else:
-                self.stats["rejected"] += 1
-                self.h = h * min(factor, 0.9)
-        return State(float(t_target), state.x, state.v)
+        ours = (state.x is self._frame.x if self._frame is not None
+                else self._step is not None and state.t == self._restored_t)
+        if not ours:
+            self._step, self._fsal, self._start = None, None, state
+        while (self._step.end.t if self._step is not None else state.t) < t_target:
+            self._accept_next()
+        step = self._step
+        if step is None or t_target == step.end.t:
+            frame = State(float(t_target), state.x, state.v) if step is None else step.end
+        else:
+            frame = self.new_state(float(t_target), *step.interpolate(t_target))
+        self._frame = frame
+        return frame

@@ -18,12 +18,13 @@ from .tableau import EULER, MIDPOINT, RK4, ButcherTableau
 
 
 def runge_kutta_stages(system, t: float, x: np.ndarray, v: np.ndarray, h: float,
-                       tableau: ButcherTableau, first_stage=None):
-    """Stage derivatives (k_x, k_v), each (stages, n, d), of one explicit RK step of size h."""
+                       tableau: ButcherTableau, first_stage=None, count: int | None = None):
+    """Stage derivatives (k_x, k_v), each (stages, n, d), of one explicit RK step of size h;
+    only the first ``count`` stages are computed when it is given (the rest left unset)."""
     stages = tableau.stages
     kx = np.empty((stages,) + x.shape)
     kv = np.empty((stages,) + v.shape)
-    for s in range(stages):
+    for s in range(stages if count is None else count):
         if s == 0 and first_stage is not None:
             kx[0], kv[0] = first_stage
             continue

@@ -73,3 +73,12 @@ DORMAND_PRINCE = ButcherTableau(
     b_embedded=[5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40],
     first_same_as_last=True,
 )
+
+# Dormand–Prince's continuous extension (Shampine 1986; Hairer, Nørsett & Wanner, Solving ODEs I,
+# II.6): on a step [t, t + h] from y0 to y1 with stages k1 … k7 (k7 = f(t + h, y1)),
+#     y(t + θh) = y0 + θ(Δ + (1 − θ)(r3 + θ(r4 + (1 − θ) r5))),   Δ = y1 − y0,
+#     r3 = h k1 − Δ,  r4 = Δ − h k7 − r3,  r5 = h Σ_j d_j k_j,
+# a fourth-order interpolant that matches y and f at both ends (the dense output of solve_ivp).
+DORMAND_PRINCE_DENSE = np.array([
+    -12715105075 / 11282082432, 0.0, 87487479700 / 32700410799, -10690763975 / 1880347072,
+    701980252875 / 199316789632, -1453857185 / 822651844, 69997945 / 29380423])
