@@ -152,3 +152,62 @@ def test_study_command_runs_a_short_pendulum_study(tmp_path):
     assert np.all(np.diff(beta_sweep) < 0) and np.all(np.diff(k_sweep) < 0), (beta_sweep, k_sweep)
     assert beta_sweep[0] > 50 * beta_sweep[-1]
     assert hooke("study", "no-such-study").returncode == 2
+
+
+def test_parse_option_values():
+    from hooke.cli import parse_option
+
+    assert parse_option("rtol=1e-8") == ("rtol", 1e-8)
+    assert parse_option("max_iterations=25") == ("max_iterations", 25)
+    assert isinstance(parse_option("max_iterations=25")[1], int)
+    assert parse_option("adaptive=false") == ("adaptive", False)
+    assert parse_option("adaptive=True") == ("adaptive", True)
+    assert parse_option("stabilization=none") == ("stabilization", None)
+    assert parse_option("first_step=null") == ("first_step", None)
+    assert parse_option("max_step=inf") == ("max_step", float("inf"))
+    assert parse_option(" stabilization = correction ") == ("stabilization", "correction")
+
+
+def test_run_option_reaches_the_integrator(tmp_path):
+    import hooke as api
+
+    done = hooke("run", "pendulum", "--t-end", "0.5", "-o", "rtol=1e-8", "--option",
+                 "stabilization=none", "-o", "atol=1e-8", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    stored = read_trajectory(tmp_path / "trajectory.h5")
+    options = json.loads(stored["attrs"]["options"])
+    assert options == {"rtol": 1e-8, "atol": 1e-8, "stabilization": None, "k_c": 0.03,
+                       "beta_c": 0.2}
+    expected = api.simulate(api.scene("pendulum"), t_end=0.5, rtol=1e-8, atol=1e-8,
+                            stabilization=None)
+    assert stored["x"].tobytes() == expected.x.tobytes()
+
+
+@pytest.mark.parametrize("option, message", [
+    ("tol=1e-3", "error: tol: is not an option of integrator 'rk45' (its options: adaptive, atol, "
+                 "baumgarte_alpha, baumgarte_beta, beta_c, first_step, k_c, max_step, rtol, "
+                 "stabilization), got 0.001"),
+    ("rtol=-1", "error: rtol: must be a number > 0 for integrator 'rk45', got -1"),
+    ("adaptive=maybe", "error: adaptive: must be true or false, got 'maybe'"),
+    ("rtol", "error: --option: must be KEY=VALUE, got 'rtol'"),
+])
+def test_run_bad_option_is_the_integrators_one_line_error(tmp_path, option, message):
+    done = hooke("run", "pendulum", "--t-end", "0.1", "-o", option, "--out", str(tmp_path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert [line for line in done.stderr.splitlines() if line.strip()] == [message]
+
+
+def test_run_with_another_integrator_keeps_the_scene_options_it_accepts(tmp_path):
+    import hooke as api
+
+    done = hooke("run", "pendulum", "-i", "rk4", "--t-end", "0.5", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == "note: rk4 does not take pendulum's option(s) atol, rtol; dropped"
+    stored = read_trajectory(tmp_path / "trajectory.h5")
+    assert json.loads(stored["attrs"]["options"]) == {"stabilization": "correction", "k_c": 0.03,
+                                                      "beta_c": 0.2}
+    expected = api.simulate(api.scene("pendulum"), integrator="rk4", t_end=0.5,
+                            stabilization="correction", k_c=0.03, beta_c=0.2)
+    assert stored["x"].tobytes() == expected.x.tobytes()
+    done = hooke("run", "pendulum", "--t-end", "0.1", "--out", str(tmp_path))  # its own: no note
+    assert done.returncode == 0 and "note" not in done.stderr

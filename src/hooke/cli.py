@@ -163,6 +163,24 @@ def print_summary(summary: dict, written: list[Path]) -> None:
     console.print(table)
 
 
+def parse_option(text: str) -> tuple[str, object]:
+    """``KEY=VALUE`` of ``--option``: VALUE as a bool (true/false), None (none/null), an int, a
+    float (1e-8, inf) or else the string itself."""
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key:
+        raise HookeInputError("--option", "must be KEY=VALUE", text)
+    words = {"true": True, "false": False, "none": None, "null": None}
+    if value.lower() in words:
+        return key, words[value.lower()]
+    for kind in (int, float):
+        try:
+            return key, kind(value)
+        except ValueError:
+            pass
+    return key, value
+
+
 @app.command("run")
 def run_command(
     scene_or_file: Optional[str] = typer.Argument(
@@ -171,21 +189,25 @@ def run_command(
     dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]"),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]"),
     save_every: int = typer.Option(1, "--save-every", help="save a frame every N steps"),
-    out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory"),
+    out: Path = typer.Option(Path("out"), "--out", help="output directory"),
+    option: list[str] = typer.Option(
+        None, "--option", "-o", help="an integrator option KEY=VALUE, e.g. rtol=1e-8 or "
+        "stabilization=none (repeatable; VALUE: a number, true/false, none or a word)"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted run stored in DIR"),
     max_energy_growth: Optional[float] = typer.Option(
         None, "--max-energy-growth", help="stop when the total energy grows by more than this factor of its scale"),
 ) -> None:
     """Simulate a scene. Writes into --out: trajectory.h5 (frame by frame, as the run goes) with
     its ParaView sidecar trajectory.xdmf, energy.png, snapshot.png, analytic.png (when the scene
-    has an analytic solution) and summary.json; prints a summary."""
+    has an analytic solution) and summary.json; prints a summary. A scene's own integrator
+    options that another --integrator does not take are dropped, with a note."""
     from .simulate import resume as resume_run
-    from .simulate import simulate
+    from .simulate import scene_options, simulate
 
     if resume is not None:
-        if scene_or_file is not None or integrator or dt or t_end:
+        if scene_or_file is not None or integrator or dt or t_end or option:
             fail("--resume: continues the stored run with its own settings; give no scene or "
-                 "settings with it, got SCENE_OR_FILE/--integrator/--dt/--t-end")
+                 "settings with it, got SCENE_OR_FILE/--integrator/--dt/--t-end/--option")
         out = resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
@@ -195,11 +217,22 @@ def run_command(
             if resume is not None:
                 result = resume_run(resume / "trajectory.h5", progress=progress)
             else:
+                options: dict = {}
+                for text in option or []:
+                    key, value = parse_option(text)
+                    if key in options:
+                        raise HookeInputError("--option", f"{key} given more than once", text)
+                    options[key] = value
                 scene = load_scene(scene_or_file)
+                dropped = scene_options(scene, integrator or scene.integrator)[1]
+                if dropped:
+                    errors.print(f"note: {integrator} does not take {scene.name}'s option(s) "
+                                 f"{', '.join(dropped)}; dropped", markup=False, highlight=False)
                 out.mkdir(parents=True, exist_ok=True)
                 result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                   save_every=save_every, progress=progress,
-                                  store=out / "trajectory.h5", max_energy_growth=max_energy_growth)
+                                  store=out / "trajectory.h5", max_energy_growth=max_energy_growth,
+                                  **options)
         finally:
             progress.close()
     except HookeInputError as error:

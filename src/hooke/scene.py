@@ -33,7 +33,7 @@ class Scene:
     Attributes:
         model: the mass-spring system.
         integrator: default integrator name (see ``hooke.integrators()``).
-        dt: default time step [s] (for adaptive integrators: the output interval and first step).
+        dt: default time step [s] (for adaptive integrators: the output interval).
         t_end: default duration [s].
         state: initial state; ``model.initial_state()`` when not given.
         options: default integrator options.

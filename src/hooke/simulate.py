@@ -2,8 +2,9 @@
 
 Contract: one-way data flow scene → (System, State) → integrator steps → Result. Frames are saved
 at step 0, every ``save_every`` steps and at the last step; the run has round(t_end / dt) steps.
-Options given as keywords go to the integrator (an option it does not know is an error); the
-scene's default options apply only when its own integrator is used. A non-finite state stops the
+Options given as keywords go to the integrator (an option it does not know is an error) on top of
+the scene's default options; with another integrator than the scene's, the scene's options that
+it accepts still apply and the others are dropped (:func:`scene_options`). A non-finite state stops the
 run with a :class:`SimulationError` that carries the frames computed so far (``error.result``).
 
 With ``store=PATH`` every frame is also written to an HDF5 trajectory as the run goes
@@ -72,6 +73,16 @@ class FrameSeries:
         return Result(t=cut["t"], x=cut["x"], v=cut["v"], energy=energy, **extras, **fields)
 
 
+def scene_options(scene: Scene, integrator: str) -> tuple[dict, list[str]]:
+    """(the scene's default options that ``integrator`` accepts, the names of the others).
+
+    E.g. ``pendulum`` (rk45: rtol, atol, stabilization, k_c, beta_c) run with ``rk4`` keeps its
+    correction force (stabilization, k_c, beta_c) and drops rtol and atol."""
+    known = get_integrator(integrator).defaults
+    kept = {key: value for key, value in scene.options.items() if key in known}
+    return kept, sorted(set(scene.options) - set(kept))
+
+
 def simulate(scene: Scene, integrator: str | None = None, dt: float | None = None,
              t_end: float | None = None, save_every: int = 1,
              progress: Callable[[int, int], None] | None = None, store=None,
@@ -80,8 +91,9 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
 
     Args:
         scene: from ``hooke.scene(name)``, ``hooke.load(path)`` or ``hooke.Scene(model, ...)``.
-        integrator: a name from ``hooke.integrators()``; the scene's default when None.
-        dt: time step [s] (adaptive integrators: output interval and first trial step).
+        integrator: a name from ``hooke.integrators()``; the scene's default when None. The
+            scene's options this integrator accepts apply to it, the others are dropped.
+        dt: time step [s] (adaptive integrators: the output interval).
         t_end: duration [s].
         save_every: save a frame every this many steps (the last step is always saved).
         progress: optional callback ``progress(steps_done, steps_total)`` called per frame.
@@ -100,7 +112,7 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
     t_end = check_positive("t_end", scene.t_end if t_end is None else t_end)
     if isinstance(save_every, bool) or not isinstance(save_every, (int, np.integer)) or save_every < 1:
         raise HookeInputError("save_every", "must be an integer >= 1", save_every)
-    merged = {**(scene.options if name == scene.integrator else {}), **options}
+    merged = {**scene_options(scene, name)[0], **options}
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
