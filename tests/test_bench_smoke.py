@@ -3,9 +3,12 @@ at small sizes, no peers. It times nothing against a threshold (benchmarks are n
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench.py"
 
@@ -29,3 +32,26 @@ def test_ordering_bench_smoke():
     assert done.returncode == 0, done.stderr
     for text in ("cloth 20 x 20", "renumbered", "natural (forced)", "shuffled (forced)"):
         assert text in done.stdout, done.stdout
+
+
+def test_joints_bench_smoke():
+    """benchmarks/bench_joints.py at tiny sizes: one row per case, every number finite and > 0
+    (split steps ≥ 0), the ratio equal to steps/s over the C++ reference."""
+    script = BENCH.parent / "bench_joints.py"
+    done = subprocess.run([sys.executable, str(script), "--chains", "4", "--scale", "0.01"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[:4] == ["case", "particles", "joints", "steps/s"]
+    rows = {line[:12].strip(): line[12:].split() for line in lines[1:]}
+    assert list(rows) == ["top", "crane", "pendulum", "chain n=4"]
+    references = {"top": 3491.0, "crane": 3574.0, "pendulum": 22601.0}
+    for label, cells in rows.items():
+        numbers = [float(cell) for cell in cells]
+        assert all(math.isfinite(value) for value in numbers), (label, cells)
+        assert all(value > 0 for value in numbers[:-1]) and numbers[-1] >= 0, (label, cells)
+        if label in references:
+            rate, reference, ratio = numbers[2:5]
+            assert reference == references[label]
+            assert ratio == pytest.approx(rate / reference, abs=0.006)
+    assert rows["chain n=4"][:2] == ["5", "4"]  # particles (with the support), joints

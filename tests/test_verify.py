@@ -85,11 +85,12 @@ def test_jointed_energy_behaviour(joint_reports):
     assert classes["rk45"] == "grows"
     # bare exact tensions: the links stretch by half their length and the energy drains away
     assert classes["symplectic_euler"] == "decays"
-    assert classes["generalized_alpha"] == "bounded"
-    # the trapezoidal rule with index-3 joints is weakly unstable: its energy grows until the
-    # Newton solve fails (measured at t = 6.2 s)
-    assert classes["newmark"] in ("grows", "fails")
-    assert joint_reports["newmark"].energy_factor > 1
+    # index-3 joints with the velocities projected onto G v = 0 after each step: the trapezoidal
+    # rule stays bounded too (without the projection it blew up at t = 6.2 s); measured
+    # E⁺/E − 1 = −2.7e-8 (newmark), −3.1e-8 (generalized-α)
+    for name in ("newmark", "generalized_alpha"):
+        assert classes[name] == "bounded" and joint_reports[name].failed_at is None
+        assert -1e-7 < joint_reports[name].energy_factor - 1 < 0
 
 
 def test_convergence_plot_has_a_jointed_panel(reports, joint_reports, tmp_path):

@@ -307,9 +307,13 @@ class JointSet:
             raise SimulationError(
                 f"joints: the position projection did not converge at t = {t:.6g} "
                 f"(max |g| over the last iterations: {', '.join(f'{r:.3e}' for r in history[-5:])})")
+        return x, self.project_velocities(x, v, t)
+
+    def project_velocities(self, x: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+        """v with ġ = G v = 0 (to round-off): v − M⁻¹ Gᵀ (G M⁻¹ Gᵀ)⁻¹ G v (RATTLE style)."""
         _, n = self.geometry(x)
         mu = self.factor_normal(n, t)(self.rates(v, n))
-        return x, v - self.inverse_mass[:, None] * self.transpose_times(n, mu)
+        return v - self.inverse_mass[:, None] * self.transpose_times(n, mu)
 
 
 def singular_joints(matrix: sp.spmatrix) -> list[int]:

@@ -32,10 +32,9 @@ have swung through 45° and 70° at up to 4.7 m/s — large-amplitude, with no a
   of the start through the support, E_rest = −U(x0)) so that the factor is a ratio of positive
   energies; ``drift`` is max |L − L0| over the joints and the frames of that run. A run that stops
   (non-finite state, Newton failure) is classified "fails" with ``failed_at`` its last time, and
-  its energy and drift are those of the frames it computed: ``newmark`` (the trapezoidal rule,
-  no numerical dissipation) is weakly unstable with index-3 joints — its energy grows and its
-  Newton solve fails after about 6 s; generalized-α's default ρ∞ = 0.8 damps it (measured:
-  ρ∞ = 0.99 still blows up, at 9.6 s).
+  its energy and drift are those of the frames it computed. (Before the Newmark family projected
+  its velocities onto G v = 0, ``newmark`` — the trapezoidal rule, no numerical dissipation — was
+  weakly unstable here: its energy grew until the Newton solve failed after about 6 s.)
 """
 
 from __future__ import annotations

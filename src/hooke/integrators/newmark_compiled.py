@@ -6,7 +6,8 @@ Contract:
   pins, when a banded LU of its saddle-point matrix is cheap (``MAX_BAND_WORK``); else None, and
   :class:`.newmark.AlphaMethod` keeps its generic sparse path.
 - :meth:`CompiledAlpha.run` takes many steps in one call with the generic step's formulas, Newton
-  convergence test and simplified-Newton refactor rule (module docstring of :mod:`.newmark`), and
+  convergence test, simplified-Newton refactor rule and velocity projection (solved here with the
+  band LU of [M, Gᵀ; G, 0]; module docstring of :mod:`.newmark`), and
   counts steps, Newton iterations and factorisations alike. Only the summation order of the
   forces and the LU (banded partial pivoting here, SuperLU there) differ, so the two paths agree
   to round-off (≤ 5e-11 relative over the benchmark runs) until round-off tips a borderline
@@ -84,16 +85,33 @@ def _add(band, offset, position, u, w, value):
 
 
 @njit(cache=True)
-def _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_i, joint_j,
-              length, normal, unknown, position, offset, n_free, beta_p, gamma_p, local, band):
-    """The saddle-point matrix of :mod:`hooke.saddle_point` (a = 1, b = β', c = γ') into ``band``;
-    ``unknown[particle·d + axis]`` is the unknown of a DOF (−1 when pinned)."""
-    dim = x.shape[1]
+def _assemble_mass_jacobian(mass, joint_i, joint_j, normal, unknown, position, offset, n_free,
+                            band):
+    """[M, Gᵀ; G, 0] into ``band`` (the velocity projection's matrix, and the Newton matrix's
+    first part); ``unknown[particle·d + axis]`` is the unknown of a DOF (−1 when pinned)."""
+    dim = normal.shape[1]
     band[:] = 0.0
     for p in range(mass.shape[0]):
         for c in range(dim):
             u = unknown[p * dim + c]
             _add(band, offset, position, u, u, mass[p])
+    for k in range(joint_i.shape[0]):
+        row = n_free + k
+        for a in range(dim):
+            ia, ja = unknown[joint_i[k] * dim + a], unknown[joint_j[k] * dim + a]
+            _add(band, offset, position, row, ia, -normal[k, a])
+            _add(band, offset, position, ia, row, -normal[k, a])
+            _add(band, offset, position, row, ja, normal[k, a])
+            _add(band, offset, position, ja, row, normal[k, a])
+
+
+@njit(cache=True)
+def _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_i, joint_j,
+              length, normal, unknown, position, offset, n_free, beta_p, gamma_p, local, band):
+    """The saddle-point matrix of :mod:`hooke.saddle_point` (a = 1, b = β', c = γ') into ``band``."""
+    dim = x.shape[1]
+    _assemble_mass_jacobian(mass, joint_i, joint_j, normal, unknown, position, offset, n_free,
+                            band)
     _local_hessians(x, pairs, rest, stiffness, squared, False, local)
     for s in range(pairs.shape[0]):
         i, j = pairs[s, 0], pairs[s, 1]
@@ -113,14 +131,9 @@ def _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_
                 _add(band, offset, position, ja, ib, -value)
     for k in range(joint_i.shape[0]):
         i, j = joint_i[k], joint_j[k]
-        row = n_free + k
         weight = beta_p * tension[k] / length[k]
         for a in range(dim):
             ia, ja = unknown[i * dim + a], unknown[j * dim + a]
-            _add(band, offset, position, row, ia, -normal[k, a])
-            _add(band, offset, position, ia, row, -normal[k, a])
-            _add(band, offset, position, row, ja, normal[k, a])
-            _add(band, offset, position, ja, row, normal[k, a])
             for b in range(dim):
                 value = weight * ((1.0 if a == b else 0.0) - normal[k, a] * normal[k, b])
                 ib, jb = unknown[i * dim + b], unknown[j * dim + b]
@@ -197,7 +210,8 @@ def _max_abs(values, count):
 def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history, counts,
                  mass, pinned, x0, pairs, rest, stiffness, damping, squared, gravity_vector,
                  joint_i, joint_j, joint_rest, free, unknown, position, lower, upper,
-                 coefficients, max_iterations, full_newton_after, band, pivots, factored):
+                 coefficients, max_iterations, full_newton_after, band, pivots, factored,
+                 projection, projection_pivots):
     """Up to ``n_steps`` steps from (t, x, v, a, ã, T), updated in place (the step of
     :meth:`.newmark.AlphaMethod.step`). Returns (status, steps taken, Newton history length,
     t at the start of the failing step or t reached); the failing iterate stays in x⁺, v⁺."""
@@ -213,6 +227,7 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
     delta, solution = np.empty(n_free + m), np.empty(n_free + m)
     # Flat views: free[u] is the index of free DOF u in them.
     an_flat, force_flat, pull_flat = an.reshape(-1), force.reshape(-1), pull.reshape(-1)
+    vn_flat = vn.reshape(-1)
     at_weight = (1.0 - alpha_f) / (1.0 - alpha_m)
     tol_length = tol * length_scale
     for step in range(n_steps):
@@ -282,6 +297,20 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
         if not converged:
             factored[0] = False
             return FAILED, step, iteration + 1, t
+        if m:  # v⁺ onto G v = 0: [M, Gᵀ; G, 0] [Δv; μ] = [0; −G v⁺] (normal at x⁺ from above)
+            _assemble_mass_jacobian(mass, joint_i, joint_j, normal, unknown, position, offset,
+                                    n_free, projection)
+            if not _band_factor(projection, lower, upper, projection_pivots):
+                return SINGULAR, step, iteration + 1, t1
+            solution[:] = 0.0
+            for k in range(m):
+                rate = 0.0
+                for c in range(dim):
+                    rate += (vn[joint_j[k], c] - vn[joint_i[k], c]) * normal[k, c]
+                solution[position[n_free + k]] = -rate
+            _band_solve(projection, lower, upper, projection_pivots, solution)
+            for u in range(n_free):
+                vn_flat[free[u]] += solution[position[u]]
         x[:] = xn
         v[:] = vn
         a[:] = an
@@ -321,6 +350,8 @@ class CompiledAlpha:
             self.upper)
         self.band = np.zeros((2 * self.lower + self.upper + 1, size))
         self.pivots = np.zeros(size, dtype=np.int64)
+        self.projection = np.zeros_like(self.band)  # [M, Gᵀ; G, 0] of the velocity projection
+        self.projection_pivots = np.zeros(size, dtype=np.int64)
         self.factored = np.zeros(1, dtype=np.bool_)
         self.history = np.empty((integrator.max_iterations + 1, 2))
         self.counts = np.zeros(3, dtype=np.int64)  # steps, Newton iterations, factorisations
@@ -359,5 +390,5 @@ class CompiledAlpha:
         status, done, n_history, t = _alpha_steps(
             n_steps, t, x, v, a, at, tension, *self.iterate, self.iterate_tension, self.history,
             self.counts, *self.model_arrays, self.coefficients, *self.limits, self.band,
-            self.pivots, self.factored)
+            self.pivots, self.factored, self.projection, self.projection_pivots)
         return status, done, t, self.history[:n_history]

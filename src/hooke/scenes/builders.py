@@ -93,15 +93,19 @@ def cloth2d(*, nx: Count, ny: Count, spacing: Positive, mass: Positive, stiffnes
 
 @builder
 def chain(*, n: Count, length: Positive, mass: Positive, stiffness: NonNegative,
-          damping: NonNegative, gravity: Finite):
-    """A chain of n particles (each of ``mass``) on springs from a pinned support at the origin,
-    released from the horizontal, in the xy plane."""
+          damping: NonNegative, gravity: Finite, joints: bool):
+    """A chain of n particles (each of ``mass``) from a pinned support at the origin, released
+    from the horizontal, in the xy plane: linked by springs, or with ``joints`` by rigid joints
+    (then ``stiffness`` and ``damping`` are unused; the benchmark's hanging chain)."""
     b = ModelBuilder(dim=2, gravity=(0.0, gravity))
     previous = b.add_particle((0.0, 0.0), mass=mass, pinned=True, name="support")
     segment = length / n
     for k in range(1, n + 1):
         current = b.add_particle((k * segment, 0.0), mass=mass)
-        b.add_spring(previous, current, stiffness=stiffness, damping=damping)
+        if joints:
+            b.add_joint(previous, current)
+        else:
+            b.add_spring(previous, current, stiffness=stiffness, damping=damping)
         previous = current
     return b.finalize(), None
 
