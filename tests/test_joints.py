@@ -320,3 +320,45 @@ def test_double_pendulum_drift_seed_003():
     assert drift[0.4] < 1e-2
     values = [drift[b] for b in (0.0, 0.1, 0.2, 0.3, 0.4)]
     assert all(later < earlier for earlier, later in zip(values, values[1:])), values
+
+
+def converging_supports():
+    """q hangs from two supports that slide together along x and meet at t = 1 s: its two joints
+    then coincide, and G M⁻¹ Gᵀ = [[1, 1], [1, 1]]/m is exactly singular (q stays on x = 0)."""
+    def slide(sign):
+        return lambda t: (np.array([sign * min(t, 1.0), 0.0]),
+                          np.array([sign * (1.0 if t < 1.0 else 0.0), 0.0]), np.zeros(2))
+    b = hooke.ModelBuilder(dim=2, gravity=(0, -9.81))
+    b.add_particle((-1, 0), pinned=True, motion=slide(1.0))
+    b.add_particle((1, 0), pinned=True, motion=slide(-1.0))
+    b.add_particle((0, -1), mass=1.0)
+    b.add_joint(0, 2)
+    b.add_joint(1, 2)
+    return b.finalize()
+
+
+@pytest.mark.parametrize("name", ["rk4", "symplectic_euler", "generalized_alpha", "newmark"])
+def test_joint_set_becoming_singular_during_a_run_names_the_joints(name):
+    scene = hooke.Scene(converging_supports(), integrator=name, dt=0.01, t_end=2.0)
+    with pytest.raises(hooke.SimulationError) as info:
+        hooke.simulate(scene)
+    assert str(info.value) == ("joints: at t = 1 the joint set is singular (redundant joints, or a "
+                               "joint whose ends are both pinned): joints 0 (0–2), 1 (1–2)")
+    partial = info.value.result
+    assert partial.n_frames == 100 and partial.t[-1] == pytest.approx(0.99)
+    assert np.all(np.isfinite(partial.x)) and np.all(np.isfinite(partial.joint_force))
+    # until then q hangs at (0, −√(2 − s²)) between the supports at ±s, s = 1 − t
+    s = 1.0 - partial.t
+    np.testing.assert_allclose(partial.x[:, 2, 1], -np.sqrt(2.0 - s * s), atol=1e-6)
+
+
+def test_singular_joint_set_at_the_start_of_a_run_keeps_no_frame():
+    model = converging_supports()
+    x = model.x0.copy()
+    x[2] = (0.0, 0.0)  # q on the segment between the supports: both joints along x
+    scene = hooke.Scene(model, state=hooke.State(0.0, x, np.zeros_like(x)), integrator="rk4",
+                        dt=0.01, t_end=0.1)
+    with pytest.raises(hooke.SimulationError, match=r"^joints: at t = 0 the joint set is "
+                                                    r"singular .*: joints 0 \(0–2\), 1 \(1–2\)$") as info:
+        hooke.simulate(scene)
+    assert info.value.result.n_frames == 0 and info.value.result.x.shape == (0, 3, 2)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import hooke
 from hooke.analysis import equilibrium
-from hooke.errors import HookeInputError
+from hooke.errors import HookeInputError, SimulationError
 
 
 def fixed_chain(n, stiffness, mass):
@@ -66,3 +69,33 @@ def test_bad_input():
         hooke.modes("crane", k=0)
     with pytest.raises(HookeInputError, match="scene: must be a hooke Scene"):
         hooke.modes(42)
+
+
+def test_k_larger_than_the_mode_count_returns_every_mode():
+    result = hooke.modes("crane", k=10)
+    assert result.frequencies.shape == (5,) and result.shapes.shape == (5, 8, 3)
+    np.testing.assert_allclose(result.frequencies, hooke.modes("crane", k=5).frequencies, rtol=1e-12)
+    assert hooke.modes("crane", k=2).frequencies.shape == (2,)
+
+
+def test_modes_command_notes_the_mode_count(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "hooke.cli", "modes", "crane", "-k", "10",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "note: crane has 5 modes: 15 degrees of freedom − 10 joints"
+    assert done.stdout.splitlines()[0].split() == ["mode", "f", "[Hz]", "omega", "[rad/s]"]
+    assert [line.split()[0] for line in done.stdout.splitlines()[1:6]] == ["1", "2", "3", "4", "5"]
+    done = subprocess.run([sys.executable, "-m", "hooke.cli", "modes", "crane", "-k", "5",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stderr == ""
+
+
+def test_equilibrium_newton_failure_reports_the_residuals():
+    # a free particle under gravity has no static equilibrium: the residual stays m·g
+    b = hooke.ModelBuilder(dim=2, gravity=(0, -9.81))
+    b.add_particle((0, 0), mass=1.0)
+    with pytest.raises(SimulationError, match=r"^equilibrium: Newton did not converge in 200 "
+                                              r"iterations \(\|∇U \+ Gᵀ T\|∞ over the last "
+                                              r"iterations: (9\.810e\+00, ){5}9\.810e\+00; force "
+                                              r"scale 9\.810e\+00 N\)$"):
+        hooke.modes(b.finalize(), k=2)

@@ -15,7 +15,8 @@ Contract:
 - :class:`Modes`: ``frequencies`` (k,) in Hz, ascending, f = ω/2π; an unstable direction (ω² < 0,
   an equilibrium that is not a minimum) is reported as the negative number −√|ω²|/2π.
   ``shapes`` (k, particles, dim): zero on pinned particles, each scaled to a largest displacement
-  of 1 with that component positive.
+  of 1 with that component positive. A model has only free DOFs − joints modes: asked for more,
+  :func:`modes` returns them all, so k = min(k asked, free DOFs − joints) (the crane: 15 − 10 = 5).
 """
 
 from __future__ import annotations
@@ -148,9 +149,10 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
 def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> Modes:
     """The ``k`` lowest vibration modes about the static equilibrium (see module docstring).
 
-    ``scene``: a Scene, a Model or a built-in scene name. ``k`` is capped at the number of
-    degrees of freedom (free DOFs minus joints). ``dense``: force the dense (True) or sparse
-    (False) eigen-solver; by default dense up to ``DENSE_LIMIT`` free DOFs.
+    ``scene``: a Scene, a Model or a built-in scene name. Returns min(k, free DOFs − joints)
+    modes: ``frequencies`` has that length, ``shapes`` that first dimension (``hooke.modes("crane",
+    k=10)`` gives the crane's 5). ``dense``: force the dense (True) or sparse (False)
+    eigen-solver; by default dense up to ``DENSE_LIMIT`` free DOFs.
     """
     model, name = _model_of(scene)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:

@@ -331,7 +331,12 @@ def modes_command(
         fail(str(error))
     except SimulationError as error:
         fail(str(error), code=1)
-    console.print(result.table())
+    if result.frequencies.size < k:
+        model = scene.model
+        errors.print(f"note: {scene.name} has {result.frequencies.size} modes: "
+                     f"{model.free_dofs.size} degrees of freedom − {model.n_joints} joints",
+                     markup=False, highlight=False)
+    console.print(result.table(), markup=False, highlight=False)  # "[rad/s]" is not markup
     out.mkdir(parents=True, exist_ok=True)
     console.print(f"mode shapes: {mode_shapes_plot(scene, result, out / 'modes.png')}")
 

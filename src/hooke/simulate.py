@@ -67,6 +67,10 @@ class FrameSeries:
 
     def result(self, frames: int, **fields) -> Result:
         cut = {key: array[:frames] for key, array in self.arrays.items()}
+        if "t" not in cut:  # the first frame failed (e.g. a singular joint set at the start)
+            model = fields["scene"].model
+            cut = {"t": np.empty(0), "x": np.empty((0, model.n_particles, model.dim)),
+                   "v": np.empty((0, model.n_particles, model.dim))}
         energy = {key.split("/", 1)[1]: value for key, value in cut.items() if key.startswith("energy/")}
         extras = {"joint_force": cut.get("joint_force", np.empty((frames, 0))),
                   "contact_distance": cut.get("contact_distance", np.full(frames, np.inf))}
