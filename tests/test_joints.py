@@ -217,6 +217,35 @@ def test_stabilizations_rank_as_expected_on_the_npendulum():
     assert drifts["baumgarte"] < drifts[None] and drifts["correction"] < drifts[None]
 
 
+@pytest.mark.parametrize("alpha, beta", [(10.0, 10.0), (2.0, 10.0)])
+def test_baumgarte_violation_follows_its_closed_form(alpha, beta):
+    """A particle whirling on a joint of length 1 that starts stretched by g0 = 0.05 m and
+    separating at ġ0 = −0.3 m/s: the Baumgarte tensions make g̈ + 2α ġ + β² g = 0 exactly, so
+    g(t) = (g0 + (ġ0 + β g0) t) e^(−βt) for hooke's default α = β = 10 /s (critically damped)
+    and e^(−αt) (g0 cos ω t + (ġ0 + α g0)/ω sin ω t), ω = √(β² − α²), for α < β."""
+    g0, rate0 = 0.05, -0.3
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, 0.0), pinned=True)
+    b.add_particle((1.0 + g0, 0.0), mass=0.7, velocity=(rate0, 2.0))
+    b.add_joint(0, 1, length=1.0)
+    scene = hooke.Scene(b.finalize(), integrator="rk45", dt=0.01, t_end=1.0)
+    defaults = hooke.get_integrator("rk45").defaults
+    if alpha == beta:
+        assert (defaults["baumgarte_alpha"], defaults["baumgarte_beta"]) == (alpha, beta)
+    result = hooke.simulate(scene, rtol=1e-12, atol=1e-12, stabilization="baumgarte",
+                            baumgarte_alpha=alpha, baumgarte_beta=beta)
+    g = np.linalg.norm(result.x[:, 1] - result.x[:, 0], axis=1) - 1.0
+    t = result.t
+    if alpha == beta:
+        expected = (g0 + (rate0 + beta * g0) * t) * np.exp(-beta * t)
+    else:
+        omega = np.sqrt(beta**2 - alpha**2)
+        expected = np.exp(-alpha * t) * (g0 * np.cos(omega * t)
+                                         + (rate0 + alpha * g0) / omega * np.sin(omega * t))
+    np.testing.assert_allclose(g, expected, rtol=0, atol=1e-10)
+    assert abs(g[-1]) < (1e-3 if alpha == beta else 0.2) * g0  # e^(−10), e^(−2) after 1 s
+
+
 def test_correction_weights_follow_seed_003():
     # Double pendulum: α1 = |T01| + |T12| on mass 1, α2 = |T12| on mass 2; a stretched joint 12
     # of a pendulum at rest gives exactly those forces on top of the exact tensions.
@@ -288,18 +317,50 @@ def test_top_joints_hold_to_1e_8_over_10_s_with_generalized_alpha():
 
 
 def test_reference_scene_parameters():
-    top = hooke.scene("top").model
-    np.testing.assert_allclose(sorted(top.joint_length), [np.sqrt(2)] * 8 + [2.0])
-    np.testing.assert_allclose(top.mass[1:], [1.1, 1, 1, 1])
+    """DESIGN §5: seed 002's top and crane, seed 003's double pendulum."""
+    top = hooke.scene("top")
+    model = top.model
+    np.testing.assert_array_equal(model.x0, [[0, 0, 0], [0, 1, 1], [-1, 0, 1], [0, -1, 1], [1, 0, 1]])
+    np.testing.assert_array_equal(model.v0, [[0, 0, 0], [-10, 0, 0], [0, -10, 0], [10, 0, 0],
+                                             [0, 10, 0]])
+    np.testing.assert_array_equal(model.gravity, [0, 0, -9.81])
+    np.testing.assert_array_equal(model.mass[1:], [1.1, 1, 1, 1])
+    assert model.pinned.tolist() == [True, False, False, False, False]
+    joints = {tuple(sorted(pair)): length
+              for pair, length in zip(model.joint_indices.tolist(), model.joint_length)}
+    square = {(1, 2), (2, 3), (3, 4), (1, 4)}
+    assert set(joints) == square | {(1, 3), (0, 1), (0, 2), (0, 3), (0, 4)}
+    for pair, length in joints.items():
+        assert length == pytest.approx(2.0 if pair == (1, 3) else np.sqrt(2), rel=1e-15)
+    assert top.integrator == "generalized_alpha" and top.options == {"rho_inf": 0.8}
+
     crane = hooke.scene("crane").model
-    np.testing.assert_allclose(crane.gravity, [0, 0.1, -9.81])
-    np.testing.assert_allclose(sorted(crane.joint_length),
-                               sorted([2, 2, np.sqrt(8), np.sqrt(20), np.sqrt(8), np.sqrt(20),
-                                       np.sqrt(8), np.sqrt(20), 2, 2]))
+    np.testing.assert_array_equal(crane.gravity, [0, 0.1, -9.81])
+    np.testing.assert_array_equal(crane.x0, [[0, 0, 0], [-2, 0, 0], [0, -2, 0], [0, 0, 2],
+                                             [0, 0, 4], [2, 0, 4], [4, 0, 4], [4, 0, 2]])
+    assert crane.pinned.tolist() == [True] * 3 + [False] * 5
+    np.testing.assert_array_equal(crane.mass[3:], [0.5, 0.1, 0.1, 0.1, 0.001])
+    lengths = {tuple(pair): length
+               for pair, length in zip(crane.joint_indices.tolist(), crane.joint_length)}
+    expected = {(0, 3): 2, (3, 4): 2, (1, 3): np.sqrt(8), (1, 4): np.sqrt(20), (2, 3): np.sqrt(8),
+                (2, 4): np.sqrt(20), (3, 5): np.sqrt(8), (3, 6): np.sqrt(20), (4, 5): 2, (5, 6): 2}
+    assert set(lengths) == set(expected)
+    for pair, length in expected.items():
+        assert lengths[pair] == pytest.approx(length, rel=1e-15)
+    assert crane.spring_indices.tolist() == [[6, 7]]
+
     pendulum = hooke.scene("pendulum")
-    np.testing.assert_allclose(pendulum.model.x0, [[0, 0, 0], [0, 0, 1], [0, 0, 2]])
-    np.testing.assert_allclose(pendulum.model.v0[2], [0.01, 0, 0])
+    model = pendulum.model
+    np.testing.assert_array_equal(model.x0, [[0, 0, 0], [0, 0, 1], [0, 0, 2]])
+    np.testing.assert_array_equal(model.v0, [[0, 0, 0], [0, 0, 0], [0.01, 0, 0]])
+    np.testing.assert_array_equal(model.mass[1:], [1.0, 1.0])
+    np.testing.assert_array_equal(model.gravity, [0, 0, -10])
+    assert model.pinned.tolist() == [True, False, False]
+    assert model.joint_indices.tolist() == [[0, 1], [1, 2]]
+    np.testing.assert_array_equal(model.joint_length, [1.0, 1.0])
     assert pendulum.integrator == "rk45" and pendulum.dt == 0.01 and pendulum.t_end == 100.0
+    assert pendulum.options == {"rtol": 1e-4, "atol": 1e-4, "stabilization": "correction",
+                                "k_c": 0.03, "beta_c": 0.2}
     assert hooke.scene("npendulum", n=7).model.n_joints == 7
 
 
