@@ -87,11 +87,12 @@ Image(mode_shapes_plot(crane, modes, out / "crane_modes.png"))""",
         "# Seed 003: the double pendulum and the string-length correction force\n\nRK45 with "
         "rtol = atol = 1e-4 on the exact-tension equations drifts from the string lengths; the "
         "correction force [k_c (L − L0) + β_c (v·n)] n, weighted by the tensions, holds them. "
-        "The full study (100 s, `hooke study pendulum-correction`) takes a couple of minutes; "
-        "here 20 s with outputs every 0.5 s, where RK45 steps freely as in the seed.",
+        "RK45 takes its own steps and interpolates the frames at the 0.01 s output times (dense "
+        "output), as the seed's `solve_ivp` did. The full study (100 s, `hooke study "
+        "pendulum-correction`) takes a few minutes; here the first 20 s.",
         SETUP,
         """from hooke.studies import run_pendulum_correction_study
-table = run_pendulum_correction_study(out, t_end=20.0, output_interval=0.5)
+table = run_pendulum_correction_study(out, t_end=20.0)
 print(table.text())
 from IPython.display import Image
 Image(table.plot)""",

@@ -198,3 +198,52 @@ def test_symplectic_euler_energy_bounded_over_1e5_steps():
     tenth = energy.size // 10
     first, last = energy[:tenth].mean(), energy[-tenth:].mean()
     assert abs(last - first) / e0 <= 0.01 * wh  # mean drift is < 1% of the oscillation amplitude
+
+
+def test_rk45_takes_solve_ivps_steps_and_interpolates_like_it(monkeypatch):
+    """Seed 003 ran scipy's solve_ivp(method="RK45", t_eval=...): hooke's rk45 has the same
+    starting step, controller and continuous extension, so on the double pendulum (correction
+    force, rtol = atol = 1e-4) it takes the same steps — measured identical to 1e-12 s for the
+    first ~170 (8.8 s) — and its frames at the 0.01 s output times are solve_ivp's."""
+    from scipy.integrate import solve_ivp
+
+    from hooke.integrators.adaptive import DormandPrince45
+
+    scene = hooke.scene("pendulum")
+    model = scene.model
+    system = System(model)
+    integrator_class("rk45")(system, 0.01, **scene.options)  # sets the joints' correction force
+
+    def rhs(t, y):
+        x, v = model.x0.copy(), np.zeros_like(model.x0)
+        x[1:], v[1:] = y[:6].reshape(2, 3), y[6:].reshape(2, 3)
+        return np.concatenate([v[1:].ravel(), system.acceleration(x, v, t)[1:].ravel()])
+
+    boundaries = []
+    finish = DormandPrince45._finish
+    monkeypatch.setattr(DormandPrince45, "_finish",
+                        lambda self, step: (boundaries.append(step.t + step.h), finish(self, step)))
+    result = hooke.simulate(scene, t_end=5.0)
+    y0 = np.concatenate([model.x0[1:].ravel(), model.v0[1:].ravel()])
+    reference = solve_ivp(rhs, (0.0, 5.0), y0, method="RK45", rtol=1e-4, atol=1e-4,
+                          t_eval=result.t, dense_output=True)
+    steps = reference.sol.ts[1:]  # solve_ivp clips its last step to 5 s; hooke's goes past
+    assert len(boundaries) == steps.size == result.stats["steps"]
+    np.testing.assert_allclose(boundaries[:-1], steps[:-1], rtol=0, atol=1e-12)
+    assert boundaries[-1] > 5.0
+    assert result.stats["evaluations"] == reference.nfev
+    common = result.t <= steps[-2]  # frames before the last (differently sized) step
+    assert common.sum() > 450
+    positions = reference.y[:6].T.reshape(-1, 2, 3)
+    np.testing.assert_allclose(result.x[common, 1:], positions[common], rtol=0, atol=1e-11)
+
+
+def test_rk45_steps_do_not_depend_on_the_output_interval():
+    scene = hooke.scene("pendulum")
+    fine = hooke.simulate(scene, dt=0.01, t_end=3.0)
+    coarse = hooke.simulate(scene, dt=0.1, t_end=3.0)
+    assert fine.stats == coarse.stats and fine.stats["steps"] < 100  # steps of ~0.04 s, not 0.01
+    # the same interpolant at the same times (to the round-off of k·0.01 against k/10·0.1)
+    np.testing.assert_allclose(fine.x[::10], coarse.x, rtol=0, atol=1e-13)
+    fixed = hooke.simulate(scene, dt=0.01, t_end=3.0, adaptive=False)
+    assert fixed.stats["steps"] == 300
