@@ -81,7 +81,10 @@ def scene_options(scene: Scene, integrator: str) -> tuple[dict, list[str]]:
     """(the scene's default options that ``integrator`` accepts, the names of the others).
 
     E.g. ``pendulum`` (rk45: rtol, atol, stabilization, k_c, beta_c) run with ``rk4`` keeps its
-    correction force (stabilization, k_c, beta_c) and drops rtol and atol."""
+    correction force (stabilization, k_c, beta_c) and drops rtol and atol. With the scene's own
+    integrator every option is kept (one it does not know is then an error, as a typo should be)."""
+    if integrator == scene.integrator:
+        return dict(scene.options), []
     known = get_integrator(integrator).defaults
     kept = {key: value for key, value in scene.options.items() if key in known}
     return kept, sorted(set(scene.options) - set(kept))
@@ -150,6 +153,7 @@ class Run:
         end; frames before ``start_frame`` must already be in ``self.series``."""
         state = self.scene.state if state is None else state
         t0 = state.t if t0 is None else t0
+        self.stepper.t_bound = t0 + self.steps[-1] * self.dt  # the last frame's time
         started = time.perf_counter()
 
         def result(frames: int, complete: bool) -> Result:

@@ -2,19 +2,20 @@
 
 Steps are accepted when the scaled RMS error ‖e / (atol + rtol·max(|s|, |s⁺|))‖ < 1, over the
 free DOFs of (x, v); the step-size controller is a separate object (h⁺ = h·clip(0.9 err^(−1/5),
-0.2, 10), no growth right after a rejection). The first trial step is ``first_step``, or by
-default Hairer, Nørsett & Wanner's starting-step estimate (Solving ODEs I, II.4), capped by
-``max_step`` — the same rules as SciPy's ``solve_ivp(method="RK45")``, so both take the same
-steps on the same problem up to round-off in the right-hand side.
+0.2, 10), no growth right after a rejection), and a step that would pass ``t_bound`` (the run's
+end) is cut to end there. The first trial step is ``first_step``, or by default Hairer, Nørsett
+& Wanner's starting-step estimate (Solving ODEs I, II.4), capped by ``max_step`` and the time
+left — the same rules as SciPy's ``solve_ivp(method="RK45")``, so both take the same steps on the
+same problem up to round-off in the right-hand side.
 
 With ``adaptive=True`` (the default) the steps do not depend on the output times: ``dt`` is only
-the output interval. ``advance`` steps on past ``t_target`` and returns the state there from the
-step's continuous extension (:data:`.tableau.DORMAND_PRINCE_DENSE`, fourth order), with pinned
+the output interval. ``advance`` steps until its last step reaches ``t_target`` and returns the
+state there from that step's continuous extension (:data:`.tableau.DORMAND_PRINCE_DENSE`, fourth order), with pinned
 particles placed exactly and, for ``stabilization="projection"``, projected onto the joints. The
 integration itself always continues from the end of its last accepted step; a state passed to
 ``advance`` that is not the last one it returned starts it afresh from that state.
-``checkpoint`` saves that last step's start (t, h, x, v) so a resumed run recomputes it and
-continues bit for bit. With ``adaptive=False`` it takes fixed steps of ``dt`` (a plain
+``checkpoint`` saves that last step's start and end time (t, t1, x, v), so that a resumed run
+recomputes it and continues bit for bit. With ``adaptive=False`` it takes fixed steps of ``dt`` (a plain
 fifth-order method).
 """
 
@@ -50,12 +51,13 @@ class StepSizeController:
 
 @dataclass
 class AcceptedStep:
-    """One step from (t, x0, v0) to (t + h, x1, v1) with its stages (7, n, d); ``end``, set once
-    it is accepted, is the state the integration continues from (x1, v1 projected onto the
+    """One step from (t, x0, v0) to (t1 = t + h, x1, v1) with its stages (7, n, d); ``end``, set
+    once it is accepted, is the state the integration continues from (x1, v1 projected onto the
     joints if that is chosen)."""
 
     t: float
     h: float
+    t1: float
     x0: np.ndarray
     v0: np.ndarray
     x1: np.ndarray
@@ -114,7 +116,7 @@ class DormandPrince45(ConstraintForces, Integrator):
         if self.h is not None:
             data["h"] = self.h
         if self._frame is not None and self._step is not None:  # adaptive: frames interpolated
-            data.update(step_t=self._step.t, step_h=self._step.h, step_x=self._step.x0,
+            data.update(step_t=self._step.t, step_t1=self._step.t1, step_x=self._step.x0,
                         step_v=self._step.v0, frame_t=self._frame.t)
         return data
 
@@ -126,7 +128,7 @@ class DormandPrince45(ConstraintForces, Integrator):
             start = State(float(checkpoint["step_t"]), np.array(checkpoint["step_x"], dtype=float),
                           np.array(checkpoint["step_v"], dtype=float))
             first = self._derivative(start.t, start.x, start.v)
-            step, _ = self._attempt(start, float(checkpoint["step_h"]), first)
+            step, _ = self._attempt(start, float(checkpoint["step_t1"]), first)
             self._finish(step)
             self._frame = None
             self._restored_t = float(checkpoint["frame_t"])
@@ -135,24 +137,25 @@ class DormandPrince45(ConstraintForces, Integrator):
     def _derivative(self, t: float, x: np.ndarray, v: np.ndarray):
         return v, self.system.acceleration(x, v, t)
 
-    def _attempt(self, state: State, h: float, first):
-        """(the step of size h from ``state``, its error estimate (e_x, e_v))."""
+    def _attempt(self, state: State, t1: float, first, h: float | None = None):
+        """(the step from ``state`` to t1, of size h = t1 − t unless given, its error estimate
+        (e_x, e_v))."""
         tableau = self.tableau
+        h = t1 - state.t if h is None else h
         kx, kv = runge_kutta_stages(self.system, state.t, state.x, state.v, h, tableau, first,
                                     count=tableau.stages - 1)
         b = tableau.b[:-1]  # the 7th stage has weight 0: it is f at the new state (FSAL)
         x1 = state.x + h * np.tensordot(b, kx[:-1], axes=1)
         v1 = state.v + h * np.tensordot(b, kv[:-1], axes=1)
-        t1 = state.t + h
         self.system.apply_pins(x1, v1, t1)
         kx[-1], kv[-1] = self._derivative(t1, x1, v1)
         e = tableau.b - tableau.b_embedded
         error = (h * np.tensordot(e, kx, axes=1), h * np.tensordot(e, kv, axes=1))
-        return AcceptedStep(state.t, h, state.x, state.v, x1, v1, kx, kv), error
+        return AcceptedStep(state.t, h, t1, state.x, state.v, x1, v1, kx, kv), error
 
     def _finish(self, step: AcceptedStep) -> None:
         """Make ``step`` the last accepted one: its end state and the FSAL stage."""
-        step.end = self.new_state(step.t + step.h, step.x1, step.v1)
+        step.end = self.new_state(step.t1, step.x1, step.v1)
         self._step = step
         # FSAL: the 7th stage is f at the new state, unless a projection moved that state.
         self._fsal = (step.kx[-1], step.kv[-1]) if step.end.x is step.x1 else None
@@ -185,7 +188,7 @@ class DormandPrince45(ConstraintForces, Integrator):
             h1 = max(1e-6, 1e-3 * h0)
         else:
             h1 = (0.01 / max(d1, d2)) ** (1.0 / (self.controller.error_order + 1))
-        return min(100.0 * h0, h1, self.max_step)
+        return min(100.0 * h0, h1, self.max_step, self.t_bound - state.t)
 
     def _accept_next(self) -> None:
         """Take one accepted adaptive step from the end of the last one (or the start)."""
@@ -202,7 +205,9 @@ class DormandPrince45(ConstraintForces, Integrator):
             if h <= 1e-14 * max(1.0, abs(state.t)):
                 raise SimulationError(f"rk45: step size underflow (h = {h:.3e}) at t = "
                                       f"{state.t:.6g}; the tolerances cannot be met")
-            step, error = self._attempt(state, h, first)
+            t1 = self.t_bound if state.t + h >= self.t_bound else state.t + h  # cut at the end
+            step, error = self._attempt(state, t1, first)
+            h = step.h
             self.stats["evaluations"] += self.tableau.stages - 1
             error_norm = self._error_norm(step, error)
             factor = self.controller.factor(error_norm)
@@ -223,7 +228,7 @@ class DormandPrince45(ConstraintForces, Integrator):
         if first is None:
             first = self._derivative(state.t, state.x, state.v)
             self.stats["evaluations"] += 1
-        self._finish(self._attempt(state, self.dt, first)[0])
+        self._finish(self._attempt(state, state.t + self.dt, first, self.dt)[0])
         self.stats["evaluations"] += self.tableau.stages - 1
         self.stats["steps"] += 1
         return self._step.end

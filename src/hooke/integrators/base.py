@@ -6,7 +6,8 @@ Contract:
   (its options and their default values) and ``step(state) -> State`` which returns the state at
   ``state.t + dt``; it never modifies its input and never moves a pinned particle.
 - ``advance(state, t_target, n_steps)`` reaches ``t_target``: fixed-step integrators take
-  ``n_steps`` steps of ``dt``; adaptive ones choose their own steps and land exactly on ``t_target``.
+  ``n_steps`` steps of ``dt``; adaptive ones choose their own steps, never past ``t_bound`` (the
+  end of the run, set by ``simulate``; inf by default), and return the state at ``t_target``.
 - ``stats`` counts what a run did (``steps``, and ``rejected`` or ``newton_iterations`` where they
   apply); ``checkpoint()``/``restore()`` carry what a resumed run needs besides the state.
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
@@ -53,6 +54,7 @@ class Integrator:
                                   f"(integrators that do: {able})", self.name)
         self.system = system
         self.dt = float(dt)
+        self.t_bound = np.inf  # the end of the run: adaptive steps stop there
         self.options = {**self.defaults, **options}
         self.check_options()
         self.stats: dict[str, int] = {"steps": 0}
