@@ -405,7 +405,7 @@ def test_double_pendulum_drift_seed_003():
     """Seed 003 (RK45 at rtol = atol = 1e-4 over 100 s, k_c = 0): without correction the string
     lengths are lost (its code: max ΔL = 13.9 m), β_c = 0.1 cuts that to about a tenth of a metre
     (0.079) and β_c = 0.4 to "nearly 1/100" (9.5e-3). The motion is chaotic: with v0 changed by
-    1e-10 … 2e-9 m/s the seed's own code gives, for β_c = 0.4, max ΔL from 8.9e-3 to 1.7e-2
+    0, 1e-10, …, 1.9e-9 m/s the seed's own code gives, for β_c = 0.4, max ΔL from 8.9e-3 to 1.7e-2
     (median 1.2e-2; below 1e-2 in 6 of 20 runs) and ranks β_c = 0.3 and 0.4 either way. hooke
     integrates the same equations with solve_ivp's steps and measures 13.9, 0.098, 2.8e-2,
     1.6e-2, 1.1e-2; the bounds below hold for every perturbed run (hooke's and the seed's).

@@ -10,15 +10,16 @@ three alternatives in both) and ``pendulum_correction.csv`` (ΔL of every curve 
 time) into ``out_dir`` and returns a :class:`StudyTable`.
 
 RK45 steps as freely as the seed's ``solve_ivp`` and interpolates the frames at the output
-times (dense output, :mod:`hooke.integrators.adaptive`): with the same first step and controller
-it takes the seed's steps (identical to 1e-9 s for the first ~150–450 steps, 12–16 s, until
-round-off grows through the chaotic motion), and with ``stabilization="correction"`` it uses the
-seed's tension formula (:mod:`hooke.constraints`). Measured at the default 0.01 s output, max ΔL
-over 100 s (seed 003's own code in brackets): k_c = β_c = 0 13.95 (13.9), the lengths lost;
-β_c = 0.1 0.14 (0.079); 0.2 2.4e-2 (5.1e-2); 0.3 1.3e-2 (1.2e-2); 0.4 9.7e-3 (9.5e-3); at
-β_c = 0.2, k_c = 0.01, 0.02, 0.03, 0.04: 1.5e-2, 9.3e-3, 5.9e-3, 8.2e-3 (1.2e-2, 9.3e-3, 9.5e-3,
-5.4e-3); beyond ~20 s the runs are chaotic, so single values differ in detail. ``output_interval``
-only sets the frames (and generalized-α's fixed step, at most 0.01 s).
+times (dense output, :mod:`hooke.integrators.adaptive`): with the same first step, controller and
+last-step cut it takes the seed's steps (identical to 1e-12 s for the first ~80–290 steps, 6–9 s,
+until round-off grows through the chaotic motion), and ``stabilization="correction"`` is the
+seed's right-hand side (:mod:`hooke.constraints`). Measured at the default 0.01 s output, max ΔL
+over 100 s (seed 003's own code in brackets): k_c = β_c = 0 13.9 (13.9), the lengths lost;
+β_c = 0.1 0.098 (0.079); 0.2 2.8e-2 (5.1e-2); 0.3 1.6e-2 (1.2e-2); 0.4 1.1e-2 (9.5e-3); at
+β_c = 0.2, k_c = 0.01, 0.02, 0.03, 0.04: 9.6e-3, 9.3e-3, 6.5e-3, 5.4e-3 (1.2e-2, 9.3e-3, 9.5e-3,
+5.4e-3). The motion is chaotic: the seed's code with its initial speed changed by ≤ 2e-9 m/s
+gives 8.9e-3 … 1.7e-2 for β_c = 0.4. ``output_interval`` only sets the frames (and
+generalized-α's fixed step, at most 0.01 s).
 """
 
 from __future__ import annotations
