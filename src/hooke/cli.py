@@ -106,29 +106,41 @@ def write_outputs(result, out: Path) -> list[Path]:
         written += [plots.PLOTS[name](result, out / f"{name}.png")
                     for name in plots.available(result) if name != "phase"]
     summary = summary_data(result)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
     written.append(out / "summary.json")
     return written
 
 
+def finite(value) -> float | None:
+    """A float, or None (JSON null) where it is not finite: a blown-up run's energy overflows."""
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
 def summary_data(result) -> dict:
     model = result.scene.model
-    data = {
-        "scene": result.scene.name, "integrator": result.integrator, "dt": result.dt,
-        "t_end": float(result.t[-1]), "frames": result.n_frames, "complete": result.complete,
-        "particles": model.n_particles, "springs": model.n_springs, "dim": model.dim,
-        "wall_time_s": round(result.wall_time, 4), "stats": result.stats,
-        "energy_initial": float(result.energy["total"][0]),
-        "energy_final": float(result.energy["total"][-1]),
-        "energy_relative_change": result.energy_drift(),
-    }
-    if result.scene.has_analytic:
-        data["max_error_vs_analytic"] = float(np.max(np.abs(result.x - result.analytic())))
-    if result.joint_force.size:
-        data["joint_force_range_N"] = [float(result.joint_force.min()), float(result.joint_force.max())]
+    with np.errstate(over="ignore", invalid="ignore"):
+        data = {
+            "scene": result.scene.name, "integrator": result.integrator, "dt": result.dt,
+            "t_end": float(result.t[-1]), "frames": result.n_frames, "complete": result.complete,
+            "particles": model.n_particles, "springs": model.n_springs, "dim": model.dim,
+            "wall_time_s": round(result.wall_time, 4), "stats": result.stats,
+            "energy_initial": finite(result.energy["total"][0]),
+            "energy_final": finite(result.energy["total"][-1]),
+            "energy_relative_change": finite(result.energy_drift()),
+        }
+        if result.scene.has_analytic:
+            data["max_error_vs_analytic"] = finite(np.max(np.abs(result.x - result.analytic())))
+        if result.joint_force.size:
+            data["joint_force_range_N"] = [finite(result.joint_force.min()),
+                                           finite(result.joint_force.max())]
     if np.isfinite(result.contact_distance).any():
         data["min_contact_distance_m"] = float(np.min(result.contact_distance))
     return data
+
+
+def number(value, spec: str) -> str:
+    return "not finite" if value is None else format(value, spec)
 
 
 def plural(count: int, noun: str) -> str:
@@ -147,14 +159,16 @@ def print_summary(summary: dict, written: list[Path]) -> None:
                       + ("" if summary["complete"] else " (stopped early)")),
         ("counters", ", ".join(f"{k} {v}" for k, v in summary["stats"].items())),
         ("wall time", f"{summary['wall_time_s']:.3f} s"),
-        ("total energy", f"{summary['energy_initial']:.6g} → {summary['energy_final']:.6g} J "
-                         f"({100 * summary['energy_relative_change']:+.4g} %)"),
+        ("total energy", f"{number(summary['energy_initial'], '.6g')} → "
+                         f"{number(summary['energy_final'], '.6g')} J" + (
+                             "" if summary["energy_relative_change"] is None
+                             else f" ({100 * summary['energy_relative_change']:+.4g} %)")),
     ]
     if "max_error_vs_analytic" in summary:
-        rows.append(("max |x − analytic|", f"{summary['max_error_vs_analytic']:.3e} m"))
+        rows.append(("max |x − analytic|", f"{number(summary['max_error_vs_analytic'], '.3e')} m"))
     if "joint_force_range_N" in summary:
-        low, high = summary["joint_force_range_N"]
-        rows.append(("joint tension", f"{low:.4g} … {high:.4g} N"))
+        low, high = (number(value, ".4g") for value in summary["joint_force_range_N"])
+        rows.append(("joint tension", f"{low} … {high} N"))
     if "min_contact_distance_m" in summary:
         rows.append(("min distance to a plane", f"{summary['min_contact_distance_m']:.3e} m"))
     rows.append(("written", "\n".join(str(p) for p in written)))

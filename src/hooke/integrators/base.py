@@ -7,6 +7,9 @@ Contract:
   ``state.t + dt``; it never modifies its input and never moves a pinned particle.
 - ``advance(state, t_target, n_steps)`` reaches ``t_target``: fixed-step integrators take
   ``n_steps`` steps of ``dt``; adaptive ones choose their own steps and land exactly on ``t_target``.
+  It checks every step: a step that gives a non-finite state, or raises (a Newton failure, a
+  linear solver refusing infs), raises :class:`StepFailed` with the last finite state, so the run
+  stops at the exact step whatever its save interval (:mod:`hooke.simulate` words the message).
 - ``stats`` counts what a run did (``steps``, and ``rejected`` or ``newton_iterations`` where they
   apply); ``checkpoint()``/``restore()`` carry what a resumed run needs besides the state.
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
@@ -22,15 +25,34 @@ Contract:
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..constraints import JointForces, Stabilization
-from ..errors import HookeInputError
+from ..errors import HookeInputError, SimulationError
 from ..model import State
 
 _REGISTRY: dict[str, type["Integrator"]] = {}
+NON_FINITE = "the state became non-finite"
+
+
+class StepFailed(SimulationError):
+    """A step gave no finite state. ``last`` is the finite state it started from, ``bad`` the
+    non-finite state it gave (None when it raised instead), ``reason`` what went wrong."""
+
+    def __init__(self, reason: str, last: State, bad: State | None = None):
+        super().__init__(reason)
+        self.reason, self.last, self.bad = reason, last, bad
+
+
+def is_finite(state: State) -> bool:
+    # One sum per array is the cheapest full test (every non-finite entry makes it non-finite);
+    # it overflows only for |values| near 1e308, where the exact test below decides.
+    if np.isfinite(state.x.sum() + state.v.sum()):
+        return True
+    return bool(np.isfinite(state.x).all() and np.isfinite(state.v).all())
 
 
 class Integrator:
@@ -80,8 +102,30 @@ class Integrator:
 
     def advance(self, state: State, t_target: float, n_steps: int) -> State:
         for _ in range(n_steps):
-            state = self.step(state)
+            state = self.checked_step(state)
         return State(float(t_target), state.x, state.v)
+
+    def checked_step(self, state: State) -> State:
+        """``step``, raising :class:`StepFailed` when it fails or gives a non-finite state."""
+        with self.failures(state):
+            new = self.step(state)
+        if not is_finite(new):
+            raise StepFailed(NON_FINITE, state, new)
+        return new
+
+    @contextmanager
+    def failures(self, state: State):
+        """Turn an error raised by a step from ``state`` into :class:`StepFailed`."""
+        try:
+            yield
+        except (StepFailed, HookeInputError, NotImplementedError):
+            raise
+        except (ArithmeticError, ValueError, RuntimeError) as error:
+            # SimulationError (Newton failures), LinAlgError, SciPy's "array must not contain
+            # infs or NaNs", SuperLU's "exactly singular": the step has no result.
+            reason = str(error) if isinstance(error, SimulationError) else (
+                f"{self.name}: {type(error).__name__}: {error}")
+            raise StepFailed(reason, state) from error
 
     def new_state(self, t: float, x: np.ndarray, v: np.ndarray) -> State:
         """The state at t with pinned particles placed exactly (no round-off from stage sums)."""

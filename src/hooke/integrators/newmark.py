@@ -46,7 +46,7 @@ import scipy.sparse.linalg as spla
 from ..errors import HookeInputError, SimulationError
 from ..model import State
 from ..saddle_point import SaddlePointMatrix
-from .base import Integrator, register
+from .base import NON_FINITE, Integrator, StepFailed, register
 from .newmark_compiled import FAILED, OK, SINGULAR, CompiledAlpha
 
 
@@ -164,14 +164,16 @@ class AlphaMethod(Integrator):
             self.stats[key] += int(count)
         if done:
             self.tensions = tension
+        if status == OK:
+            self._memory = (x, a, at, tension)
+            return State(float(t_target), x, v)
+        reached = State(state.t + done * self.dt, x, v)  # the last finite state
         if status == FAILED:
-            raise self._not_converged(t, history)
+            raise StepFailed(str(self._not_converged(t, history)), reached)
         if status == SINGULAR:
-            raise self._singular(kernel.iterate[0], t)
-        # A non-finite state ends the call early, at its own time, for simulate's guard.
-        new = State(float(t_target) if status == OK else t, x, v)
-        self._memory = (x, a, at, tension)
-        return new
+            raise StepFailed(str(self._singular(kernel.iterate[0], t)), reached)
+        bad = State(t, kernel.iterate[0].copy(), kernel.iterate[1].copy())
+        raise StepFailed(NON_FINITE, reached, bad)
 
     def step(self, state: State) -> State:
         kernel = self._kernel()

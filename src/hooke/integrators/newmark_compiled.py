@@ -14,7 +14,8 @@ Contract:
   crane: one iteration fewer at step 1083, then x within 7e-8, v within 8e-7 relative by step
   3000), as two runs with different LU libraries would. It stops at the first step whose Newton
   iteration fails, whose matrix is exactly singular or whose accepted state is not finite and
-  says which (``FAILED``, ``SINGULAR``, ``NON_FINITE``); the caller raises the errors.
+  says which (``FAILED``, ``SINGULAR``, ``NON_FINITE``: its arrays then still hold the last
+  finite state); the caller raises the errors.
 - Unknowns are the free DOFs then the joints' tensions (N of them), renumbered once by reverse
   Cuthill–McKee so that the matrix is banded, half-bandwidth b: b = 6 for a 3D chain of any
   length; top N = 21, b = 11; pendulum N = 8, b = 6. The factorisation is LAPACK's ``gbtf2``
@@ -200,7 +201,8 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
                  coefficients, max_iterations, full_newton_after, band, pivots, factored):
     """Up to ``n_steps`` steps from (t, x, v, a, ã, T), updated in place (the step of
     :meth:`.newmark.AlphaMethod.step`). Returns (status, steps taken, Newton history length,
-    t at the start of the failing step or t reached); the failing iterate stays in x⁺, v⁺."""
+    t at the start of the failing step, at the end of the non-finite one, or t reached); the
+    failing iterate stays in x⁺, v⁺ (x, v keep the last finite state)."""
     h, alpha_m, alpha_f, beta, gamma, beta_p, refactor_rate, tol, length_scale, gamma_p = (
         coefficients)
     n, dim = x.shape
@@ -282,6 +284,8 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
         if not converged:
             factored[0] = False
             return FAILED, step, iteration + 1, t
+        if not (np.all(np.isfinite(xn)) and np.all(np.isfinite(vn))):
+            return NON_FINITE, step, 0, t1
         x[:] = xn
         v[:] = vn
         a[:] = an
@@ -289,8 +293,6 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
         tension[:] = tn
         t = t1
         counts[0] += 1
-        if not (np.all(np.isfinite(x)) and np.all(np.isfinite(v))):
-            return NON_FINITE, step + 1, 0, t
     return OK, n_steps, 0, t
 
 

@@ -169,10 +169,14 @@ class TrajectoryWriter:
         self.file.flush()
         self._last_flush = time.perf_counter()
 
-    def close(self, complete: bool, stats: dict[str, int]) -> None:
+    def close(self, complete: bool, stats: dict[str, int], failure: str = "") -> None:
+        """Flush and close; ``failure``: why the run stopped (its last frame may then lie off
+        the save grid, so such a run is not resumed)."""
         self.flush()
         self.file.attrs["complete"] = complete
         self.file.attrs["stats"] = json.dumps(stats)
+        if failure:
+            self.file.attrs["failure"] = failure
         self.file.close()
 
 
