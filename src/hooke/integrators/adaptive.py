@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import HookeInputError
 from ..model import State
 from ..constraints import STABILIZATION_DEFAULTS
-from .base import ConstraintForces, Integrator, StepFailed, is_finite, register
+from .base import STEP_ERRORS, ConstraintForces, Integrator, StepFailed, is_finite, register
 from .explicit import runge_kutta_stages
 from .tableau import DORMAND_PRINCE
 
@@ -109,8 +109,12 @@ class DormandPrince45(ConstraintForces, Integrator):
                 raise StepFailed(f"rk45: step size underflow (h = {h:.3e}) at t = {t:.6g}; " + (
                     "the trial steps give non-finite states" if bad is not None
                     else "the tolerances cannot be met"), state, bad)
-            with self.failures(state):
+            try:
                 new, error, last = self._attempt(state, h)
+            except STEP_ERRORS as failure:
+                if isinstance(failure, HookeInputError):
+                    raise
+                raise self.failed(failure, state) from failure
             error_norm = self._error_norm(state, new, error)
             if not (np.isfinite(error_norm) and is_finite(new)):
                 error_norm = np.inf

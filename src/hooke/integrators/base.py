@@ -25,10 +25,10 @@ Contract:
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 
 from ..constraints import JointForces, Stabilization
 from ..errors import HookeInputError, SimulationError
@@ -47,12 +47,26 @@ class StepFailed(SimulationError):
         self.reason, self.last, self.bad = reason, last, bad
 
 
+# What a failing step raises besides HookeInputError: SimulationError (Newton failures),
+# LinAlgError, SciPy's "array must not contain infs or NaNs", SuperLU's "exactly singular".
+STEP_ERRORS = (ArithmeticError, ValueError, RuntimeError)
+
+
 def is_finite(state: State) -> bool:
-    # One sum per array is the cheapest full test (every non-finite entry makes it non-finite);
-    # it overflows only for |values| near 1e308, where the exact test below decides.
-    if np.isfinite(state.x.sum() + state.v.sum()):
-        return True
-    return bool(np.isfinite(state.x).all() and np.isfinite(state.v).all())
+    """Whether every position and velocity is finite: the test run after every step."""
+    return _all_finite(np.ascontiguousarray(state.x), np.ascontiguousarray(state.v))
+
+
+@njit(cache=True)
+def _all_finite(x, v):
+    # a·0 == 0 exactly for finite a (inf·0 and nan·0 are nan); the branch-free loop vectorises:
+    # 0.2 µs for spring1d, 0.6 µs for cloth2d's 1200 particles, against 2 and 3 µs for
+    # math.isfinite(x.sum() + v.sum()) (NumPy's call overhead dominates small arrays).
+    ok = True
+    for a in (x.reshape(-1), v.reshape(-1)):
+        for i in range(a.size):
+            ok &= a[i] * 0.0 == 0.0
+    return ok
 
 
 class Integrator:
@@ -107,25 +121,21 @@ class Integrator:
 
     def checked_step(self, state: State) -> State:
         """``step``, raising :class:`StepFailed` when it fails or gives a non-finite state."""
-        with self.failures(state):
+        try:
             new = self.step(state)
+        except (StepFailed, HookeInputError, NotImplementedError):
+            raise
+        except STEP_ERRORS as error:
+            raise self.failed(error, state) from error
         if not is_finite(new):
             raise StepFailed(NON_FINITE, state, new)
         return new
 
-    @contextmanager
-    def failures(self, state: State):
-        """Turn an error raised by a step from ``state`` into :class:`StepFailed`."""
-        try:
-            yield
-        except (StepFailed, HookeInputError, NotImplementedError):
-            raise
-        except (ArithmeticError, ValueError, RuntimeError) as error:
-            # SimulationError (Newton failures), LinAlgError, SciPy's "array must not contain
-            # infs or NaNs", SuperLU's "exactly singular": the step has no result.
-            reason = str(error) if isinstance(error, SimulationError) else (
-                f"{self.name}: {type(error).__name__}: {error}")
-            raise StepFailed(reason, state) from error
+    def failed(self, error: Exception, state: State) -> StepFailed:
+        """The :class:`StepFailed` for an error (of ``STEP_ERRORS``) raised by a step from ``state``."""
+        reason = str(error) if isinstance(error, SimulationError) else (
+            f"{self.name}: {type(error).__name__}: {error}")
+        return StepFailed(reason, state)
 
     def new_state(self, t: float, x: np.ndarray, v: np.ndarray) -> State:
         """The state at t with pinned particles placed exactly (no round-off from stage sums)."""

@@ -6,14 +6,17 @@ Layout of ``trajectory.h5``:
     /model/<array>             every array of the Model (masses, springs, pins, joints, planes …)
     /checkpoint/<key>          integrator state after the last frame (for --resume)
     attributes: hooke_version, scene_name, scene_source (the scene file's text), parameters,
-    integrator, dt, t_end, save_every, options (JSON), created (ISO date), input_hash (SHA-256 of
-    the scene text, parameters and settings), frames_written, complete.
+    integrator, dt, t_end, save_every, options (JSON), created (ISO date; SOURCE_DATE_EPOCH when
+    set), input_hash (SHA-256 of the scene text, parameters and settings), frames_written,
+    complete, stats (JSON), failure (why the blow-up guard stopped the run, when it did).
 
 Contract: datasets are chunked along frames and gzip-compressed; the file is written in HDF5's
 SWMR mode; frames are buffered and written in blocks at least every ``flush_seconds`` (0.25 s) and
 at the end, so a run killed at any moment leaves a file that :func:`read_trajectory` opens,
-holding every frame up to the last flush (a Ctrl-C flushes everything). Datasets carry no
-timestamps, so the same run writes the same bytes for its data.
+holding every frame up to the last flush (a Ctrl-C flushes everything); ``close`` rewrites the
+file compactly (:func:`rewrite`), so its layout does not depend on when the flushes happened. No
+object carries an HDF5 timestamp (datasets are created with ``track_times=False``; h5py's groups
+have none): with SOURCE_DATE_EPOCH set, the same run writes the same bytes.
 """
 
 from __future__ import annotations
@@ -39,6 +42,21 @@ def input_hash(scene_source: str | None, parameters: dict, settings: dict) -> st
     text = json.dumps({"scene": scene_source, "parameters": parameters, "settings": settings},
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def created() -> str:
+    """The ``created`` attribute: now, or SOURCE_DATE_EPOCH (seconds since 1970, UTC) when set,
+    the reproducible-builds convention that makes two runs write identical bytes."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is None:
+        moment = datetime.now(timezone.utc)
+    else:
+        try:
+            moment = datetime.fromtimestamp(int(epoch), timezone.utc)
+        except (ValueError, OverflowError, OSError):
+            raise HookeInputError("SOURCE_DATE_EPOCH", "must be an integer number of seconds "
+                                  "since 1970-01-01 UTC", epoch) from None
+    return moment.isoformat(timespec="seconds")
 
 
 def _write_model(group, model) -> None:
@@ -85,7 +103,7 @@ class TrajectoryWriter:
             "scene_source": scene.source or "", "parameters": json.dumps(scene.parameters, default=str),
             "integrator": integrator, "dt": dt, "t_end": t_end, "save_every": save_every,
             "options": json.dumps(options, default=str),
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created": created(),
             "input_hash": input_hash(scene.source, scene.parameters, settings),
             "frames_written": 0, "complete": False,
         }
@@ -105,21 +123,10 @@ class TrajectoryWriter:
         """Reopen a stored run to add frames after its first ``frames`` (extra rows are dropped).
 
         A writer that was killed leaves HDF5's "open for writing" flag set, which blocks a plain
-        reopen; so the kept content is copied into a fresh file that atomically replaces the old.
+        reopen; so the kept content is first copied into a fresh file (:func:`rewrite`).
         """
         path = Path(path)
-        fresh = path.with_name(path.name + ".resume")
-        with h5py.File(path, "r", libver="latest", swmr=True) as source, \
-                h5py.File(fresh, "w", libver="latest") as target:
-            target.attrs.update(source.attrs)
-            for name in source:
-                source.copy(source[name], target, name=name)
-
-            def trim(_, item):
-                if isinstance(item, h5py.Dataset):
-                    item.resize(frames, axis=0)
-            target["frames"].visititems(trim)
-        os.replace(fresh, path)
+        rewrite(path, frames)
         self = cls.__new__(cls)
         self.path = path
         self.file = h5py.File(path, "a", libver="latest")
@@ -170,14 +177,36 @@ class TrajectoryWriter:
         self._last_flush = time.perf_counter()
 
     def close(self, complete: bool, stats: dict[str, int], failure: str = "") -> None:
-        """Flush and close; ``failure``: why the run stopped (its last frame may then lie off
-        the save grid, so such a run is not resumed)."""
+        """Flush, close and :func:`rewrite`; ``failure``: why the run stopped (its last frame may
+        then lie off the save grid, so such a run is not resumed)."""
         self.flush()
         self.file.attrs["complete"] = complete
         self.file.attrs["stats"] = json.dumps(stats)
         if failure:
             self.file.attrs["failure"] = failure
         self.file.close()
+        rewrite(self.path)
+
+
+def rewrite(path: Path, frames: int | None = None) -> None:
+    """Copy every object of ``path`` into a fresh file that atomically replaces it, keeping the
+    first ``frames`` frames (all when None). The file's layout then depends on its content only,
+    not on when frames were flushed, and the space left by chunks rewritten as they filled is
+    dropped (the 5 s cloth2d run, 1001 frames: 75 MB → 31 MB, in 0.07 s: HDF5 copies the
+    compressed chunks as they are); a killed writer's "open for writing" flag goes too."""
+    fresh = path.with_name(path.name + ".rewrite")
+    with h5py.File(path, "r", libver="latest", swmr=True) as source, \
+            h5py.File(fresh, "w", libver="latest") as target:
+        target.attrs.update(source.attrs)
+        for name in source:
+            source.copy(source[name], target, name=name)
+
+        def trim(_, item):
+            if isinstance(item, h5py.Dataset):
+                item.resize(frames, axis=0)
+        if frames is not None:
+            target["frames"].visititems(trim)
+    os.replace(fresh, path)
 
 
 def read_trajectory(path, frames: slice | None = None) -> dict[str, Any]:
