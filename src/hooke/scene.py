@@ -1,7 +1,8 @@
 """Scene: a Model, its initial State and default run settings.
 
 Contract: a Scene is validated when made (known integrator, dt > 0, t_end > 0, state shapes match
-the model, every value finite, no contact particle on or below a plane at the state's time). ``hooke.simulate`` reads it and never changes it.
+the model, every value finite, no contact particle on or below a plane where the planes are at the
+state's time). ``hooke.simulate`` reads it and never changes it.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ Contract:
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
 - Capabilities: an integrator declares ``supports_joints`` and ``supports_contact`` (contact
   planes: the barrier, its collision detection and lagged friction); one that lacks a capability
-  refuses a model that needs it, naming the integrators that have it (``CAPABILITIES``). Integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
+  refuses a model that needs it, naming the integrators that have it (``CAPABILITIES``).
+- Joints: integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
   :class:`ConstraintForces`: the joints act through ``System.acceleration`` with the stabilisation
   chosen by their options (``stabilization``, ``k_c``, ``beta_c``, ``baumgarte_alpha``,
   ``baumgarte_beta``; see :mod:`hooke.constraints`). These options are accepted and validated
