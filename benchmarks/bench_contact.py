@@ -9,8 +9,9 @@ and the square drop against a peer run in the same process.
 frame with its energies and contact distance. Times are medians over ``--repeats`` runs of each
 scene's whole run (or its first ``--steps`` steps). With ``square_drop`` the same steps are also run
 by the book's algorithm in the book's own Python style (``peers_book.py``: a loop per spring, a
-per-spring eigen-decomposition, SciPy sparse assembly and ``spsolve``); the script prints both
-times per step, their ratio and how closely the trajectories agree.
+per-spring eigen-decomposition, SciPy sparse assembly and ``spsolve``), alternating with hooke's
+runs; the script prints both times per step, the median ratio and how closely the trajectories
+agree.
 """
 
 from __future__ import annotations
@@ -28,31 +29,36 @@ SCENES = ["square_drop", "square_slope", "square_compress", "square_press", "clo
           "cloth_valley", "soft3d_drop"]
 
 
-def median_time(repeats: int, function) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return float(np.median(times))
+def timed(function) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def stepping(scene: hooke.Scene, steps: int):
+    """A function running ``steps`` integrator steps of ``scene`` from its start (its ``stats``
+    attribute holds the last run's counters)."""
+    stepper_class = get_integrator(scene.integrator)
+
+    def run():
+        stepper = stepper_class(hooke.System(scene.model), scene.dt, **scene.options)
+        state = scene.state
+        for _ in range(steps):
+            state = stepper.step(state)
+        run.stats = stepper.stats
+
+    return run
 
 
 def bench(name: str, steps: int | None, repeats: int) -> dict:
     scene = hooke.scene(name)
     steps = steps or int(round(scene.t_end / scene.dt))
     t_end = steps * scene.dt
-    stepper_class = get_integrator(scene.integrator)
-
-    def run_steps():
-        stepper = stepper_class(hooke.System(scene.model), scene.dt, **scene.options)
-        state = scene.state
-        for _ in range(steps):
-            state = stepper.step(state)
-        run_steps.stats = stepper.stats
-
+    run_steps = stepping(scene, steps)
     hooke.simulate(scene, t_end=min(10, steps) * scene.dt)  # load Numba's cache and warm up
-    step_time = median_time(repeats, run_steps)
-    simulate_time = median_time(repeats, lambda: hooke.simulate(scene, t_end=t_end))
+    step_time = np.median([timed(run_steps) for _ in range(repeats)])
+    simulate_time = np.median([timed(lambda: hooke.simulate(scene, t_end=t_end))
+                               for _ in range(repeats)])
     stats = run_steps.stats
     result = hooke.simulate(scene, t_end=t_end)
     touched = result.contact_distance < scene.model.contact_dhat
@@ -65,15 +71,27 @@ def bench(name: str, steps: int | None, repeats: int) -> dict:
 
 
 def peer_comparison(mine: dict, repeats: int) -> None:
+    """hooke's and the peer's runs of the same steps, alternated so that both see the same load
+    on a shared machine; medians of the times and of the per-pair ratios."""
     steps = mine["steps"]
+    run_hooke = stepping(hooke.scene("square_drop"), steps)
+    peer = {}
+
+    def run_peer():
+        peer["frames"], peer["iterations"] = peers_book.square_drop(steps)
+
     peers_book.square_drop(min(steps, 5))  # warm up
-    ms, frames, iterations = peers_book.ms_per_step(steps, repeats)
-    print(f"\nsquare_drop, {steps} steps, median of {repeats}, in one process: hooke against the "
-          "book's algorithm in the book's Python style (peers_book.py)")
-    print(f"  hooke     {mine['ms_step']:9.3f} ms/step  {mine['newton']:5.2f} Newton iterations/step")
-    print(f"  book peer {ms:9.3f} ms/step  {iterations.sum() / steps:5.2f} Newton iterations/step")
-    print(f"  ratio     {ms / mine['ms_step']:9.1f}×  (positions agree to "
-          f"{np.abs(frames - mine['x']).max():.1e} m)")
+    pairs = np.array([(timed(run_hooke), timed(run_peer)) for _ in range(repeats)])
+    ms = 1e3 * np.median(pairs, axis=0) / steps
+    ratio = float(np.median(pairs[:, 1] / pairs[:, 0]))
+    newton = run_hooke.stats["newton_iterations"] / steps
+    print(f"\nsquare_drop, {steps} steps, {repeats} alternated runs each (medians), in one process: "
+          "hooke against the book's algorithm in the book's Python style (peers_book.py)")
+    print(f"  hooke     {ms[0]:9.3f} ms/step  {newton:5.2f} Newton iterations/step")
+    print(f"  book peer {ms[1]:9.3f} ms/step  {peer['iterations'].sum() / steps:5.2f} "
+          "Newton iterations/step")
+    print(f"  ratio     {ratio:9.1f}×  (positions agree to "
+          f"{np.abs(peer['frames'] - mine['x']).max():.1e} m)")
 
 
 def main() -> None:

@@ -5,13 +5,10 @@ eigen-decomposition), a loop per node for the barrier, COO triplets assembled by
 ``spsolve``. Written here for the benchmark, not copied; the numbers are DESIGN.md §5's.
 
 Contract: :func:`square_drop(steps)` returns the positions of every frame (steps + 1, 25, 2) and the
-Newton iterations of every step; :func:`ms_per_step(steps, repeats)` times it (median of
-``repeats`` runs).
+Newton iterations of every step (``benchmarks/bench_contact.py`` times it against hooke).
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -151,13 +148,3 @@ def square_drop(steps: int):
         iterations.append(count)
     return np.array(frames), np.array(iterations)
 
-
-def ms_per_step(steps: int, repeats: int) -> tuple[float, np.ndarray, np.ndarray]:
-    """Median ms per step over ``repeats`` runs of ``steps`` steps, with the last run's frames and
-    Newton iterations."""
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        frames, iterations = square_drop(steps)
-        times.append(time.perf_counter() - started)
-    return 1e3 * float(np.median(times)) / steps, frames, iterations
