@@ -70,6 +70,7 @@ ROUND_OFF = 64 * np.finfo(float).eps  # relative size of the noise in a computed
 class ImplicitEuler(Integrator):
     name = "implicit_euler"
     order = 1
+    supports_contact = True
     summary = "backward Euler by Newton on the incremental potential, PSD-projected, with line search"
     defaults = {"tol": 1e-2, "max_iterations": 100, "min_iterations": 1, "solver": "auto"}
 
