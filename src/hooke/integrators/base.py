@@ -13,8 +13,10 @@ Contract:
 - ``stats`` counts what a run did (``steps``, and ``rejected`` or ``newton_iterations`` where they
   apply); ``checkpoint()``/``restore()`` carry what a resumed run needs besides the state.
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
-- Joints: an integrator declares ``supports_joints``; one that does not refuses a model with
-  joints. Integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
+- Capabilities: an integrator declares ``supports_joints`` and ``supports_contact`` (contact
+  planes: the barrier, its collision detection and lagged friction); one that lacks a capability
+  refuses a model that needs it, naming the integrators that have it (``CAPABILITIES``).
+- Joints: integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
   :class:`ConstraintForces`: the joints act through ``System.acceleration`` with the stabilisation
   chosen by their options (``stabilization``, ``k_c``, ``beta_c``, ``baumgarte_alpha``,
   ``baumgarte_beta``; see :mod:`hooke.constraints`). These options are accepted and validated
@@ -36,6 +38,9 @@ from ..model import State
 
 _REGISTRY: dict[str, type["Integrator"]] = {}
 NON_FINITE = "the state became non-finite"
+# (capability flag, the Model's count of what needs it, its name in the refusal)
+CAPABILITIES = (("supports_joints", "n_joints", "joints"),
+                ("supports_contact", "n_planes", "contact planes"))
 
 
 class StepFailed(SimulationError):
@@ -76,6 +81,7 @@ class Integrator:
     adaptive: ClassVar[bool] = False
     defaults: ClassVar[dict[str, Any]] = {}
     supports_joints: ClassVar[bool] = False
+    supports_contact: ClassVar[bool] = False
 
     def __init__(self, system, dt: float, **options: Any):
         unknown = sorted(set(options) - set(self.defaults))
@@ -83,10 +89,11 @@ class Integrator:
             known = ", ".join(sorted(self.defaults)) or "none"
             raise HookeInputError(unknown[0], f"is not an option of integrator '{self.name}' "
                                   f"(its options: {known})", options[unknown[0]])
-        if system.model.n_joints and not self.supports_joints:
-            able = ", ".join(name for name, cls in _REGISTRY.items() if cls.supports_joints)
-            raise HookeInputError("integrator", f"'{self.name}' does not handle joints "
-                                  f"(integrators that do: {able})", self.name)
+        for flag, count, what in CAPABILITIES:
+            if getattr(system.model, count) and not getattr(self, flag):
+                able = ", ".join(name for name, cls in _REGISTRY.items() if getattr(cls, flag))
+                raise HookeInputError("integrator", f"'{self.name}' does not handle {what} "
+                                      f"(integrators that do: {able})", self.name)
         self.system = system
         self.dt = float(dt)
         self.options = {**self.defaults, **options}

@@ -24,8 +24,8 @@ step qualifies and the Newton step is within tol or round-off (‖p‖∞ ≤ 64
 minimiser to working precision and the iteration stops; otherwise (E not finite, say) the step
 fails with the residual history, as when ``max_iterations`` is reached.
 Both take ``solver="auto"`` (default: a direct solve, AMG-preconditioned CG above
-``hooke.linalg.AMG_MIN_DOFS`` unknowns), ``"direct"``, ``"cg"`` or ``"amg"`` (see
-:class:`hooke.linalg.SparseSolver`).
+``hooke.linalg.AMG_MIN_DOFS`` unknowns), ``"direct"``, ``"cg"``, ``"amg"``, or one direct
+solver by name: ``"pardiso"``, ``"cholmod"``, ``"superlu"`` (see :class:`hooke.linalg.SparseSolver`).
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ ROUND_OFF = 64 * np.finfo(float).eps  # relative size of the noise in a computed
 class ImplicitEuler(Integrator):
     name = "implicit_euler"
     order = 1
+    supports_contact = True
     summary = "backward Euler by Newton on the incremental potential, PSD-projected, with line search"
     defaults = {"tol": 1e-2, "max_iterations": 100, "min_iterations": 1, "solver": "auto"}
 
