@@ -251,7 +251,7 @@ class Stopped(Exception):
             self.what = (f"{growth} at step {step} (t = {state.t:.6g}); most energetic particle "
                          f"{particle} (kinetic energy {kinetic[particle]:.6g} J)")
         else:
-            last, bad = failure.last, failure.bad
+            bad = failure.bad
             particle = worst_particle(last, bad)
             at = f"step {step} (t = {t0 + step * run.dt:.6g})"
             self.what = (f"{failure.reason} at {at}" if failure.reason == NON_FINITE
