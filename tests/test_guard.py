@@ -23,10 +23,10 @@ from conftest import fixed_step_options, integrator_class
 ADVICE = "Try a smaller dt or an implicit integrator (implicit_euler, implicit_euler_linear)."
 
 
-def cli(*args, env=None, cwd=None):
+def cli(*args, env=None):
     return subprocess.run([sys.executable, "-m", "hooke.cli", *args], capture_output=True,
                           text=True, env=None if env is None else {**os.environ, **env},
-                          cwd=cwd, timeout=300)
+                          timeout=300)
 
 
 def quietly(function, *args, **kwargs):
