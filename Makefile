@@ -23,7 +23,7 @@ run: install
 
 test: install-test
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
-	$(BIN)/python -m pytest -q tests --nbmake docs/notebooks
+	$(BIN)/python -m pytest -q tests --nbmake --nbmake-timeout=60 docs/notebooks  # s per cell; each notebook sets its own
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache

@@ -243,6 +243,16 @@ def min_distance(model, x: np.ndarray, t: float = 0.0) -> float:
     return float(PlaneBarrier(plane_offsets(model, t)).distances(model, x)[contact].min())
 
 
+def contact_forces(model, x: np.ndarray, t: float = 0.0) -> np.ndarray:
+    """(n, d) the barrier's force on each particle summed over the planes at time t, Σ_k λ_ik n_k
+    [N] (λ = −b'(d) ≥ 0); +inf along the normal of a plane a particle is on or behind (d ≤ 0,
+    outside the barrier's domain, reachable only by integrators without collision detection)."""
+    normal = at_time(model, t).normal_forces(model, x)
+    normal[np.isnan(normal)] = np.inf
+    pairs = normal[:, :, None] * np.where(model.plane_normals == 0.0, np.nan, model.plane_normals)
+    return np.nansum(pairs, axis=1)
+
+
 def start_guess(model, x: np.ndarray, t: float, t_next: float) -> np.ndarray:
     """A Newton start for a step t → t_next inside the domain of the planes at t_next.
 

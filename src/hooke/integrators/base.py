@@ -8,7 +8,15 @@ Contract:
 - ``advance(state, t_target, n_steps)`` reaches ``t_target``: fixed-step integrators take
   ``n_steps`` steps of ``dt``; adaptive ones choose their own steps and land exactly on ``t_target``.
 - ``stats`` counts what a run did (``steps``, and ``rejected`` or ``newton_iterations`` where they
-  apply); ``checkpoint()``/``restore()`` carry what a resumed run needs besides the state.
+  apply).
+- Resume: ``checkpoint()`` returns everything besides the state that the next step depends on —
+  counters, a step size, accelerations or multipliers carried over, the point where a reused
+  factorisation was made — as a dict of str to a number, a string or a NumPy array, with the same
+  keys and shapes after every step (the store writes it with every saved frame). ``restore()`` on
+  a fresh integrator of the same class and options takes it back, and the next ``step`` or
+  ``advance`` — from the state the checkpoint was taken at — is then bit-identical to the
+  uninterrupted run's (tests/test_store.py checks every registered integrator). Subclasses extend
+  both and call ``super()``.
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
 - Joints: an integrator declares ``supports_joints``; one that does not refuses a model with
   joints. Integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
@@ -68,7 +76,7 @@ class Integrator:
         return float(value)
 
     def checkpoint(self) -> dict[str, Any]:
-        """What a resumed run needs besides the state to continue exactly (HDF5-attribute values)."""
+        """What a resumed run needs besides the state to continue exactly (see the contract)."""
         return {"stats": json.dumps(self.stats)}
 
     def restore(self, checkpoint: dict[str, Any]) -> None:
