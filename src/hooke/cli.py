@@ -424,11 +424,13 @@ def serve_command(
 @app.command("sweep")
 def sweep_command(
     scene_or_file: Optional[str] = typer.Argument(
-        None, metavar="SCENE_OR_FILE", help="a built-in scene name or a .toml scene file (or use --file)"),
+        None, metavar="SCENE_OR_FILE", help="a built-in scene name, a .toml scene file, or a sweep "
+        "file (a .toml with 'scene', or a shipped one: pendulum_correction)"),
     param: list[str] = typer.Option(None, "--param", "-p",
                                     help="PATH=v1,v2,… | PATH=lo:hi | PATH=log:lo:hi (repeatable)"),
     file: Optional[Path] = typer.Option(None, "--file", "-f", help="a sweep file (TOML) or a shipped one "
-                                         "(pendulum_correction); the options below override it"),
+                                         "(pendulum_correction); the options below override it, "
+                                         "a --param in every grid"),
     random: Optional[int] = typer.Option(None, "--random", help="N random members instead of the grid"),
     seed: Optional[int] = typer.Option(None, "--seed", help="seed of the random members (default 0)"),
     out: Path = typer.Option(Path("out/sweep"), "--out", "-o", help="the sweep's directory (same DIR resumes)"),
@@ -445,25 +447,31 @@ def sweep_command(
     metric, and DIR/members/<id>/ (trajectory.h5, row.json). See `hooke.sweep`'s documentation."""
     from rich.progress import MofNCompleteColumn
 
-    from .sweep import parse_param, read_sweep_file, sweep
+    from .sweep import is_sweep_file, parse_param, read_sweep_file, sweep
 
     try:
         settings: dict = {}
-        if file is not None:
-            if scene_or_file is not None:
-                fail(f"SCENE_OR_FILE: give a scene or --file, not both, got {scene_or_file!r}")
-            spec = read_sweep_file(file)
-            scene, params = spec.scene, dict(spec.params)
-            settings = spec.model_dump(exclude={"scene", "description", "params"})
-        elif scene_or_file is None:
-            fail("SCENE_OR_FILE: missing (or use --file SWEEP.toml), got nothing")
-        else:
-            scene, params = scene_or_file, {}
+        if file is not None and scene_or_file is not None:
+            fail(f"SCENE_OR_FILE: give a scene or --file, not both, got {scene_or_file!r}")
+        if scene_or_file is not None and is_sweep_file(scene_or_file):
+            file, scene_or_file = Path(scene_or_file), None
         given = [parse_param(text) for text in param or []]
         for path, _ in given:
             if [other for other, _ in given].count(path) > 1:
                 fail(f"--param: {path} given more than once, got {path!r}")
-        params.update(given)
+        if file is not None:
+            spec = read_sweep_file(file)
+            scene, grids = spec.scene, [dict(grid) for grid in spec.params]
+            settings = spec.model_dump(exclude={"scene", "description", "params"})
+        elif scene_or_file is None:
+            fail("SCENE_OR_FILE: missing (or use --file SWEEP.toml), got nothing")
+        elif not given:
+            fail(f"--param: missing for scene {scene_or_file!r}: give at least one (e.g. --param "
+                 "spring.k=1e3,1e4) or a sweep file (--file), got nothing")
+        else:
+            scene, grids = scene_or_file, [{}]
+        for grid in grids:
+            grid.update(given)
         options = {"random": random, "seed": seed, "retries": retries, "timeout": timeout,
                    "metric": plot_metric, "save_every": save_every}
         settings.update({key: value for key, value in options.items() if value is not None})
@@ -478,7 +486,7 @@ def sweep_command(
             bar.update(bar.task_ids[0], completed=done)
 
         try:
-            result = sweep(scene, params, client=scheduler, out=out, progress=progress, **settings)
+            result = sweep(scene, grids, client=scheduler, out=out, progress=progress, **settings)
         finally:
             bar.stop()
     except HookeInputError as error:

@@ -18,8 +18,10 @@ Contract:
   uninterrupted run's (tests/test_store.py checks every registered integrator). Subclasses extend
   both and call ``super()``.
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
-- Joints: an integrator declares ``supports_joints``; one that does not refuses a model with
-  joints. Integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
+- Capabilities: an integrator declares ``supports_joints`` and ``supports_contact`` (contact
+  planes: the barrier, its collision detection and lagged friction); one that lacks a capability
+  refuses a model that needs it, naming the integrators that have it (``CAPABILITIES``).
+- Joints: integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
   :class:`ConstraintForces`: the joints act through ``System.acceleration`` with the stabilisation
   chosen by their options (``stabilization``, ``k_c``, ``beta_c``, ``baumgarte_alpha``,
   ``baumgarte_beta``; see :mod:`hooke.constraints`). These options are accepted and validated
@@ -39,6 +41,9 @@ from ..errors import HookeInputError
 from ..model import State
 
 _REGISTRY: dict[str, type["Integrator"]] = {}
+# (capability flag, the Model's count of what needs it, its name in the refusal)
+CAPABILITIES = (("supports_joints", "n_joints", "joints"),
+                ("supports_contact", "n_planes", "contact planes"))
 
 
 class Integrator:
@@ -48,6 +53,7 @@ class Integrator:
     adaptive: ClassVar[bool] = False
     defaults: ClassVar[dict[str, Any]] = {}
     supports_joints: ClassVar[bool] = False
+    supports_contact: ClassVar[bool] = False
 
     def __init__(self, system, dt: float, **options: Any):
         unknown = sorted(set(options) - set(self.defaults))
@@ -55,10 +61,11 @@ class Integrator:
             known = ", ".join(sorted(self.defaults)) or "none"
             raise HookeInputError(unknown[0], f"is not an option of integrator '{self.name}' "
                                   f"(its options: {known})", options[unknown[0]])
-        if system.model.n_joints and not self.supports_joints:
-            able = ", ".join(name for name, cls in _REGISTRY.items() if cls.supports_joints)
-            raise HookeInputError("integrator", f"'{self.name}' does not handle joints "
-                                  f"(integrators that do: {able})", self.name)
+        for flag, count, what in CAPABILITIES:
+            if getattr(system.model, count) and not getattr(self, flag):
+                able = ", ".join(name for name, cls in _REGISTRY.items() if getattr(cls, flag))
+                raise HookeInputError("integrator", f"'{self.name}' does not handle {what} "
+                                      f"(integrators that do: {able})", self.name)
         self.system = system
         self.dt = float(dt)
         self.options = {**self.defaults, **options}

@@ -22,8 +22,8 @@ the contact scenes use to reproduce it. When the line search finds no decrease o
 round-off, steps are judged by the gradient norm (energy differences there are noise); when no
 step qualifies, y is the minimiser to working precision and the iteration stops.
 Both take ``solver="auto"`` (default: a direct solve, AMG-preconditioned CG above
-``hooke.linalg.AMG_MIN_DOFS`` unknowns), ``"direct"``, ``"cg"`` or ``"amg"`` (see
-:class:`hooke.linalg.SparseSolver`).
+``hooke.linalg.AMG_MIN_DOFS`` unknowns), ``"direct"``, ``"cg"``, ``"amg"``, or one direct
+solver by name: ``"pardiso"``, ``"cholmod"``, ``"superlu"`` (see :class:`hooke.linalg.SparseSolver`).
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ ROUND_OFF = 64 * np.finfo(float).eps  # relative size of the noise in a computed
 class ImplicitEuler(Integrator):
     name = "implicit_euler"
     order = 1
+    supports_contact = True
     summary = "backward Euler by Newton on the incremental potential, PSD-projected, with line search"
     defaults = {"tol": 1e-2, "max_iterations": 100, "min_iterations": 1, "solver": "auto"}
 

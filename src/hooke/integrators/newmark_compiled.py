@@ -363,8 +363,7 @@ class CompiledAlpha:
               full_newton_after: int) -> "CompiledAlpha | None":
         """The kernel for this integrator's model, or None when it needs the generic path."""
         system, model = integrator.system, integrator.system.model
-        if (system.lagged_terms or model.pinned_motions or model.n_planes
-                or not all(term in (spring, gravity) for term in system.terms)
+        if (model.pinned_motions or not all(term in (spring, gravity) for term in system.terms)
                 or system.free_dofs.size + model.n_joints == 0):
             return None
         pattern = SaddlePointMatrix(system).assembler
