@@ -145,11 +145,15 @@ def test_bad_store_files_get_clear_errors(tmp_path):
 
 def resume_cases():
     """Every registered integrator on the chain (springs), those that handle joints also on the
-    double pendulum; the default integrators of the seed scenes (generalized-α on the top and the
-    crane, implicit Euler with contact, symplectic Euler on the cloth)."""
+    double pendulum, those that handle contact on the square sliding down a slope (barrier and
+    lagged friction); the default integrators of the top and the crane (generalized-α) and of
+    the cloth (symplectic Euler)."""
+    able = lambda capability: [name for name in hooke.integrators()  # noqa: E731
+                               if getattr(get_integrator(name), capability)]
     cases = [("chain", name) for name in hooke.integrators()]
-    cases += [("pendulum", name) for name in hooke.integrators() if get_integrator(name).supports_joints]
-    return cases + [("top", None), ("crane", None), ("square_drop", None), ("cloth2d", None)]
+    cases += [("pendulum", name) for name in able("supports_joints")]
+    cases += [("square_slope", name) for name in able("supports_contact")]
+    return cases + [("top", None), ("crane", None), ("cloth2d", None)]
 
 
 def assert_resume_is_identical(tmp_path, scene_name, integrator, t_end=0.3):

@@ -245,12 +245,8 @@ def min_distance(model, x: np.ndarray, t: float = 0.0) -> float:
 
 def contact_forces(model, x: np.ndarray, t: float = 0.0) -> np.ndarray:
     """(n, d) the barrier's force on each particle summed over the planes at time t, Σ_k λ_ik n_k
-    [N] (λ = −b'(d) ≥ 0); +inf along the normal of a plane a particle is on or behind (d ≤ 0,
-    outside the barrier's domain, reachable only by integrators without collision detection)."""
-    normal = at_time(model, t).normal_forces(model, x)
-    normal[np.isnan(normal)] = np.inf
-    pairs = normal[:, :, None] * np.where(model.plane_normals == 0.0, np.nan, model.plane_normals)
-    return np.nansum(pairs, axis=1)
+    = −∇b [N] (λ = −b'(d) ≥ 0; the contact integrators keep every d > 0)."""
+    return -at_time(model, t).gradient(model, x)
 
 
 def start_guess(model, x: np.ndarray, t: float, t_next: float) -> np.ndarray:
