@@ -38,12 +38,12 @@ def _blocks(handle) -> list[tuple[str, str | None, int]]:
     return blocks or [("particles", None, handle["frames/x"].shape[1])]
 
 
-def write_xdmf(h5_path, frames: int | None = None) -> Path:
-    """Write ``<name>.xdmf`` beside ``h5_path`` describing its first ``frames`` frames."""
+def write_xdmf(h5_path) -> Path:
+    """Write ``<name>.xdmf`` beside ``h5_path`` describing every frame written so far."""
     h5_path = Path(h5_path)
     with open_trajectory(h5_path) as handle:
         stored = handle["frames"]
-        count = int(handle.attrs.get("frames_written", stored["x"].shape[0])) if frames is None else frames
+        count = int(handle.attrs.get("frames_written", stored["x"].shape[0]))
         times = stored["t"][:count]
         shapes = {key: stored[key].shape for key in ("x", *POINT_DATA, "joint_force") if key in stored}
         blocks = _blocks(handle)

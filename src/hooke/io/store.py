@@ -108,7 +108,7 @@ def _write_checkpoint(group, checkpoint: dict[str, Any]) -> None:
             group.attrs[key] = value
             continue
         if key not in group:
-            group.create_dataset(key, data=value, maxshape=(None,) * value.ndim,
+            group.create_dataset(key, data=value, maxshape=(None,) * value.ndim, fletcher32=True,
                                  chunks=value.shape if value.size else True, track_times=False)
             continue
         dataset = group[key]
