@@ -24,7 +24,9 @@ Reading (:func:`open_trajectory`) never hangs and never raises anything but
 line. A file whose writer is still running or was killed (its superblock says so) is read in SWMR
 mode with HDF5's metadata read retries bounded to ``READ_ATTEMPTS`` (≈ 0.3 s of back-off per
 unreadable item; HDF5's default of 100 back-offs doubling from 1 ns would wait for days on a
-corrupted byte).
+corrupted byte). h5py does not wrap that setting: it is called through ctypes from the HDF5
+library h5py's extension module links (checked on Linux wheels); where that symbol cannot be
+found, HDF5's default applies to such files. Other files are opened plainly, without retries.
 """
 
 from __future__ import annotations
