@@ -32,7 +32,7 @@ run: install
 
 # HOOKE_REQUIRE_BROWSER=1: the browser viewer tests fail, not skip, if chromium is missing.
 test: install-test
-	HOOKE_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q tests --nbmake docs/notebooks
+	HOOKE_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q tests --nbmake --nbmake-timeout=60 docs/notebooks  # s per cell; each notebook sets its own
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache

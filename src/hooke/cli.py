@@ -103,8 +103,10 @@ def write_outputs(result, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "trajectory.h5", write_xdmf(out / "trajectory.h5")]
     if result.n_frames >= 2:
-        written += [plots.PLOTS[name](result, out / f"{name}.png")
-                    for name in plots.available(result) if name != "phase"]
+        for name in plots.available(result):
+            if name != "phase":
+                plots.PLOTS[name](result, out / f"{name}.png")
+                written.append(out / f"{name}.png")
     summary = summary_data(result)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
     written.append(out / "summary.json")
@@ -224,8 +226,14 @@ def run_command(
             print_summary(summary_data(partial), write_outputs(partial, out))
         fail(str(error), code=1)
     except KeyboardInterrupt:
-        fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'}; continue with "
-             f"`hooke run --resume {out}`", code=130)
+        from .io.export import write_xdmf
+
+        try:
+            sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
+        except HookeInputError:
+            fail("interrupted before the first frame was written", code=130)
+        fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'} (ParaView: {sidecar}); "
+             f"continue with `hooke run --resume {out}`", code=130)
     print_summary(summary_data(result), write_outputs(result, out))
 
 
@@ -254,7 +262,8 @@ def plot_command(
     target = directory if out is None else out
     target.mkdir(parents=True, exist_ok=True)
     for name in kinds:
-        console.print(f"wrote {plots.PLOTS[name](result, target / f'{name}.png')}")
+        plots.PLOTS[name](result, target / f"{name}.png")
+        console.print(f"wrote {target / f'{name}.png'}")
 
 
 @app.command("export")
@@ -265,14 +274,13 @@ def export_command(
     """Export a stored run for ParaView (the XDMF sidecar is always rewritten)."""
     from .io.export import export_vtu, write_xdmf
 
-    try:
-        written = [write_xdmf(directory / "trajectory.h5")]
-        if vtu:
-            written += export_vtu(directory / "trajectory.h5", directory / "vtu")
+    try:  # the VTU export reads every frame first: a corrupted file stops it before any write
+        written = export_vtu(directory / "trajectory.h5", directory / "vtu") if vtu else []
+        written.insert(0, write_xdmf(directory / "trajectory.h5"))
     except HookeInputError as error:
         fail(str(error))
-    except OSError as error:
-        fail(f"DIR: cannot read {directory / 'trajectory.h5'} ({error.__class__.__name__}), got {str(directory)!r}")
+    except OSError as error:  # reading errors are HookeInputErrors: this is writing
+        fail(f"DIR: cannot write the export ({error.strerror or error}), got {str(directory)!r}")
     console.print(f"wrote {len(written)} file(s): {written[0]}" + (f" … {written[-1]}" if len(written) > 1 else ""))
 
 
@@ -314,7 +322,8 @@ def modes_command(
         fail(str(error), code=1)
     console.print(result.table())
     out.mkdir(parents=True, exist_ok=True)
-    console.print(f"mode shapes: {mode_shapes_plot(scene, result, out / 'modes.png')}")
+    mode_shapes_plot(scene, result, out / "modes.png")
+    console.print(f"mode shapes: {out / 'modes.png'}")
 
 
 @app.command("study")
@@ -368,14 +377,18 @@ def schema_command() -> None:
 @app.command("verify")
 def verify_command(
     out: Path = typer.Option(Path("out/verify"), "--out", "-o", help="where to write convergence.png"),
+    energy_steps: int = typer.Option(4000, "--energy-steps",
+                                     help="steps of each energy run (fewer: a quicker, rougher check)"),
 ) -> None:
     """Run every integrator on spring1d, and every one that handles joints on the double pendulum:
     measured order of convergence, energy behaviour and joint drift."""
     from .verify import convergence_plot, verify, verify_joints
 
-    reports = verify()
-    table = Table(title="spring1d (ω = √10): convergence order; energy over 4000 steps of 0.005 s",
-                  title_justify="left")
+    if energy_steps < 10:
+        fail(f"--energy-steps: must be an integer >= 10, got {energy_steps}")
+    reports = verify(energy_steps=energy_steps)
+    table = Table(title=f"spring1d (ω = √10): convergence order; energy over {energy_steps} steps "
+                        "of 0.005 s", title_justify="left")
     for column, justify in (("integrator", "left"), ("order", "right"), ("measured", "right"),
                             ("energy", "left"), ("E⁺/E − 1", "right")):
         table.add_column(column, justify=justify, no_wrap=True)
@@ -384,10 +397,10 @@ def verify_command(
         table.add_row(r.name, str(r.expected_order), f"{r.measured_order:.3f}{mark}", r.behaviour,
                       f"{r.energy_factor - 1:+.3e}")
     console.print(table)
-    joint_reports = verify_joints()
+    joint_reports = verify_joints(energy_steps=energy_steps)
     table = Table(title="pendulum (double, joints, stabilization=None): order of the positions over "
                         "1.5 s against rk45 at dt = 1/1280 s;\nenergy above the hanging rest state "
-                        "and joint drift max|L − L0| over 4000 steps of 0.0025 s",
+                        f"and joint drift max|L − L0| over {energy_steps} steps of 0.0025 s",
                   title_justify="left")
     for column, justify in (("integrator", "left"), ("order", "right"), ("measured", "right"),
                             ("energy", "left"), ("E⁺/E − 1", "right"), ("max|L − L0| \\[m]", "right")):
@@ -399,8 +412,8 @@ def verify_command(
                       f"{r.energy_factor - 1:+.3e}", f"{r.drift:.2e}")
     console.print(table)
     out.mkdir(parents=True, exist_ok=True)
-    plot = convergence_plot(reports, out / "convergence.png", joint_reports)
-    console.print(f"log-log plot: {plot}")
+    convergence_plot(reports, out / "convergence.png", joint_reports)
+    console.print(f"log-log plot: {out / 'convergence.png'}")
     if not all(r.order_ok for r in [*reports, *joint_reports]):
         raise typer.Exit(1)
 

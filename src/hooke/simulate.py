@@ -26,7 +26,7 @@ from .errors import HookeInputError, SimulationError
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
 from .model import State
-from .result import Result
+from .result import Result, frame_extras
 from .scene import Scene, check_positive
 from .system import System
 
@@ -55,6 +55,7 @@ def frame_data(system: System, state: State) -> dict[str, np.ndarray]:
         data["joint_force"] = system.joint_tensions(state.x, state.v, state.t)
     if barrier.active(model):
         data["contact_distance"] = np.float64(barrier.min_distance(model, state.x, state.t))
+        data["contact_force"] = barrier.contact_forces(model, state.x, state.t)
     return data
 
 
@@ -75,8 +76,7 @@ class FrameSeries:
     def result(self, frames: int, **fields) -> Result:
         cut = {key: array[:frames] for key, array in self.arrays.items()}
         energy = {key.split("/", 1)[1]: value for key, value in cut.items() if key.startswith("energy/")}
-        extras = {"joint_force": cut.get("joint_force", np.empty((frames, 0))),
-                  "contact_distance": cut.get("contact_distance", np.full(frames, np.inf))}
+        extras = frame_extras(cut, frames, cut["x"].shape[-1])
         return Result(t=cut["t"], x=cut["x"], v=cut["v"], energy=energy, **extras, **fields)
 
 
@@ -118,7 +118,8 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
     if store is not None:
         from .io.store import TrajectoryWriter
 
-        writer = TrajectoryWriter(store, scene, name, dt, t_end, int(save_every), merged)
+        writer = TrajectoryWriter(store, scene, name, dt, t_end, int(save_every),
+                                  dict(run.stepper.options))
     return run.execute(progress=progress, writer=writer)
 
 
@@ -294,9 +295,9 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     """Continue the run stored in ``path`` (an HDF5 trajectory written with ``store=``) from its
     last frame to its planned end, appending to the same file; returns the whole Result.
 
-    The continuation is bit-for-bit the uninterrupted run for integrators whose step depends only
-    on the state and on what ``Integrator.checkpoint()`` saves (all but the Newmark family, whose
-    modified Newton reuses a factorisation across steps: those match to round-off)."""
+    The continuation is bit-for-bit the uninterrupted run: the file holds, besides the last
+    frame's state, what ``Integrator.checkpoint()`` saved after it (see
+    :mod:`hooke.integrators.base`). A file that cannot be read is refused and left unchanged."""
     from .io.scene_file import build, parse
     from .io.store import TrajectoryWriter, read_trajectory
 

@@ -842,10 +842,11 @@ def _parameter_column(values: list):
 def plot_metric(table, paths: list[str], metric: str, path: Path, title: str = "") -> Path:
     """``metric`` against each swept path (one panel per path with more than one value); in a
     grid, one line per combination of the other paths when there are at most 8."""
-    from .viz.plots import plt, save_figure
+    from .viz.plots import finish, new_figure
 
     varying = [name for name in paths if table[name].nunique() > 1] or paths[:1]
-    figure, axes = plt.subplots(1, len(varying), figsize=(5.5 * len(varying), 4.2), squeeze=False)
+    figure = new_figure(figsize=(5.5 * len(varying), 4.2))
+    axes = figure.subplots(1, len(varying), squeeze=False)
     values = table[metric].to_numpy(dtype=float)
     finite = values[np.isfinite(values)]
     positive = finite[finite > 0]
@@ -881,7 +882,8 @@ def plot_metric(table, paths: list[str], metric: str, path: Path, title: str = "
     failed = int((table["status"] != "ok").sum())
     figure.suptitle(f"{title}: {metric} over {len(table)} member(s)"
                     + (f", {failed} not ok (not shown)" if failed else ""), fontsize=10)
-    return save_figure(figure, path)
+    finish(figure, path)
+    return Path(path)
 
 
 @dataclass

@@ -243,6 +243,12 @@ def min_distance(model, x: np.ndarray, t: float = 0.0) -> float:
     return float(PlaneBarrier(plane_offsets(model, t)).distances(model, x)[contact].min())
 
 
+def contact_forces(model, x: np.ndarray, t: float = 0.0) -> np.ndarray:
+    """(n, d) the barrier's force on each particle summed over the planes at time t, Σ_k λ_ik n_k
+    = −∇b [N] (λ = −b'(d) ≥ 0; the contact integrators keep every d > 0)."""
+    return -at_time(model, t).gradient(model, x)
+
+
 def start_guess(model, x: np.ndarray, t: float, t_next: float) -> np.ndarray:
     """A Newton start for a step t → t_next inside the domain of the planes at t_next.
 

@@ -11,7 +11,15 @@ Contract:
   linear solver refusing infs), raises :class:`StepFailed` with the last finite state, so the run
   stops at the exact step whatever its save interval (:mod:`hooke.simulate` words the message).
 - ``stats`` counts what a run did (``steps``, and ``rejected`` or ``newton_iterations`` where they
-  apply); ``checkpoint()``/``restore()`` carry what a resumed run needs besides the state.
+  apply).
+- Resume: ``checkpoint()`` returns everything besides the state that the next step depends on —
+  counters, a step size, accelerations or multipliers carried over, the point where a reused
+  factorisation was made — as a dict of str to a number, a string or a NumPy array, with the same
+  keys and shapes after every step (the store writes it with every saved frame). ``restore()`` on
+  a fresh integrator of the same class and options takes it back, and the next ``step`` or
+  ``advance`` — from the state the checkpoint was taken at — is then bit-identical to the
+  uninterrupted run's (tests/test_store.py checks every registered integrator). Subclasses extend
+  both and call ``super()``.
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
 - Capabilities: an integrator declares ``supports_joints`` and ``supports_contact`` (contact
   planes: the barrier, its collision detection and lagged friction); one that lacks a capability
@@ -111,7 +119,7 @@ class Integrator:
         return float(value)
 
     def checkpoint(self) -> dict[str, Any]:
-        """What a resumed run needs besides the state to continue exactly (HDF5-attribute values)."""
+        """What a resumed run needs besides the state to continue exactly (see the contract)."""
         return {"stats": json.dumps(self.stats)}
 
     def restore(self, checkpoint: dict[str, Any]) -> None:

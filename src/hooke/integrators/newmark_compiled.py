@@ -132,6 +132,35 @@ def _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_
 
 
 @njit(cache=True)
+def _factor(x, tension, length, normal, mass, pairs, rest, stiffness, damping, squared, joint_i,
+            joint_j, unknown, position, lower, upper, n_free, beta_p, gamma_p, local, band, pivots,
+            factor_x, factor_tension):
+    """Assemble and factorise the matrix at (x, T), remembering that point: a resumed run
+    refactorises there (:func:`_refactor`) and goes on bit-identically. False when singular."""
+    _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_i, joint_j,
+              length, normal, unknown, position, lower + upper, n_free, beta_p, gamma_p, local,
+              band)
+    factor_x[:] = x
+    factor_tension[:] = tension
+    return _band_factor(band, lower, upper, pivots)
+
+
+@njit(cache=True)
+def _refactor(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_i, joint_j,
+              unknown, position, lower, upper, n_free, beta_p, gamma_p, band, pivots, factor_x,
+              factor_tension):
+    """:func:`_factor` at a stored point (the joint geometry recomputed as the step does)."""
+    m, dim = joint_i.size, x.shape[1]
+    length, normal = np.empty(m), np.empty((m, dim))
+    if m:
+        _geometry(x, joint_i, joint_j, length, normal)
+    local = np.empty((pairs.shape[0], dim, dim))
+    return _factor(x, tension, length, normal, mass, pairs, rest, stiffness, damping, squared,
+                   joint_i, joint_j, unknown, position, lower, upper, n_free, beta_p, gamma_p,
+                   local, band, pivots, factor_x, factor_tension)
+
+
+@njit(cache=True)
 def _band_factor(band, lower, upper, pivots):
     """LU with partial pivoting of the band matrix in place (LAPACK ``gbtf2``); A[i, j] is
     band[lower + upper + i − j, j], with ``lower`` extra rows on top for the fill of row swaps.
@@ -198,7 +227,8 @@ def _max_abs(values, count):
 def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history, counts,
                  mass, pinned, x0, pairs, rest, stiffness, damping, squared, gravity_vector,
                  joint_i, joint_j, joint_rest, free, unknown, position, lower, upper,
-                 coefficients, max_iterations, full_newton_after, band, pivots, factored):
+                 coefficients, max_iterations, full_newton_after, band, pivots, factored,
+                 factor_x, factor_tension):
     """Up to ``n_steps`` steps from (t, x, v, a, ã, T), updated in place (the step of
     :meth:`.newmark.AlphaMethod.step`). Returns (status, steps taken, Newton history length,
     t at the start of the failing step, at the end of the non-finite one, or t reached); the
@@ -207,7 +237,6 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
         coefficients)
     n, dim = x.shape
     n_free, m = free.size, joint_i.size
-    offset = lower + upper
     force, pull = np.empty((n, dim)), np.empty((n, dim))
     local = np.empty((pairs.shape[0], dim, dim))
     length, normal = np.empty(m), np.empty((m, dim))
@@ -256,10 +285,9 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
             if converged or iteration == max_iterations or not np.isfinite(r_norm + g_norm):
                 break
             if not factored[0]:
-                _assemble(xn, tn, mass, pairs, rest, stiffness, damping, squared, joint_i,
-                          joint_j, length, normal, unknown, position, offset, n_free, beta_p,
-                          gamma_p, local, band)
-                if not _band_factor(band, lower, upper, pivots):
+                if not _factor(xn, tn, length, normal, mass, pairs, rest, stiffness, damping,
+                               squared, joint_i, joint_j, unknown, position, lower, upper, n_free,
+                               beta_p, gamma_p, local, band, pivots, factor_x, factor_tension):
                     return SINGULAR, step, iteration + 1, t1
                 factored[0] = True
                 counts[2] += 1
@@ -324,6 +352,9 @@ class CompiledAlpha:
         self.band = np.zeros((2 * self.lower + self.upper + 1, size))
         self.pivots = np.zeros(size, dtype=np.int64)
         self.factored = np.zeros(1, dtype=np.bool_)
+        # (x, T) where ``band`` was last factorised: what a checkpoint needs to rebuild it
+        self.factor_x = np.zeros_like(model.x0)
+        self.factor_tension = np.zeros(model.n_joints)
         self.history = np.empty((integrator.max_iterations + 1, 2))
         self.counts = np.zeros(3, dtype=np.int64)  # steps, Newton iterations, factorisations
         self.iterate = tuple(np.empty_like(model.x0) for _ in range(4))  # x⁺, v⁺, a⁺, ã⁺
@@ -360,5 +391,17 @@ class CompiledAlpha:
         status, done, n_history, t = _alpha_steps(
             n_steps, t, x, v, a, at, tension, *self.iterate, self.iterate_tension, self.history,
             self.counts, *self.model_arrays, self.coefficients, *self.limits, self.band,
-            self.pivots, self.factored)
+            self.pivots, self.factored, self.factor_x, self.factor_tension)
         return status, done, t, self.history[:n_history]
+
+    def refactor(self, x: np.ndarray, tension: np.ndarray) -> bool:
+        """Factorise the matrix at (x, T) as a step would (a resumed run's checkpoint)."""
+        (mass, _, _, pairs, rest, stiffness, damping, squared, _, joint_i, joint_j, _, free,
+         unknown, position, lower, upper) = self.model_arrays
+        beta_p, gamma_p = self.coefficients[5], self.coefficients[9]
+        self.factored[0] = _refactor(
+            np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(tension, dtype=float), mass,
+            pairs, rest, stiffness, damping, squared, joint_i, joint_j, unknown, position, lower,
+            upper, free.size, beta_p, gamma_p, self.band, self.pivots, self.factor_x,
+            self.factor_tension)
+        return bool(self.factored[0])
