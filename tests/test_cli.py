@@ -175,9 +175,9 @@ def test_run_option_reaches_the_integrator(tmp_path):
                  "stabilization=none", "-o", "atol=1e-8", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     stored = read_trajectory(tmp_path / "trajectory.h5")
-    options = json.loads(stored["attrs"]["options"])
-    assert options == {"rtol": 1e-8, "atol": 1e-8, "stabilization": None, "k_c": 0.03,
-                       "beta_c": 0.2}
+    options = json.loads(stored["attrs"]["options"])  # the effective options: with defaults
+    assert {key: options[key] for key in ("rtol", "atol", "stabilization", "k_c", "beta_c")} == {
+        "rtol": 1e-8, "atol": 1e-8, "stabilization": None, "k_c": 0.03, "beta_c": 0.2}
     expected = api.simulate(api.scene("pendulum"), t_end=0.5, rtol=1e-8, atol=1e-8,
                             stabilization=None)
     assert stored["x"].tobytes() == expected.x.tobytes()
@@ -204,8 +204,9 @@ def test_run_with_another_integrator_keeps_the_scene_options_it_accepts(tmp_path
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[0] == "note: rk4 does not take pendulum's option(s) atol, rtol; dropped"
     stored = read_trajectory(tmp_path / "trajectory.h5")
-    assert json.loads(stored["attrs"]["options"]) == {"stabilization": "correction", "k_c": 0.03,
-                                                      "beta_c": 0.2}
+    assert json.loads(stored["attrs"]["options"]) == {  # rk4's options, the scene's kept
+        "stabilization": "correction", "k_c": 0.03, "beta_c": 0.2, "baumgarte_alpha": 10.0,
+        "baumgarte_beta": 10.0}
     expected = api.simulate(api.scene("pendulum"), integrator="rk4", t_end=0.5,
                             stabilization="correction", k_c=0.03, beta_c=0.2)
     assert stored["x"].tobytes() == expected.x.tobytes()

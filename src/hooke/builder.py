@@ -275,13 +275,7 @@ class ModelBuilder:
         area = np.where(pinned, 0.0, area)
         normals = np.array([plane[0] for plane in self._planes], dtype=float).reshape(-1, d)
         points = np.array([plane[1] for plane in self._planes], dtype=float).reshape(-1, d)
-        for k in range(len(self._planes)):
-            distance = (x0 - points[k]) @ normals[k]
-            inside = np.flatnonzero((area > 0) & (distance <= 0.0))
-            if inside.size:
-                listed = ", ".join(map(str, inside[:10])) + (", ..." if inside.size > 10 else "")
-                raise HookeInputError(f"planes[{k}]", f"particle(s) {listed} start on or below the "
-                                      "plane (signed distance <= 0)", distance[inside[:10]].tolist())
+        check_clear_of_planes(normals, points, area, x0)
         return dict(plane_normals=normals, plane_points=points,
                     plane_friction=np.array([plane[2] for plane in self._planes], dtype=float),
                     plane_motions=tuple(sorted(self._plane_motions.items(), key=lambda kv: kv[0])),
@@ -411,6 +405,22 @@ class ModelBuilder:
         check_joint_set(model)
         return model
 
+
+
+def check_clear_of_planes(normals: np.ndarray, points: np.ndarray, area: np.ndarray,
+                          x: np.ndarray, field: str | None = None) -> None:
+    """Raise :class:`HookeInputError` naming the contact particles (area > 0) of positions x
+    (n, d) on or below a plane k {n_k·(x − o_k) = 0} (points o_k), where the barrier is infinite:
+    field ``planes[k]``, or ``field`` (the plane then named in the message)."""
+    for k in range(normals.shape[0]):
+        distance = (x - points[k]) @ normals[k]
+        inside = np.flatnonzero((area > 0) & (distance <= 0.0))
+        if inside.size:
+            listed = ", ".join(map(str, inside[:10])) + (", ..." if inside.size > 10 else "")
+            plane = "the plane" if field is None else f"planes[{k}]"
+            raise HookeInputError(field or f"planes[{k}]", f"particle(s) {listed} start on or "
+                                  f"below {plane} (signed distance <= 0)",
+                                  distance[inside[:10]].tolist())
 
 
 def add_contact(model: Model, planes: Sequence[dict] = (), **settings) -> Model:

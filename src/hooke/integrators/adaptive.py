@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constraints import STABILIZATION_DEFAULTS
-from ..errors import HookeInputError, SimulationError
+from ..errors import HookeInputError
 from ..model import State
-from .base import ConstraintForces, Integrator, register
+from .base import STEP_ERRORS, ConstraintForces, Integrator, StepFailed, is_finite, register
 from .explicit import runge_kutta_stages
 from .tableau import DORMAND_PRINCE, DORMAND_PRINCE_DENSE
 
@@ -112,19 +112,23 @@ class DormandPrince45(ConstraintForces, Integrator):
         self._restored_t: float | None = None  # the time of the frame a resumed run stopped at
 
     def checkpoint(self) -> dict:
-        data = super().checkpoint()
-        if self.h is not None:
-            data["h"] = self.h
-        if self._frame is not None and self._step is not None:  # adaptive: frames interpolated
-            data.update(step_t=self._step.t, step_t1=self._step.t1, step_x=self._step.x0,
-                        step_v=self._step.v0, frame_t=self._frame.t)
-        return data
+        """The next trial step ``h`` and, once ``advance`` has interpolated a frame, the step it
+        came from: its start and end time, x and v at its start, and the frame's time (NaN times
+        and zero arrays before that, so the keys and shapes never change)."""
+        step = self._step if self._frame is not None else None  # None: no step or fixed steps
+        zeros = np.zeros_like(self.system.model.x0)
+        return {**super().checkpoint(), "h": np.nan if self.h is None else self.h,
+                "step_t": np.nan if step is None else step.t,
+                "step_t1": np.nan if step is None else step.t1,
+                "step_x": zeros if step is None else step.x0,
+                "step_v": zeros if step is None else step.v0,
+                "frame_t": np.nan if step is None else self._frame.t}
 
     def restore(self, checkpoint: dict) -> None:
         super().restore(checkpoint)
-        if "h" in checkpoint:
+        if not np.isnan(checkpoint["h"]):
             self.h = float(checkpoint["h"])
-        if "step_x" in checkpoint:  # recompute the step the last frame was interpolated from
+        if not np.isnan(checkpoint["step_t"]):  # recompute the step the frame was interpolated from
             start = State(float(checkpoint["step_t"]), np.array(checkpoint["step_x"], dtype=float),
                           np.array(checkpoint["step_v"], dtype=float))
             first = self._derivative(start.t, start.x, start.v)
@@ -191,8 +195,17 @@ class DormandPrince45(ConstraintForces, Integrator):
         return min(100.0 * h0, h1, self.max_step, self.t_bound - state.t)
 
     def _accept_next(self) -> None:
-        """Take one accepted adaptive step from the end of the last one (or the start)."""
+        """Take one accepted adaptive step from the end of the last one (or the start); one that
+        raises or cannot be made finite is a :class:`StepFailed` from there."""
         state = self._step.end if self._step is not None else self._start
+        try:
+            self._step_from(state)
+        except (StepFailed, HookeInputError):
+            raise
+        except STEP_ERRORS as failure:
+            raise self.failed(failure, state) from failure
+
+    def _step_from(self, state: State) -> None:
         first = self._fsal
         if first is None:
             first = self._derivative(state.t, state.x, state.v)
@@ -200,16 +213,19 @@ class DormandPrince45(ConstraintForces, Integrator):
         if self.h is None:
             self.h = self._initial_step(state, first)
         h = min(self.h, self.max_step)
-        rejected = False
+        rejected, bad = False, None
         while True:
             if h <= 1e-14 * max(1.0, abs(state.t)):
-                raise SimulationError(f"rk45: step size underflow (h = {h:.3e}) at t = "
-                                      f"{state.t:.6g}; the tolerances cannot be met")
+                raise StepFailed(f"rk45: step size underflow (h = {h:.3e}) at t = {state.t:.6g}; "
+                                 + ("the trial steps give non-finite states" if bad is not None
+                                    else "the tolerances cannot be met"), state, bad)
             t1 = self.t_bound if state.t + h >= self.t_bound else state.t + h  # cut at the end
             step, error = self._attempt(state, t1, first)
             h = step.h
             self.stats["evaluations"] += self.tableau.stages - 1
-            error_norm = self._error_norm(step, error)
+            trial = State(t1, step.x1, step.v1)
+            bad = None if is_finite(trial) else trial
+            error_norm = self._error_norm(step, error) if bad is None else np.inf
             factor = self.controller.factor(error_norm)
             if error_norm < 1.0:
                 break

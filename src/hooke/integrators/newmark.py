@@ -28,7 +28,10 @@ Solve: Newton on (a⁺, T⁺) with the sparse symmetric saddle-point matrix (fre
 β' = h²β(1 − α_f)/(1 − α_m), γ' = hγ(1 − α_f)/(1 − α_m), r = M a⁺ − F + Gᵀ T⁺, assembled on a
 fixed pattern and factorised by SuperLU. The factorisation is reused across iterations and steps
 while each Newton correction is at most 1/5 of the previous one (simplified Newton), and
-refreshed otherwise and at every iteration after the 8th.
+refreshed otherwise and at every iteration after the 8th. Since a step's result depends on the
+Jacobian it starts with, the checkpoint of a resumed run holds the point (x, T) of the last
+factorisation with (a, ã, T) at the last state, and :meth:`AlphaMethod.restore` refactorises
+there: the continuation is bit-identical.
 Converged when |g|∞ ≤ tol·ℓ and (|r|∞ ≤ tol·f or the last position change ≤ tol·ℓ), with ℓ the
 model's length scale and f the largest force term. The velocities are then projected onto the
 hidden constraint G v⁺ = 0 (v⁺ − M⁻¹Gᵀ(G M⁻¹ Gᵀ)⁻¹G v⁺, RATTLE style): index-3 positions leave
@@ -37,9 +40,10 @@ hidden constraint G v⁺ = 0 (v⁺ − M⁻¹Gᵀ(G M⁻¹ Gᵀ)⁻¹G v⁺, RAT
 as the free end whipped, and no step size (down to dt/256) then let Newton converge. A step whose
 Newton iteration still fails is taken as two steps of dt/2 (the α-method allows a change of step
 size; ã carries over), each split again if needed, ``MAX_HALVINGS`` deep (the n = 80 chain needs
-it once, near t = 1.39 s where its end link's tension peaks at 2.3 kN); counted in ``split_steps``.
-Failure at the smallest step raises :class:`SimulationError` with the residual history; a singular
-joint set names the joints.
+it once, near t = 1.39 s where its end link's tension peaks at 2.3 kN); counted in
+``split_steps``. A split starts with fresh factorisations, so it does not depend on earlier ones
+(nor does a resumed run). Failure at the smallest step raises :class:`StepFailed` with the
+residual history; a singular joint set names the joints.
 
 Models of springs, gravity and joints small enough for a banded LU take this same step compiled,
 many steps per call (:mod:`.newmark_compiled`, 10–30× faster on the seed 002 scenes): ``step``
@@ -54,7 +58,7 @@ import scipy.sparse.linalg as spla
 from ..errors import HookeInputError, SimulationError
 from ..model import State
 from ..saddle_point import SaddlePointMatrix
-from .base import Integrator, register
+from .base import NON_FINITE, Integrator, StepFailed, register
 from .newmark_compiled import FAILED, OK, SINGULAR, CompiledAlpha
 
 
@@ -62,6 +66,7 @@ REFACTOR_RATE = 0.2  # refactor when a Newton correction is not this much smalle
 FULL_NEWTON_AFTER = 8  # iterations after which every iteration refactors (plain Newton)
 MAX_HALVINGS = 8  # a step whose Newton iteration fails is split in two, down to dt/2⁸
 COMPILED = True  # False: always the generic sparse path (the reference the compiled one matches)
+RESTORED = object()  # stands for "the state a resumed run continues from" in AlphaMethod._memory
 
 
 class AlphaMethod(Integrator):
@@ -77,8 +82,9 @@ class AlphaMethod(Integrator):
         self.tensions = np.zeros(system.model.n_joints)  # T⁺ of the last step [N]
         self.halvings = 0  # how often the user's dt was halved to give this integrator's
         self._half = None  # the same method at dt/2, for the steps that must be split
-        self._memory = None  # (x of the last returned state, a, ã, T) there
+        self._memory = None  # (x of the last returned state or RESTORED, a, ã, T) there
         self._lu = None
+        self._factor_point = (np.zeros_like(system.model.x0), np.zeros(system.model.n_joints))  # at _lu
         self._matrix = None  # SaddlePointMatrix, built on the first step
         # CompiledAlpha (built on the first step), or False for the generic path.
         self._compiled = None if COMPILED else False
@@ -111,6 +117,7 @@ class AlphaMethod(Integrator):
             self._lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A")
         except RuntimeError:  # SuperLU: exactly singular
             raise self._singular(x, t) from None
+        self._factor_point = (x.copy(), tension.copy())
         self.stats["factorizations"] += 1
 
     def _singular(self, x: np.ndarray, t: float) -> SimulationError:
@@ -131,13 +138,17 @@ class AlphaMethod(Integrator):
 
     def _split(self, state: State, a, at, tension, history) -> State:
         """The step from ``state`` (a, ã, T there) whose Newton iteration failed, taken as two
-        steps of dt/2 (each split again if it fails, ``MAX_HALVINGS`` deep)."""
-        if self.halvings >= MAX_HALVINGS:
-            raise self._not_converged(state.t, history)
+        steps of dt/2 (each split again if it fails, ``MAX_HALVINGS`` deep); not when the
+        residual is not finite (a NaN in the data, not a step too long for Newton)."""
+        if self.halvings >= MAX_HALVINGS or not np.all(np.isfinite(history[-1])):
+            raise StepFailed(str(self._not_converged(state.t, history)), state)
         if self._half is None:
             self._half = type(self)(self.system, 0.5 * self.dt, **self.options)
             self._half.halvings = self.halvings + 1
         half = self._half
+        half._lu = None  # no factorisation carried over from an earlier split
+        if half._kernel() is not None:
+            half._kernel().factored[0] = False
         before = dict(half.stats)
         half._memory = (state.x, a, at, tension)
         new = half.advance(state, state.t + self.dt, 2)
@@ -162,10 +173,43 @@ class AlphaMethod(Integrator):
         return a, a.copy(), tension
 
     def _recall(self, state: State):
-        """(a, ã, T) at ``state``: remembered when this integrator returned it, else consistent."""
-        if self._memory is not None and self._memory[0] is state.x:
+        """(a, ã, T) at ``state``: remembered when this integrator returned it (or restored for
+        the state a resumed run continues from), else consistent."""
+        if self._memory is not None and (self._memory[0] is state.x or self._memory[0] is RESTORED):
             return self._memory[1:]
         return self._start(state)
+
+    # -- checkpoint (see hooke.integrators.base) --------------------------------------------
+    def checkpoint(self) -> dict:
+        """(a, ã, T) at the last state returned and the point (x, T) where the Jacobian that the
+        simplified Newton reuses was factorised (``factored`` 0: none to reuse)."""
+        model = self.system.model
+        memory = self._memory or (None, np.zeros_like(model.x0), np.zeros_like(model.x0),
+                                  np.zeros(model.n_joints))
+        kernel = self._kernel()
+        if kernel is not None:
+            factored, point = bool(kernel.factored[0]), (kernel.factor_x, kernel.factor_tension)
+        else:
+            factored, point = self._lu is not None, self._factor_point
+        return {**super().checkpoint(), "remembered": int(self._memory is not None),
+                "acceleration": memory[1], "acceleration_tilde": memory[2],
+                "step_tension": memory[3], "factored": int(factored), "factor_x": point[0],
+                "factor_tension": point[1]}
+
+    def restore(self, checkpoint: dict) -> None:
+        if checkpoint.get("remembered"):
+            memory = [np.array(checkpoint[key], dtype=float) for key in
+                      ("acceleration", "acceleration_tilde", "step_tension")]
+            self._memory = (RESTORED, *memory)
+            self.tensions = memory[2].copy()
+        if checkpoint.get("factored"):
+            x, tension = (np.array(checkpoint[key], dtype=float) for key in ("factor_x", "factor_tension"))
+            kernel = self._kernel()
+            if kernel is not None:
+                kernel.refactor(x, tension)
+            else:
+                self._factorize(x, tension, np.nan)
+        super().restore(checkpoint)  # after refactoring: the counters are the stored ones
 
     def _kernel(self) -> CompiledAlpha | None:
         if self._compiled is None:
@@ -190,29 +234,30 @@ class AlphaMethod(Integrator):
         if self._lu is not None:  # the generic path stepped last: the band factor is older
             self._lu = None
             kernel.factored[0] = False
-        t, remaining = state.t, n_steps
+        remaining = n_steps
         while True:
             a, at, tension = (array.copy() for array in self._recall(state))
             x, v = state.x.copy(), state.v.copy()
-            status, done, t, history = kernel.run(remaining, t, x, v, a, at, tension)
+            status, done, t, history = kernel.run(remaining, state.t, x, v, a, at, tension)
             for key, count in zip(("steps", "newton_iterations", "factorizations"), kernel.counts):
                 self.stats[key] += int(count)
             remaining -= done
             if done:
                 self.tensions = tension
-            self._memory = (x, a, at, tension)
-            state = State(t, x, v)
+            if status == OK:
+                self._memory = (x, a, at, tension)
+                return State(float(t_target), x, v)
+            reached = State(state.t + done * self.dt, x, v)  # the last finite state
             if status != FAILED:
                 break
-            state = self._split(state, a, at, tension, history)  # x, v, a, ã, T are at t
+            state = self._split(reached, a, at, tension, history)  # x, v, a, ã, T are at t
             remaining -= 1
-            t = state.t
-            if remaining == 0 or not (np.all(np.isfinite(state.x)) and np.all(np.isfinite(state.v))):
-                return state
+            if remaining == 0:
+                return State(float(t_target), state.x, state.v)
         if status == SINGULAR:
-            raise self._singular(kernel.iterate[0], t)
-        # A non-finite state ends the call early, at its own time, for simulate's guard.
-        return State(float(t_target) if status == OK else t, x, v)
+            raise StepFailed(str(self._singular(kernel.iterate[0], t)), reached)
+        bad = State(t, kernel.iterate[0].copy(), kernel.iterate[1].copy())
+        raise StepFailed(NON_FINITE, reached, bad)
 
     def step(self, state: State) -> State:
         kernel = self._kernel()
