@@ -1,7 +1,8 @@
 """``simulate``: run a scene with a chosen integrator and collect the saved frames.
 
 Contract: one-way data flow scene → (System, State) → integrator steps → Result. Frames are saved
-at step 0, every ``save_every`` steps and at the last step; the run has round(t_end / dt) steps.
+at step 0, every ``save_every`` steps and at the last step; the run has t_end / dt steps, which
+must be a whole number (:func:`hooke.scene.step_count`), and frames that fit in memory.
 Options given as keywords go to the integrator (an option it does not know is an error); the
 scene's default options apply only when its own integrator is used. A non-finite state stops the
 run with a :class:`SimulationError` that carries the frames computed so far (``error.result``).
@@ -24,7 +25,7 @@ from .errors import HookeInputError, SimulationError
 from .integrators import get as get_integrator
 from .model import State
 from .result import Result
-from .scene import Scene, check_positive
+from .scene import Scene, check_frames_fit, check_positive, step_count
 from .system import System
 
 
@@ -91,6 +92,21 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
             frame where they are not all zero).
         **options: integrator options, e.g. ``rtol=1e-8`` for ``rk45``, ``tol=`` for ``implicit_euler``.
     """
+    run = plan(scene, integrator, dt, t_end, save_every, max_energy_growth, **options)
+    writer = None
+    if store is not None:
+        from .io.store import TrajectoryWriter
+
+        writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
+                                  run.options)
+    return run.execute(progress=progress, writer=writer)
+
+
+def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
+         t_end: float | None = None, save_every: int = 1, max_energy_growth: float | None = None,
+         **options) -> "Run":
+    """Validate a run's settings exactly as :func:`simulate` does (``hooke check`` uses it) and
+    return its :class:`Run`: the integrator made with its options, the frames planned."""
     if not isinstance(scene, Scene):
         raise HookeInputError("scene", "must be a hooke.Scene (hooke.scene(name) or hooke.load(path))",
                               type(scene).__name__)
@@ -105,13 +121,7 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
             raise HookeInputError("max_energy_growth", "must be > 1", max_energy_growth)
-    run = Run(scene, name, dt, t_end, int(save_every), merged, max_energy_growth)
-    writer = None
-    if store is not None:
-        from .io.store import TrajectoryWriter
-
-        writer = TrajectoryWriter(store, scene, name, dt, t_end, int(save_every), merged)
-    return run.execute(progress=progress, writer=writer)
+    return Run(scene, name, dt, t_end, int(save_every), merged, max_energy_growth)
 
 
 class Run:
@@ -119,12 +129,14 @@ class Run:
 
     def __init__(self, scene: Scene, integrator: str, dt: float, t_end: float, save_every: int,
                  options: dict, max_energy_growth: float | None = None):
-        self.scene, self.name, self.dt = scene, integrator, dt
+        self.scene, self.name, self.dt, self.t_end = scene, integrator, dt, t_end
+        self.save_every, self.options = save_every, options
         self.max_energy_growth = max_energy_growth
         self._energy_reference: tuple[float, float] | None = None  # (E0, scale S)
+        self.n_steps = step_count(t_end, dt)
+        check_frames_fit(scene.model, self.n_steps, save_every, t_end, dt)
         self.system = System(scene.model)
         self.stepper = get_integrator(integrator)(self.system, dt, **options)
-        self.n_steps = max(1, int(round(t_end / dt)))
         self.steps = frame_steps(self.n_steps, save_every)
         self.series = FrameSeries(self.steps.size)
 

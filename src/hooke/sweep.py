@@ -229,7 +229,7 @@ def _validated(model: type[BaseModel], data: dict[str, Any]):
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise validation_errors(error) from None
+        raise validation_errors(error, model) from None
 
 
 def shipped_sweeps() -> list[str]:

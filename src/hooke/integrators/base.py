@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..constraints import JointForces, Stabilization
-from ..errors import HookeInputError
+from ..errors import HookeInputError, HookeInputErrors
 from ..model import State
 
 _REGISTRY: dict[str, type["Integrator"]] = {}
@@ -42,19 +42,25 @@ class Integrator:
     supports_joints: ClassVar[bool] = False
 
     def __init__(self, system, dt: float, **options: Any):
-        unknown = sorted(set(options) - set(self.defaults))
-        if unknown:
-            known = ", ".join(sorted(self.defaults)) or "none"
-            raise HookeInputError(unknown[0], f"is not an option of integrator '{self.name}' "
-                                  f"(its options: {known})", options[unknown[0]])
         if system.model.n_joints and not self.supports_joints:
             able = ", ".join(name for name, cls in _REGISTRY.items() if cls.supports_joints)
             raise HookeInputError("integrator", f"'{self.name}' does not handle joints "
                                   f"(integrators that do: {able})", self.name)
+        known = ", ".join(sorted(self.defaults)) or "none"
+        problems = [HookeInputError(key, f"is not an option of integrator '{self.name}' (its "
+                                    f"options: {known})", options.pop(key))
+                    for key in sorted(set(options) - set(self.defaults))]
         self.system = system
         self.dt = float(dt)
         self.options = {**self.defaults, **options}
-        self.check_options()
+        try:  # the known options' values, reported together with the unknown options
+            self.check_options()
+        except HookeInputError as error:
+            problems.append(error)
+        if len(problems) == 1:
+            raise problems[0]
+        if problems:
+            raise HookeInputErrors([str(problem) for problem in problems])
         self.stats: dict[str, int] = {"steps": 0}
 
     def check_options(self) -> None:
