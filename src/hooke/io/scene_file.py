@@ -206,7 +206,8 @@ def validation_errors(error: ValidationError, model: type[BaseModel],
 
 
 def _error_lines(errors: list, model: type[BaseModel], prefix: str = "") -> list[str]:
-    lines = []
+    lines: list[str | tuple[str, str]] = []  # a line, or (path, value) of a problem with a value
+    alternatives: dict[tuple[str, str], list[str]] = {}  # a value fails each member of a union
     for item in errors:
         where = field_path(item["loc"], model, extra=item["type"] == "extra_forbidden")
         where = f"{prefix}.{where}" if prefix and where != "scene" else (prefix or where)
@@ -218,8 +219,13 @@ def _error_lines(errors: list, model: type[BaseModel], prefix: str = "") -> list
         elif item["type"] == "extra_forbidden":
             lines.append(f"{where}: unknown field, got {format_value(item['input'])}")
         else:
-            lines.append(f"{where}: {message}, got {format_value(item['input'])}")
-    return lines
+            key = (where, format_value(item["input"]))
+            if key not in alternatives:
+                alternatives[key] = []
+                lines.append(key)
+            alternatives[key].append(message)
+    return [f"{line[0]}: {' or '.join(alternatives[line])}, got {line[1]}" if isinstance(line, tuple)
+            else line for line in lines]
 
 
 # -- validation -------------------------------------------------------------------------------
