@@ -160,8 +160,7 @@ def contact_area(area, n: int | None = None) -> float | np.ndarray:
     if values.ndim == 0:
         return float(values)
     if n is not None and values.shape != (n,):
-        raise HookeInputError("contact.area", f"must have one value per particle ({n})",
-                              f"{values.size} values")
+        raise HookeInputError("contact.area", f"must have one value per particle ({n})", area)
     return values.copy()
 
 

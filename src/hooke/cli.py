@@ -529,7 +529,7 @@ def _parameter_name(param) -> str:
 
 def main() -> None:
     try:
-        code = app(standalone_mode=False)
+        code = app(standalone_mode=False, prog_name="hooke")
     except parse_errors.NoArgsIsHelpError as error:  # bare `hooke`: the help, as before
         error.show()
         code = error.exit_code

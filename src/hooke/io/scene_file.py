@@ -54,7 +54,8 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter,
+                      ValidationError)
 
 from ..builder import (ModelBuilder, _vector, add_contact, check_distinct_pair, check_index,
                        check_plane, contact_area, joint_length, spring_rest_length,
@@ -137,10 +138,16 @@ class PlaneSpec(Strict):
     motion: MotionSpec | None = None
 
 
+# One number for every particle or one per particle: the value's shape picks the member, so a
+# bad value gets that member's message only.
+Area = Annotated[Annotated[NonNegative, Tag("number")] | Annotated[list[NonNegative], Tag("list")],
+                 Discriminator(lambda value: "list" if isinstance(value, list) else "number")]
+
+
 class ContactSpec(Strict):
     dhat: Positive | None = None
     kappa: Positive | None = None
-    area: NonNegative | list[NonNegative] | None = None
+    area: Area | None = None
     epsv: Positive | None = None
 
 
@@ -206,8 +213,7 @@ def validation_errors(error: ValidationError, model: type[BaseModel],
 
 
 def _error_lines(errors: list, model: type[BaseModel], prefix: str = "") -> list[str]:
-    lines: list[str | tuple[str, str]] = []  # a line, or (path, value) of a problem with a value
-    alternatives: dict[tuple[str, str], list[str]] = {}  # a value fails each member of a union
+    lines = []
     for item in errors:
         where = field_path(item["loc"], model, extra=item["type"] == "extra_forbidden")
         where = f"{prefix}.{where}" if prefix and where != "scene" else (prefix or where)
@@ -219,13 +225,8 @@ def _error_lines(errors: list, model: type[BaseModel], prefix: str = "") -> list
         elif item["type"] == "extra_forbidden":
             lines.append(f"{where}: unknown field, got {format_value(item['input'])}")
         else:
-            key = (where, format_value(item["input"]))
-            if key not in alternatives:
-                alternatives[key] = []
-                lines.append(key)
-            alternatives[key].append(message)
-    return [f"{line[0]}: {' or '.join(alternatives[line])}, got {line[1]}" if isinstance(line, tuple)
-            else line for line in lines]
+            lines.append(f"{where}: {message}, got {format_value(item['input'])}")
+    return lines
 
 
 # -- validation -------------------------------------------------------------------------------
