@@ -14,17 +14,22 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import tomllib
 from importlib.resources import files
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import hooke
 from hooke import cli
 from hooke.io.scene_file import build, parse
 from hooke.scene import step_count
+from hooke.simulate import plan
 
 
 def problems(text: str) -> list[str]:
@@ -378,3 +383,81 @@ def test_hooke_debug_prints_the_traceback_in_a_real_process(tmp_path):
         assert done.returncode == code
         assert ("Traceback (most recent call last)" in done.stderr) == bool(debug), done.stderr
         assert "ZeroDivisionError: deliberate" in done.stderr
+
+
+# -- docs/scene-files.md --------------------------------------------------------------------------
+
+DOC = (Path(__file__).resolve().parents[1] / "docs" / "scene-files.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```(toml broken|toml|text)\n(.*?)```", DOC, flags=re.S)
+
+
+def doc_table(heading: str) -> dict[str, str]:
+    """The first table under ``heading``: its first column's `key` → second column."""
+    section = DOC.split(heading, 1)[1]
+    rows = re.findall(r"^\| `([^`]+)`[^|]* \| ([^|]+) \|", section.split("\n## ", 1)[0], flags=re.M)
+    return {key: value.strip() for key, value in rows}
+
+
+def test_every_documented_example_is_valid_and_runs(tmp_path):
+    examples = [text for kind, text in BLOCKS if kind == "toml"]
+    assert len(examples) == 6
+    for k, text in enumerate(examples):
+        path = tmp_path / f"example{k}.toml"
+        path.write_text(text)
+        scene = hooke.load(path)
+        run = plan(scene)  # what `hooke check` adds: options, whole steps, frame memory
+        result = hooke.simulate(scene, t_end=3 * scene.dt)
+        assert result.complete and np.all(np.isfinite(result.x)), (k, run.n_steps)
+
+
+def test_the_documented_error_output_is_what_check_prints(monkeypatch, capsys, tmp_path):
+    kinds = [kind for kind, _ in BLOCKS]
+    broken = kinds.index("toml broken")
+    assert kinds[broken + 1] == "text"
+    path = tmp_path / "broken.toml"
+    path.write_text(BLOCKS[broken][1])
+    code, lines = run_main(monkeypatch, capsys, "check", str(path))
+    assert (code, lines) == (2, BLOCKS[broken + 1][1].splitlines())
+
+
+def test_the_documented_tables_match_the_code():
+    from hooke.integrators import get as get_integrator
+    from hooke.scenes import source
+    from hooke.scenes.builders import _BUILDERS, parameter_names
+
+    # builders: every one, with exactly its parameters and the built-in scenes made with it
+    rows = re.findall(r"^\| `(\w+)` \| ((?:`\w+`(?:, )?)+) \| [^|]+ \| ([^|]+) \|$", DOC, flags=re.M)
+    documented = {name: (re.findall(r"`(\w+)`", params), re.findall(r"`(\w+)`", scenes))
+                  for name, params, scenes in rows}
+    assert set(documented) == set(_BUILDERS)
+    for name, (params, scenes) in documented.items():
+        assert params == parameter_names(name), name
+        assert sorted(scenes) == [s for s in hooke.scenes() if f'builder = "{name}"' in source(s)], name
+    # integrator options and their defaults
+    table = DOC.split("The options and their defaults:", 1)[1].split("\n\n", 2)[1]
+    option_rows = re.findall(r"^\| ((?:`\w+`(?:, )?)+) \| (.+) \|$", table, flags=re.M)
+    joint_options = None
+    for names, options in option_rows:
+        pairs = {key: tomllib.loads(f"v = {value}")["v"]
+                 for key, value in re.findall(r"`(\w+) = ([^`]+)`", options)}
+        if joint_options is None:
+            joint_options = pairs
+        if "joint options above" in options:
+            pairs.update(joint_options)
+        for name in re.findall(r"`(\w+)`", names):
+            assert pairs == get_integrator(name).defaults, name
+    assert {n for names, _ in option_rows for n in re.findall(r"`(\w+)`", names)} == set(hooke.integrators())
+    # defaults of [run], [contact] and particles
+    run = doc_table("## `[run]`")
+    scene = hooke.Scene(hooke.scene("spring1d").model)
+    assert (run["integrator"], float(run["dt"]), float(run["t_end"]), int(run["save_every"])) == (
+        f'`"{scene.integrator}"`', scene.dt, scene.t_end, scene.save_every)
+    contact = doc_table("`[contact]` holds")
+    b = hooke.ModelBuilder(dim=1)
+    b.add_particle([1.0])
+    b.add_plane([1.0], [0.0])
+    model = b.finalize()
+    assert {key: float(contact[key]) for key in ("dhat", "kappa", "area", "epsv")} == {
+        "dhat": model.contact_dhat, "kappa": model.contact_kappa, "area": model.contact_area[0],
+        "epsv": model.contact_epsv}
+    assert float(doc_table("## `[[particles]]`")["mass"]) == model.mass[0]

@@ -188,7 +188,8 @@ def run_command(
     integrator: Optional[str] = typer.Option(None, "--integrator", "-i", help="integrator name"),
     dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]"),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]"),
-    save_every: int = typer.Option(1, "--save-every", help="save a frame every N steps"),
+    save_every: Optional[int] = typer.Option(None, "--save-every",
+                                             help="save a frame every N steps (default: the scene's, 1)"),
     out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted run stored in DIR"),
     max_energy_growth: Optional[float] = typer.Option(

@@ -28,6 +28,12 @@ def check_positive(name: str, value) -> float:
     return number
 
 
+def check_save_every(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise HookeInputError("save_every", "must be an integer >= 1", value)
+    return int(value)
+
+
 MAX_STEPS = 10**12  # weeks of computing even at a microsecond per step
 STEP_TOLERANCE = 1e-9  # of a step: how far t_end may be from a whole number of steps
 
@@ -127,8 +133,7 @@ class Scene:
             if not np.all(np.isfinite(array)):
                 bad = int(np.argwhere(~np.isfinite(np.asarray(array)))[0][0])
                 raise HookeInputError(f"{label}[{bad}]", "must be finite", np.asarray(array)[bad])
-        if isinstance(self.save_every, bool) or int(self.save_every) != self.save_every or self.save_every < 1:
-            raise HookeInputError("save_every", "must be an integer >= 1", self.save_every)
+        self.save_every = check_save_every(self.save_every)
 
     @property
     def has_analytic(self) -> bool:

@@ -25,7 +25,7 @@ from .errors import HookeInputError, SimulationError
 from .integrators import get as get_integrator
 from .model import State
 from .result import Result
-from .scene import Scene, check_frames_fit, check_positive, step_count
+from .scene import Scene, check_frames_fit, check_positive, check_save_every, step_count
 from .system import System
 
 
@@ -74,7 +74,7 @@ class FrameSeries:
 
 
 def simulate(scene: Scene, integrator: str | None = None, dt: float | None = None,
-             t_end: float | None = None, save_every: int = 1,
+             t_end: float | None = None, save_every: int | None = None,
              progress: Callable[[int, int], None] | None = None, store=None,
              max_energy_growth: float | None = None, **options) -> Result:
     """Simulate ``scene`` and return a :class:`Result`.
@@ -84,7 +84,8 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         integrator: a name from ``hooke.integrators()``; the scene's default when None.
         dt: time step [s] (adaptive integrators: output interval and first trial step).
         t_end: duration [s].
-        save_every: save a frame every this many steps (the last step is always saved).
+        save_every: save a frame every this many steps (the last step is always saved); the
+            scene's ``save_every`` (default 1) when None.
         progress: optional callback ``progress(steps_done, steps_total)`` called per frame.
         store: optional path of an HDF5 trajectory file written frame by frame as the run goes.
         max_energy_growth: optional blow-up guard: stop when the total energy exceeds its start
@@ -103,7 +104,8 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
 
 
 def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
-         t_end: float | None = None, save_every: int = 1, max_energy_growth: float | None = None,
+         t_end: float | None = None, save_every: int | None = None,
+         max_energy_growth: float | None = None,
          **options) -> "Run":
     """Validate a run's settings exactly as :func:`simulate` does (``hooke check`` uses it) and
     return its :class:`Run`: the integrator made with its options, the frames planned."""
@@ -114,14 +116,13 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     get_integrator(name)
     dt = check_positive("dt", scene.dt if dt is None else dt)
     t_end = check_positive("t_end", scene.t_end if t_end is None else t_end)
-    if isinstance(save_every, bool) or not isinstance(save_every, (int, np.integer)) or save_every < 1:
-        raise HookeInputError("save_every", "must be an integer >= 1", save_every)
+    save_every = check_save_every(scene.save_every if save_every is None else save_every)
     merged = {**(scene.options if name == scene.integrator else {}), **options}
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
             raise HookeInputError("max_energy_growth", "must be > 1", max_energy_growth)
-    return Run(scene, name, dt, t_end, int(save_every), merged, max_energy_growth)
+    return Run(scene, name, dt, t_end, save_every, merged, max_energy_growth)
 
 
 class Run:

@@ -80,6 +80,7 @@ class RunSettings(Strict):
     integrator: str | None = None
     dt: Positive | None = None
     t_end: Positive | None = None
+    save_every: Annotated[int, Field(ge=1)] | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -437,7 +438,8 @@ def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | 
         model = add_contact(model, planes, **contact)
     run = spec.run
     settings = {key: value for key, value in (("integrator", run.integrator), ("dt", run.dt),
-                                              ("t_end", run.t_end)) if value is not None}
+                                              ("t_end", run.t_end), ("save_every", run.save_every))
+                if value is not None}
     return Scene(model, options=dict(run.options), name=spec.name or default_name,
                  description=spec.description, parameters=parameters,
                  analytic_solution=analytic, source=text, **settings)
