@@ -299,6 +299,18 @@ def test_absurd_run_sizes_are_input_errors_before_any_allocation():
                                      "save_every = 10, got 5000000000.0")
 
 
+def test_run_save_every_comes_from_the_file_unless_given():
+    text = TWO + '[run]\nintegrator = "rk4"\ndt = 0.01\nt_end = 0.12\nsave_every = 5\n'
+    scene = build(parse(text), text)
+    np.testing.assert_allclose(hooke.simulate(scene).t, [0.0, 0.05, 0.1, 0.12], rtol=0, atol=1e-15)
+    assert hooke.simulate(scene, save_every=1).n_frames == 13
+    assert problems(TWO + "[run]\nsave_every = 0\n") == [
+        "run.save_every: Input should be greater than or equal to 1, got 0"]
+    with pytest.raises(hooke.HookeInputError) as error:
+        hooke.Scene(scene.model, save_every="a")
+    assert str(error.value) == "save_every: must be an integer >= 1, got 'a'"
+
+
 # -- huge coordinates -----------------------------------------------------------------------------
 
 def test_coordinates_whose_squares_overflow_are_rejected():

@@ -30,7 +30,9 @@ _MESH_EDGES = {
 }
 
 
-def _vector(value, dim: int, field: str) -> np.ndarray:
+def _vector(value, dim: int, field: str, squared: bool = False) -> np.ndarray:
+    """``value`` as ``dim`` finite numbers; ``squared``: also its squared length (positions,
+    velocities and plane normals are squared by the energies, lengths and normalisation)."""
     try:
         array = np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
@@ -40,7 +42,7 @@ def _vector(value, dim: int, field: str) -> np.ndarray:
     if not np.all(np.isfinite(array)):
         raise HookeInputError(field, "must be finite", value)
     with np.errstate(over="ignore"):
-        if not math.isfinite(float(array @ array)):  # energies and lengths square it
+        if squared and not math.isfinite(float(array @ array)):
             raise HookeInputError(field, "is too large (its squared length overflows to inf)", value)
     return array
 
@@ -139,12 +141,12 @@ def joint_length(k: int, xi, xj, i: int, j: int, length) -> float:
 def check_plane(k: int, normal, point, friction, dim: int) -> tuple[np.ndarray, np.ndarray, float]:
     """planes[k] as (unit normal, point, μ)."""
     where = f"planes[{k}]"
-    n = _vector(normal, dim, f"{where}.normal")
+    n = _vector(normal, dim, f"{where}.normal", squared=True)
     norm = float(np.linalg.norm(n))
     if norm == 0.0:
         raise HookeInputError(f"{where}.normal", "must be a non-zero vector", normal)
-    return n / norm, _vector(point, dim, f"{where}.point"), _number(friction, f"{where}.friction",
-                                                                    nonnegative=True)
+    return (n / norm, _vector(point, dim, f"{where}.point", squared=True),
+            _number(friction, f"{where}.friction", nonnegative=True))
 
 
 def contact_area(area, n: int | None = None) -> float | np.ndarray:
@@ -233,8 +235,9 @@ class ModelBuilder:
         """
         index = self.n_particles
         where = f"particles[{index}]"
-        position = _vector(x, self.dim, f"{where}.x")
-        vel = np.zeros(self.dim) if velocity is None else _vector(velocity, self.dim, f"{where}.v")
+        position = _vector(x, self.dim, f"{where}.x", squared=True)
+        vel = np.zeros(self.dim) if velocity is None else _vector(velocity, self.dim, f"{where}.v",
+                                                                   squared=True)
         m = _number(mass, f"{where}.mass", positive=True)
         self._x.append(position)
         self._v.append(vel)

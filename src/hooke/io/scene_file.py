@@ -308,10 +308,10 @@ def consistency_problems(data: dict, errors: list) -> list[str]:
         where = f"particles[{k}]"
         x = valid("particles", k, "x")
         if isinstance(x, list):
-            x0[k] = collect(problems, _vector, x, dim, f"{where}.x")
+            x0[k] = collect(problems, _vector, x, dim, f"{where}.x", squared=True)
         v = valid("particles", k, "v")
         if isinstance(v, list):
-            collect(problems, _vector, v, dim, f"{where}.v")
+            collect(problems, _vector, v, dim, f"{where}.v", squared=True)
         motion = valid("particles", k, "motion")
         pinned[k] = valid("particles", k, "pinned") is True or motion not in (None, valid.INVALID)
         _motion_problems(problems, motion, valid.INVALID, dim, where)
