@@ -12,12 +12,13 @@ k = 100, m = 1e-4, dt = 2e-4, two corners pinned):
   ratio hooke/peer; the bandwidth bound.
 - W2: the same at 1000 × 1000 (3,994,002 springs).
 - W3: one ``implicit_euler`` Newton iteration's linear algebra on the 100 × 100 cloth (29,994
-  DOFs): assembly, then factorisation + solve with every direct solver installed; hooke's choice
-  against the best.
+  DOFs): assembly, factorisation and solve with every direct solver installed (analysis reused),
+  against peers that redo the analysis; hooke's choice against the best.
 - W4: ``fast_mass_spring`` on the 100 × 100 cloth: ms per local/global iteration.
 - W5: one explicit (symplectic Euler) and one implicit (``implicit_euler_linear``, solver "auto")
-  step against the number of springs, 10³ … 4·10⁶, each size in its own process: time, fitted
-  exponent, peak memory per spring (peak RSS of that process over its springs).
+  step against the number of springs, 10³ … 4·10⁶, for the ``cloth`` and the ``lattice`` scenes,
+  each size in its own process: time, fitted exponent, peak memory per spring (peak RSS of that
+  process over its springs).
 
 Every time is the median of ``--repeats`` runs after a warm-up (compilation excluded); W1 and W2
 measure hooke and the peers in turn ``--rounds`` times and report medians over the rounds. The
@@ -47,10 +48,13 @@ sys.path.insert(0, str(HERE))
 
 import hooke  # noqa: E402
 from hooke.integrators import get as get_integrator  # noqa: E402
-from hooke.linalg import SparseSolver  # noqa: E402
+from hooke.linalg import SparseSolver, installed_direct_solvers  # noqa: E402
 
 PEERS = ("taichi", "warp", "newton")
-W5_SIDES = (17, 51, 159, 501, 1000)  # cloth sides: 9.2e2, 9.8e3, 1.0e5, 1.0e6, 4.0e6 springs
+# W5 sizes: 1.1e3, 1.0e4, 1.0e5, 1.0e6, 4.0e6 springs for both scenes.
+W5_SIZES = {"cloth": (17, 51, 159, 501, 1000),   # n × n particles
+            "lattice": (6, 12, 25, 53, 84)}      # n × n × n particles
+W5_SMOKE_SIZES = {"cloth": (10, 17), "lattice": (4, 6)}
 
 
 # -- measuring ------------------------------------------------------------------------------------
@@ -206,8 +210,9 @@ def workload_explicit(label: str, n: int, steps: int, repeats: int, rounds: int,
 
 
 def workload_w3(n: int, repeats: int) -> None:
-    """Assembly, then factorisation + solve with each direct solver, of one Newton iteration.
-    hooke and CHOLMOD reuse their symbolic analysis (as in a run, where the pattern is fixed)."""
+    """Assembly, factorisation and solve of one Newton iteration, with every direct solver
+    installed (hooke's factors reuse their analysis of the pattern, as in a run), against the
+    peers that redo it (pypardiso's public interface, SciPy's spsolve)."""
     scene = hooke.scene("cloth", n=n)
     system = hooke.System(scene.model)
     rng = np.random.default_rng(0)
@@ -218,19 +223,15 @@ def workload_w3(n: int, repeats: int) -> None:
                            repeats)
     matrix = system.combined_matrix(x, 1.0, h * h, 0.0, project_psd=True)
     rhs = rng.normal(size=matrix.shape[0])
-    csc = sp.csc_matrix(matrix)
-    solvers = {}
-    hooke_solver = SparseSolver("direct")
-    hooke_solver.solve(matrix, rhs)  # analysis once, as in a run
-    solvers[f"hooke ({hooke_solver.name})"] = lambda: hooke_solver.solve(matrix, rhs)
-    try:
-        from sksparse.cholmod import analyze
-
-        for mode in ("simplicial", "supernodal"):
-            symbolic = analyze(csc, mode=mode)
-            solvers[f"CHOLMOD {mode}"] = lambda s=symbolic: s.cholesky(csc)(rhs)
-    except ImportError:
-        pass
+    rows = []
+    chosen = SparseSolver("direct").direct_factor(matrix.shape[0]).name
+    for name in installed_direct_solvers():
+        factor = SparseSolver(name).direct_factor(matrix.shape[0])
+        factor.factorize(matrix)  # the analysis, once
+        factorisation = median_time(lambda f=factor: f.factorize(matrix), repeats)
+        solve = median_time(lambda f=factor: f.solve(rhs), repeats)
+        label = f"hooke {name}" + (" (its choice)" if name == chosen else "")
+        rows.append([label, factorisation, solve, factorisation + solve])
     try:
         import pypardiso
 
@@ -243,19 +244,22 @@ def workload_w3(n: int, repeats: int) -> None:
             solver.free_memory(everything=True)
             return result
 
-        solvers["pypardiso (analysis each time)"] = pardiso_fresh
+        rows.append(["pypardiso, analysis each time", None, None,
+                     median_time(pardiso_fresh, repeats)])
     except ImportError:
         pass
-    solvers["SciPy splu (MMD_AT_PLUS_A, symmetric)"] = lambda: spla.splu(
-        csc, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.01,
-        options={"SymmetricMode": True}).solve(rhs)
-    solvers["SciPy spsolve"] = lambda: spla.spsolve(csc, rhs)
-    times = {name: median_time(f, repeats) for name, f in solvers.items()}
-    best = min(v for k, v in times.items() if not k.startswith("hooke"))
-    rows = [[name, f"{1e3 * t:.1f}", f"{t / best:.2f}"] for name, t in times.items()]
+    csc = sp.csc_matrix(matrix)
+    rows.append(["SciPy spsolve", None, None, median_time(lambda: spla.spsolve(csc, rhs),
+                                                          repeats)])
+    best = min(row[3] for row in rows)
+
+    def ms(seconds):
+        return "" if seconds is None else f"{1e3 * seconds:.1f}"
+
     table(f"W3: implicit_euler Newton iteration, cloth {n} x {n} ({matrix.shape[0]:,} DOFs, "
           f"{matrix.nnz:,} nonzeros); assembly {1e3 * assembly:.1f} ms",
-          ["factorisation + solve", "ms", "/ best"], rows)
+          ["solver", "factorisation ms", "solve ms", "total ms", "/ best"],
+          [[label, ms(f), ms(s), ms(total), f"{total / best:.2f}"] for label, f, s, total in rows])
     stepper = get_integrator("implicit_euler")(system, h)
     state = scene.state
     step_time = median_time(lambda: stepper.step(state), max(1, repeats // 2))
@@ -286,8 +290,9 @@ sys.path.insert(0, {here!r})
 import hooke
 from hooke.integrators import get
 from bench import median_time, peak_rss
-n, repeats, kind = {n}, {repeats}, {kind!r}
-scene = hooke.scene("cloth", n=n)
+name, n, repeats, kind = {name!r}, {n}, {repeats}, {kind!r}
+size = {{"n": n}} if name == "cloth" else {{"nx": n, "ny": n, "nz": n}}
+scene = hooke.scene(name, **size)
 system = hooke.System(scene.model)
 options = {{"solver": "auto"}} if kind == "implicit_euler_linear" else {{}}
 stepper = get(kind)(system, scene.dt, **options)
@@ -299,36 +304,41 @@ print(json.dumps({{"springs": scene.model.n_springs, "seconds": seconds, "peak":
 """
 
 
-def workload_w5(sides, repeats: int) -> None:
-    """Per size a fresh process: its step time and its peak RSS. Memory per spring is the slope
-    of peak RSS against springs (the fixed cost of Python, NumPy and compiled code drops out)."""
+def workload_w5(sizes: dict[str, tuple[int, ...]], repeats: int) -> None:
+    """Per scene and size a fresh process: its step time and its peak RSS. Memory per spring is
+    the slope of peak RSS against springs (the fixed cost of Python, NumPy and compiled code
+    drops out)."""
     rows, fits = [], {}
-    for kind in ("symplectic_euler", "implicit_euler_linear"):
-        springs, seconds, peaks = [], [], []
-        for n in sides:
-            code = W5_CHILD.format(here=str(HERE), n=n, repeats=repeats, kind=kind)
-            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                  cwd=HERE)
-            try:
-                out = json.loads(done.stdout.strip().splitlines()[-1])
-            except (IndexError, ValueError):
-                rows.append([kind, f"{n} x {n}", "failed", "", "", "", ""])
-                print(f"  ({kind} at n = {n} failed: {done.stderr.strip().splitlines()[-1:]})")
-                continue
-            springs.append(out["springs"])
-            seconds.append(out["seconds"])
-            peaks.append(out["peak"])
-            rows.append([kind, f"{n} x {n}", f"{out['springs']:,}", f"{1e3 * out['seconds']:.3g}",
-                         f"{out['seconds'] / out['springs'] * 1e9:.3g}",
-                         f"{out['peak'] / 2**20:,.0f}", out["solver"]])
-        if len(springs) >= 2:
-            fits[kind] = (float(np.polyfit(np.log(springs), np.log(seconds), 1)[0]),
-                          float(np.polyfit(springs, peaks, 1)[0]))
-    table("W5: one step against the number of springs (cloth; each size in a fresh process)",
-          ["integrator", "cloth", "springs", "ms/step", "ns/spring", "peak RSS MiB", "solver"],
-          rows)
-    for kind, (exponent, per_spring) in fits.items():
-        print(f"  {kind}: fitted exponent (time ∝ springs^p) p = {exponent:.2f}; "
+    for name, sides in sizes.items():
+        for kind in ("symplectic_euler", "implicit_euler_linear"):
+            springs, seconds, peaks = [], [], []
+            for n in sides:
+                code = W5_CHILD.format(here=str(HERE), name=name, n=n, repeats=repeats, kind=kind)
+                done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                      text=True, cwd=HERE)
+                shape = " x ".join([str(n)] * (3 if name == "lattice" else 2))
+                try:
+                    out = json.loads(done.stdout.strip().splitlines()[-1])
+                except (IndexError, ValueError):
+                    rows.append([name, kind, shape, "failed", "", "", "", ""])
+                    print(f"  ({name} {kind} at n = {n} failed: "
+                          f"{done.stderr.strip().splitlines()[-1:]})")
+                    continue
+                springs.append(out["springs"])
+                seconds.append(out["seconds"])
+                peaks.append(out["peak"])
+                rows.append([name, kind, shape, f"{out['springs']:,}",
+                             f"{1e3 * out['seconds']:.3g}",
+                             f"{out['seconds'] / out['springs'] * 1e9:.3g}",
+                             f"{out['peak'] / 2**20:,.0f}", out["solver"]])
+            if len(springs) >= 2:
+                fits[name, kind] = (float(np.polyfit(np.log(springs), np.log(seconds), 1)[0]),
+                                    float(np.polyfit(springs, peaks, 1)[0]))
+    table("W5: one step against the number of springs (each size in a fresh process)",
+          ["scene", "integrator", "particles", "springs", "ms/step", "ns/spring", "peak RSS MiB",
+           "solver"], rows)
+    for (name, kind), (exponent, per_spring) in fits.items():
+        print(f"  {name} {kind}: fitted exponent (time ∝ springs^p) p = {exponent:.2f}; "
               f"peak memory {per_spring:.0f} bytes per spring (slope of peak RSS)")
 
 
@@ -369,7 +379,7 @@ def main(argv=None) -> None:
     if "W4" in wanted:
         workload_w4(20 if smoke else 100, repeats)
     if "W5" in wanted:
-        workload_w5((10, 17) if smoke else W5_SIDES, repeats)
+        workload_w5(W5_SMOKE_SIZES if smoke else W5_SIZES, repeats)
     print(f"\npeak memory of this process: {peak_rss() / 2**20:.0f} MiB")
 
 

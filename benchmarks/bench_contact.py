@@ -1,74 +1,118 @@
-"""Contact benchmark: time per implicit step and Newton iterations per step on the contact scenes.
+"""Contact benchmark: time per implicit step and Newton iterations per step on the contact scenes,
+and the square drop against a peer run in the same process.
 
-    .venv/bin/python benchmarks/bench_contact.py            # all contact scenes
-    .venv/bin/python benchmarks/bench_contact.py square_drop
+    .venv/bin/python benchmarks/bench_contact.py                  # all contact scenes
+    .venv/bin/python benchmarks/bench_contact.py square_drop      # some of them
+    .venv/bin/python benchmarks/bench_contact.py --steps 5 --repeats 1 square_drop   # smoke run
 
 ``step`` times the integrator alone (``Integrator.step`` in a loop); ``simulate`` adds saving every
-frame with its energies and contact distance. The reference is the phys-sim-book's own Python
-square drop (seed 004), 16–30 ms per step on a 2-core machine like ours.
+frame with its energies and contact distance. Times are medians over ``--repeats`` runs of each
+scene's whole run (or its first ``--steps`` steps). With ``square_drop`` the same steps are also run
+by the book's algorithm in the book's own Python style (``peers_book.py``: a loop per spring, a
+per-spring eigen-decomposition, SciPy sparse assembly and ``spsolve``), alternating with hooke's
+runs; the script prints both times per step, the median ratio and how closely the trajectories
+agree.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 import numpy as np
 
 import hooke
+import peers_book
 from hooke.integrators import get as get_integrator
 
-SCENES = ["square_drop", "square_slope", "square_compress", "cloth_drop", "soft3d_drop"]
-BOOK_MS_PER_STEP = (16.0, 30.0)
+SCENES = ["square_drop", "square_slope", "square_compress", "square_press", "cloth_drop",
+          "cloth_valley", "soft3d_drop"]
 
 
-def best_of(repeats: int, function) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return min(times)
+def timed(function) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
 
 
-def bench(name: str, repeats: int = 3) -> dict:
-    scene = hooke.scene(name)
-    steps = int(round(scene.t_end / scene.dt))
+def stepping(scene: hooke.Scene, steps: int):
+    """A function running ``steps`` integrator steps of ``scene`` from its start (its ``stats``
+    attribute holds the last run's counters)."""
     stepper_class = get_integrator(scene.integrator)
 
-    def run_steps():
+    def run():
         stepper = stepper_class(hooke.System(scene.model), scene.dt, **scene.options)
         state = scene.state
         for _ in range(steps):
             state = stepper.step(state)
-        run_steps.stats = stepper.stats
+        run.stats = stepper.stats
 
-    hooke.simulate(scene, t_end=10 * scene.dt)  # load Numba's cache and warm up
-    step_time = best_of(repeats, run_steps)
-    simulate_time = best_of(repeats, lambda: hooke.simulate(scene))
+    return run
+
+
+def bench(name: str, steps: int | None, repeats: int) -> dict:
+    scene = hooke.scene(name)
+    steps = steps or int(round(scene.t_end / scene.dt))
+    t_end = steps * scene.dt
+    run_steps = stepping(scene, steps)
+    hooke.simulate(scene, t_end=min(10, steps) * scene.dt)  # load Numba's cache and warm up
+    step_time = np.median([timed(run_steps) for _ in range(repeats)])
+    simulate_time = np.median([timed(lambda: hooke.simulate(scene, t_end=t_end))
+                               for _ in range(repeats)])
     stats = run_steps.stats
-    result = hooke.simulate(scene)
+    result = hooke.simulate(scene, t_end=t_end)
+    touched = result.contact_distance < scene.model.contact_dhat
     return dict(name=name, particles=scene.model.n_particles, steps=steps,
                 ms_step=1e3 * step_time / steps, ms_simulate=1e3 * simulate_time / steps,
                 newton=stats["newton_iterations"] / steps,
                 halvings=stats["line_search_halvings"] / steps,
-                first_contact=int(np.argmax(result.contact_distance < scene.model.contact_dhat)),
-                min_distance=float(result.contact_distance.min()))
+                first_contact=int(np.argmax(touched)) if touched.any() else None,
+                min_distance=float(result.contact_distance.min()), x=result.x)
 
 
-def main(names: list[str]) -> None:
+def peer_comparison(mine: dict, repeats: int) -> None:
+    """hooke's and the peer's runs of the same steps, alternated so that both see the same load
+    on a shared machine; medians of the times and of the per-pair ratios."""
+    steps = mine["steps"]
+    run_hooke = stepping(hooke.scene("square_drop"), steps)
+    peer = {}
+
+    def run_peer():
+        peer["frames"], peer["iterations"] = peers_book.square_drop(steps)
+
+    peers_book.square_drop(min(steps, 5))  # warm up
+    pairs = np.array([(timed(run_hooke), timed(run_peer)) for _ in range(repeats)])
+    ms = 1e3 * np.median(pairs, axis=0) / steps
+    ratio = float(np.median(pairs[:, 1] / pairs[:, 0]))
+    newton = run_hooke.stats["newton_iterations"] / steps
+    print(f"\nsquare_drop, {steps} steps, {repeats} alternated runs each (medians), in one process: "
+          "hooke against the book's algorithm in the book's Python style (peers_book.py)")
+    print(f"  hooke     {ms[0]:9.3f} ms/step  {newton:5.2f} Newton iterations/step")
+    print(f"  book peer {ms[1]:9.3f} ms/step  {peer['iterations'].sum() / steps:5.2f} "
+          "Newton iterations/step")
+    print(f"  ratio     {ratio:9.1f}×  (positions agree to "
+          f"{np.abs(peer['frames'] - mine['x']).max():.1e} m)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scenes", nargs="*", default=SCENES)
+    parser.add_argument("--steps", type=int, default=None,
+                        help="steps per run (default: each scene's whole run)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per scene (median)")
+    args = parser.parse_args()
     print(f"{'scene':16s} {'n':>5s} {'steps':>6s} {'ms/step':>8s} {'+frames':>8s} "
           f"{'newton/step':>11s} {'halvings/step':>13s} {'1st contact':>11s} {'min d [m]':>10s}")
-    for name in names:
-        r = bench(name, repeats=3 if name.startswith("square") else 1)
+    results = {}
+    for name in args.scenes:
+        r = results[name] = bench(name, args.steps, args.repeats)
+        first = "-" if r["first_contact"] is None else str(r["first_contact"])
         print(f"{r['name']:16s} {r['particles']:5d} {r['steps']:6d} {r['ms_step']:8.3f} "
               f"{r['ms_simulate']:8.3f} {r['newton']:11.2f} {r['halvings']:13.2f} "
-              f"{r['first_contact']:11d} {r['min_distance']:10.2e}")
-        if name == "square_drop":
-            low, high = (book / r["ms_step"] for book in BOOK_MS_PER_STEP)
-            print(f"{'':16s} vs the book's Python ({BOOK_MS_PER_STEP[0]:g}–{BOOK_MS_PER_STEP[1]:g} "
-                  f"ms/step): {low:.0f}–{high:.0f}× faster")
+              f"{first:>11s} {r['min_distance']:10.2e}")
+    if "square_drop" in results:
+        peer_comparison(results["square_drop"], args.repeats)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or SCENES)
+    main()

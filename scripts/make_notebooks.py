@@ -1,7 +1,11 @@
 """Write the notebooks of docs/notebooks (one per seed) and execute them in place, so that the
 committed files show their plots. Run: .venv/bin/python scripts/make_notebooks.py
 
-CI runs every notebook top to bottom again with nbmake (``make test``); each is kept small.
+CI runs every notebook top to bottom again with nbmake (``make test``); each is kept small, and
+each carries its own per-cell time limit (``execution.timeout`` in its metadata, read by nbmake;
+the Makefile's ``--nbmake-timeout`` is the default for any other): ``TIMEOUTS``, the slowest cell
+measured on our 2-core machine (01: verify() 7.3 s; 04: the study 6.0 s; others below 2 s) with
+room for Numba compiling its kernels on a machine without a cache (20–40 s once).
 """
 
 from pathlib import Path
@@ -19,6 +23,11 @@ import matplotlib.pyplot as plt
 import hooke
 %matplotlib inline
 out = Path(tempfile.mkdtemp())  # files this notebook writes go here"""
+
+# Per-cell time limits [s] for nbmake (measured slowest cells: see the module docstring).
+TIMEOUTS = {"01_integrators_on_the_1d_spring.ipynb": 90, "02_soft_body_3d.ipynb": 60,
+            "03_top_and_crane_modes.ipynb": 60, "04_pendulum_length_correction.ipynb": 90,
+            "05_square_drop.ipynb": 60}
 
 NOTEBOOKS = {
     "01_integrators_on_the_1d_spring.ipynb": [
@@ -44,6 +53,9 @@ for r in reports:
     print(f"{r.name:24s} order {r.expected_order}  measured {r.measured_order:5.2f}   energy {r.behaviour:8s} E+/E - 1 = {r.energy_factor - 1:+.3e}")
 h, omega2 = 0.005, 5.0 / 0.5
 print("closed form for explicit Euler: (1 + w^2 h^2) - 1 =", omega2 * h * h)""",
+        "## The convergence plot\n\nThe log-log plot of `hooke verify`: the error against dt, whose "
+        "slope is the order.",
+        """convergence_plot(reports)""",
     ],
     "02_soft_body_3d.ipynb": [
         "# Seed 001: a 3D soft body with linearly implicit Euler\n\nThe shipped tetrahedral mesh "
@@ -56,9 +68,8 @@ print(m.n_particles, "particles,", m.n_springs, "springs,", m.pinned.sum(), "fix
 result = hooke.simulate(scene, t_end=0.5, save_every=5)
 print(f"{result.wall_time:.2f} s for {result.stats['steps']} steps")""",
         """from hooke.viz.plots import snapshot_plot, energy_plot
-from IPython.display import Image, display
-display(Image(snapshot_plot(result, out / "soft3d_snapshot.png")))
-display(Image(energy_plot(result, out / "soft3d_energy.png")))""",
+display(snapshot_plot(result))
+display(energy_plot(result))""",
         "## The pins hold, the body sags\n\nThe lowest vertex layer never moves; the body sags and "
         "oscillates about its loaded shape:",
         """y = result.x[:, :, 1]
@@ -80,8 +91,7 @@ plt.figure(figsize=(8, 3)); plt.plot(r.t, r.joint_force); plt.xlabel("t [s]"); p
 modes = hooke.modes(crane, k=5)
 print(modes.table())
 from hooke.viz.plots import mode_shapes_plot
-from IPython.display import Image
-Image(mode_shapes_plot(crane, modes, out / "crane_modes.png"))""",
+mode_shapes_plot(crane, modes)""",
     ],
     "04_pendulum_length_correction.ipynb": [
         "# Seed 003: the double pendulum and the string-length correction force\n\nRK45 with "
@@ -107,9 +117,8 @@ touch = int(np.argmax(r.contact_distance < scene.model.contact_dhat))
 print(f"first touch at step {touch}, min distance {r.contact_distance.min():.2e} m, "
       f"{1e3 * r.wall_time / r.stats['steps']:.2f} ms per step")""",
         """from hooke.viz.plots import snapshot_plot, penetration_plot
-from IPython.display import Image, display
-display(Image(snapshot_plot(r, out / "square_snapshot.png", n_snapshots=5)))
-display(Image(penetration_plot(r, out / "square_distance.png")))""",
+display(snapshot_plot(r, n_snapshots=5))
+display(penetration_plot(r))""",
     ],
 }
 
@@ -118,6 +127,7 @@ def build(name: str, cells: list[str]) -> nbformat.NotebookNode:
     notebook = new_notebook()
     notebook.cells = [new_markdown_cell(c) if c.startswith("#") else new_code_cell(c) for c in cells]
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.metadata["execution"] = {"timeout": TIMEOUTS[name]}
     return notebook
 
 

@@ -1,4 +1,4 @@
-"""Shared helpers of the physics tests.
+"""Shared helpers of the physics tests, and the live viewer server of the viewer tests.
 
 Generic tests are parametrised over the integrator registry (``hooke.integrators()``), so a newly
 registered integrator is enrolled automatically. Special handling keys on class attributes and
@@ -133,3 +133,34 @@ def fd_jacobian(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
 def log_slope(xs, ys) -> float:
     """Least-squares slope of log(ys) against log(xs)."""
     return float(np.polyfit(np.log(np.asarray(xs)), np.log(np.asarray(ys)), 1)[0])
+
+
+# -- the browser viewer ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def viewer_url():
+    """A `hooke serve spring1d` app in a background thread on a free 127.0.0.1 port, with the same
+    uvicorn settings as the command (1 MiB frame limit); yields its ``http://`` address."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from hooke.viz.web import server
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    app_server = uvicorn.Server(uvicorn.Config(server.create_app("spring1d"),
+                                               **server.uvicorn_options("127.0.0.1", port)))
+    thread = threading.Thread(target=app_server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not app_server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the viewer server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    app_server.should_exit = True
+    thread.join(timeout=10)
+    listener.close()

@@ -96,12 +96,6 @@ def test_xpbd_parallel_sweeps_are_identical_for_one_and_two_threads(monkeypatch)
         np.testing.assert_array_equal(results[0], other)
 
 
-@pytest.mark.parametrize("integrator", ["fast_mass_spring", "xpbd"])
-def test_contact_scenes_are_refused(integrator):
-    with pytest.raises(hooke.HookeInputError, match="contact"):
-        hooke.simulate(hooke.scene("square_drop"), integrator=integrator, t_end=0.01)
-
-
 def test_fast_mass_spring_refuses_the_squared_length_energy():
     b = hooke.ModelBuilder(dim=2, spring_energy="squared_length")
     b.add_particle((0.0, 0.0), pinned=True)

@@ -1,7 +1,10 @@
 """The fused force kernels (:mod:`hooke.kernels`) against the generic term-by-term path, and
-their determinism across thread counts."""
+their determinism across thread counts, particle renumbering, and the on-disk compile cache."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import numba
 import numpy as np
@@ -219,3 +222,28 @@ def test_in_place_csr_matrix_equals_triplet_assembly(rng, dim, spring_energy, pr
     np.testing.assert_array_equal(fast.indices, generic.indices)
     np.testing.assert_allclose(fast.toarray(), generic.toarray(), rtol=0,
                                atol=1e-12 * np.abs(generic.toarray()).max())
+
+
+CACHE_PROBE = """
+import numpy as np
+import hooke
+from hooke import kernels
+scene = hooke.scene("cloth", n=10)
+hooke.System(scene.model).gather.symplectic_euler(scene.model.x0, np.zeros_like(scene.model.x0),
+                                                  scene.dt)
+stats = kernels._symplectic_euler_serial.stats
+print(sum(stats.cache_hits.values()), sum(stats.cache_misses.values()))
+"""
+
+
+def test_compiled_kernels_are_cached_across_processes():
+    """``cache=True``: the second process loads the fused step from Numba's on-disk cache
+    instead of compiling it (what makes a second run start fast)."""
+    counts = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", CACHE_PROBE], capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        counts.append(tuple(int(c) for c in done.stdout.split()))
+    hits, misses = counts[1]
+    assert (hits, misses) == (1, 0), counts

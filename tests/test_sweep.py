@@ -1,14 +1,17 @@
 """Parameter sweeps on Dask (hooke.sweep, `hooke sweep`): one LocalCluster with 2 single-threaded
-worker processes is shared by the module; the test that restarts a worker runs last."""
+worker processes is shared by the module (a worker that dies fails its task at once: Dask's
+allowed-failures is 0 there, its default 3 would re-run the task on more workers first); the test
+that restarts a worker runs last."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
-import subprocess
-import sys
+import os
+import threading
+import tomllib
 
+import dask
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,18 +21,30 @@ import hooke
 from hooke.cli import app
 from hooke.errors import HookeInputError
 from hooke.io.store import read_trajectory
-from hooke.sweep import COLUMNS, METRICS, metrics, parse_param, plan, read_sweep_file, run_member
+from hooke.scenes import names as scene_names
+from hooke.studies import BETA_C_SWEEP, K_C_SWEEP, length_drift
+from hooke.sweep import (_connect, _toml, is_sweep_file, metrics, parse_param, plan,
+                         read_sweep_file)
 
 SPRING = {"stiffness": [5.0, 80.0], "integrator": ["symplectic_euler", "rk4"], "dt": [0.01],
           "t_end": [1.0]}
+# The issue's example: `hooke sweep spring1d --param spring.k=1e3,1e4,1e5 --param
+# integrator=symplectic_euler,rk4`, at spring1d's dt = 0.005, t_end = 10 s, m = 0.5 kg.
+ISSUE = {"spring.k": [1e3, 1e4, 1e5], "integrator": ["symplectic_euler", "rk4"]}
+# The summary table's documented columns around the parameter columns, and their dtypes.
+BEFORE = {"member": "str"}
+AFTER = {"status": "str", "error": "str", "attempts": "int64", "wall_time": "float64",
+         "energy_error": "float64", "constraint_drift": "float64", "penetration": "float64",
+         "steps": "int64", "rejected": "int64", "trajectory": "str"}
 
 
 @pytest.fixture(scope="module")
 def client():
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as dask_client:
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                         silence_logs=logging.ERROR) as cluster, Client(cluster) as dask_client:
         yield dask_client
 
 
@@ -55,6 +70,23 @@ def assert_same_as_alone(result, run_alone):
             assert same_number(row[key], value), (key, row[key], value)
 
 
+def measured_omega(t: np.ndarray, x: np.ndarray, rest: float = 0.0) -> float:
+    """Angular frequency from the first and last zero crossings of x − rest (linear interpolation)."""
+    y = x - rest
+    k = np.flatnonzero(np.sign(y[:-1]) != np.sign(y[1:]))
+    crossings = t[k] - y[k] * (t[k + 1] - t[k]) / (y[k + 1] - y[k])
+    return math.pi * (crossings.size - 1) / (crossings[-1] - crossings[0])
+
+
+def discrete_omega(integrator: str, omega: float, h: float) -> float:
+    """The frequency a method gives the oscillator x'' = −ω²x at step h: symplectic Euler
+    turns by θ = 2 asin(ωh/2) per step, RK4 by arg R(iωh), R(z) = 1 + z + z²/2 + z³/6 + z⁴/24."""
+    if integrator == "symplectic_euler":
+        return 2 * math.asin(omega * h / 2) / h
+    z = 1j * omega * h
+    return float(np.angle(1 + z + z**2 / 2 + z**3 / 6 + z**4 / 24)) / h
+
+
 def test_sweep_on_two_workers_equals_each_member_run_alone(spring_sweep, client, tmp_path):
     assert len(spring_sweep.table) == 4 and spring_sweep.counts()["ok"] == 4
     first = spring_sweep.table.iloc[0]
@@ -67,45 +99,204 @@ def test_sweep_on_two_workers_equals_each_member_run_alone(spring_sweep, client,
     address = client.scheduler.address
     pendulum = hooke.sweep("pendulum", {"k_c": [0.0, 0.04], "t_end": [0.3]}, client=address,
                            out=tmp_path / "pendulum", metric="constraint_drift")
-    assert (pendulum.table["constraint_drift"] > 0).all()
+    assert len(pendulum.table) == 2 and (pendulum.table["constraint_drift"] > 0).all()
     assert_same_as_alone(pendulum, lambda row: hooke.simulate(
         hooke.scene("pendulum"), t_end=row["t_end"], k_c=row["k_c"]))
+    # constraint_drift is seed 003's ΔL = Σ|L − L0| over both strings (max over frames), the
+    # measure of `hooke study`, more than the largest single-string error
+    for row in pendulum.table.to_dict("records"):
+        stored = pendulum.result(row["member"])
+        model = stored.scene.model
+        assert row["constraint_drift"] == length_drift(model, stored.x).max()
+        i, j = model.joint_indices.T
+        single = np.abs(np.linalg.norm(stored.x[:, j] - stored.x[:, i], axis=2) - model.joint_length)
+        assert single.max() < row["constraint_drift"] <= single.sum(axis=1).max()
     drop = hooke.sweep("square_drop", {"parameters.stiffness": [2e4, 4e4], "run.t_end": [0.2]},
                        client=address, out=tmp_path / "drop", metric="penetration")
-    assert (drop.table["penetration"] == 0.0).all()  # the barrier keeps every node above ground
+    assert len(drop.table) == 2 and (drop.table["penetration"] == 0.0).all()  # the barrier holds
     assert_same_as_alone(drop, lambda row: hooke.simulate(
         hooke.scene("square_drop", stiffness=row["parameters.stiffness"]), t_end=row["run.t_end"]))
 
 
 def test_summary_table_columns_and_dtypes_in_parquet_and_csv(spring_sweep):
     expected = {"member": "str", "stiffness": "float64", "integrator": "str", "dt": "float64",
-                "t_end": "float64", **{k: v for k, v in COLUMNS.items() if k != "member"}}
+                "t_end": "float64", "status": "str", "error": "str", "attempts": "int64",
+                "wall_time": "float64", "energy_error": "float64", "constraint_drift": "float64",
+                "penetration": "float64", "steps": "int64", "rejected": "int64", "trajectory": "str"}
     parquet = pd.read_parquet(spring_sweep.parquet)
     assert list(parquet.columns) == list(expected)
     assert {k: str(v) for k, v in parquet.dtypes.items()} == expected
-    assert set(METRICS) <= set(parquet.columns)
     csv = pd.read_csv(spring_sweep.csv, keep_default_na=False, na_values=["nan"])
     assert {k: str(v) for k, v in csv.dtypes.items()} == expected
     pd.testing.assert_frame_equal(csv, parquet, check_exact=False, rtol=1e-15)
     assert (parquet["error"] == "").all() and parquet["constraint_drift"].isna().all()
+    assert parquet["penetration"].isna().all() and (parquet["attempts"] == 1).all()
+    assert (parquet["steps"] == 100).all() and (parquet["rejected"] == 0).all()  # 1 s at dt 0.01
+    assert list(parquet["trajectory"]) == [f"members/{m}/trajectory.h5" for m in parquet["member"]]
     assert spring_sweep.plot.stat().st_size > 0
 
 
-def test_failing_member_is_recorded_and_the_others_finish_with_retries(client, tmp_path):
-    result = hooke.sweep("spring1d", {"stiffness": [5.0, 5e6], "dt": [0.01], "t_end": [2.0]},
-                         client=client, out=tmp_path, retries=1)
-    rows = result.table.set_index("stiffness")
+def test_the_issues_example_sets_every_springs_stiffness(client, tmp_path):
+    calls = []
+    result = hooke.sweep("spring1d", ISSUE, client=client, out=tmp_path,
+                         progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(done, 6) for done in range(7)]  # once up, then once per member
+    table = result.table
+    assert list(zip(table["spring.k"], table["integrator"])) == [
+        (k, name) for k in ISSUE["spring.k"] for name in ISSUE["integrator"]]
+    h, m = 0.005, 0.5
+    for row in table.to_dict("records"):
+        k, name = row["spring.k"], row["integrator"]
+        if k == 1e5 and name == "symplectic_euler":  # ωh = 2.24 > 2: unstable
+            assert row["status"] == "failed", row
+            assert row["error"].startswith("SimulationError: the state became non-finite")
+            continue
+        assert row["status"] == "ok", row["error"]
+        run = result.result(row["member"])
+        assert run.scene.parameters["stiffness"] == k
+        assert run.scene.model.spring_stiffness.tolist() == [k]
+        if k == 1e5:  # rk4 inside its stability limit ωh < 2.79, but |R(iωh)| = 0.59 per step
+            assert row["energy_error"] == pytest.approx(1.0, abs=1e-12)
+            continue
+        expected = discrete_omega(name, math.sqrt(k / m), h)
+        assert measured_omega(run.t, run.x[:, 1, 0]) == pytest.approx(expected, rel=1e-4)
+
+
+# Which model paths each scene takes (one scene per builder, and both particle-list files).
+MODEL_PATHS_TAKEN = {
+    "spring.k": ["chain", "cloth", "cloth2d", "cloth_drop", "crane", "lattice", "soft3d",
+                 "spring1d", "square_drop"],
+    "spring.damping": ["chain", "cloth", "cloth2d", "cloth_drop", "crane", "lattice", "soft3d"],
+    "particle.mass": ["chain", "cloth", "cloth2d", "cloth_drop", "crane", "lattice", "npendulum",
+                      "soft3d", "spring1d", "top"],
+    "gravity": ["chain", "cloth", "cloth2d", "cloth_drop", "crane", "lattice", "npendulum",
+                "pendulum", "soft3d", "square_drop", "top"]}
+
+
+def test_model_paths_set_every_spring_and_particle_of_every_kind_of_scene():
+    scenes = ["chain", "cloth", "cloth2d", "cloth_drop", "crane", "lattice", "npendulum",
+              "pendulum", "soft3d", "spring1d", "square_drop", "top"]
+    taken = {path: [] for path in MODEL_PATHS_TAKEN}
+    for name in scenes:
+        dim = hooke.scene(name).model.dim
+        scalar_gravity = name in ("chain", "cloth2d")  # their builders take g_y
+        for path, value in (("spring.k", 123.0), ("spring.damping", 0.25), ("particle.mass", 0.75),
+                            ("gravity", -2.5 if scalar_gravity else [0.0] * (dim - 1) + [-2.5])):
+            try:
+                member = plan(name, {path: [value]})[0]
+            except HookeInputError:
+                continue
+            model = member.scene().model
+            got = {"spring.k": model.spring_stiffness, "spring.damping": model.spring_damping,
+                   "particle.mass": model.mass[model.free], "gravity": model.gravity}[path]
+            expected = [0.0] * (dim - 1) + [-2.5] if path == "gravity" else [value] * got.size
+            assert got.size > 0 and got.tolist() == expected, (name, path)
+            taken[path].append(name)
+    assert taken == MODEL_PATHS_TAKEN
+    # the others say why
+    for name, params, message in [
+        ("top", {"spring.k": [1.0]}, "spring.k: scene 'top' has no springs, got 'spring.k'"),
+        ("square_drop", {"particle.mass": [1.0]},
+         "particle.mass: scene 'square_drop' is made by builder 'square', which takes no mass "
+         "(its parameters: side, n_seg, density, stiffness, gravity, spring_energy), got 'particle.mass'"),
+        ("spring1d", {"spring.k": [1.0], "stiffness": [2.0]},
+         "stiffness: sets the same parameter as spring.k, got 'stiffness'"),
+        ("crane", {"spring.k": [-1.0]}, "spring.k: Input should be greater than or equal to 0, got -1.0"),
+        ("crane", {"particle.mass": [0.0]}, "particle.mass: Input should be greater than 0, got 0.0"),
+        ("crane", {"gravity": [[0.0, -9.81]]},
+         "gravity: must have 3 component(s) for dim=3, got [0.0, -9.81]"),
+    ]:
+        with pytest.raises(HookeInputError) as caught:
+            plan(name, params)
+        assert str(caught.value) == message
+
+
+def test_model_paths_on_a_particle_list_file_reach_the_stored_scene(client, tmp_path):
+    """A user's file: x(t) = 1 + 0.5 cos(√(k/m) t) about the rest length 1, for each k and m."""
+    path = tmp_path / "bob.toml"
+    path.write_text('dim = 1\n[[particles]]\nx = [0.0]\npinned = true\n[[particles]]\nx = [1.5]\n'
+                    'mass = 9.0\n[[springs]]\ni = 0\nj = 1\nstiffness = 1.0\nrest_length = 1.0\n'
+                    '[run]\nintegrator = "rk4"\ndt = 0.002\nt_end = 2.0\n')
+    result = hooke.sweep(path, {"spring.k": [16.0, 64.0], "particle.mass": [0.25, 1.0]},
+                         client=client, out=tmp_path / "sweep")
+    assert result.counts()["ok"] == 4
+    for row in result.table.to_dict("records"):
+        k, m = row["spring.k"], row["particle.mass"]
+        stored = result.result(row["member"])  # rebuilt from the member's rewritten file
+        assert stored.scene.model.spring_stiffness.tolist() == [k]
+        assert stored.scene.model.mass.tolist() == [m, m]
+        assert tomllib.loads(stored.scene.source)["springs"] == [
+            {"i": 0, "j": 1, "stiffness": k, "rest_length": 1.0}]
+        assert measured_omega(stored.t, stored.x[:, 1, 0], rest=1.0) == pytest.approx(
+            math.sqrt(k / m), rel=1e-4)
+
+
+def test_toml_text_of_every_particle_list_scene_reads_back_the_same():
+    from hooke.scenes import source
+
+    for name in ("crane", "top"):
+        data = tomllib.loads(source(name))
+        assert tomllib.loads(_toml(data)) == data
+    moving = {"dim": 3, "particles": [{"x": [0.0, 0.0, 0.0], "pinned": True, "motion": {
+        "type": "sinusoid", "amplitude": 0.1, "direction": [1.0, 0.0, 0.0], "omega": 3.0}}],
+        "run": {"options": {"rho_inf": 0.8, "stabilization": "correction"}}, "name": 'a "b"\n'}
+    assert tomllib.loads(_toml(moving)) == moving
+
+
+def test_failing_members_are_recorded_and_the_others_finish_with_retries(client, tmp_path):
+    params = {"spring.k": [5.0, 5e6, 80.0], "dt": [0.01], "t_end": [2.0]}
+    blocked = plan("spring1d", params)[2]
+    # its trajectory's path is taken by a directory: opening the store raises IsADirectoryError
+    (tmp_path / "members" / blocked.id / "trajectory.h5").mkdir(parents=True)
+    result = hooke.sweep("spring1d", params, client=client, out=tmp_path, retries=1)
+    rows = result.table.set_index("spring.k")
     assert rows.loc[5.0, "status"] == "ok" and rows.loc[5.0, "attempts"] == 1
-    failed = rows.loc[5e6]
-    assert failed["status"] == "failed" and failed["attempts"] == 2
-    assert failed["error"].startswith("SimulationError: the state became non-finite")
-    assert 0 < failed["steps"] < 200 and math.isnan(failed["energy_error"])
-    assert result.counts() == {"ok": 1, "failed": 1, "timeout": 0}
-    # any exception inside a member becomes its row
-    member = plan("spring1d", {"stiffness": [5.0]})[0]
-    broken = dataclasses.replace(member, parameters={**member.parameters, "mass": "heavy"})
-    row = client.submit(run_member, broken, None, None, "test-topic").result()
-    assert row["status"] == "failed" and "parameters.mass" in row["error"] and "\n" not in row["error"]
+    assert rows.loc[5.0, "steps"] == 200
+    unstable = rows.loc[5e6]  # ωh = 31.6: non-finite after a few steps
+    assert unstable["status"] == "failed" and unstable["attempts"] == 2
+    assert unstable["error"].startswith("SimulationError: the state became non-finite")
+    assert 0 < unstable["steps"] < 200 and math.isnan(unstable["energy_error"])
+    raised = rows.loc[80.0]  # any exception inside a member becomes its row
+    assert raised["status"] == "failed" and raised["attempts"] == 2 and raised["steps"] == 0
+    assert raised["error"].startswith("IsADirectoryError: [Errno 21] Unable to synchronously "
+                                      "create file"), raised["error"]
+    assert "Is a directory" in raised["error"] and "\n" not in raised["error"]
+    assert math.isnan(raised["energy_error"]) and raised["trajectory"] == ""
+    assert result.counts() == {"ok": 1, "failed": 2, "timeout": 0}
+
+
+def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tmp_path):
+    """The member stuck in one rk45 frame (max_step 1e-9) is running alone on its worker once
+    the two quick ones are done; then that worker process exits."""
+    params = {"integrator": ["rk45"], "max_step": [1e-9, 0.01, 0.02], "dt": [1.0], "t_end": [1.0]}
+    stuck = plan("spring1d", params)[0]
+    killed = []
+
+    def kill_its_worker() -> None:
+        for _ in range(400):
+            for worker, keys in client.processing().items():
+                if any(key.startswith(f"hooke-member-{stuck.id}-") for key in keys):
+                    killed.append(worker)
+                    try:
+                        client.run(os._exit, 1, workers=[worker])
+                    except Exception:  # noqa: BLE001 - the worker is gone before it answers
+                        pass
+                    return
+            threading.Event().wait(0.05)
+
+    def progress(done: int, total: int) -> None:
+        if done == 2:
+            threading.Thread(target=kill_its_worker, daemon=True).start()
+
+    result = hooke.sweep("spring1d", params, client=client, out=tmp_path, timeout=60,
+                         progress=progress)
+    rows = result.table.set_index("max_step")
+    assert len(killed) == 1
+    assert rows.loc[0.01, "status"] == "ok" and rows.loc[0.02, "status"] == "ok"
+    died = rows.loc[1e-9]
+    assert died["status"] == "failed" and died["error"].startswith("KilledWorker: "), died["error"]
+    assert killed[0] in died["error"] and math.isnan(died["wall_time"])
+    client.wait_for_workers(2, timeout=60)  # the nanny starts a new worker process
 
 
 def test_restart_skips_finished_members(client, tmp_path):
@@ -149,40 +340,73 @@ def test_random_mode_draws_within_ranges_with_a_fixed_seed(client, tmp_path):
 def test_paths_and_values_are_checked_before_anything_runs():
     assert parse_param("integrator=rk4,symplectic_euler") == ("integrator", ["rk4", "symplectic_euler"])
     assert parse_param("gravity=[0.0, -9.81],[0.0, -1.0]") == ("gravity", [[0.0, -9.81], [0.0, -1.0]])
+    assert parse_param("spring.k=1e3,1e4,1e5") == ("spring.k", [1e3, 1e4, 1e5])
     assert parse_param("stiffness=log:1e3:1e5") == ("stiffness", {"range": [1e3, 1e5], "log": True})
     assert parse_param("n=2:9") == ("n", {"range": [2, 9], "log": False})
     members = plan("pendulum", {"parameters.length": [1.0], "run.dt": [0.02],
                                 "run.options.k_c": [0.01], "options.beta_c": [0.1]})
     assert members[0].parameters["length"] == 1.0 and members[0].run == {"dt": 0.02}
     assert members[0].options == {"k_c": 0.01, "beta_c": 0.1}
-    bad = [({"spring.k": [1.0]}, "spring.k: unknown parameter"),
+    assert plan("spring1d", {"spring.k": [1e3]})[0].parameters["stiffness"] == 1e3
+    bad = [({"nosuch": [1.0]}, "nosuch: unknown parameter (builder parameters of scene 'spring1d': "
+            "x0, v0, stiffness, mass; model: spring.k, spring.damping, particle.mass, gravity; "
+            "run settings: integrator, dt, t_end; or an integrator option), got 'nosuch'"),
+           ({"spring.k": [-1.0]}, "parameters.stiffness: Input should be greater than 0"),
            ({"stiffness": [-1.0]}, "parameters.stiffness: Input should be greater than 0"),
            ({"integrator": ["rk4", "rk5"]}, "integrator: unknown integrator"),
            ({"integrator": ["rk4", "rk45"], "rtol": [1e-6]}, "rtol: is not an option of integrator 'rk4'"),
            ({"dt": [0.01], "run.dt": [0.02]}, "run.dt: sets the same run as dt"),
            ({"stiffness": {"range": [1.0, 2.0]}}, "params.stiffness: a range needs random mode"),
            ({"stiffness": []}, "params.stiffness: must be a non-empty list"),
-           ({"status": [1.0]}, "params.status: is also a column of the summary table")]
+           ({"status": [1.0]}, "params.status: is also a column of the summary table"),
+           ([{"k_c": [0.0]}, {"beta_c": [0.1]}], "params: every grid must name the same paths as "
+            "the first (k_c), got ['beta_c']"),
+           ([], "params: must list at least one grid, got []")]
     for params, message in bad:
         with pytest.raises(HookeInputError) as caught:
             plan("spring1d", params)
         assert str(caught.value).startswith(message), str(caught.value)
+    with pytest.raises(HookeInputError, match=r"^random: draws from one grid, not from a list of 2, got 5$"):
+        plan("spring1d", [{"x0": [1.0]}, {"x0": [2.0]}], random=5)
 
 
-def test_sweep_files_validate_and_the_seed_003_study_ships(tmp_path):
+def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
     study = read_sweep_file("pendulum_correction")
     members = plan(study.scene, study.params)
-    assert study.metric == "constraint_drift" and len(members) == 25
-    assert {(m.options["k_c"], m.options["beta_c"]) for m in members} == {
-        (k, b) for k in (0.0, 0.01, 0.02, 0.03, 0.04) for b in (0.0, 0.1, 0.2, 0.3, 0.4)}
+    assert study.scene == "pendulum" and study.metric == "constraint_drift"
+    assert [(m.options["k_c"], m.options["beta_c"]) for m in members] == (
+        [(k, 0.2) for k in (0.0, 0.01, 0.02, 0.03, 0.04)] + [(0.0, b) for b in (0.0, 0.1, 0.2, 0.3, 0.4)])
+    assert (K_C_SWEEP, BETA_C_SWEEP) == ((0.0, 0.01, 0.02, 0.03, 0.04), (0.0, 0.1, 0.2, 0.3, 0.4))
+    for m in members:
+        assert m.run == {"integrator": "rk45"} and m.parameters == hooke.scene("pendulum").parameters
+        assert {key: m.options[key] for key in ("rtol", "atol", "stabilization")} == {
+            "rtol": 1e-4, "atol": 1e-4, "stabilization": "correction"}
+    assert members[0] is members[7]  # k_c = 0, β_c = 0.2 is in both sweeps: one simulation
+    assert len({m.id for m in members}) == 9
+    # a user's sweep file: [params] shared, [[grid]] tables concatenated; a scene file beside it
     (tmp_path / "one.toml").write_text('builder = "harmonic"\n[parameters]\nx0 = 1.0\nv0 = 0.0\n'
                                        'stiffness = 4.0\nmass = 1.0\n[run]\ndt = 0.01\nt_end = 1.0\n')
-    (tmp_path / "sweep.toml").write_text('scene = "one.toml"\nretries = 2\n[params]\nmass = [1.0, 2.0]\n')
+    (tmp_path / "sweep.toml").write_text(
+        'scene = "one.toml"\nretries = 2\n[params]\nintegrator = ["rk4"]\n'
+        '[[grid]]\nmass = [1.0, 2.0]\nspring.k = [3.0]\n[[grid]]\nmass = [5.0]\nspring.k = [6.0, 7.0]\n')
     spec = read_sweep_file(tmp_path / "sweep.toml")
-    assert spec.retries == 2 and len(plan(spec.scene, spec.params)) == 2
-    (tmp_path / "bad.toml").write_text('scene = "spring1d"\nretries = -1\n[params]\nstiffness = [1.0]\n')
-    with pytest.raises(HookeInputError, match=r"^retries: Input should be greater than or equal to 0, got -1$"):
-        read_sweep_file(tmp_path / "bad.toml")
+    assert [is_sweep_file(name) for name in (str(tmp_path / "sweep.toml"), str(tmp_path / "one.toml"),
+                                             "pendulum_correction", "pendulum", "no_such.toml")] == [
+        True, False, True, False, False]
+    assert spec.retries == 2 and spec.scene == str(tmp_path / "one.toml")
+    assert [(m.parameters["mass"], m.parameters["stiffness"]) for m in plan(spec.scene, spec.params)] == [
+        (1.0, 3.0), (2.0, 3.0), (5.0, 6.0), (5.0, 7.0)]
+    for text, message in [
+        ('scene = "spring1d"\nretries = -1\n[params]\nstiffness = [1.0]\n',
+         "retries: Input should be greater than or equal to 0, got -1"),
+        ('scene = "spring1d"\n[params]\nx0 = [1.0]\n[[grid]]\nx0 = [2.0]\n',
+         "grid[0].x0: is also in [params]; a path goes in [params] (every grid) or in the grids, got 'x0'"),
+        ('scene = "spring1d"\n[[grid]]\nx0 = [2.0]\n[[grid]]\nv0 = [1.0]\n',
+         "params: every grid must name the same paths as the first (x0), got ['v0']")]:
+        (tmp_path / "bad.toml").write_text(text)
+        with pytest.raises(HookeInputError) as caught:
+            read_sweep_file(tmp_path / "bad.toml")
+        assert str(caught.value) == message
 
 
 @pytest.mark.parametrize("args, message", [
@@ -191,27 +415,58 @@ def test_sweep_files_validate_and_the_seed_003_study_ships(tmp_path):
     (["spring1d", "--param", "integrator=rk5"], "integrator: unknown integrator"),
     (["spring1d", "--param", "stiffness=1:10"], "params.stiffness: a range needs random mode"),
     (["spring1d", "--param", "stiffness=1,2", "--param", "stiffness=3"], "--param: stiffness given more than once"),
-    (["spring1d"], "params: must name at least one parameter path"),
+    (["spring1d"], "--param: missing for scene 'spring1d': give at least one (e.g. --param "
+                   "spring.k=1e3,1e4) or a sweep file (--file), got nothing"),
     (["--file", "no_such_sweep.toml"], "--file: no such sweep file"),
     (["spring1d", "--param", "stiffness=1", "--plot-metric", "speed"], "metric: Input should be"),
+    (["spring1d", "--param", "spring.k=1,2", "--scheduler", "nosuch://host"],
+     "scheduler: cannot connect (unknown address scheme 'nosuch'"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(args, message, tmp_path):
     result = CliRunner().invoke(app, ["sweep", *args, "--out", str(tmp_path)])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), result.stderr
-    assert not (tmp_path / "members").exists()
+    assert list(tmp_path.iterdir()) == []  # no members, no (empty) summary
 
 
-def test_cli_runs_the_study_file_on_a_local_cluster(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "hooke.cli", "sweep", "--file", "pendulum_correction", "--param",
-         "t_end=0.2", "--param", "k_c=0.0,0.04", "--param", "beta_c=0.0,0.4", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "4 member(s): 4 ok, 0 failed, 0 timeout" in done.stdout
+def test_cli_the_issues_example_on_a_scheduler_with_retries_and_summary_only(client, tmp_path):
+    result = CliRunner().invoke(app, [
+        "sweep", "spring1d", "--param", "spring.k=1e3,1e4,1e5", "--param",
+        "integrator=symplectic_euler,rk4", "--out", str(tmp_path),
+        "--scheduler", client.scheduler.address, "--retries", "1", "--summary-only"])
+    assert result.exit_code == 0, result.output
+    assert "6 member(s): 5 ok, 1 failed, 0 timeout" in result.stdout
     table = pd.read_parquet(tmp_path / "summary.parquet")
-    assert sorted(zip(table["k_c"], table["beta_c"])) == [(0.0, 0.0), (0.0, 0.4), (0.04, 0.0), (0.04, 0.4)]
+    assert list(zip(table["spring.k"], table["integrator"], table["status"], table["attempts"])) == [
+        (1e3, "symplectic_euler", "ok", 1), (1e3, "rk4", "ok", 1), (1e4, "symplectic_euler", "ok", 1),
+        (1e4, "rk4", "ok", 1), (1e5, "symplectic_euler", "failed", 2), (1e5, "rk4", "ok", 1)]
+    assert (table["trajectory"] == "").all() and (table["steps"][table["status"] == "ok"] == 2000).all()
+    assert not list(tmp_path.glob("members/*/trajectory.h5"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "energy_error.png", "members", "summary.csv", "summary.parquet"]
+
+
+def test_default_cluster_is_one_single_threaded_worker_process_per_core():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    with _connect(None) as local:
+        local.wait_for_workers(cores, timeout=60)
+        workers = local.scheduler_info()["workers"].values()
+        assert [worker["nthreads"] for worker in workers] == [1] * cores
+        pids = set(local.run(os.getpid).values())
+        assert len(pids) == cores and os.getpid() not in pids
+
+
+def test_cli_runs_the_study_file_given_as_scene_or_file(client, tmp_path):
+    result = CliRunner().invoke(app, ["sweep", "pendulum_correction", "--param", "t_end=0.2",
+                                      "--scheduler", client.scheduler.address, "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "10 member(s), 9 distinct: 10 ok, 0 failed, 0 timeout" in result.stdout
+    table = pd.read_parquet(tmp_path / "summary.parquet")
+    assert list(zip(table["k_c"], table["beta_c"])) == (
+        [(k, 0.2) for k in K_C_SWEEP] + [(0.0, b) for b in BETA_C_SWEEP])
+    assert table["member"][0] == table["member"][7] and table["member"].nunique() == 9
+    assert (table["t_end"] == 0.2).all() and (table["constraint_drift"] > 0).all()
     assert (tmp_path / "constraint_drift.png").stat().st_size > 0
 
 

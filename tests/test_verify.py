@@ -93,6 +93,63 @@ def test_jointed_energy_behaviour(joint_reports):
 
 
 def test_convergence_plot_has_a_jointed_panel(reports, joint_reports, tmp_path):
-    path = convergence_plot(list(reports.values()), tmp_path / "convergence.png",
-                            list(joint_reports.values()))
-    assert path.stat().st_size > 10_000
+    figure = convergence_plot(list(reports.values()), tmp_path / "convergence.png",
+                              list(joint_reports.values()))
+    assert (tmp_path / "convergence.png").read_bytes()[:4] == b"\x89PNG"
+    spring_panel, joint_panel = figure.axes
+    assert len(spring_panel.get_lines()) == len(reports)
+    *curves, bound = joint_panel.get_lines()  # one per integrator with joints, then the bound
+    assert len(curves) == len(joint_reports)
+    reference = next(iter(joint_reports.values())).reference_error
+    np.testing.assert_array_equal(bound.get_ydata(), [reference, reference])
+    assert bound.get_label() == "bound on the reference's error"
+
+
+def table_rows(text: str, cells: int) -> dict[str, list[str]]:
+    """{integrator: its cells} of the printed tables' rows with ``cells`` columns."""
+    rows = {}
+    for line in text.splitlines():
+        parts = [part.strip() for part in line.split("│")[1:-1]]
+        if len(parts) == cells and parts[0] in hooke.integrators():
+            rows[parts[0]] = parts
+    return rows
+
+
+def test_verify_command_prints_verify_numbers_and_writes_the_plot(tmp_path):
+    """`hooke verify` (with short energy runs) prints what verify() and verify_joints() measure
+    and writes the log-log plot; the plot function's figure holds exactly their errors."""
+    import imageio.v2 as imageio
+    from typer.testing import CliRunner
+
+    from hooke.cli import app
+
+    done = CliRunner().invoke(app, ["verify", "--energy-steps", "100", "--out", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    assert "energy over 100 steps of 0.005 s" in done.stdout
+    reports, joint_reports = verify(energy_steps=100), verify_joints(energy_steps=100)
+    printed = table_rows(done.stdout, 5)
+    assert set(printed) == {r.name for r in reports} == set(hooke.integrators())
+    for r in reports:
+        assert printed[r.name] == [r.name, str(r.expected_order), f"{r.measured_order:.3f}",
+                                   r.behaviour, f"{r.energy_factor - 1:+.3e}"]
+    printed = table_rows(done.stdout, 6)
+    assert set(printed) == {r.name for r in joint_reports}
+    for r in joint_reports:
+        assert printed[r.name] == [r.name, str(r.expected_order), f"{r.measured_order:.3f}",
+                                   r.behaviour, f"{r.energy_factor - 1:+.3e}", f"{r.drift:.2e}"]
+    # the closed form shows through the printed factor: explicit Euler gains ω²h² per step
+    assert float(table_rows(done.stdout, 5)["explicit_euler"][4]) == pytest.approx(OMEGA2_H2, rel=1e-3)
+
+    picture = imageio.imread(tmp_path / "convergence.png")
+    assert picture.shape[:2] == (770, 1430)  # two panels, 13 × 7 in at 110 dpi
+    figure = convergence_plot(reports, None, joint_reports)
+    for ax, rows, ylabel in zip(figure.axes, (reports, joint_reports),
+                                ("max |x − x_exact| over 2 s [m]", "max |x − x_ref| over 1.5 s [m]")):
+        assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+        assert (ax.get_xlabel(), ax.get_ylabel()) == ("dt [s]", ylabel)
+        lines = ax.get_lines()[: len(rows)]
+        for line, r in zip(lines, rows):
+            assert line.get_label() == f"{r.name} (order {r.measured_order:.2f})"
+            np.testing.assert_array_equal(line.get_xydata(), np.column_stack([r.dts, r.errors]))
+    done = CliRunner().invoke(app, ["verify", "--energy-steps", "5"])
+    assert done.exit_code == 2 and done.stderr.strip() == "error: --energy-steps: must be an integer >= 10, got 5"

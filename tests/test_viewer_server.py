@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from contextlib import contextmanager
 from importlib import resources
 
@@ -144,6 +145,34 @@ def test_a_bad_client_does_not_disturb_another(client):
         assert frame_after(good, lambda f: f["t"] > t_before + 0.2)["paused"] is False
         bad.send_text('{"type": "step"}')
         frame_after(bad, lambda f: f["paused"])
+
+
+def test_a_frame_above_1_mib_closes_that_connection_only(viewer_url):
+    """uvicorn (served as `hooke serve` does) closes a connection sending a frame above 1 MiB with
+    code 1009 (message too big); another connection's run goes on."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    address = viewer_url.replace("http://", "ws://") + "/ws"
+
+    def frame(ws) -> dict:
+        while (message := json.loads(ws.recv(timeout=30)))["type"] != "frame":
+            pass
+        return message
+
+    with connect(address) as good, connect(address) as bad:
+        t_before = frame(good)["t"]
+        frame(bad)
+        bad.send("x" * (server.WS_MAX_SIZE + 1))
+        deadline = time.monotonic() + 30
+        with pytest.raises(ConnectionClosed) as closed:
+            while time.monotonic() < deadline:
+                message = json.loads(bad.recv(timeout=30))
+                assert message["type"] != "error", message  # read and refused, not closed
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+        while (latest := frame(good))["t"] < t_before + 0.2:
+            pass
+        assert latest["paused"] is False
 
 
 def test_queued_restarts_are_bounded(client):
@@ -299,14 +328,21 @@ def test_serve_binds_localhost_by_default_and_prints_the_address(monkeypatch):
 
     from hooke.cli import app
 
-    calls = {}
-    monkeypatch.setattr(uvicorn, "run", lambda application, **kwargs: calls.update(kwargs))
+    configs = []
+
+    def run(self, sockets=None):  # uvicorn.Server.run, without serving
+        configs.append(self.config)
+        self.started = True
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
     result = CliRunner().invoke(app, ["serve", "cloth2d", "--port", "8123"])
     assert result.exit_code == 0, result.output
     assert "http://127.0.0.1:8123/" in result.output
-    assert calls["host"] == "127.0.0.1" and calls["port"] == 8123
+    config = configs[-1]
+    assert (config.host, config.port) == ("127.0.0.1", 8123)
+    assert config.ws_max_size == server.WS_MAX_SIZE == 1024 * 1024  # uvicorn closes larger frames
     result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0"])
-    assert result.exit_code == 0 and calls["host"] == "0.0.0.0" and calls["port"] == 8000
+    assert result.exit_code == 0 and (configs[-1].host, configs[-1].port) == ("0.0.0.0", 8000)
 
 
 def test_serve_unknown_scene_exits_2():

@@ -166,21 +166,6 @@ def contact_area(area, n: int | None = None) -> float | np.ndarray:
     return values.copy()
 
 
-def start_clear_of_planes(normals: np.ndarray, points: np.ndarray, x0: np.ndarray,
-                          area: np.ndarray) -> list[str]:
-    """One problem per plane that a contact particle (area > 0) starts on or below."""
-    problems = []
-    for k in range(normals.shape[0]):
-        distance = (x0 - points[k]) @ normals[k]
-        inside = np.flatnonzero((area > 0) & (distance <= 0.0))
-        if inside.size:
-            listed = ", ".join(map(str, inside[:10])) + (", ..." if inside.size > 10 else "")
-            problems.append(str(HookeInputError(
-                f"planes[{k}]", f"particle(s) {listed} start on or below the plane (signed "
-                "distance <= 0)", distance[inside[:10]].tolist())))
-    return problems
-
-
 class ModelBuilder:
     """Collects a mass-spring system and freezes it with :meth:`finalize`.
 
@@ -343,9 +328,7 @@ class ModelBuilder:
         area = np.where(pinned, 0.0, np.broadcast_to(contact_area(self._contact_area, n), (n,)))
         normals = np.array([plane[0] for plane in self._planes], dtype=float).reshape(-1, d)
         points = np.array([plane[1] for plane in self._planes], dtype=float).reshape(-1, d)
-        problems = start_clear_of_planes(normals, points, x0, area)
-        if problems:
-            raise HookeInputErrors(problems)
+        check_clear_of_planes(normals, points, area, x0)
         return dict(plane_normals=normals, plane_points=points,
                     plane_friction=np.array([plane[2] for plane in self._planes], dtype=float),
                     plane_motions=tuple(sorted(self._plane_motions.items(), key=lambda kv: kv[0])),
@@ -470,6 +453,28 @@ class ModelBuilder:
         check_joint_set(model)
         return model
 
+
+
+def check_clear_of_planes(normals: np.ndarray, points: np.ndarray, area: np.ndarray,
+                          x: np.ndarray, field: str | None = None) -> None:
+    """Raise :class:`HookeInputError` naming the contact particles (area > 0) of positions x
+    (n, d) on or below a plane k {n_k·(x − o_k) = 0} (points o_k), where the barrier is infinite:
+    field ``planes[k]``, or ``field`` (the plane then named in the message); one line per such
+    plane, all at once."""
+    problems = []
+    for k in range(normals.shape[0]):
+        distance = (x - points[k]) @ normals[k]
+        inside = np.flatnonzero((area > 0) & (distance <= 0.0))
+        if inside.size:
+            listed = ", ".join(map(str, inside[:10])) + (", ..." if inside.size > 10 else "")
+            plane = "the plane" if field is None else f"planes[{k}]"
+            problems.append(HookeInputError(field or f"planes[{k}]", f"particle(s) {listed} start "
+                                            f"on or below {plane} (signed distance <= 0)",
+                                            distance[inside[:10]].tolist()))
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise HookeInputErrors([str(problem) for problem in problems])
 
 
 def add_contact(model: Model, planes: Sequence[dict] = (), **settings) -> Model:

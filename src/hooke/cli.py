@@ -121,32 +121,46 @@ def write_outputs(result, out: Path) -> list[Path]:
 
     written = [out / "trajectory.h5", write_xdmf(out / "trajectory.h5")]
     if result.n_frames >= 2:
-        written += [plots.PLOTS[name](result, out / f"{name}.png")
-                    for name in plots.available(result) if name != "phase"]
+        for name in plots.available(result):
+            if name != "phase":
+                plots.PLOTS[name](result, out / f"{name}.png")
+                written.append(out / f"{name}.png")
     summary = summary_data(result)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
     written.append(out / "summary.json")
     return written
 
 
+def finite(value) -> float | None:
+    """A float, or None (JSON null) where it is not finite: a blown-up run's energy overflows."""
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
 def summary_data(result) -> dict:
     model = result.scene.model
-    data = {
-        "scene": result.scene.name, "integrator": result.integrator, "dt": result.dt,
-        "t_end": float(result.t[-1]), "frames": result.n_frames, "complete": result.complete,
-        "particles": model.n_particles, "springs": model.n_springs, "dim": model.dim,
-        "wall_time_s": round(result.wall_time, 4), "stats": result.stats,
-        "energy_initial": float(result.energy["total"][0]),
-        "energy_final": float(result.energy["total"][-1]),
-        "energy_relative_change": result.energy_drift(),
-    }
-    if result.scene.has_analytic:
-        data["max_error_vs_analytic"] = float(np.max(np.abs(result.x - result.analytic())))
-    if result.joint_force.size:
-        data["joint_force_range_N"] = [float(result.joint_force.min()), float(result.joint_force.max())]
+    with np.errstate(over="ignore", invalid="ignore"):
+        data = {
+            "scene": result.scene.name, "integrator": result.integrator, "dt": result.dt,
+            "t_end": float(result.t[-1]), "frames": result.n_frames, "complete": result.complete,
+            "particles": model.n_particles, "springs": model.n_springs, "dim": model.dim,
+            "wall_time_s": round(result.wall_time, 4), "stats": result.stats,
+            "energy_initial": finite(result.energy["total"][0]),
+            "energy_final": finite(result.energy["total"][-1]),
+            "energy_relative_change": finite(result.energy_drift()),
+        }
+        if result.scene.has_analytic:
+            data["max_error_vs_analytic"] = finite(np.max(np.abs(result.x - result.analytic())))
+        if result.joint_force.size:
+            data["joint_force_range_N"] = [finite(result.joint_force.min()),
+                                           finite(result.joint_force.max())]
     if np.isfinite(result.contact_distance).any():
         data["min_contact_distance_m"] = float(np.min(result.contact_distance))
     return data
+
+
+def number(value, spec: str) -> str:
+    return "not finite" if value is None else format(value, spec)
 
 
 def plural(count: int, noun: str) -> str:
@@ -165,14 +179,16 @@ def print_summary(summary: dict, written: list[Path]) -> None:
                       + ("" if summary["complete"] else " (stopped early)")),
         ("counters", ", ".join(f"{k} {v}" for k, v in summary["stats"].items())),
         ("wall time", f"{summary['wall_time_s']:.3f} s"),
-        ("total energy", f"{summary['energy_initial']:.6g} → {summary['energy_final']:.6g} J "
-                         f"({100 * summary['energy_relative_change']:+.4g} %)"),
+        ("total energy", f"{number(summary['energy_initial'], '.6g')} → "
+                         f"{number(summary['energy_final'], '.6g')} J" + (
+                             "" if summary["energy_relative_change"] is None
+                             else f" ({100 * summary['energy_relative_change']:+.4g} %)")),
     ]
     if "max_error_vs_analytic" in summary:
-        rows.append(("max |x − analytic|", f"{summary['max_error_vs_analytic']:.3e} m"))
+        rows.append(("max |x − analytic|", f"{number(summary['max_error_vs_analytic'], '.3e')} m"))
     if "joint_force_range_N" in summary:
-        low, high = summary["joint_force_range_N"]
-        rows.append(("joint tension", f"{low:.4g} … {high:.4g} N"))
+        low, high = (number(value, ".4g") for value in summary["joint_force_range_N"])
+        rows.append(("joint tension", f"{low} … {high} N"))
     if "min_contact_distance_m" in summary:
         rows.append(("min distance to a plane", f"{summary['min_contact_distance_m']:.3e} m"))
     rows.append(("written", "\n".join(str(p) for p in written)))
@@ -229,8 +245,14 @@ def run_command(
             print_summary(summary_data(partial), write_outputs(partial, out))
         fail(str(error), code=1)
     except KeyboardInterrupt:
-        fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'}; continue with "
-             f"`hooke run --resume {out}`", code=130)
+        from .io.export import write_xdmf
+
+        try:
+            sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
+        except HookeInputError:
+            fail("interrupted before the first frame was written", code=130)
+        fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'} (ParaView: {sidecar}); "
+             f"continue with `hooke run --resume {out}`", code=130)
     print_summary(summary_data(result), write_outputs(result, out))
 
 
@@ -258,7 +280,8 @@ def plot_command(
             fail(f"--kind: '{name}' does not apply to this run (it applies: {', '.join(applicable)}), got {name!r}")
     target = output_directory(directory if out is None else out)
     for name in kinds:
-        console.print(f"wrote {plots.PLOTS[name](result, target / f'{name}.png')}")
+        plots.PLOTS[name](result, target / f"{name}.png")
+        console.print(f"wrote {target / f'{name}.png'}")
 
 
 @app.command("export")
@@ -269,14 +292,13 @@ def export_command(
     """Export a stored run for ParaView (the XDMF sidecar is always rewritten)."""
     from .io.export import export_vtu, write_xdmf
 
-    try:
-        written = [write_xdmf(directory / "trajectory.h5")]
-        if vtu:
-            written += export_vtu(directory / "trajectory.h5", directory / "vtu")
+    try:  # the VTU export reads every frame first: a corrupted file stops it before any write
+        written = export_vtu(directory / "trajectory.h5", directory / "vtu") if vtu else []
+        written.insert(0, write_xdmf(directory / "trajectory.h5"))
     except HookeInputError as error:
         fail(str(error))
-    except OSError as error:
-        fail(f"DIR: cannot read {directory / 'trajectory.h5'} ({error.__class__.__name__}), got {str(directory)!r}")
+    except OSError as error:  # reading errors are HookeInputErrors: this is writing
+        fail(f"DIR: cannot write the export ({error.strerror or error}), got {str(directory)!r}")
     console.print(f"wrote {len(written)} file(s): {written[0]}" + (f" … {written[-1]}" if len(written) > 1 else ""))
 
 
@@ -318,7 +340,8 @@ def modes_command(
         fail(str(error), code=1)
     console.print(result.table())
     output_directory(out)
-    console.print(f"mode shapes: {mode_shapes_plot(scene, result, out / 'modes.png')}")
+    mode_shapes_plot(scene, result, out / "modes.png")
+    console.print(f"mode shapes: {out / 'modes.png'}")
 
 
 @app.command("study")
@@ -379,15 +402,19 @@ def schema_command() -> None:
 @app.command("verify")
 def verify_command(
     out: Path = typer.Option(Path("out/verify"), "--out", "-o", help="where to write convergence.png"),
+    energy_steps: int = typer.Option(4000, "--energy-steps",
+                                     help="steps of each energy run (fewer: a quicker, rougher check)"),
 ) -> None:
     """Run every integrator on spring1d, and every one that handles joints on the double pendulum:
     measured order of convergence, energy behaviour and joint drift."""
     from .verify import convergence_plot, verify, verify_joints
 
+    if energy_steps < 10:
+        fail(f"--energy-steps: must be an integer >= 10, got {energy_steps}")
     output_directory(out)
-    reports = verify()
-    table = Table(title="spring1d (ω = √10): convergence order; energy over 4000 steps of 0.005 s",
-                  title_justify="left")
+    reports = verify(energy_steps=energy_steps)
+    table = Table(title=f"spring1d (ω = √10): convergence order; energy over {energy_steps} steps "
+                        "of 0.005 s", title_justify="left")
     for column, justify in (("integrator", "left"), ("order", "right"), ("measured", "right"),
                             ("energy", "left"), ("E⁺/E − 1", "right")):
         table.add_column(column, justify=justify, no_wrap=True)
@@ -396,10 +423,10 @@ def verify_command(
         table.add_row(r.name, str(r.expected_order), f"{r.measured_order:.3f}{mark}", r.behaviour,
                       f"{r.energy_factor - 1:+.3e}")
     console.print(table)
-    joint_reports = verify_joints()
+    joint_reports = verify_joints(energy_steps=energy_steps)
     table = Table(title="pendulum (double, joints, stabilization=None): order of the positions over "
                         "1.5 s against rk45 at dt = 1/1280 s;\nenergy above the hanging rest state "
-                        "and joint drift max|L − L0| over 4000 steps of 0.0025 s",
+                        f"and joint drift max|L − L0| over {energy_steps} steps of 0.0025 s",
                   title_justify="left")
     for column, justify in (("integrator", "left"), ("order", "right"), ("measured", "right"),
                             ("energy", "left"), ("E⁺/E − 1", "right"), ("max|L − L0| \\[m]", "right")):
@@ -410,8 +437,8 @@ def verify_command(
         table.add_row(r.name, str(r.expected_order), f"{r.measured_order:.3f}{mark}", behaviour,
                       f"{r.energy_factor - 1:+.3e}", f"{r.drift:.2e}")
     console.print(table)
-    plot = convergence_plot(reports, out / "convergence.png", joint_reports)
-    console.print(f"log-log plot: {plot}")
+    convergence_plot(reports, out / "convergence.png", joint_reports)
+    console.print(f"log-log plot: {out / 'convergence.png'}")
     if not all(r.order_ok for r in [*reports, *joint_reports]):
         raise typer.Exit(1)
 
@@ -436,11 +463,13 @@ def serve_command(
 @app.command("sweep")
 def sweep_command(
     scene_or_file: Optional[str] = typer.Argument(
-        None, metavar="SCENE_OR_FILE", help="a built-in scene name or a .toml scene file (or use --file)"),
+        None, metavar="SCENE_OR_FILE", help="a built-in scene name, a .toml scene file, or a sweep "
+        "file (a .toml with 'scene', or a shipped one: pendulum_correction)"),
     param: list[str] = typer.Option(None, "--param", "-p",
                                     help="PATH=v1,v2,… | PATH=lo:hi | PATH=log:lo:hi (repeatable)"),
     file: Optional[Path] = typer.Option(None, "--file", "-f", help="a sweep file (TOML) or a shipped one "
-                                         "(pendulum_correction); the options below override it"),
+                                         "(pendulum_correction); the options below override it, "
+                                         "a --param in every grid"),
     random: Optional[int] = typer.Option(None, "--random", help="N random members instead of the grid"),
     seed: Optional[int] = typer.Option(None, "--seed", help="seed of the random members (default 0)"),
     out: Path = typer.Option(Path("out/sweep"), "--out", "-o", help="the sweep's directory (same DIR resumes)"),
@@ -457,25 +486,31 @@ def sweep_command(
     metric, and DIR/members/<id>/ (trajectory.h5, row.json). See `hooke.sweep`'s documentation."""
     from rich.progress import MofNCompleteColumn
 
-    from .sweep import parse_param, read_sweep_file, sweep
+    from .sweep import is_sweep_file, parse_param, read_sweep_file, sweep
 
     try:
         settings: dict = {}
-        if file is not None:
-            if scene_or_file is not None:
-                fail(f"SCENE_OR_FILE: give a scene or --file, not both, got {scene_or_file!r}")
-            spec = read_sweep_file(file)
-            scene, params = spec.scene, dict(spec.params)
-            settings = spec.model_dump(exclude={"scene", "description", "params"})
-        elif scene_or_file is None:
-            fail("SCENE_OR_FILE: missing (or use --file SWEEP.toml), got nothing")
-        else:
-            scene, params = scene_or_file, {}
+        if file is not None and scene_or_file is not None:
+            fail(f"SCENE_OR_FILE: give a scene or --file, not both, got {scene_or_file!r}")
+        if scene_or_file is not None and is_sweep_file(scene_or_file):
+            file, scene_or_file = Path(scene_or_file), None
         given = [parse_param(text) for text in param or []]
         for path, _ in given:
             if [other for other, _ in given].count(path) > 1:
                 fail(f"--param: {path} given more than once, got {path!r}")
-        params.update(given)
+        if file is not None:
+            spec = read_sweep_file(file)
+            scene, grids = spec.scene, [dict(grid) for grid in spec.params]
+            settings = spec.model_dump(exclude={"scene", "description", "params"})
+        elif scene_or_file is None:
+            fail("SCENE_OR_FILE: missing (or use --file SWEEP.toml), got nothing")
+        elif not given:
+            fail(f"--param: missing for scene {scene_or_file!r}: give at least one (e.g. --param "
+                 "spring.k=1e3,1e4) or a sweep file (--file), got nothing")
+        else:
+            scene, grids = scene_or_file, [{}]
+        for grid in grids:
+            grid.update(given)
         options = {"random": random, "seed": seed, "retries": retries, "timeout": timeout,
                    "metric": plot_metric, "save_every": save_every}
         settings.update({key: value for key, value in options.items() if value is not None})
@@ -491,7 +526,7 @@ def sweep_command(
             bar.update(bar.task_ids[0], completed=done)
 
         try:
-            result = sweep(scene, params, client=scheduler, out=out, progress=progress, **settings)
+            result = sweep(scene, grids, client=scheduler, out=out, progress=progress, **settings)
         finally:
             bar.stop()
     except HookeInputError as error:

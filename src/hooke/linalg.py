@@ -5,21 +5,20 @@ Contract:
   the flattened DOF numbering (particle p, axis a → p·d + a) and gives per-step ``values`` in
   the same order. :class:`FixedPatternAssembler` turns a list of such structures into one CSR
   pattern, restricted to the free DOFs, computed once; ``assemble`` then costs one ``bincount``.
-- :class:`SparseSolver` solves with a sequence of matrices on one pattern: CHOLMOD (scikit-sparse)
-  when it imports and the matrix is positive definite, else SciPy's SuperLU in symmetric mode
-  with the MMD_AT_PLUS_A ordering (about 2× faster than its default on these matrices), or CG,
-  or CG preconditioned by smoothed-aggregation algebraic multigrid (pyamg) for systems too large
-  to factorise (``"amg"``, chosen by ``"auto"`` above ``AMG_MIN_DOFS`` unknowns).
+- :class:`SparseSolver` solves with a sequence of matrices on one pattern, by a direct factor
+  (``DenseFactor`` up to ``DENSE_LIMIT`` unknowns; above, the fastest sparse factor installed,
+  ``DIRECT_SOLVERS``: MKL PARDISO (pypardiso), CHOLMOD (scikit-sparse), SciPy's SuperLU),
+  each analysing the pattern once and reusing it; or by CG, or CG preconditioned by
+  smoothed-aggregation algebraic multigrid (pyamg) for systems too large to factorise
+  (``"amg"``, chosen by ``"auto"`` above ``AMG_MIN_DOFS`` unknowns).
 - :func:`factorize` factorises one SPD matrix once and returns its solve (several right-hand
   sides at once): the constant matrix of ``fast_mass_spring``.
-CHOLMOD runs simplicial below ``SUPERNODAL_MIN_DOFS`` unknowns and supernodal (BLAS-3 on dense
-blocks) above: on a 10k-unknown cloth Laplacian simplicial factorises in 16 ms against 52 ms,
-on the 30k-DOF cloth Hessian supernodal takes 153 ms against 275 ms (with OpenBLAS).
-:class:`SparseSolver` prefers MKL PARDISO (pypardiso) when it imports: with its analysis done
-once per pattern, numeric factorisation + solve of the 30k-DOF cloth Hessian (W3) takes 37 ms
-(symmetric indefinite mode) against CHOLMOD supernodal's 123 ms and SuperLU's 260 ms.
-:func:`factorize` stays with CHOLMOD: pypardiso's public solve re-hashes the matrix on every
-call, 46 ms against CHOLMOD's 0.44 ms for the 10k Laplacian with 3 right-hand sides.
+The order of ``DIRECT_SOLVERS`` is measured (W3 of benchmarks/bench.py, the 30k-DOF cloth
+Hessian, factorisation + solve with the analysis reused): PARDISO 37–63 ms, CHOLMOD supernodal
+88–123 ms (with OpenBLAS), SuperLU 234–260 ms. CHOLMOD runs simplicial below
+``SUPERNODAL_MIN_DOFS`` unknowns and supernodal (BLAS-3 on dense blocks) above: on a 10k-unknown
+cloth Laplacian simplicial factorises in 16 ms against 52 ms, on the 30k-DOF cloth Hessian
+supernodal takes 153 ms against 275 ms.
 """
 
 from __future__ import annotations
@@ -44,8 +43,6 @@ try:  # MKL PARDISO is optional too (pip only): the fastest direct solver measur
 except ImportError:  # pragma: no cover - depends on the machine
     _pypardiso = None
 
-SOLVER = ("pardiso" if _pypardiso is not None
-          else "cholmod" if _cholmod_analyze is not None else "superlu")
 DENSE_LIMIT = 200
 SUPERNODAL_MIN_DOFS = 20_000
 AMG_MIN_DOFS = 1_500_000
@@ -58,19 +55,141 @@ def _cholmod_mode(size: int) -> str:
 def factorize(matrix: sp.spmatrix):
     """A function b ↦ A⁻¹b (b of shape (n,) or (n, k)) for a symmetric positive definite A,
     factorised once: dense Cholesky up to ``DENSE_LIMIT`` unknowns, CHOLMOD when scikit-sparse
-    imports, else SuperLU (symmetric mode, MMD_AT_PLUS_A ordering)."""
+    imports, else SuperLU (symmetric mode, MMD_AT_PLUS_A ordering). Not PARDISO: pypardiso's
+    solve re-hashes the matrix on every call (46 ms against CHOLMOD's 0.44 ms for a 10k-node
+    Laplacian with 3 right-hand sides)."""
     size = matrix.shape[0]
     if size == 0:
         return lambda rhs: np.zeros_like(rhs, dtype=float)
     if size <= DENSE_LIMIT:
-        factor = scipy.linalg.cho_factor(matrix.toarray())
-        return lambda rhs: scipy.linalg.cho_solve(factor, rhs)
-    matrix = sp.csc_matrix(matrix)
-    if _cholmod_analyze is not None:
-        return _cholmod_analyze(matrix, mode=_cholmod_mode(size)).cholesky(matrix)
-    lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                   options={"SymmetricMode": True})
-    return lu.solve
+        factor = DenseFactor()
+    elif _cholmod_analyze is not None:
+        factor = CholmodFactor()
+    else:
+        factor = SuperLUFactor(positive_definite=True)
+    factor.factorize(matrix)
+    return factor.solve
+
+
+class DenseFactor:
+    """Dense Cholesky, LU where the matrix is indefinite: faster than any sparse factorisation
+    up to ``DENSE_LIMIT`` unknowns (square_drop's 50 DOFs: 0.28 → 0.18 ms per step).
+
+    Every direct factor has this contract: ``factorize(A)`` for each new matrix of one sparsity
+    pattern (the pattern's analysis is done on the first call and reused), then ``solve(b)``
+    for b of shape (n,) or (n, k); ``name`` says which solver it is."""
+
+    name = "dense"
+
+    def factorize(self, matrix: sp.spmatrix) -> None:
+        dense = matrix.toarray()
+        try:
+            self._cholesky = scipy.linalg.cho_factor(dense)
+            self._lu = None
+        except np.linalg.LinAlgError:
+            self._cholesky, self._lu = None, scipy.linalg.lu_factor(dense)
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        if self._cholesky is not None:
+            return scipy.linalg.cho_solve(self._cholesky, rhs)
+        return scipy.linalg.lu_solve(self._lu, rhs)
+
+
+class SuperLUFactor:
+    """SciPy's SuperLU in symmetric mode with the MMD_AT_PLUS_A ordering (about 2× faster than
+    its default ordering on these matrices). SuperLU keeps no analysis between matrices. With
+    ``positive_definite`` the diagonal is always the pivot; otherwise a pivot may leave the
+    diagonal when it is under 1% of its column (indefinite Hessians)."""
+
+    name = "superlu"
+
+    def __init__(self, positive_definite: bool = False):
+        self._threshold = 0.0 if positive_definite else 0.01
+
+    def factorize(self, matrix: sp.spmatrix) -> None:
+        self._lu = spla.splu(sp.csc_matrix(matrix), permc_spec="MMD_AT_PLUS_A",
+                             diag_pivot_thresh=self._threshold, options={"SymmetricMode": True})
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        return self._lu.solve(rhs)
+
+
+class CholmodFactor:
+    """CHOLMOD (scikit-sparse): simplicial below ``SUPERNODAL_MIN_DOFS`` unknowns, supernodal
+    above, its symbolic analysis computed on the first matrix and reused. A matrix that is not
+    positive definite is factorised by SuperLU instead (its LU pivots)."""
+
+    name = "cholmod"
+
+    def __init__(self):
+        self._symbolic = None
+
+    def factorize(self, matrix: sp.spmatrix) -> None:
+        matrix = sp.csc_matrix(matrix)
+        if self._symbolic is None:
+            self._symbolic = _cholmod_analyze(matrix, mode=_cholmod_mode(matrix.shape[0]))
+        try:
+            self._solve = self._symbolic.cholesky(matrix)
+        except CholmodNotPositiveDefiniteError:
+            fallback = SuperLUFactor()
+            fallback.factorize(matrix)
+            self._solve = fallback.solve
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        return self._solve(rhs)
+
+
+class PardisoFactor:
+    """MKL PARDISO (pypardiso) for symmetric indefinite matrices (mtype −2, Bunch–Kaufman
+    pivoting; the upper triangle is passed): the analysis (ordering, symbolic factorisation,
+    phase 11) once for the pattern, then numeric factorisation (phase 22) per matrix and
+    forward/backward substitution (phase 33) per right-hand side. pypardiso's public ``solve``
+    re-runs the analysis whenever the values change (427 ms against 63 ms on W3's matrix), so
+    its ctypes call is used with the phases set explicitly."""
+
+    name = "pardiso"
+
+    def __init__(self):
+        self._solver = None
+        self._upper = None  # positions of the upper triangle in the fixed pattern
+
+    def factorize(self, matrix: sp.spmatrix) -> None:
+        matrix = sp.csr_matrix(matrix)
+        if self._upper is None:
+            rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+            keep = matrix.indices >= rows
+            indptr = np.zeros(matrix.shape[0] + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows[keep], minlength=matrix.shape[0]), out=indptr[1:])
+            self._upper = (keep, matrix.indices[keep], indptr)
+        keep, indices, indptr = self._upper
+        self._matrix = sp.csr_matrix((matrix.data[keep], indices, indptr), shape=matrix.shape)
+        dummy = np.zeros(matrix.shape[0])
+        if self._solver is None:
+            self._solver = _pypardiso.PyPardisoSolver(mtype=-2)
+            self._solver.set_phase(11)
+            self._solver._call_pardiso(self._matrix, dummy)
+            weakref.finalize(self, self._solver.free_memory, True)  # MKL's memory is not Python's
+        self._solver.set_phase(22)
+        self._solver._call_pardiso(self._matrix, dummy)
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        self._solver.set_phase(33)
+        return self._solver._call_pardiso(self._matrix, np.ascontiguousarray(rhs, dtype=float))
+
+
+# The sparse direct solvers by name, fastest first (W3, the 30k-DOF cloth Hessian, factorisation
+# + solve: PARDISO 63 ms, CHOLMOD supernodal 88, SuperLU 234), with whether each is installed.
+DIRECT_SOLVERS = {"pardiso": (PardisoFactor, _pypardiso is not None),
+                  "cholmod": (CholmodFactor, _cholmod_analyze is not None),
+                  "superlu": (SuperLUFactor, True)}
+INSTALL_HINT = {"pardiso": "pip install pypardiso (or hooke[fast])",
+                "cholmod": "apt-get install libsuitesparse-dev, then pip install "
+                           "'scikit-sparse<0.5' (or hooke[fast])"}
+
+
+def installed_direct_solvers() -> list[str]:
+    """Names of the sparse direct solvers that import here, fastest first."""
+    return [name for name, (_, installed) in DIRECT_SOLVERS.items() if installed]
 
 
 def block_structure(pairs: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -207,46 +326,47 @@ def triplets_to_csr(rows, cols, values, n: int) -> sp.csr_matrix:
 class SparseSolver:
     """Solves A y = b for a sequence of symmetric matrices that share one sparsity pattern.
 
-    ``method="direct"``: dense Cholesky (LU if A is indefinite) up to ``DENSE_LIMIT`` unknowns,
-    where it beats any sparse factorisation (square_drop's 50 DOFs: 0.28 → 0.18 ms per step); above,
-    MKL PARDISO when pypardiso imports (any symmetric A, analysis reused); else CHOLMOD
-    (simplicial or supernodal by size, its symbolic analysis computed once and reused)
-    when scikit-sparse imports and A is positive definite; otherwise SciPy's SuperLU in symmetric
-    mode with the MMD_AT_PLUS_A ordering. ``method="cg"``: conjugate gradients with a Jacobi
-    preconditioner to relative residual ``cg_rtol``, falling back to the direct solve if CG fails
-    (A indefinite). Measured on soft3d's 2,049-DOF implicit matrix here: SuperLU symmetric 22 ms,
-    SuperLU default mode 43 ms, CHOLMOD (reference BLAS) 27–37 ms, CG 4 ms.
-    ``method="amg"``: CG with a smoothed-aggregation AMG preconditioner (pyamg) to ``cg_rtol``,
-    falling back to the direct solve if it fails; memory grows linearly with the unknowns, where
-    a factorisation's fill-in grows faster. ``method="auto"``: "amg" from ``AMG_MIN_DOFS``
-    unknowns on (when pyamg imports), "direct" below (decided on the first matrix). Measured on
-    the 1000 × 1000 cloth (3M DOFs, one implicit_euler_linear step): PARDISO 17 s per step
-    after a 42 s first step, 9.5 GB peak; AMG-CG 13–17 s per step, 4.9 GB peak.
+    ``method="direct"``: :class:`DenseFactor` up to ``DENSE_LIMIT`` unknowns, above it the
+    fastest sparse direct solver installed (``DIRECT_SOLVERS``: MKL PARDISO, CHOLMOD, SuperLU),
+    its analysis of the pattern done once and reused. ``"pardiso"``, ``"cholmod"``,
+    ``"superlu"`` force one of those at any size (an error if it is not installed).
+    ``method="cg"``: conjugate gradients with a Jacobi preconditioner to relative residual
+    ``cg_rtol``, falling back to the direct solve if CG fails (A indefinite). Measured on
+    soft3d's 2,049-DOF implicit matrix here: SuperLU symmetric 22 ms, SuperLU default mode
+    43 ms, CHOLMOD (reference BLAS) 27–37 ms, CG 4 ms. ``method="amg"``: CG with a
+    smoothed-aggregation AMG preconditioner (pyamg) to ``cg_rtol``, falling back to the direct
+    solve if it fails; memory grows linearly with the unknowns, where a factorisation's fill-in
+    grows faster. ``method="auto"``: "amg" from ``AMG_MIN_DOFS`` unknowns on (when pyamg
+    imports), "direct" below (decided on the first matrix). Measured on the 1000 × 1000 cloth
+    (3M DOFs, one implicit_euler_linear step): PARDISO 17 s per step after a 42 s first step,
+    9.5 GB peak; AMG-CG 13–17 s per step, 4.9 GB peak.
+
+    ``name`` is the solver doing the work (after the first solve for "auto" and "direct").
     """
 
-    METHODS = ("direct", "cg", "amg", "auto")
+    METHODS = ("direct", "cg", "amg", "auto", *DIRECT_SOLVERS)
 
     def __init__(self, method: str = "auto", cg_rtol: float = 1e-10):
-        if method not in self.METHODS:
-            from .errors import HookeInputError
+        from .errors import HookeInputError
 
+        if method not in self.METHODS:
             raise HookeInputError("solver", f"must be one of {', '.join(self.METHODS)}", method)
+        if method in DIRECT_SOLVERS and not DIRECT_SOLVERS[method][1]:
+            raise HookeInputError("solver", f"'{method}' is not installed here "
+                                  f"({INSTALL_HINT[method]})", method)
         if method == "amg":
             _import_pyamg()
         self.method = method
         self.cg_rtol = cg_rtol
-        self._symbolic = None
-        self._pardiso_solver = None
-        self._upper = None  # positions of the upper triangle in the fixed pattern
-        self.name = {"cg": "cg", "amg": "amg"}.get(method, SOLVER)
+        self._factor = None
+        self.name = method
 
     def solve(self, matrix: sp.spmatrix, rhs: np.ndarray) -> np.ndarray:
         if matrix.shape[0] == 0:
             return np.zeros_like(rhs)
         if self.method == "auto":
             large = matrix.shape[0] >= AMG_MIN_DOFS and _pyamg_available()
-            self.method = "amg" if large else "direct"
-            self.name = "amg" if self.method == "amg" else SOLVER
+            self.method = self.name = "amg" if large else "direct"
         if self.method == "amg":
             y = self._amg(matrix, rhs)
             if y is not None:
@@ -259,7 +379,22 @@ class SparseSolver:
                                   maxiter=10 * matrix.shape[0])
                 if info == 0:
                     return y
-        return self._direct(matrix, rhs)
+        factor = self.direct_factor(matrix.shape[0])
+        factor.factorize(matrix)
+        return factor.solve(rhs)
+
+    def direct_factor(self, size: int):
+        """The direct factor this solver uses for matrices of ``size`` unknowns (made once)."""
+        if self._factor is None:
+            if self.method in DIRECT_SOLVERS:
+                self._factor = DIRECT_SOLVERS[self.method][0]()
+            elif size <= DENSE_LIMIT:
+                self._factor = DenseFactor()
+            else:
+                self._factor = DIRECT_SOLVERS[installed_direct_solvers()[0]][0]()
+            if self.method == "direct":
+                self.name = self._factor.name
+        return self._factor
 
     def _amg(self, matrix: sp.spmatrix, rhs: np.ndarray) -> np.ndarray | None:
         """CG preconditioned by a smoothed-aggregation AMG V-cycle (the hierarchy is rebuilt for
@@ -274,51 +409,6 @@ class SparseSolver:
         if residuals and residuals[-1] <= self.cg_rtol * max(residuals[0], np.finfo(float).tiny):
             return y
         return None
-
-    def _pardiso(self, matrix: sp.spmatrix, rhs: np.ndarray) -> np.ndarray:
-        """MKL PARDISO for symmetric indefinite matrices (mtype −2, Bunch–Kaufman pivoting; the
-        upper triangle is passed): the analysis (ordering, symbolic factorisation) once for the
-        pattern, then numeric factorisation + solve (phase 23) per matrix. pypardiso's public
-        ``solve`` re-runs the analysis whenever the values change, so its ctypes call is used."""
-        matrix = sp.csr_matrix(matrix)
-        if self._upper is None:
-            rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-            keep = matrix.indices >= rows
-            indptr = np.zeros(matrix.shape[0] + 1, dtype=np.int64)
-            np.cumsum(np.bincount(rows[keep], minlength=matrix.shape[0]), out=indptr[1:])
-            self._upper = (keep, matrix.indices[keep], indptr)
-        keep, indices, indptr = self._upper
-        upper = sp.csr_matrix((matrix.data[keep], indices, indptr), shape=matrix.shape)
-        rhs = np.ascontiguousarray(rhs, dtype=float)
-        if self._pardiso_solver is None:
-            solver = _pypardiso.PyPardisoSolver(mtype=-2)
-            solver.set_phase(11)
-            solver._call_pardiso(upper, np.zeros_like(rhs))
-            weakref.finalize(self, solver.free_memory, True)  # MKL's memory is not Python's
-            self._pardiso_solver = solver
-        self._pardiso_solver.set_phase(23)
-        return self._pardiso_solver._call_pardiso(upper, rhs)
-
-    def _direct(self, matrix: sp.spmatrix, rhs: np.ndarray) -> np.ndarray:
-        if matrix.shape[0] <= DENSE_LIMIT:
-            dense = matrix.toarray()
-            try:
-                return scipy.linalg.cho_solve(scipy.linalg.cho_factor(dense), rhs)
-            except np.linalg.LinAlgError:
-                return scipy.linalg.solve(dense, rhs, assume_a="sym")
-        if _pypardiso is not None:
-            return self._pardiso(matrix, rhs)
-        matrix = sp.csc_matrix(matrix)
-        if _cholmod_analyze is not None:
-            try:
-                if self._symbolic is None:
-                    self._symbolic = _cholmod_analyze(matrix, mode=_cholmod_mode(matrix.shape[0]))
-                return self._symbolic.cholesky(matrix)(rhs)
-            except CholmodNotPositiveDefiniteError:
-                pass  # indefinite: the LU below pivots
-        lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.01,
-                       options={"SymmetricMode": True})
-        return lu.solve(rhs)
 
 
 def _pyamg_available() -> bool:

@@ -5,8 +5,10 @@ with keys ``kinetic``, ``potential``, ``total`` and one per potential term; ``jo
 (frames, joints) the exact tension of every joint at every saved frame [N], positive when the
 joint pulls its ends together (compressed joints push: negative; see :mod:`hooke.constraints`),
 (frames, 0) for a model without joints; ``contact_distance`` (frames,) the smallest signed
-distance of any contact particle to any contact plane [m] (+inf without contact); ``stats`` counts steps
-(and rejected steps or Newton iterations where they apply); ``wall_time`` in seconds.
+distance of any contact particle to any contact plane [m] (+inf without contact);
+``contact_force`` (frames, n, d) the barrier's force on each particle summed over the planes [N]
+(:func:`hooke.energies.barrier.contact_forces`), (frames, 0, d) without planes; ``stats`` counts
+steps (and rejected steps or Newton iterations where they apply); ``wall_time`` in seconds.
 """
 
 from __future__ import annotations
@@ -15,6 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+
+def frame_extras(extras: dict[str, np.ndarray], frames: int, dim: int) -> dict[str, np.ndarray]:
+    """The per-frame extras of a Result, with the values of a model without joints or contact
+    planes filled in where ``extras`` has none."""
+    return {"joint_force": extras.get("joint_force", np.empty((frames, 0))),
+            "contact_distance": extras.get("contact_distance", np.full(frames, np.inf)),
+            "contact_force": extras.get("contact_force", np.empty((frames, 0, dim)))}
 
 
 @dataclass
@@ -34,6 +44,8 @@ class Result:
     joint_force: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
     # (frames,) smallest particle–plane signed distance [m], +inf without contact planes
     contact_distance: np.ndarray = field(default_factory=lambda: np.empty(0))
+    # (frames, n, d) barrier force on each particle [N], (frames, 0, d) without contact planes
+    contact_force: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0)))
 
     @property
     def n_frames(self) -> int:

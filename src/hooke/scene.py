@@ -1,7 +1,8 @@
 """Scene: a Model, its initial State and default run settings.
 
 Contract: a Scene is validated when made (known integrator, dt > 0, t_end > 0, state shapes match
-the model, every value finite). ``hooke.simulate`` reads it and never changes it.
+the model, every value finite, no contact particle on or below a plane where the planes are at the
+state's time). ``hooke.simulate`` reads it and never changes it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .builder import check_clear_of_planes
+from .energies.barrier import plane_displacements
 from .errors import HookeInputError
 from .integrators import get as get_integrator
 from .model import Model, State
@@ -133,6 +136,10 @@ class Scene:
             if not np.all(np.isfinite(array)):
                 bad = int(np.argwhere(~np.isfinite(np.asarray(array)))[0][0])
                 raise HookeInputError(f"{label}[{bad}]", "must be finite", np.asarray(array)[bad])
+        if self.model.n_planes:
+            points = self.model.plane_points + plane_displacements(self.model, self.state.t)
+            check_clear_of_planes(self.model.plane_normals, points, self.model.contact_area,
+                                  np.asarray(self.state.x), field="state.x")
         self.save_every = check_save_every(self.save_every)
 
     @property

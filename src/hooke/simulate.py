@@ -4,8 +4,10 @@ Contract: one-way data flow scene → (System, State) → integrator steps → R
 at step 0, every ``save_every`` steps and at the last step; the run has t_end / dt steps, which
 must be a whole number (:func:`hooke.scene.step_count`), and frames that fit in memory.
 Options given as keywords go to the integrator (an option it does not know is an error); the
-scene's default options apply only when its own integrator is used. A non-finite state stops the
-run with a :class:`SimulationError` that carries the frames computed so far (``error.result``).
+scene's default options apply only when its own integrator is used. Every step is guarded (see
+:class:`Run`): a non-finite state, a failing solver step or (optionally) an energy growing past a
+factor stops the run with a :class:`SimulationError` that names the step, its time and the worst
+particle, and carries the frames computed so far (``error.result``), the last finite state last.
 
 With ``store=PATH`` every frame is also written to an HDF5 trajectory as the run goes
 (:mod:`hooke.io.store`); :func:`resume` continues such a file from its last frame.
@@ -23,8 +25,9 @@ import numpy as np
 from .energies import barrier
 from .errors import HookeInputError, SimulationError
 from .integrators import get as get_integrator
+from .integrators.base import NON_FINITE, StepFailed
 from .model import State
-from .result import Result
+from .result import Result, frame_extras
 from .scene import Scene, check_frames_fit, check_positive, check_save_every, step_count
 from .system import System
 
@@ -34,11 +37,16 @@ def frame_steps(n_steps: int, save_every: int) -> np.ndarray:
     return steps if steps[-1] == n_steps else np.append(steps, n_steps)
 
 
+def energy_terms(system: System, state: State) -> dict[str, float]:
+    """The kinetic energy and each potential term [J]."""
+    return {"kinetic": system.kinetic_energy(state.v), **system.potential_energies(state.x, state.t)}
+
+
 def frame_data(system: System, state: State) -> dict[str, np.ndarray]:
     """Everything saved per frame, keyed as in the trajectory store."""
     model = system.model
-    terms = system.potential_energies(state.x, state.t)
-    kinetic = system.kinetic_energy(state.v)
+    terms = energy_terms(system, state)
+    kinetic = terms.pop("kinetic")
     potential = sum(terms.values())
     data = {"t": np.float64(state.t), "x": state.x, "v": state.v,
             "energy/kinetic": np.float64(kinetic), "energy/potential": np.float64(potential),
@@ -48,6 +56,7 @@ def frame_data(system: System, state: State) -> dict[str, np.ndarray]:
         data["joint_force"] = system.joint_tensions(state.x, state.v, state.t)
     if barrier.active(model):
         data["contact_distance"] = np.float64(barrier.min_distance(model, state.x, state.t))
+        data["contact_force"] = barrier.contact_forces(model, state.x, state.t)
     return data
 
 
@@ -68,8 +77,7 @@ class FrameSeries:
     def result(self, frames: int, **fields) -> Result:
         cut = {key: array[:frames] for key, array in self.arrays.items()}
         energy = {key.split("/", 1)[1]: value for key, value in cut.items() if key.startswith("energy/")}
-        extras = {"joint_force": cut.get("joint_force", np.empty((frames, 0))),
-                  "contact_distance": cut.get("contact_distance", np.full(frames, np.inf))}
+        extras = frame_extras(cut, frames, cut["x"].shape[-1])
         return Result(t=cut["t"], x=cut["x"], v=cut["v"], energy=energy, **extras, **fields)
 
 
@@ -88,9 +96,9 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
             scene's ``save_every`` (default 1) when None.
         progress: optional callback ``progress(steps_done, steps_total)`` called per frame.
         store: optional path of an HDF5 trajectory file written frame by frame as the run goes.
-        max_energy_growth: optional blow-up guard: stop when the total energy exceeds its start
-            by more than (factor − 1)·S, S = Σ |energy components| at the start (or at the first
-            frame where they are not all zero).
+        max_energy_growth: optional blow-up guard, checked after every step: stop when the total
+            energy exceeds its start by more than (factor − 1)·S, S = Σ |energy components| at
+            the start (or at the first step where they are not all zero).
         **options: integrator options, e.g. ``rtol=1e-8`` for ``rk45``, ``tol=`` for ``implicit_euler``.
     """
     run = plan(scene, integrator, dt, t_end, save_every, max_energy_growth, **options)
@@ -99,7 +107,7 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         from .io.store import TrajectoryWriter
 
         writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
-                                  run.options)
+                                  dict(run.stepper.options))
     return run.execute(progress=progress, writer=writer)
 
 
@@ -126,12 +134,21 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
 
 
 class Run:
-    """One run's fixed plan: the integrator, the steps at which frames are saved."""
+    """One run's fixed plan: the integrator, the steps at which frames are saved, the guard.
+
+    The guard checks every step (the integrator's ``advance`` raises
+    :class:`~hooke.integrators.base.StepFailed` at the first non-finite state or failing solve;
+    with ``max_energy_growth`` the total energy is computed after every step). The run then stops
+    with a :class:`SimulationError` naming the step, its time and the worst particle, and the last
+    finite state (or the state past the energy limit) is written as a final frame, on the save
+    grid or not. Steps are counted in ``dt`` from the start; an adaptive integrator's step k is
+    the k-th interval of ``dt``.
+    """
 
     def __init__(self, scene: Scene, integrator: str, dt: float, t_end: float, save_every: int,
                  options: dict, max_energy_growth: float | None = None):
         self.scene, self.name, self.dt, self.t_end = scene, integrator, dt, t_end
-        self.save_every, self.options = save_every, options
+        self.save_every = save_every
         self.max_energy_growth = max_energy_growth
         self._energy_reference: tuple[float, float] | None = None  # (E0, scale S)
         self.n_steps = step_count(t_end, dt)
@@ -163,65 +180,136 @@ class Run:
             kept = frame + 1
             if writer is not None:
                 writer.write_frame(data, checkpoint=self.stepper.checkpoint())
-            if self.max_energy_growth is not None:
-                self._guard_energy(frame, current, data)
 
-        try:
-            if start_frame == 0:
-                record(0, state)
-            for frame in range(start_frame + 1, self.steps.size):
-                state = self.stepper.advance(state, t0 + self.steps[frame] * self.dt,
-                                             int(self.steps[frame] - self.steps[frame - 1]))
-                finite = np.isfinite(state.x).all(axis=1) & np.isfinite(state.v).all(axis=1)
-                if not finite.all():
-                    worst = int(np.flatnonzero(~finite)[0])
-                    step = int(round((state.t - t0) / self.dt))  # an integrator may stop early there
-                    raise SimulationError(
-                        f"the state became non-finite by step {step} (t = {state.t:.6g}), "
-                        f"first at particle {worst}; {kept} finite frame(s) kept. Try a smaller dt or "
-                        "an implicit integrator (implicit_euler, implicit_euler_linear).")
-                record(frame, state)
-                if progress is not None:
-                    progress(int(self.steps[frame]), self.n_steps)
-        except SimulationError as error:
-            error.result = result(kept, complete=False)
-            if writer is not None:
-                writer.close(complete=False, stats=self.stepper.stats)
-            raise
-        except KeyboardInterrupt:
-            if writer is not None:
-                writer.close(complete=False, stats=self.stepper.stats)
-            raise
+        # The guard handles overflow and NaN: NumPy's warnings on the way there are noise.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            try:
+                if start_frame == 0:
+                    record(0, state)
+                    self._guard_energy(state, t0)
+                for frame in range(start_frame + 1, self.steps.size):
+                    state = self._advance(state, t0, frame)
+                    record(frame, state)
+                    if progress is not None:
+                        progress(int(self.steps[frame]), self.n_steps)
+            except Stopped as stop:
+                if stop.last.t > self.series.arrays["t"][kept - 1]:
+                    try:
+                        record(kept, stop.last)
+                    except SimulationError:
+                        pass  # its joint tensions overflow: the frames before it stay
+                error = SimulationError(stop.message(kept))
+                error.result = result(kept, complete=False)
+                if writer is not None:
+                    writer.close(complete=False, stats=self.stepper.stats, failure=str(error))
+                raise error from stop.__cause__
+            except SimulationError as error:
+                error.result = result(kept, complete=False)
+                if writer is not None:
+                    writer.close(complete=False, stats=self.stepper.stats)
+                raise
+            except KeyboardInterrupt:
+                if writer is not None:
+                    writer.close(complete=False, stats=self.stepper.stats)
+                raise
         if writer is not None:
             writer.close(complete=True, stats=self.stepper.stats)
         return result(self.steps.size, complete=True)
 
-    def _guard_energy(self, frame: int, state: State, data: dict) -> None:
-        total = float(data["energy/total"])
+    def _advance(self, state: State, t0: float, frame: int) -> State:
+        """The state at ``frame``: in one ``advance`` call, or step by step with the energy guard."""
+        first, last = int(self.steps[frame - 1]), int(self.steps[frame])
+        try:
+            if self.max_energy_growth is None:
+                return self.stepper.advance(state, t0 + last * self.dt, last - first)
+            for step in range(first + 1, last + 1):
+                state = self.stepper.advance(state, t0 + step * self.dt, 1)
+                self._guard_energy(state, t0)
+            return state
+        except StepFailed as failure:
+            raise Stopped(self, failure, t0) from failure
+
+    def _guard_energy(self, state: State, t0: float) -> None:
+        if self.max_energy_growth is None:
+            return
+        terms = energy_terms(self.system, state)
+        total = sum(terms.values())
         if self._energy_reference is None:
-            scale = sum(abs(float(value)) for key, value in data.items()
-                        if key.startswith("energy/") and key not in ("energy/total", "energy/potential"))
+            scale = sum(abs(value) for value in terms.values())
             if scale > 0:
                 self._energy_reference = (total, scale)
             return
         start, scale = self._energy_reference
-        if total - start > (self.max_energy_growth - 1.0) * scale:
-            kinetic = 0.5 * self.scene.model.mass * np.sum(state.v ** 2, axis=1)
-            raise SimulationError(
+        if not total - start <= (self.max_energy_growth - 1.0) * scale:  # NaN counts as growth
+            raise Stopped(self, None, t0, state, (
                 f"the total energy grew from {start:.6g} J to {total:.6g} J (more than the allowed "
-                f"factor {self.max_energy_growth:g} of the energy scale {scale:.6g} J) by step "
-                f"{self.steps[frame]} (t = {state.t:.6g}); most energetic particle "
-                f"{int(np.argmax(kinetic))}; {frame + 1} frame(s) kept. Try a smaller dt or an "
-                "implicit integrator (implicit_euler, implicit_euler_linear).")
+                f"factor {self.max_energy_growth:g} of the energy scale {scale:.6g} J)"))
+
+
+class Stopped(Exception):
+    """Why the guard stopped a run, and the state written as its final frame (``last``)."""
+
+    def __init__(self, run: Run, failure: StepFailed | None, t0: float, state: State | None = None,
+                 growth: str = ""):
+        last = failure.last if failure is not None else state
+        # Steps in dt from the start; a failing step is the one after the last finite state.
+        steps = (last.t - t0) / run.dt
+        step = int(np.floor(steps + 1e-6)) + (failure is not None)
+        if abs(steps - round(steps)) < 1e-6:  # on the step grid: its time without summed round-off
+            last = State(t0 + round(steps) * run.dt, last.x, last.v)
+        self.last = last
+        if failure is None:
+            kinetic = 0.5 * run.scene.model.mass * np.sum(state.v ** 2, axis=1)
+            particle = int(np.argmax(kinetic))
+            self.what = (f"{growth} at step {step} (t = {state.t:.6g}); most energetic particle "
+                         f"{particle} (kinetic energy {kinetic[particle]:.6g} J)")
+        else:
+            bad = failure.bad
+            particle = worst_particle(last, bad)
+            at = f"step {step} (t = {t0 + step * run.dt:.6g})"
+            self.what = (f"{failure.reason} at {at}" if failure.reason == NON_FINITE
+                         else f"{at} failed: {failure.reason}")
+            gone = "non-finite; " if bad is not None else ""  # a non-finite particle is the worst
+            self.what += (f"; worst particle {particle} ({gone}at t = {last.t:.6g}: |x|∞ = "
+                          f"{np.max(np.abs(last.x[particle])):.3g} m, |v|∞ = "
+                          f"{np.max(np.abs(last.v[particle])):.3g} m/s)")
+        self.advice = advice(run.name)
+
+    def message(self, kept: int) -> str:
+        return (f"{self.what}; {kept} frame(s) kept, the last at t = {self.last.t:.6g}. "
+                f"{self.advice}")
+
+
+IMPLICIT = ("implicit_euler", "implicit_euler_linear")
+
+
+def advice(integrator: str) -> str:
+    others = [name for name in IMPLICIT if name != integrator]
+    kind = "another implicit integrator" if integrator in IMPLICIT else "an implicit integrator"
+    return f"Try a smaller dt or {kind} ({', '.join(others)})."
+
+
+def particle_sizes(state: State) -> np.ndarray:
+    """max(|x_i|∞, |v_i|∞) per particle, +inf where not finite."""
+    size = np.maximum(np.max(np.abs(state.x), axis=1), np.max(np.abs(state.v), axis=1))
+    return np.where(np.isnan(size), np.inf, size)
+
+
+def worst_particle(last: State, bad: State | None) -> int:
+    """The particle with the largest |x|∞ or |v|∞ in ``bad`` (non-finite counts as largest;
+    ties go to the largest in ``last``), or in ``last`` when there is no ``bad``."""
+    before = particle_sizes(last)
+    after = particle_sizes(bad) if bad is not None else before
+    return int(np.lexsort((before, after))[-1])
 
 
 def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     """Continue the run stored in ``path`` (an HDF5 trajectory written with ``store=``) from its
     last frame to its planned end, appending to the same file; returns the whole Result.
 
-    The continuation is bit-for-bit the uninterrupted run for integrators whose step depends only
-    on the state and on what ``Integrator.checkpoint()`` saves (all but the Newmark family, whose
-    modified Newton reuses a factorisation across steps: those match to round-off)."""
+    The continuation is bit-for-bit the uninterrupted run: the file holds, besides the last
+    frame's state, what ``Integrator.checkpoint()`` saved after it (see
+    :mod:`hooke.integrators.base`). A file that cannot be read is refused and left unchanged."""
     from .io.scene_file import build, parse
     from .io.store import TrajectoryWriter, read_trajectory
 
@@ -239,6 +327,10 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     frames = stored["total_frames"]
     if attrs["complete"] or frames >= run.steps.size:
         raise HookeInputError("path", "holds a complete run; nothing to resume", str(path))
+    if attrs.get("failure"):
+        raise HookeInputError("path", "holds a run the blow-up guard stopped (its last frame is "
+                              "the last finite state, off the save grid); run it again with a "
+                              "smaller dt or another integrator", str(path))
     prefix = {"t": stored["t"], "x": stored["x"], "v": stored["v"],
               **{f"energy/{k}": v for k, v in stored["energy"].items()}, **stored["extras"]}
     for frame in range(frames):

@@ -1,24 +1,35 @@
 """Parameter studies on Dask distributed: one simulation per member of a grid or a random sample.
 
-    result = hooke.sweep("spring1d", {"stiffness": [5.0, 50.0], "integrator": ["rk4", "rk45"]},
-                         out="out/sweep")
+    result = hooke.sweep("spring1d", {"spring.k": [1e3, 1e4, 1e5],
+                                      "integrator": ["symplectic_euler", "rk4"]}, out="out/sweep")
     result.table            # one row per member (pandas DataFrame), also DIR/summary.{parquet,csv}
 
 Parameter paths (keys of ``params``, ``--param PATH=…`` and a sweep file's ``[params]``):
 
+- model paths, on every scene (a value replaces, it does not scale):
+  ``spring.k`` the stiffness of every spring [N/m]; ``spring.damping`` the damping of every
+  spring [N·s/m]; ``particle.mass`` the mass of every particle [kg]; ``gravity`` the gravity
+  [m/s²] as the scene file writes it. On a scene file that lists its particles, the value is
+  written into every ``[[springs]]`` entry's ``stiffness`` / ``damping``, every ``[[particles]]``
+  entry's ``mass`` (pinned ones too), or the file's ``gravity`` vector; the member runs (and its
+  trajectory stores) that rewritten file. On a builder scene the path is the builder's parameter
+  of that meaning: ``stiffness``, ``damping``, ``mass``, ``gravity`` (every built-in builder gives
+  every spring its ``stiffness`` and ``damping`` and every free particle its ``mass``; cloth2d's
+  and chain's ``gravity`` is the number g_y, the others' a vector). A scene without springs
+  rejects ``spring.*``, a builder without that parameter rejects the path (square builds its
+  masses from ``density``, pendulum takes ``masses``).
 - ``parameters.NAME`` or ``NAME``: a parameter of the scene's builder, as in
   ``hooke.scene(name, NAME=value)`` (``stiffness`` for spring1d, cloth2d and chain, ``masses`` or
-  ``length`` for pendulum; ``hooke list`` names the scenes, their TOML files the parameters). The
-  issue's ``spring.k`` is spelled ``stiffness`` here. A scene file that lists its particles has
-  no builder: only its run settings and integrator options can be swept.
+  ``length`` for pendulum; ``hooke list`` names the scenes, their TOML files the parameters).
 - ``run.integrator`` / ``integrator``, ``run.dt`` / ``dt``, ``run.t_end`` / ``t_end``: the run
   settings of :func:`hooke.simulate`.
 - ``run.options.NAME``, ``options.NAME`` or ``NAME``: an integrator option (``rtol``, ``k_c``,
   ``beta_c``, ``tol`` …), passed to ``simulate`` as a keyword; the scene's own default options
   still apply when a member uses the scene's integrator (``simulate``'s rule).
 
-A bare NAME is looked up in that order; a NAME that is both a builder parameter and an option
-must be written in dotted form. Every option must be known to every integrator of the sweep.
+A bare NAME is looked up in that order (run setting, option, builder parameter, model path); a
+NAME that is both a builder parameter and an integrator option must be written in dotted form.
+Every option must be known to every integrator of the sweep.
 
 Values of a path:
 
@@ -28,32 +39,42 @@ Values of a path:
   log-uniform with ``log = true`` (then lo > 0); for an integer builder parameter (``n``,
   ``nx`` …) the draws are rounded to integers in [lo, hi].
   Random mode draws ``random`` members from ``numpy.random.default_rng(seed)``, member by member,
-  path by path in the order given; members that come out equal are run once.
+  path by path in the order given.
+
+``params`` is one grid (a dict) or a list of grids whose members are concatenated, each grid
+naming the same paths: seed 003's study is k_c ∈ {0, …, 0.04} at β_c = 0.2 followed by
+β_c ∈ {0, …, 0.4} at k_c = 0, 10 members. In a sweep file, ``[params]`` holds the axes every
+grid shares and each ``[[grid]]`` table one grid's own axes. The table has one row per member in
+this order; members with the same settings (k_c = 0, β_c = 0.2 above) are one simulation, run
+once, with a row each.
 
 On the command line (:func:`parse_param`): ``PATH=v1,v2,…`` (each value read as a TOML value:
 ``1e3``, ``true``, ``[0.0, -9.81]``, ``"text"``; anything else is a plain string such as
-``rk4``; commas inside brackets belong to the value), ``PATH=lo:hi`` and ``PATH=log:lo:hi``.
+``rk4``; commas inside brackets belong to the value), ``PATH=lo:hi`` and ``PATH=log:lo:hi``;
+on a sweep file's grids a ``--param`` replaces (or adds) that path in every grid.
 
 Before anything runs the sweep checks its input: unknown paths, an option some integrator of the
 sweep does not take, ranges without random mode, and every value (each value of each path is
-built into a scene and an integrator set-up together with the first value of the other paths)
-raise :class:`~hooke.errors.HookeInputError` naming the field and the value.
+built into a scene and an integrator set-up together with the first value of the other paths of
+its grid) raise :class:`~hooke.errors.HookeInputError` naming the field and the value.
 
 Members are picklable descriptions (:class:`Member`: the scene file's text, builder parameters,
 run settings, options) rebuilt and run on a Dask worker. With ``client=None`` the sweep starts a
-``distributed.LocalCluster`` on this machine (one single-threaded worker process per core) and
-closes it at the end; with an address (``"tcp://host:8786"``) it connects to that scheduler; a
-``distributed.Client`` is used as it is. Workers write into DIR, so on a real cluster DIR must be
-a path every worker can write (a shared file system), unless ``summary_only``.
+``distributed.LocalCluster`` on this machine (one single-threaded worker process per core this
+process may run on, ``os.sched_getaffinity``) and closes it at the end; with an address
+(``"tcp://host:8786"``) it connects to that scheduler; a ``distributed.Client`` is used as it is.
+Workers write into DIR, so on a real cluster DIR must be a path every worker can write (a shared
+file system), unless ``summary_only``. A scheduler that cannot be reached is an input error and
+writes nothing.
 
 Output layout of DIR:
 
 - ``members/<id>/trajectory.h5``: the member's HDF5 trajectory (``simulate(..., store=…)``),
   written as it runs; not with ``summary_only``. ``<id>`` is 12 hex digits of a SHA-256 of the
-  scene text, its parameters and the member's settings: the same member always has the same id.
+  member's scene text, its parameters and settings: the same member always has the same id.
 - ``members/<id>/row.json``: the member's row, written by the client as soon as it is final.
-- ``summary.parquet`` and ``summary.csv``: the table of :data:`COLUMNS` (one row per finished
-  member, in plan order); ``<metric>.png``: the chosen metric against each swept path.
+- ``summary.parquet`` and ``summary.csv``: the table of :data:`COLUMNS` (one row per member, in
+  plan order, once it has a row); ``<metric>.png``: the chosen metric against each swept path.
 
 Table columns, in order: ``member`` (str, the id); one column per path as given (float64 for
 numbers, int64 for integers, bool, else str: lists as JSON); ``status`` (str: ok, failed,
@@ -64,8 +85,9 @@ to a failure, 0 when unknown); ``trajectory`` (str, the path relative to DIR, em
 is none). The CSV writes NaN as ``nan`` and empty strings as empty fields:
 ``pandas.read_csv(path, keep_default_na=False, na_values=["nan"])`` reads it back as the Parquet.
 
-Failures: a member that raises (a non-finite state is a :class:`~hooke.errors.SimulationError`)
-is recorded as failed with its error; a member still running ``timeout`` seconds after it
+Failures: a member that raises (a non-finite state is a :class:`~hooke.errors.SimulationError`,
+but any exception counts) is recorded as failed with its error, and so is one whose worker died
+(Dask's ``KilledWorker``); a member still running ``timeout`` seconds after it
 started stops at its next saved frame (status timeout, its trajectory keeps the frames so far);
 one still running ``max(2 s, timeout / 4)`` later (stuck inside one frame) is cancelled and its
 worker restarted (on a shared cluster that also restarts whatever else ran on that worker). The
@@ -90,7 +112,7 @@ import re
 import time
 import tomllib
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from importlib import resources
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,10 +126,17 @@ from .integrators import base as integrator_registry
 from .io.scene_file import build, parse, validation_errors
 from .scene import Scene
 from .simulate import plan as plan_run, simulate
+from .studies import length_drift
 
 METRICS = ("energy_error", "constraint_drift", "penetration", "wall_time", "steps", "rejected")
 STATUSES = ("ok", "failed", "timeout")
 RUN_SETTINGS = ("integrator", "dt", "t_end")
+# Model paths: (the builder parameter of that meaning, the scene file's list of entries or None
+# for a top-level field, the field set in each entry).
+MODEL_PATHS = {"spring.k": ("stiffness", "springs", "stiffness"),
+               "spring.damping": ("damping", "springs", "damping"),
+               "particle.mass": ("mass", "particles", "mass"),
+               "gravity": ("gravity", None, "gravity")}
 # The table's columns around the parameter columns (which come right after "member"), with dtypes.
 COLUMNS = {"member": "str", "status": "str", "error": "str", "attempts": "int64",
            "wall_time": "float64", "energy_error": "float64", "constraint_drift": "float64",
@@ -189,9 +218,10 @@ class Strict(BaseModel):
 
 
 class SweepSettings(Strict):
-    """What to sweep and how; validated the same from the API, the CLI and sweep files."""
+    """What to sweep and how; validated the same from the API, the CLI and sweep files.
+    ``params`` (one grid or a list of grids) becomes a list of grids."""
 
-    params: dict[str, Any]
+    params: dict[str, Any] | list[dict[str, Any]]
     random: Annotated[int, Field(ge=1)] | None = None
     seed: Annotated[int, Field(ge=0)] = 0
     retries: Annotated[int, Field(ge=0)] = 0
@@ -202,27 +232,79 @@ class SweepSettings(Strict):
 
     @model_validator(mode="after")
     def _axes(self):
-        if not self.params:
-            raise ValueError("params: must name at least one parameter path, got {}")
-        for path in self.params:
+        grids = self.params if isinstance(self.params, list) else [self.params]
+        if not grids:
+            raise ValueError("params: must list at least one grid, got []")
+        for grid in grids:
+            if not grid:
+                raise ValueError("params: must name at least one parameter path, got {}")
+            if set(grid) != set(grids[0]):
+                raise ValueError(f"params: every grid must name the same paths as the first "
+                                 f"({', '.join(grids[0])}), got {sorted(grid)}")
+        if self.random is not None and len(grids) > 1:
+            raise ValueError(f"random: draws from one grid, not from a list of {len(grids)}, "
+                             f"got {self.random}")
+        for path in grids[0]:
             if not _PATH.fullmatch(path):
                 raise ValueError(f"params: a path is NAME or dotted.NAME, got {format_value(path)}")
             if path in COLUMNS:
                 raise ValueError(f"params.{path}: is also a column of the summary table; use the "
                                  f"dotted form (parameters.{path} or options.{path}), got {path!r}")
         try:
-            self.params = {path: _axis(path, spec, self.random) for path, spec in self.params.items()}
+            self.params = [{path: _axis(path, grid[path], self.random) for path in grids[0]}
+                           for grid in grids]
         except HookeInputError as error:
             raise ValueError(str(error)) from None
         return self
 
+    @property
+    def paths(self) -> list[str]:
+        return list(self.params[0])
+
 
 class SweepFile(SweepSettings):
     """A sweep file: the settings plus the scene (a built-in name, or a scene file path relative
-    to the sweep file) and a description."""
+    to the sweep file) and a description; ``[params]`` and ``[[grid]]`` tables (each with the
+    shared ``[params]`` added) become the list of grids."""
 
     scene: str
     description: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _grids(cls, data):
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if isinstance(data.get("params"), dict):
+            data["params"] = _dotted(data["params"])
+        if "grid" not in data:
+            return data
+        grids, shared = data.pop("grid"), data.get("params", {})
+        if not isinstance(grids, list) or not all(isinstance(grid, dict) for grid in grids):
+            raise ValueError(f"grid: must be [[grid]] tables of paths, got {format_value(grids)}")
+        if not isinstance(shared, dict):
+            return data  # the schema reports [params]
+        grids = [_dotted(grid) for grid in grids]
+        for index, grid in enumerate(grids):
+            both = sorted(set(grid) & set(shared))
+            if both:
+                raise ValueError(f"grid[{index}].{both[0]}: is also in [params]; a path goes in "
+                                 f"[params] (every grid) or in the grids, got {both[0]!r}")
+        data["params"] = [{**shared, **grid} for grid in grids]
+        return data
+
+
+def _dotted(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """TOML reads the path ``spring.k = [1.0]`` as a table {spring = {k = [1.0]}}: back to paths
+    (a table holding ``range`` is a range)."""
+    paths: dict[str, Any] = {}
+    for name, value in table.items():
+        if isinstance(value, dict) and "range" not in value:
+            paths.update(_dotted(value, f"{prefix}{name}."))
+        else:
+            paths[prefix + name] = value
+    return paths
 
 
 def _validated(model: type[BaseModel], data: dict[str, Any]):
@@ -236,6 +318,21 @@ def shipped_sweeps() -> list[str]:
     """Names of the sweep files shipped in ``hooke/scenes/sweeps`` (seed 003's study …)."""
     folder = resources.files("hooke.scenes") / "sweeps"
     return sorted(item.name[:-5] for item in folder.iterdir() if item.name.endswith(".toml"))
+
+
+def is_sweep_file(name: str) -> bool:
+    """Whether SCENE_OR_FILE names a sweep file rather than a scene: a shipped sweep's name, or
+    a TOML file with a top-level ``scene`` (a field no scene file has)."""
+    from .scenes import names as scene_names
+
+    if name in scene_names():
+        return False
+    if name in shipped_sweeps():
+        return True
+    try:
+        return "scene" in tomllib.loads(Path(name).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False  # not readable as TOML: loading it as a scene names the problem
 
 
 def read_sweep_file(path) -> SweepFile:
@@ -305,7 +402,7 @@ class Member:
     id: str
     values: dict[str, Any]       # path as given → value: the table's parameter columns
     scene_name: str
-    scene_text: str
+    scene_text: str              # the scene file (rewritten where a model path sets its fields)
     parameters: dict[str, Any]   # builder parameters (the scene's, with the swept ones replaced)
     run: dict[str, Any]          # swept run settings: integrator, dt, t_end
     options: dict[str, Any]      # swept integrator options
@@ -345,94 +442,168 @@ def _base_scene(scene) -> Scene:
                           "nor a scene file", scene)
 
 
-def _resolve(path: str, builder_parameters: list[str] | None, scene_name: str) -> tuple[str, str]:
-    """(kind, name) of a parameter path: kind is "parameter", "run" or "option"."""
+def _resolve(path: str, base: Scene, builder: str | None) -> tuple[str, str]:
+    """(kind, name) of a parameter path: kind is "parameter", "run", "option" or "model"."""
+    from .scenes.builders import parameter_names
+
+    builder_parameters = [] if builder is None else parameter_names(builder)
     options = sorted({name for cls in map(integrator_registry.get, integrator_registry.names())
                       for name in cls.defaults})
     head, _, name = path.rpartition(".")
     if head in ("", "run") and name in RUN_SETTINGS:
         return "run", name
     if head in ("run.options", "options") or (head == "" and name in options
-                                                 and name not in (builder_parameters or [])):
+                                                 and name not in builder_parameters):
         if name not in options:
             raise HookeInputError(path, "is not an option of any integrator (options: "
                                   f"{', '.join(options)})", path)
         return "option", name
-    if head in ("parameters", ""):
-        if builder_parameters is None:
-            raise HookeInputError(path, f"is not a parameter: scene '{scene_name}' lists its "
-                                  "particles (no builder); sweep its run settings (integrator, "
-                                  "dt, t_end) or integrator options", path)
-        if name in builder_parameters:
-            if head == "" and name in options:
-                raise HookeInputError(path, "is both a builder parameter and an integrator option:"
-                                      f" write parameters.{name} or options.{name}", path)
-            return "parameter", name
-    known = (f"builder parameters of scene '{scene_name}': {', '.join(builder_parameters)}; "
-             if builder_parameters else "")
-    raise HookeInputError(path, f"unknown parameter ({known}run settings: "
-                          f"{', '.join(RUN_SETTINGS)}; or an integrator option)", path)
+    if head in ("parameters", "") and name in builder_parameters:
+        if head == "" and name in options:
+            raise HookeInputError(path, "is both a builder parameter and an integrator option:"
+                                  f" write parameters.{name} or options.{name}", path)
+        return "parameter", name
+    if path in MODEL_PATHS:
+        parameter, entries, _ = MODEL_PATHS[path]
+        if entries == "springs" and not base.model.n_springs:
+            raise HookeInputError(path, f"scene '{base.name}' has no springs", path)
+        if builder is None:
+            return "model", path
+        if parameter in builder_parameters:
+            return "parameter", parameter
+        raise HookeInputError(path, f"scene '{base.name}' is made by builder '{builder}', which "
+                              f"takes no {parameter} (its parameters: "
+                              f"{', '.join(builder_parameters)})", path)
+    known = (f"builder parameters of scene '{base.name}': {', '.join(builder_parameters)}; "
+             if builder_parameters else f"scene '{base.name}' lists its particles (no builder); ")
+    raise HookeInputError(path, f"unknown parameter ({known}model: {', '.join(MODEL_PATHS)}; "
+                          f"run settings: {', '.join(RUN_SETTINGS)}; or an integrator option)", path)
 
 
-def member_id(scene: Scene, parameters: dict, run: dict, options: dict, save_every: int) -> str:
-    text = json.dumps({"scene": scene.name, "source": scene.source, "parameters": parameters,
+def _toml(table: dict[str, Any], prefix: str = "") -> str:
+    """TOML text of ``table`` as ``tomllib`` reads it (values first, then sub-tables and arrays
+    of tables), so that ``tomllib.loads(_toml(data)) == data``."""
+    def key(name: str) -> str:
+        return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+
+    def value(item) -> str:
+        if isinstance(item, bool):
+            return "true" if item else "false"
+        if isinstance(item, float) and not math.isfinite(item):
+            return "nan" if math.isnan(item) else ("inf" if item > 0 else "-inf")
+        if isinstance(item, (int, float)):
+            return repr(item)
+        if isinstance(item, str):
+            return json.dumps(item)
+        if isinstance(item, list):
+            return "[" + ", ".join(map(value, item)) + "]"
+        return "{" + ", ".join(f"{key(name)} = {value(entry)}" for name, entry in item.items()) + "}"
+
+    def tables(item) -> bool:
+        return isinstance(item, list) and bool(item) and all(isinstance(entry, dict) for entry in item)
+
+    lines = [f"{key(name)} = {value(item)}" for name, item in table.items()
+             if not isinstance(item, dict) and not tables(item)]
+    for name, item in table.items():
+        full = prefix + key(name)
+        if isinstance(item, dict):
+            lines.append(f"\n[{full}]\n{_toml(item, full + '.')}")
+        elif tables(item):
+            lines += [f"\n[[{full}]]\n{_toml(entry, full + '.')}" for entry in item]
+    return "\n".join(lines)
+
+
+def _with_model_values(data: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """A scene file's data with each model path's value set (see the module docstring)."""
+    data = json.loads(json.dumps(data))  # a deep copy of TOML data (no dates in scene files)
+    for path, value in values.items():
+        _, entries, name = MODEL_PATHS[path]
+        for entry in data.get(entries, []) if entries else [data]:
+            entry[name] = value
+    return data
+
+
+def _blame(error: HookeInputError, targets: dict[str, tuple[str, str]]) -> HookeInputError:
+    """An error about a field a model path wrote into the scene file (one per entry), as one
+    line about that path; other errors as they are."""
+    field, _, problem = str(error).splitlines()[0].partition(": ")
+    for path in (path for path, (kind, _) in targets.items() if kind == "model"):
+        _, entries, key = MODEL_PATHS[path]
+        if re.fullmatch(rf"{entries}\[\d+\]\.{key}" if entries else key, field):
+            return HookeInputError(path, problem, show_value=False)
+    return error
+
+
+def member_id(scene_name: str, scene_text: str, parameters: dict, run: dict, options: dict,
+              save_every: int) -> str:
+    text = json.dumps({"scene": scene_name, "source": scene_text, "parameters": parameters,
                        "run": run, "options": options, "save_every": save_every}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def plan(scene, params: dict[str, Any], *, random: int | None = None, seed: int = 0,
-         save_every: int = 1) -> list[Member]:
-    """The members of a sweep, checked (see the module docstring) but not run."""
+def plan(scene, params: dict[str, Any] | list[dict[str, Any]], *, random: int | None = None,
+         seed: int = 0, save_every: int = 1) -> list[Member]:
+    """The members of a sweep in table order, checked (see the module docstring) but not run;
+    members with the same settings are the same :class:`Member` (one simulation)."""
     settings = _validated(SweepSettings, {"params": params, "random": random, "seed": seed,
                                           "save_every": save_every})
     return _plan(_base_scene(scene), settings)
 
 
 def _plan(base: Scene, settings: SweepSettings) -> list[Member]:
-    from .scenes.builders import parameter_names, parameter_schema
+    from .scenes.builders import parameter_schema
 
-    builder = parse(base.source, source=base.name).builder
-    targets = {path: _resolve(path, None if builder is None else parameter_names(builder), base.name)
-               for path in settings.params}
+    spec = parse(base.source, source=base.name)
+    targets = {path: _resolve(path, base, spec.builder) for path in settings.paths}
     seen: dict[tuple[str, str], str] = {}
     for path, target in targets.items():
         if target in seen:
             raise HookeInputError(path, f"sets the same {target[0]} as {seen[target]}", path)
         seen[target] = path
-    axes = dict(settings.params)
-    for path, values in axes.items():
+    data = tomllib.loads(base.source) if any(k == "model" for k, _ in targets.values()) else None
+
+    def integral(path: str, values):
+        """A range of an integer builder parameter draws integers."""
         if isinstance(values, Range) and targets[path][0] == "parameter" and parameter_schema(
-                builder)["properties"][targets[path][1]].get("type") == "integer":
-            axes[path] = values = dataclasses.replace(values, integer=True)
+                spec.builder)["properties"][targets[path][1]].get("type") == "integer":
+            values = dataclasses.replace(values, integer=True)
             if values.ends()[0] > values.ends()[1]:
                 raise HookeInputError(f"params.{path}.range", "holds no integer", [values.lo, values.hi])
+        return values
+
+    grids = [{path: integral(path, values) for path, values in grid.items()}
+             for grid in settings.params]
 
     def member(values: dict[str, Any]) -> Member:
         chosen = {kind: {name: values[path] for path, (k, name) in targets.items() if k == kind}
-                  for kind in ("parameter", "run", "option")}
+                  for kind in ("parameter", "run", "option", "model")}
         parameters = {**base.parameters, **chosen["parameter"]}
-        return Member(member_id(base, parameters, chosen["run"], chosen["option"],
+        text = (_toml(_with_model_values(data, chosen["model"])) if chosen["model"]
+                else base.source)
+        return Member(member_id(base.name, text, parameters, chosen["run"], chosen["option"],
                                 settings.save_every),
-                      dict(values), base.name, base.source, parameters, chosen["run"],
+                      dict(values), base.name, text, parameters, chosen["run"],
                       chosen["option"], settings.save_every)
 
-    first = {path: values.ends()[0] if isinstance(values, Range) else values[0]
-             for path, values in axes.items()}
-    for path, values in axes.items():
-        for value in values.ends() if isinstance(values, Range) else values:
-            member({**first, path: value}).check()
+    for axes in grids:
+        first = {path: values.ends()[0] if isinstance(values, Range) else values[0]
+                 for path, values in axes.items()}
+        for path, values in axes.items():
+            for value in values.ends() if isinstance(values, Range) else values:
+                try:
+                    member({**first, path: value}).check()
+                except HookeInputError as error:
+                    raise _blame(error, targets) from None
     if settings.random is None:
-        combos = (dict(zip(axes, combo)) for combo in itertools.product(*axes.values()))
+        combos = (dict(zip(axes, combo)) for axes in grids
+                  for combo in itertools.product(*axes.values()))
     else:
         rng = np.random.default_rng(settings.seed)
         combos = ({path: values.draw(rng) if isinstance(values, Range)
-                   else values[int(rng.integers(len(values)))] for path, values in axes.items()}
+                   else values[int(rng.integers(len(values)))] for path, values in grids[0].items()}
                   for _ in range(settings.random))
     members: dict[str, Member] = {}
-    for values in combos:
-        candidate = member(values)
-        members.setdefault(candidate.id, candidate)
-    return list(members.values())
+    return [members.setdefault(candidate.id, candidate) for candidate in map(member, combos)]
 
 
 # -- running one member (on a worker) -------------------------------------------------------------
@@ -441,23 +612,18 @@ class MemberTimeout(SimulationError):
     """A member ran past its time limit (raised at a saved frame)."""
 
 
-def joint_length_error(model, x: np.ndarray) -> np.ndarray:
-    """|L − L0| (frames, joints) of every joint at every frame of positions x (frames, n, d)."""
-    i, j = model.joint_indices.T
-    return np.abs(np.linalg.norm(x[:, j] - x[:, i], axis=2) - model.joint_length)
-
-
 def metrics(result) -> dict[str, float | int]:
     """The scalar metrics of a run.
 
     ``energy_error``: |E(end) − E(0)| relative to the energy scale max(|E(0)|, max kinetic)
     (:meth:`hooke.Result.energy_drift`), inf when the energy overflowed; ``constraint_drift``:
-    max over frames and joints of |L − L0| [m] (NaN without joints); ``penetration``:
-    max(0, −min contact distance) [m] (NaN without contact planes); ``steps`` and ``rejected``
-    (0 for fixed-step integrators) from ``result.stats``.
+    seed 003's string-length error ΔL = Σ_joints |L − L0| [m], its maximum over the saved frames
+    (:func:`hooke.studies.length_drift`, the max ΔL of ``hooke study``; NaN without joints);
+    ``penetration``: max(0, −min contact distance) [m] (NaN without contact planes); ``steps``
+    and ``rejected`` (0 for fixed-step integrators) from ``result.stats``.
     """
     model = result.scene.model
-    drift = float(joint_length_error(model, result.x).max()) if model.n_joints else math.nan
+    drift = float(length_drift(model, result.x).max()) if model.n_joints else math.nan
     contact = result.contact_distance
     penetration = (max(0.0, -float(np.min(contact))) if np.isfinite(contact).any() else math.nan)
     total = result.energy["total"]
@@ -520,7 +686,9 @@ def _connect(client):
     from distributed import Client, LocalCluster
 
     if client is None:
-        with LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
+        cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                 else os.cpu_count() or 1)
+        with LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
                           dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
                 Client(cluster) as local:
             yield local
@@ -669,10 +837,11 @@ def _parameter_column(values: list):
 def plot_metric(table, paths: list[str], metric: str, path: Path, title: str = "") -> Path:
     """``metric`` against each swept path (one panel per path with more than one value); in a
     grid, one line per combination of the other paths when there are at most 8."""
-    from .viz.plots import plt, save_figure
+    from .viz.plots import finish, new_figure
 
     varying = [name for name in paths if table[name].nunique() > 1] or paths[:1]
-    figure, axes = plt.subplots(1, len(varying), figsize=(5.5 * len(varying), 4.2), squeeze=False)
+    figure = new_figure(figsize=(5.5 * len(varying), 4.2))
+    axes = figure.subplots(1, len(varying), squeeze=False)
     values = table[metric].to_numpy(dtype=float)
     finite = values[np.isfinite(values)]
     positive = finite[finite > 0]
@@ -708,7 +877,8 @@ def plot_metric(table, paths: list[str], metric: str, path: Path, title: str = "
     failed = int((table["status"] != "ok").sum())
     figure.suptitle(f"{title}: {metric} over {len(table)} member(s)"
                     + (f", {failed} not ok (not shown)" if failed else ""), fontsize=10)
-    return save_figure(figure, path)
+    finish(figure, path)
+    return Path(path)
 
 
 @dataclass
@@ -732,7 +902,9 @@ class SweepResult:
     def text(self, limit: int = 20) -> str:
         """A summary line and the table's main columns (the first ``limit`` rows)."""
         counts = ", ".join(f"{count} {status}" for status, count in self.counts().items())
-        head = (f"{len(self.table)} member(s): {counts}"
+        distinct = self.table["member"].nunique()
+        head = (f"{len(self.table)} member(s)"
+                + (f", {distinct} distinct" if distinct < len(self.table) else "") + f": {counts}"
                 + (f" ({len(self.skipped)} done before, skipped)" if self.skipped else ""))
         columns = ["member", *self.paths, "status", self.metric, "wall_time", "error"]
         shown = self.table[list(dict.fromkeys(columns))].head(limit)
@@ -746,16 +918,17 @@ class SweepResult:
         return open_result(self.directory / "members" / member / "trajectory.h5")
 
 
-def sweep(scene, params: dict[str, Any], client=None, *, out="out/sweep", random: int | None = None,
-          seed: int = 0, retries: int = 0, timeout: float | None = None, summary_only: bool = False,
-          metric: str = "energy_error", save_every: int = 1,
+def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, out="out/sweep",
+          random: int | None = None, seed: int = 0, retries: int = 0, timeout: float | None = None,
+          summary_only: bool = False, metric: str = "energy_error", save_every: int = 1,
           progress: Callable[[int, int], None] | None = None) -> SweepResult:
     """Run one simulation per member of a parameter grid (or of ``random`` samples) on Dask.
 
     Args:
         scene: a built-in scene name, a scene file path, or a Scene loaded from one.
         params: parameter path → list of values, or range ``{"range": [lo, hi], "log": False}``
-            (random mode); see the module docstring for the paths.
+            (random mode); or a list of such grids, concatenated. See the module docstring for
+            the paths.
         client: None (a LocalCluster here), a scheduler address, or a ``distributed.Client``.
         out: the sweep's directory DIR (a sweep started again with the same DIR resumes).
         random: draw this many members instead of the grid, with ``numpy`` generator ``seed``.
@@ -764,7 +937,8 @@ def sweep(scene, params: dict[str, Any], client=None, *, out="out/sweep", random
         summary_only: keep only the rows (no trajectories).
         metric: the table column to plot (one of :data:`METRICS`).
         save_every: saved frame interval of the trajectories (steps).
-        progress: ``progress(done, total)`` called once the cluster is up and as members finish.
+        progress: ``progress(done, total)`` over the distinct members (those found done in DIR
+            count as done): called once the cluster is up, then once as each member finishes.
     """
     settings = _validated(SweepSettings, {
         "params": params, "random": random, "seed": seed, "retries": retries, "timeout": timeout,
@@ -776,11 +950,11 @@ def sweep(scene, params: dict[str, Any], client=None, *, out="out/sweep", random
     if settings.metric == "penetration" and not model.n_planes:
         raise HookeInputError("metric", f"scene '{base.name}' has no contact planes", settings.metric)
     members = _plan(base, settings)
+    distinct = list({member.id: member for member in members}.values())
     directory = Path(out).resolve()
-    (directory / "members").mkdir(parents=True, exist_ok=True)
-    skipped = [member.id for member in members if _done(directory, member, settings.summary_only)]
+    skipped = [member.id for member in distinct if _done(directory, member, settings.summary_only)]
     found = set(skipped)
-    todo = [member for member in members if member.id not in found]
+    todo = [member for member in distinct if member.id not in found]
     done = len(skipped)
 
     def on_final(member: Member, row: dict) -> None:
@@ -788,20 +962,22 @@ def sweep(scene, params: dict[str, Any], client=None, *, out="out/sweep", random
         _write_row(directory, member, row)
         done += 1
         if progress is not None:
-            progress(done, len(members))
+            progress(done, len(distinct))
 
-    try:
-        if todo:
-            with _connect(client) as dask_client:
+    # Connect first: a scheduler that cannot be reached leaves DIR as it was.
+    with _connect(client) if todo else nullcontext() as dask_client:
+        try:
+            if todo:
                 if progress is not None:
-                    progress(done, len(members))
+                    progress(done, len(distinct))
                 _execute(dask_client, todo, directory, settings, on_final)
-    finally:
-        table = summary_table(members, directory)
-        parquet, csv = directory / "summary.parquet", directory / "summary.csv"
-        table.to_parquet(parquet, index=False)
-        table.to_csv(csv, index=False, na_rep="nan")
-    plot = plot_metric(table, list(settings.params), settings.metric,
+        finally:  # also when interrupted: the table of the members finished so far
+            table = summary_table(members, directory)
+            directory.mkdir(parents=True, exist_ok=True)
+            parquet, csv = directory / "summary.parquet", directory / "summary.csv"
+            table.to_parquet(parquet, index=False)
+            table.to_csv(csv, index=False, na_rep="nan")
+    plot = plot_metric(table, settings.paths, settings.metric,
                        directory / f"{settings.metric}.png", title=base.name)
-    return SweepResult(table, directory, parquet, csv, plot, settings.metric, list(settings.params),
+    return SweepResult(table, directory, parquet, csv, plot, settings.metric, settings.paths,
                        skipped)

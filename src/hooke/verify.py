@@ -41,7 +41,6 @@ have swung through 45° and 70° at up to 4.7 m/s — large-amplitude, with no a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -209,14 +208,18 @@ def verify_joints(dts=JOINT_DTS, t_end: float = 1.5, energy_dt: float = 0.0025,
     return reports
 
 
-def convergence_plot(reports: list[IntegratorReport], path,
-                     joint_reports: list[JointReport] | None = None) -> Path:
-    """The log-log plot of error against dt; a second panel for the pendulum when given. Each
-    integrator keeps its colour and marker (from its place in the registry) in both panels."""
-    from .viz.plots import plt, save_figure
+def convergence_plot(reports: list[IntegratorReport], path=None,
+                     joint_reports: list[JointReport] | None = None):
+    """The log-log plot of error against dt (one line per report, its ``dts`` and ``errors``); a
+    second panel for the pendulum when given. Each integrator keeps its colour and marker (from
+    its place in the registry) in both panels. Returns the Matplotlib Figure, also written to
+    ``path`` when given."""
+    from matplotlib import colormaps
+
+    from .viz.plots import finish, new_figure
 
     registry = names()
-    colors = [*plt.get_cmap("tab10").colors, (0.0, 0.0, 0.0), (0.6, 0.6, 0.0)]
+    colors = [*colormaps["tab10"].colors, (0.0, 0.0, 0.0), (0.6, 0.6, 0.0)]
     markers = "os^Dv<>ph*"
 
     def curves(ax, rows, ylabel, title):
@@ -231,7 +234,8 @@ def convergence_plot(reports: list[IntegratorReport], path,
         ax.grid(alpha=0.3, which="both")
 
     panels = 1 if joint_reports is None else 2
-    fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 7.0), squeeze=False)
+    fig = new_figure(figsize=(6.5 * panels, 7.0))
+    axes = fig.subplots(1, panels, squeeze=False)
     ax = axes[0, 0]
     curves(ax, reports, "max |x − x_exact| over 2 s [m]",
            "spring1d: every integrator\n(against x0 cos(ωt))")
@@ -244,4 +248,4 @@ def convergence_plot(reports: list[IntegratorReport], path,
                        label="bound on the reference's error")
     for ax in axes[0]:
         ax.legend(fontsize=8, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.12))
-    return save_figure(fig, path)
+    return finish(fig, path)

@@ -19,9 +19,9 @@ at t = 0) with three optional hooks —
   implicit steps use the planes at t + h, energies are reported with the planes at the frame time;
 - ``start_guess(model, x, t, t_next)``: moves the Newton start into the domain of the planes at
   t_next by carrying the particles a moving plane pushes.
-Loops are Numba-compiled over all particle–plane pairs at once. Contact is meant for
-``implicit_euler``, which uses all three hooks; other integrators see the barrier only as a stiff
-force (planes at t = 0, no collision detection) and can step through a plane.
+Loops are Numba-compiled over all particle–plane pairs at once. Contact needs an integrator that
+uses all three hooks (``supports_contact``: ``implicit_euler``); the others refuse models with
+planes, since without collision detection a step could cross a plane.
 """
 
 from __future__ import annotations
@@ -241,6 +241,12 @@ def min_distance(model, x: np.ndarray, t: float = 0.0) -> float:
     if not contact.any():
         return math.inf
     return float(PlaneBarrier(plane_offsets(model, t)).distances(model, x)[contact].min())
+
+
+def contact_forces(model, x: np.ndarray, t: float = 0.0) -> np.ndarray:
+    """(n, d) the barrier's force on each particle summed over the planes at time t, Σ_k λ_ik n_k
+    = −∇b [N] (λ = −b'(d) ≥ 0; the contact integrators keep every d > 0)."""
+    return -at_time(model, t).gradient(model, x)
 
 
 def start_guess(model, x: np.ndarray, t: float, t_next: float) -> np.ndarray:

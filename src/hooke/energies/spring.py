@@ -95,10 +95,12 @@ def _local_hessians(x, pairs, rest, stiffness, squared, project, out):
         if project:
             a_perp = max(a_perp, 0.0)
             a_par = max(a_par, 0.0)
-        inv_length2 = 1.0 / length2 if length2 > 0.0 else 0.0
+        # n = d/|d| through 1/|d|, not 1/|d|²: that overflows once |d|² is subnormal (a spring
+        # shorter than 1e-154 m, which a decaying zero-rest-length spring reaches) and 0·inf = NaN.
+        inv_length = 1.0 / np.sqrt(length2) if length2 > 0.0 else 0.0
         for a in range(dim):
             for b in range(dim):
-                nn = d[a] * d[b] * inv_length2
+                nn = (d[a] * inv_length) * (d[b] * inv_length)
                 out[s, a, b] = (a_par - a_perp) * nn + (a_perp if a == b else 0.0)
 
 

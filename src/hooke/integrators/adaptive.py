@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import HookeInputError, SimulationError
+from ..errors import HookeInputError
 from ..model import State
 from ..constraints import STABILIZATION_DEFAULTS
-from .base import ConstraintForces, Integrator, register
+from .base import STEP_ERRORS, ConstraintForces, Integrator, StepFailed, is_finite, register
 from .explicit import runge_kutta_stages
 from .tableau import DORMAND_PRINCE
 
@@ -100,15 +100,23 @@ class DormandPrince45(ConstraintForces, Integrator):
         if not self.options["adaptive"]:
             return super().advance(state, t_target, n_steps)
         t = state.t
+        new = None
         while t < t_target:
             remaining = t_target - t
             h = min(self.h, remaining)
             if h <= 1e-14 * max(1.0, abs(t)):
-                raise SimulationError(f"rk45: step size underflow (h = {h:.3e}) at t = {t:.6g}; "
-                                      "the tolerances cannot be met")
-            new, error, last = self._attempt(state, h)
+                bad = new if new is not None and not is_finite(new) else None
+                raise StepFailed(f"rk45: step size underflow (h = {h:.3e}) at t = {t:.6g}; " + (
+                    "the trial steps give non-finite states" if bad is not None
+                    else "the tolerances cannot be met"), state, bad)
+            try:
+                new, error, last = self._attempt(state, h)
+            except STEP_ERRORS as failure:
+                if isinstance(failure, HookeInputError):
+                    raise
+                raise self.failed(failure, state) from failure
             error_norm = self._error_norm(state, new, error)
-            if not np.isfinite(error_norm):
+            if not (np.isfinite(error_norm) and is_finite(new)):
                 error_norm = np.inf
             factor = self.controller.factor(error_norm)
             if error_norm <= 1.0:

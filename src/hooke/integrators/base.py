@@ -7,11 +7,24 @@ Contract:
   ``state.t + dt``; it never modifies its input and never moves a pinned particle.
 - ``advance(state, t_target, n_steps)`` reaches ``t_target``: fixed-step integrators take
   ``n_steps`` steps of ``dt``; adaptive ones choose their own steps and land exactly on ``t_target``.
+  It checks every step: a step that gives a non-finite state, or raises (a Newton failure, a
+  linear solver refusing infs), raises :class:`StepFailed` with the last finite state, so the run
+  stops at the exact step whatever its save interval (:mod:`hooke.simulate` words the message).
 - ``stats`` counts what a run did (``steps``, and ``rejected`` or ``newton_iterations`` where they
-  apply); ``checkpoint()``/``restore()`` carry what a resumed run needs besides the state.
+  apply).
+- Resume: ``checkpoint()`` returns everything besides the state that the next step depends on —
+  counters, a step size, accelerations or multipliers carried over, the point where a reused
+  factorisation was made — as a dict of str to a number, a string or a NumPy array, with the same
+  keys and shapes after every step (the store writes it with every saved frame). ``restore()`` on
+  a fresh integrator of the same class and options takes it back, and the next ``step`` or
+  ``advance`` — from the state the checkpoint was taken at — is then bit-identical to the
+  uninterrupted run's (tests/test_store.py checks every registered integrator). Subclasses extend
+  both and call ``super()``.
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
-- Joints: an integrator declares ``supports_joints``; one that does not refuses a model with
-  joints. Integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
+- Capabilities: an integrator declares ``supports_joints`` and ``supports_contact`` (contact
+  planes: the barrier, its collision detection and lagged friction); one that lacks a capability
+  refuses a model that needs it, naming the integrators that have it (``CAPABILITIES``).
+- Joints: integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
   :class:`ConstraintForces`: the joints act through ``System.acceleration`` with the stabilisation
   chosen by their options (``stabilization``, ``k_c``, ``beta_c``, ``baumgarte_alpha``,
   ``baumgarte_beta``; see :mod:`hooke.constraints`). These options are accepted and validated
@@ -25,12 +38,48 @@ import json
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 
 from ..constraints import JointForces, Stabilization
-from ..errors import HookeInputError, HookeInputErrors
+from ..errors import HookeInputError, HookeInputErrors, SimulationError
 from ..model import State
 
 _REGISTRY: dict[str, type["Integrator"]] = {}
+NON_FINITE = "the state became non-finite"
+# (capability flag, the Model's count of what needs it, its name in the refusal)
+CAPABILITIES = (("supports_joints", "n_joints", "joints"),
+                ("supports_contact", "n_planes", "contact planes"))
+
+
+class StepFailed(SimulationError):
+    """A step gave no finite state. ``last`` is the finite state it started from, ``bad`` the
+    non-finite state it gave (None when it raised instead), ``reason`` what went wrong."""
+
+    def __init__(self, reason: str, last: State, bad: State | None = None):
+        super().__init__(reason)
+        self.reason, self.last, self.bad = reason, last, bad
+
+
+# What a failing step raises besides HookeInputError: SimulationError (Newton failures),
+# LinAlgError, SciPy's "array must not contain infs or NaNs", SuperLU's "exactly singular".
+STEP_ERRORS = (ArithmeticError, ValueError, RuntimeError)
+
+
+def is_finite(state: State) -> bool:
+    """Whether every position and velocity is finite: the test run after every step."""
+    return _all_finite(np.ascontiguousarray(state.x), np.ascontiguousarray(state.v))
+
+
+@njit(cache=True)
+def _all_finite(x, v):
+    # a·0 == 0 exactly for finite a (inf·0 and nan·0 are nan); the branch-free loop vectorises:
+    # 0.2 µs for spring1d, 0.6 µs for cloth2d's 1200 particles, against 2 and 3 µs for
+    # math.isfinite(x.sum() + v.sum()) (NumPy's call overhead dominates small arrays).
+    ok = True
+    for a in (x.reshape(-1), v.reshape(-1)):
+        for i in range(a.size):
+            ok &= a[i] * 0.0 == 0.0
+    return ok
 
 
 class Integrator:
@@ -40,12 +89,14 @@ class Integrator:
     adaptive: ClassVar[bool] = False
     defaults: ClassVar[dict[str, Any]] = {}
     supports_joints: ClassVar[bool] = False
+    supports_contact: ClassVar[bool] = False
 
     def __init__(self, system, dt: float, **options: Any):
-        if system.model.n_joints and not self.supports_joints:
-            able = ", ".join(name for name, cls in _REGISTRY.items() if cls.supports_joints)
-            raise HookeInputError("integrator", f"'{self.name}' does not handle joints "
-                                  f"(integrators that do: {able})", self.name)
+        for flag, count, what in CAPABILITIES:
+            if getattr(system.model, count) and not getattr(self, flag):
+                able = ", ".join(name for name, cls in _REGISTRY.items() if getattr(cls, flag))
+                raise HookeInputError("integrator", f"'{self.name}' does not handle {what} "
+                                      f"(integrators that do: {able})", self.name)
         known = ", ".join(sorted(self.defaults)) or "none"
         problems = [HookeInputError(key, f"is not an option of integrator '{self.name}' (its "
                                     f"options: {known})", options.pop(key))
@@ -74,7 +125,7 @@ class Integrator:
         return float(value)
 
     def checkpoint(self) -> dict[str, Any]:
-        """What a resumed run needs besides the state to continue exactly (HDF5-attribute values)."""
+        """What a resumed run needs besides the state to continue exactly (see the contract)."""
         return {"stats": json.dumps(self.stats)}
 
     def restore(self, checkpoint: dict[str, Any]) -> None:
@@ -86,8 +137,26 @@ class Integrator:
 
     def advance(self, state: State, t_target: float, n_steps: int) -> State:
         for _ in range(n_steps):
-            state = self.step(state)
+            state = self.checked_step(state)
         return State(float(t_target), state.x, state.v)
+
+    def checked_step(self, state: State) -> State:
+        """``step``, raising :class:`StepFailed` when it fails or gives a non-finite state."""
+        try:
+            new = self.step(state)
+        except (StepFailed, HookeInputError, NotImplementedError):
+            raise
+        except STEP_ERRORS as error:
+            raise self.failed(error, state) from error
+        if not is_finite(new):
+            raise StepFailed(NON_FINITE, state, new)
+        return new
+
+    def failed(self, error: Exception, state: State) -> StepFailed:
+        """The :class:`StepFailed` for an error (of ``STEP_ERRORS``) raised by a step from ``state``."""
+        reason = str(error) if isinstance(error, SimulationError) else (
+            f"{self.name}: {type(error).__name__}: {error}")
+        return StepFailed(reason, state)
 
     def new_state(self, t: float, x: np.ndarray, v: np.ndarray) -> State:
         """The state at t with pinned particles placed exactly (no round-off from stage sums)."""

@@ -90,9 +90,6 @@ class FastMassSpring(Integrator):
             raise HookeInputError("iterations", "must be an integer >= 1", iterations)
         self.iterations = int(iterations)
         model = self.system.model
-        if model.n_planes:
-            raise HookeInputError("integrator", "fast_mass_spring has no contact; use "
-                                  "implicit_euler for scenes with planes", self.name)
         if model.spring_energy != "hookean":
             raise HookeInputError("spring_energy", "fast_mass_spring needs Hookean springs (the "
                                   "squared_length energy has no local/global split); use "

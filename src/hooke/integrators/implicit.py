@@ -20,10 +20,12 @@ y = x and takes at least ``min_iterations`` = 1 iteration, so slow motions (|v| 
 frozen; ``min_iterations=0`` is the book's rule exactly (checked before the first iteration), which
 the contact scenes use to reproduce it. When the line search finds no decrease of E above
 round-off, steps are judged by the gradient norm (energy differences there are noise); when no
-step qualifies, y is the minimiser to working precision and the iteration stops.
+step qualifies and the Newton step is within tol or round-off (‖p‖∞ ≤ 64 ε ‖y‖∞), y is the
+minimiser to working precision and the iteration stops; otherwise (E not finite, say) the step
+fails with the residual history, as when ``max_iterations`` is reached.
 Both take ``solver="auto"`` (default: a direct solve, AMG-preconditioned CG above
-``hooke.linalg.AMG_MIN_DOFS`` unknowns), ``"direct"``, ``"cg"`` or ``"amg"`` (see
-:class:`hooke.linalg.SparseSolver`).
+``hooke.linalg.AMG_MIN_DOFS`` unknowns), ``"direct"``, ``"cg"``, ``"amg"``, or one direct
+solver by name: ``"pardiso"``, ``"cholmod"``, ``"superlu"`` (see :class:`hooke.linalg.SparseSolver`).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ ROUND_OFF = 64 * np.finfo(float).eps  # relative size of the noise in a computed
 class ImplicitEuler(Integrator):
     name = "implicit_euler"
     order = 1
+    supports_contact = True
     summary = "backward Euler by Newton on the incremental potential, PSD-projected, with line search"
     defaults = {"tol": 1e-2, "max_iterations": 100, "min_iterations": 1, "solver": "auto"}
 
@@ -141,6 +144,13 @@ class ImplicitEuler(Integrator):
             self.stats["line_search_halvings"] += 1
         return None
 
+    def _not_converged(self, t: float, residuals: list[float], why: str = "") -> SimulationError:
+        history = ", ".join(f"{r:.3e}" for r in residuals[-8:])
+        return SimulationError(
+            f"implicit_euler: Newton did not converge in {len(residuals) - 1} iterations at "
+            f"t = {t:.6g} ({why + '; ' if why else ''}‖p‖∞/h, last: {history}; tol = "
+            f"{self.tol:g}); try a smaller dt")
+
     def step(self, state: State) -> State:
         system, h = self.system, self.dt
         x_start = state.x
@@ -161,15 +171,16 @@ class ImplicitEuler(Integrator):
             if residual < self.tol and iteration >= self.min_iterations:
                 break
             if iteration == self.max_iterations:
-                history = ", ".join(f"{r:.3e}" for r in residuals[-8:])
-                raise SimulationError(
-                    f"implicit_euler: Newton did not converge in {self.max_iterations} iterations "
-                    f"at t = {state.t:.6g} (‖p‖∞/h, last: {history}; tol = {self.tol:g}); "
-                    "try a smaller dt")
+                raise self._not_converged(state.t, residuals)
             p = system.scatter_free(np.zeros_like(y), p_free)
             found = self._line_search(y, p, energy, grad, x_tilde, x_start, damping_matrix, terms)
             if found is None:
-                break  # no decrease left above round-off: y is the minimiser to working precision
+                # No decrease left: y is the minimiser to working precision when the Newton step
+                # is within tol or round-off; else (E not finite, say) the step failed.
+                if (residual < self.tol
+                        or np.max(np.abs(p_free), initial=0.0) <= ROUND_OFF * np.max(np.abs(y))):
+                    break
+                raise self._not_converged(state.t, residuals, "the line search found no decrease")
             trial, trial_energy = found
             y, energy = trial, trial_energy
             self.step_energies.append(energy)

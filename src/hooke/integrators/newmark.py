@@ -28,7 +28,10 @@ Solve: Newton on (a⁺, T⁺) with the sparse symmetric saddle-point matrix (fre
 β' = h²β(1 − α_f)/(1 − α_m), γ' = hγ(1 − α_f)/(1 − α_m), r = M a⁺ − F + Gᵀ T⁺, assembled on a
 fixed pattern and factorised by SuperLU. The factorisation is reused across iterations and steps
 while each Newton correction is at most 1/5 of the previous one (simplified Newton), and
-refreshed otherwise and at every iteration after the 8th.
+refreshed otherwise and at every iteration after the 8th. Since a step's result depends on the
+Jacobian it starts with, the checkpoint of a resumed run holds the point (x, T) of the last
+factorisation with (a, ã, T) at the last state, and :meth:`AlphaMethod.restore` refactorises
+there: the continuation is bit-identical.
 Converged when |g|∞ ≤ tol·ℓ and (|r|∞ ≤ tol·f or the last position change ≤ tol·ℓ), with ℓ the
 model's length scale and f the largest force term. Failure raises :class:`SimulationError` with
 the residual history; a singular joint set names the joints.
@@ -46,13 +49,14 @@ import scipy.sparse.linalg as spla
 from ..errors import HookeInputError, SimulationError
 from ..model import State
 from ..saddle_point import SaddlePointMatrix
-from .base import Integrator, register
+from .base import NON_FINITE, Integrator, StepFailed, register
 from .newmark_compiled import FAILED, OK, SINGULAR, CompiledAlpha
 
 
 REFACTOR_RATE = 0.2  # refactor when a Newton correction is not this much smaller than the last
 FULL_NEWTON_AFTER = 8  # iterations after which every iteration refactors (plain Newton)
 COMPILED = True  # False: always the generic sparse path (the reference the compiled one matches)
+RESTORED = object()  # stands for "the state a resumed run continues from" in AlphaMethod._memory
 
 
 class AlphaMethod(Integrator):
@@ -66,8 +70,9 @@ class AlphaMethod(Integrator):
         super().__init__(system, dt, **options)
         self.stats.update(newton_iterations=0, factorizations=0)
         self.tensions = np.zeros(system.model.n_joints)  # T⁺ of the last step [N]
-        self._memory = None  # (x of the last returned state, a, ã, T) there
+        self._memory = None  # (x of the last returned state or RESTORED, a, ã, T) there
         self._lu = None
+        self._factor_point = (np.zeros_like(system.model.x0), np.zeros(system.model.n_joints))  # at _lu
         self._matrix = None  # SaddlePointMatrix, built on the first step
         # CompiledAlpha (built on the first step), or False for the generic path.
         self._compiled = None if COMPILED else False
@@ -100,6 +105,7 @@ class AlphaMethod(Integrator):
             self._lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A")
         except RuntimeError:  # SuperLU: exactly singular
             raise self._singular(x, t) from None
+        self._factor_point = (x.copy(), tension.copy())
         self.stats["factorizations"] += 1
 
     def _singular(self, x: np.ndarray, t: float) -> SimulationError:
@@ -129,10 +135,43 @@ class AlphaMethod(Integrator):
         return a, a.copy(), tension
 
     def _recall(self, state: State):
-        """(a, ã, T) at ``state``: remembered when this integrator returned it, else consistent."""
-        if self._memory is not None and self._memory[0] is state.x:
+        """(a, ã, T) at ``state``: remembered when this integrator returned it (or restored for
+        the state a resumed run continues from), else consistent."""
+        if self._memory is not None and (self._memory[0] is state.x or self._memory[0] is RESTORED):
             return self._memory[1:]
         return self._start(state)
+
+    # -- checkpoint (see hooke.integrators.base) --------------------------------------------
+    def checkpoint(self) -> dict:
+        """(a, ã, T) at the last state returned and the point (x, T) where the Jacobian that the
+        simplified Newton reuses was factorised (``factored`` 0: none to reuse)."""
+        model = self.system.model
+        memory = self._memory or (None, np.zeros_like(model.x0), np.zeros_like(model.x0),
+                                  np.zeros(model.n_joints))
+        kernel = self._kernel()
+        if kernel is not None:
+            factored, point = bool(kernel.factored[0]), (kernel.factor_x, kernel.factor_tension)
+        else:
+            factored, point = self._lu is not None, self._factor_point
+        return {**super().checkpoint(), "remembered": int(self._memory is not None),
+                "acceleration": memory[1], "acceleration_tilde": memory[2],
+                "step_tension": memory[3], "factored": int(factored), "factor_x": point[0],
+                "factor_tension": point[1]}
+
+    def restore(self, checkpoint: dict) -> None:
+        if checkpoint.get("remembered"):
+            memory = [np.array(checkpoint[key], dtype=float) for key in
+                      ("acceleration", "acceleration_tilde", "step_tension")]
+            self._memory = (RESTORED, *memory)
+            self.tensions = memory[2].copy()
+        if checkpoint.get("factored"):
+            x, tension = (np.array(checkpoint[key], dtype=float) for key in ("factor_x", "factor_tension"))
+            kernel = self._kernel()
+            if kernel is not None:
+                kernel.refactor(x, tension)
+            else:
+                self._factorize(x, tension, np.nan)
+        super().restore(checkpoint)  # after refactoring: the counters are the stored ones
 
     def _kernel(self) -> CompiledAlpha | None:
         if self._compiled is None:
@@ -164,14 +203,16 @@ class AlphaMethod(Integrator):
             self.stats[key] += int(count)
         if done:
             self.tensions = tension
+        if status == OK:
+            self._memory = (x, a, at, tension)
+            return State(float(t_target), x, v)
+        reached = State(state.t + done * self.dt, x, v)  # the last finite state
         if status == FAILED:
-            raise self._not_converged(t, history)
+            raise StepFailed(str(self._not_converged(t, history)), reached)
         if status == SINGULAR:
-            raise self._singular(kernel.iterate[0], t)
-        # A non-finite state ends the call early, at its own time, for simulate's guard.
-        new = State(float(t_target) if status == OK else t, x, v)
-        self._memory = (x, a, at, tension)
-        return new
+            raise StepFailed(str(self._singular(kernel.iterate[0], t)), reached)
+        bad = State(t, kernel.iterate[0].copy(), kernel.iterate[1].copy())
+        raise StepFailed(NON_FINITE, reached, bad)
 
     def step(self, state: State) -> State:
         kernel = self._kernel()

@@ -14,7 +14,8 @@ Contract:
   crane: one iteration fewer at step 1083, then x within 7e-8, v within 8e-7 relative by step
   3000), as two runs with different LU libraries would. It stops at the first step whose Newton
   iteration fails, whose matrix is exactly singular or whose accepted state is not finite and
-  says which (``FAILED``, ``SINGULAR``, ``NON_FINITE``); the caller raises the errors.
+  says which (``FAILED``, ``SINGULAR``, ``NON_FINITE``: its arrays then still hold the last
+  finite state); the caller raises the errors.
 - Unknowns are the free DOFs then the joints' tensions (N of them), renumbered once by reverse
   Cuthill–McKee so that the matrix is banded, half-bandwidth b: b = 6 for a 3D chain of any
   length; top N = 21, b = 11; pendulum N = 8, b = 6. The factorisation is LAPACK's ``gbtf2``
@@ -131,6 +132,35 @@ def _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_
 
 
 @njit(cache=True)
+def _factor(x, tension, length, normal, mass, pairs, rest, stiffness, damping, squared, joint_i,
+            joint_j, unknown, position, lower, upper, n_free, beta_p, gamma_p, local, band, pivots,
+            factor_x, factor_tension):
+    """Assemble and factorise the matrix at (x, T), remembering that point: a resumed run
+    refactorises there (:func:`_refactor`) and goes on bit-identically. False when singular."""
+    _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_i, joint_j,
+              length, normal, unknown, position, lower + upper, n_free, beta_p, gamma_p, local,
+              band)
+    factor_x[:] = x
+    factor_tension[:] = tension
+    return _band_factor(band, lower, upper, pivots)
+
+
+@njit(cache=True)
+def _refactor(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_i, joint_j,
+              unknown, position, lower, upper, n_free, beta_p, gamma_p, band, pivots, factor_x,
+              factor_tension):
+    """:func:`_factor` at a stored point (the joint geometry recomputed as the step does)."""
+    m, dim = joint_i.size, x.shape[1]
+    length, normal = np.empty(m), np.empty((m, dim))
+    if m:
+        _geometry(x, joint_i, joint_j, length, normal)
+    local = np.empty((pairs.shape[0], dim, dim))
+    return _factor(x, tension, length, normal, mass, pairs, rest, stiffness, damping, squared,
+                   joint_i, joint_j, unknown, position, lower, upper, n_free, beta_p, gamma_p,
+                   local, band, pivots, factor_x, factor_tension)
+
+
+@njit(cache=True)
 def _band_factor(band, lower, upper, pivots):
     """LU with partial pivoting of the band matrix in place (LAPACK ``gbtf2``); A[i, j] is
     band[lower + upper + i − j, j], with ``lower`` extra rows on top for the fill of row swaps.
@@ -197,15 +227,16 @@ def _max_abs(values, count):
 def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history, counts,
                  mass, pinned, x0, pairs, rest, stiffness, damping, squared, gravity_vector,
                  joint_i, joint_j, joint_rest, free, unknown, position, lower, upper,
-                 coefficients, max_iterations, full_newton_after, band, pivots, factored):
+                 coefficients, max_iterations, full_newton_after, band, pivots, factored,
+                 factor_x, factor_tension):
     """Up to ``n_steps`` steps from (t, x, v, a, ã, T), updated in place (the step of
     :meth:`.newmark.AlphaMethod.step`). Returns (status, steps taken, Newton history length,
-    t at the start of the failing step or t reached); the failing iterate stays in x⁺, v⁺."""
+    t at the start of the failing step, at the end of the non-finite one, or t reached); the
+    failing iterate stays in x⁺, v⁺ (x, v keep the last finite state)."""
     h, alpha_m, alpha_f, beta, gamma, beta_p, refactor_rate, tol, length_scale, gamma_p = (
         coefficients)
     n, dim = x.shape
     n_free, m = free.size, joint_i.size
-    offset = lower + upper
     force, pull = np.empty((n, dim)), np.empty((n, dim))
     local = np.empty((pairs.shape[0], dim, dim))
     length, normal = np.empty(m), np.empty((m, dim))
@@ -254,10 +285,9 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
             if converged or iteration == max_iterations or not np.isfinite(r_norm + g_norm):
                 break
             if not factored[0]:
-                _assemble(xn, tn, mass, pairs, rest, stiffness, damping, squared, joint_i,
-                          joint_j, length, normal, unknown, position, offset, n_free, beta_p,
-                          gamma_p, local, band)
-                if not _band_factor(band, lower, upper, pivots):
+                if not _factor(xn, tn, length, normal, mass, pairs, rest, stiffness, damping,
+                               squared, joint_i, joint_j, unknown, position, lower, upper, n_free,
+                               beta_p, gamma_p, local, band, pivots, factor_x, factor_tension):
                     return SINGULAR, step, iteration + 1, t1
                 factored[0] = True
                 counts[2] += 1
@@ -282,6 +312,8 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
         if not converged:
             factored[0] = False
             return FAILED, step, iteration + 1, t
+        if not (np.all(np.isfinite(xn)) and np.all(np.isfinite(vn))):
+            return NON_FINITE, step, 0, t1
         x[:] = xn
         v[:] = vn
         a[:] = an
@@ -289,8 +321,6 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
         tension[:] = tn
         t = t1
         counts[0] += 1
-        if not (np.all(np.isfinite(x)) and np.all(np.isfinite(v))):
-            return NON_FINITE, step + 1, 0, t
     return OK, n_steps, 0, t
 
 
@@ -322,6 +352,9 @@ class CompiledAlpha:
         self.band = np.zeros((2 * self.lower + self.upper + 1, size))
         self.pivots = np.zeros(size, dtype=np.int64)
         self.factored = np.zeros(1, dtype=np.bool_)
+        # (x, T) where ``band`` was last factorised: what a checkpoint needs to rebuild it
+        self.factor_x = np.zeros_like(model.x0)
+        self.factor_tension = np.zeros(model.n_joints)
         self.history = np.empty((integrator.max_iterations + 1, 2))
         self.counts = np.zeros(3, dtype=np.int64)  # steps, Newton iterations, factorisations
         self.iterate = tuple(np.empty_like(model.x0) for _ in range(4))  # x⁺, v⁺, a⁺, ã⁺
@@ -332,8 +365,7 @@ class CompiledAlpha:
               full_newton_after: int) -> "CompiledAlpha | None":
         """The kernel for this integrator's model, or None when it needs the generic path."""
         system, model = integrator.system, integrator.system.model
-        if (system.lagged_terms or model.pinned_motions or model.n_planes
-                or not all(term in (spring, gravity) for term in system.terms)
+        if (model.pinned_motions or not all(term in (spring, gravity) for term in system.terms)
                 or system.free_dofs.size + model.n_joints == 0):
             return None
         pattern = SaddlePointMatrix(system).assembler
@@ -359,5 +391,17 @@ class CompiledAlpha:
         status, done, n_history, t = _alpha_steps(
             n_steps, t, x, v, a, at, tension, *self.iterate, self.iterate_tension, self.history,
             self.counts, *self.model_arrays, self.coefficients, *self.limits, self.band,
-            self.pivots, self.factored)
+            self.pivots, self.factored, self.factor_x, self.factor_tension)
         return status, done, t, self.history[:n_history]
+
+    def refactor(self, x: np.ndarray, tension: np.ndarray) -> bool:
+        """Factorise the matrix at (x, T) as a step would (a resumed run's checkpoint)."""
+        (mass, _, _, pairs, rest, stiffness, damping, squared, _, joint_i, joint_j, _, free,
+         unknown, position, lower, upper) = self.model_arrays
+        beta_p, gamma_p = self.coefficients[5], self.coefficients[9]
+        self.factored[0] = _refactor(
+            np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(tension, dtype=float), mass,
+            pairs, rest, stiffness, damping, squared, joint_i, joint_j, unknown, position, lower,
+            upper, free.size, beta_p, gamma_p, self.band, self.pivots, self.factor_x,
+            self.factor_tension)
+        return bool(self.factored[0])

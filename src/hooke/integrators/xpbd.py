@@ -142,9 +142,6 @@ class XPBD(Integrator):
         self.iterations = int(self.options["iterations"])
         self.substeps = int(self.options["substeps"])
         model = self.system.model
-        if model.n_planes:
-            raise HookeInputError("integrator", "xpbd has no contact; use implicit_euler for "
-                                  "scenes with planes", self.name)
         self.hs = self.dt / self.substeps
         self.inverse_mass = np.where(model.pinned, 0.0, 1.0 / model.mass)
         self.kappa = model.spring_stiffness * self.hs * self.hs

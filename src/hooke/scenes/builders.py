@@ -18,6 +18,7 @@ from pydantic import ConfigDict, Field, ValidationError, create_model
 from ..builder import ModelBuilder, grid_springs, lattice_edges, model_from_arrays
 from ..errors import HookeInputError, collect
 from ..model import SPRING_ENERGIES
+from ..motion import ConstantVelocity, Sinusoid
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -153,6 +154,15 @@ def tet_mesh(*, mesh: str, mass: Positive, stiffness: NonNegative, damping: NonN
     return b.finalize(), None
 
 
+def _square(side, n_seg, density, stiffness, gravity, spring_energy):
+    """Seed 004's elastic square on a ModelBuilder, and its (n_seg + 1, n_seg + 1) node indices."""
+    b = ModelBuilder(dim=2, gravity=gravity, spring_energy=spring_energy)
+    segment = side / n_seg
+    ids = b.grid(n_seg + 1, n_seg + 1, spacing=segment, origin=(-side / 2, -side / 2),
+                 mass=density * side * side / (n_seg + 1) ** 2, stiffness=stiffness)
+    return b, ids
+
+
 @builder
 def square(*, side: Positive, n_seg: Count, density: Positive, stiffness: NonNegative,
            gravity: list[Finite], spring_energy: Literal[SPRING_ENERGIES]):  # type: ignore[valid-type]
@@ -160,28 +170,39 @@ def square(*, side: Positive, n_seg: Count, density: Positive, stiffness: NonNeg
     i·(n_seg + 1) + j at (−side/2 + i·side/n_seg, −side/2 + j·side/n_seg), horizontal, vertical
     and both diagonal springs of each cell (rest lengths from this configuration). Contact planes
     come from the scene file's ``[[planes]]``."""
-    b = ModelBuilder(dim=2, gravity=gravity, spring_energy=spring_energy)
-    segment = side / n_seg
-    b.grid(n_seg + 1, n_seg + 1, spacing=segment, origin=(-side / 2, -side / 2),
-           mass=density * side * side / (n_seg + 1) ** 2, stiffness=stiffness)
+    return _square(side, n_seg, density, stiffness, gravity, spring_energy)[0].finalize(), None
+
+
+@builder
+def square_press(*, side: Positive, n_seg: Count, density: Positive, stiffness: NonNegative,
+                 gravity: list[Finite], spring_energy: Literal[SPRING_ENERGIES],  # type: ignore[valid-type]
+                 speed: Finite, duration: Positive):
+    """:func:`square` with its top row (j = n_seg) pinned and driven down at ``speed`` [m/s] for
+    ``duration`` [s], then held: a moving Dirichlet boundary, which ``implicit_euler`` imposes
+    inside its solve (the pinned nodes sit exactly on their path at every step)."""
+    b, ids = _square(side, n_seg, density, stiffness, gravity, spring_energy)
+    press = ConstantVelocity((0.0, -speed), duration)
+    for node in ids[:, -1]:
+        b.pin(int(node), motion=press)
     return b.finalize(), None
 
 
 @builder
-def cloth3d(*, nx: Count, nz: Count, spacing: Positive, height: Finite, mass: Positive,
-            stiffness: NonNegative, damping: NonNegative, gravity: list[Finite]):
-    """A horizontal nx × nz cloth in 3D (structural and both diagonal springs) at y = ``height``,
-    centred on the y axis, nothing pinned: it falls onto the scene file's ``[[planes]]``."""
-    b = ModelBuilder(dim=3, gravity=gravity)
-    origin = (-(nx - 1) * spacing / 2, height, -(nz - 1) * spacing / 2)
-    b.grid(nx, nz, spacing=spacing, origin=origin, mass=mass, stiffness=stiffness,
-           damping=damping, plane="xz")
-    return b.finalize(), None
+def cloth3d(*, nx: Count, nz: Count, spacing: Positive, height: Finite, tilt: Finite,
+            mass: Positive, stiffness: NonNegative, damping: NonNegative, gravity: list[Finite]):
+    """An nx × nz cloth in 3D (structural and both diagonal springs) centred at (0, ``height``,
+    0), in the xz plane turned by ``tilt`` degrees about the z axis (its +x edge up), nothing
+    pinned: it falls onto the scene file's ``[[planes]]``. Particle (i, k) is numbered i·nz + k."""
+    angle = np.radians(tilt)
+    i, k = np.meshgrid(np.arange(nx) - (nx - 1) / 2, np.arange(nz) - (nz - 1) / 2, indexing="ij")
+    across = spacing * i.ravel()
+    x0 = np.stack([np.cos(angle) * across, height + np.sin(angle) * across,
+                   spacing * k.ravel()], axis=1)
+    return model_from_arrays(3, x0, mass, grid_springs(nx, nz), stiffness, damping=damping,
+                             gravity=gravity), None
 
 
 def _stacked_pendulum(masses, length, gravity, top_velocity, support_amplitude, support_omega):
-    from ..motion import Sinusoid
-
     b = ModelBuilder(dim=3, gravity=gravity)
     motion = (Sinusoid(support_amplitude, (1.0, 0.0, 0.0), support_omega)
               if support_amplitude != 0.0 else None)
@@ -232,11 +253,14 @@ def cloth(*, n: Annotated[int, Field(ge=2)], size: Positive, height: Finite, mas
 @builder
 def lattice(*, nx: Annotated[int, Field(ge=2)], ny: Annotated[int, Field(ge=2)],
             nz: Annotated[int, Field(ge=2)], spacing: Positive, mass: Positive,
-            stiffness: NonNegative, damping: NonNegative, gravity: list[Finite]):
+            stiffness: NonNegative, damping: NonNegative, gravity: list[Finite],
+            pin_bottom: bool):
     """A 3D block of nx × ny × nz particles, each cube split into 6 tetrahedra (Freudenthal)
-    whose edges are springs (about 7 per particle), its bottom layer y = 0 pinned; particle
-    (i, j, k) at spacing·(i, j, k), numbered (i·ny + j)·nz + k. Built from arrays."""
+    whose edges are springs (about 7 per particle), its bottom layer y = 0 pinned when
+    ``pin_bottom`` (a free body otherwise); particle (i, j, k) at spacing·(i, j, k), numbered
+    (i·ny + j)·nz + k. Built from arrays."""
     grid = np.stack(np.meshgrid(np.arange(nx), np.arange(ny), np.arange(nz), indexing="ij"), -1)
     x0 = spacing * grid.reshape(-1, 3).astype(float)
+    pinned = (grid.reshape(-1, 3)[:, 1] == 0) & pin_bottom
     return model_from_arrays(3, x0, mass, lattice_edges(nx, ny, nz), stiffness, damping=damping,
-                             pinned=grid.reshape(-1, 3)[:, 1] == 0, gravity=gravity), None
+                             pinned=pinned, gravity=gravity), None

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import HookeInputError
-from .plots import ConfigurationView, plt
+from .plots import ConfigurationView, new_figure
 
 FORMATS = (".mp4", ".gif")
 
@@ -36,7 +36,7 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
         raise HookeInputError("fps", "must be a number > 0", fps)
     frames = frame_indices(result.t, fps, duration)
     view = ConfigurationView(result.scene.model, result.x[frames])
-    fig = plt.figure(figsize=(6, 5), dpi=dpi)
+    fig = new_figure(figsize=(6, 5), dpi=dpi)
     options = {"fps": fps, "macro_block_size": 1} if path.suffix.lower() == ".mp4" else {"duration": 1 / fps}
     path.parent.mkdir(parents=True, exist_ok=True)
     with imageio.get_writer(path, **options) as writer:
@@ -48,5 +48,4 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
                          fontsize=10)
             fig.canvas.draw()
             writer.append_data(np.asarray(fig.canvas.buffer_rgba())[..., :3])
-    plt.close(fig)
     return path

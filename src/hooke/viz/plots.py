@@ -1,9 +1,12 @@
-"""Plots of a Result, written as PNG files (Matplotlib with the headless Agg backend).
+"""Plots of a Result (Matplotlib with the headless Agg backend).
 
-Contract: every ``*_plot`` function takes a Result and a path, writes one PNG and returns the
-path: ``energy_plot``, ``phase_plot``, ``analytic_plot``, ``drift_plot`` (joint length error),
-``penetration_plot`` (distance to the nearest plane), ``snapshot_plot``; ``PLOTS`` maps the
-names used by ``hooke plot`` to them, and ``available(result)`` says which apply to a result.
+Contract: every ``*_plot`` function takes a Result and an optional path and returns its
+Matplotlib ``Figure`` (shown inline by Jupyter), also written as a PNG when a path is given:
+``energy_plot``, ``phase_plot``, ``analytic_plot``, ``drift_plot`` (joint length error),
+``penetration_plot`` (distance to the nearest plane), ``snapshot_plot``, ``mode_shapes_plot``.
+The plotted lines are the Result's own arrays (``fig.axes[0].lines[k].get_xydata()``). Figures
+are not registered with pyplot, so they are freed like any object and never pile up. ``PLOTS``
+maps the names used by ``hooke plot`` to them, and ``available(result)`` says which apply.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from mpl_toolkits.mplot3d.art3d import Line3DCollection  # noqa: E402
 
 
@@ -23,17 +27,25 @@ def _title(result) -> str:
     return f"{result.scene.name} — {result.integrator}, dt = {result.dt:g}"
 
 
-def save_figure(fig, path) -> Path:
-    path = Path(path)
+def new_figure(**options) -> Figure:
+    """A figure outside pyplot's registry, drawn by Agg (PNG files, pixels for movies)."""
+    fig = Figure(**options)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def finish(fig: Figure, path) -> Figure:
+    """Lay out ``fig``, write it to ``path`` when one is given, return it."""
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    if path is not None:
+        fig.savefig(Path(path), dpi=110)
+    return fig
 
 
-def energy_plot(result, path) -> Path:
+def energy_plot(result, path=None) -> Figure:
     """Kinetic, potential and total energy against time."""
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = new_figure(figsize=(7, 4))
+    ax = fig.subplots()
     for key, style in (("kinetic", "-"), ("potential", "-"), ("total", "k-")):
         ax.plot(result.t, result.energy[key], style, label=key, lw=1.4 if key == "total" else 1.0)
     ax.set_xlabel("t [s]")
@@ -41,17 +53,18 @@ def energy_plot(result, path) -> Path:
     ax.set_title(_title(result))
     ax.legend(loc="best")
     ax.grid(alpha=0.3)
-    return save_figure(fig, path)
+    return finish(fig, path)
 
 
 def _first_free(result) -> int:
     return int(np.flatnonzero(~result.scene.model.pinned)[0])
 
 
-def phase_plot(result, path, particle: int | None = None, axis: int = 0) -> Path:
-    """Phase portrait: velocity against position of one particle along one axis."""
+def phase_plot(result, path=None, particle: int | None = None, axis: int = 0) -> Figure:
+    """Phase portrait: velocity against position of one particle along one axis (line 0)."""
     particle = _first_free(result) if particle is None else particle
-    fig, ax = plt.subplots(figsize=(5.5, 5))
+    fig = new_figure(figsize=(5.5, 5))
+    ax = fig.subplots()
     x, v = result.x[:, particle, axis], result.v[:, particle, axis]
     ax.plot(x, v, lw=0.8)
     ax.plot(x[:1], v[:1], "o", color="tab:green", label="start")
@@ -65,7 +78,7 @@ def phase_plot(result, path, particle: int | None = None, axis: int = 0) -> Path
     ax.set_title(f"{_title(result)}\nparticle {particle}", fontsize=10)
     ax.legend(loc="best")
     ax.grid(alpha=0.3)
-    return save_figure(fig, path)
+    return finish(fig, path)
 
 
 def joint_length_error(result) -> np.ndarray:
@@ -76,10 +89,12 @@ def joint_length_error(result) -> np.ndarray:
     return np.abs(lengths - model.joint_length)
 
 
-def drift_plot(result, path) -> Path:
-    """Constraint drift: the sum and the largest |L − L0| over the joints, log scale."""
+def drift_plot(result, path=None) -> Figure:
+    """Constraint drift: the sum and the largest |L − L0| over the joints (floored at 1e-17 for
+    the log scale)."""
     error = joint_length_error(result)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = new_figure(figsize=(7, 4))
+    ax = fig.subplots()
     ax.semilogy(result.t, np.maximum(error.sum(axis=1), 1e-17), label="Σ |L − L0|")
     ax.semilogy(result.t, np.maximum(error.max(axis=1), 1e-17), label="max |L − L0|")
     ax.set_xlabel("t [s]")
@@ -87,12 +102,13 @@ def drift_plot(result, path) -> Path:
     ax.set_title(_title(result))
     ax.legend(loc="best")
     ax.grid(alpha=0.3, which="both")
-    return save_figure(fig, path)
+    return finish(fig, path)
 
 
-def penetration_plot(result, path) -> Path:
+def penetration_plot(result, path=None) -> Figure:
     """Smallest distance of any contact particle to any plane; below zero would be penetration."""
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = new_figure(figsize=(7, 4))
+    ax = fig.subplots()
     ax.plot(result.t, result.contact_distance, label="min distance to a plane")
     dhat = result.scene.model.contact_dhat
     ax.axhline(dhat, color="0.5", ls=":", label=f"barrier activation d̂ = {dhat:g} m")
@@ -104,15 +120,15 @@ def penetration_plot(result, path) -> Path:
                  fontsize=10)
     ax.legend(loc="best")
     ax.grid(alpha=0.3)
-    return save_figure(fig, path)
+    return finish(fig, path)
 
 
-def analytic_plot(result, path, particle: int | None = None, axis: int = 0) -> Path:
-    """Numerical against analytic position of one particle (seed 000's plot)."""
+def analytic_plot(result, path=None, particle: int | None = None, axis: int = 0) -> Figure:
+    """Numerical against analytic position of one particle (seed 000's plot), error below."""
     particle = _first_free(result) if particle is None else particle
     exact = result.analytic()[:, particle, axis]
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 5), sharex=True,
-                                      gridspec_kw={"height_ratios": [3, 1]})
+    fig = new_figure(figsize=(7, 5))
+    top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     top.plot(result.t, result.x[:, particle, axis], label="numerical solution")
     top.plot(result.t, exact, "--", label="analytic solution")
     top.set_ylabel(f"x{'xyz'[axis] if result.scene.model.dim > 1 else ''} [m]")
@@ -123,7 +139,7 @@ def analytic_plot(result, path, particle: int | None = None, axis: int = 0) -> P
     bottom.set_xlabel("t [s]")
     bottom.set_ylabel("error [m]")
     bottom.grid(alpha=0.3)
-    return save_figure(fig, path)
+    return finish(fig, path)
 
 
 class ConfigurationView:
@@ -191,20 +207,20 @@ class ConfigurationView:
                     color="saddlebrown", alpha=0.15, zorder=1)
 
 
-def snapshot_plot(result, path, n_snapshots: int = 4) -> Path:
+def snapshot_plot(result, path=None, n_snapshots: int = 4) -> Figure:
     """The configuration at a few frames: particles (pinned ones marked) and springs."""
     frames = np.unique(np.linspace(0, result.n_frames - 1, n_snapshots).round().astype(int))
     view = ConfigurationView(result.scene.model, result.x[frames])
-    fig = plt.figure(figsize=(3.2 * len(frames), 3.4))
+    fig = new_figure(figsize=(3.2 * len(frames), 3.4))
     for k, frame in enumerate(frames):
         ax = fig.add_subplot(1, len(frames), k + 1, projection=view.projection)
         view.draw(ax, result.x[frame], result.t[frame])
         ax.set_title(f"t = {result.t[frame]:.3g} s", fontsize=9)
     fig.suptitle(_title(result), fontsize=10)
-    return save_figure(fig, path)
+    return finish(fig, path)
 
 
-def mode_shapes_plot(scene, modes, path, n_modes: int = 6) -> Path:
+def mode_shapes_plot(scene, modes, path=None, n_modes: int = 6) -> Figure:
     """The lowest mode shapes drawn over the equilibrium (scaled to 15 % of the system's size)."""
     model = scene.model
     count = min(n_modes, len(modes.frequencies))
@@ -214,13 +230,13 @@ def mode_shapes_plot(scene, modes, path, n_modes: int = 6) -> Path:
         amplitude = float(np.abs(shape).max()) or 1.0
         scaled.append(modes.equilibrium + 0.15 * size * shape / amplitude)
     view = ConfigurationView(model, np.stack([modes.equilibrium, *scaled]))
-    fig = plt.figure(figsize=(3.2 * count, 3.4))
+    fig = new_figure(figsize=(3.2 * count, 3.4))
     for k in range(count):
         ax = fig.add_subplot(1, count, k + 1, projection=view.projection)
         view.draw(ax, scaled[k])
         ax.set_title(f"mode {k + 1}: {modes.frequencies[k]:.4g} Hz", fontsize=9)
     fig.suptitle(f"{scene.name}: mode shapes about the static equilibrium", fontsize=10)
-    return save_figure(fig, path)
+    return finish(fig, path)
 
 
 PLOTS = {"energy": energy_plot, "phase": phase_plot, "analytic": analytic_plot, "drift": drift_plot,

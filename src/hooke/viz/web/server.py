@@ -169,8 +169,13 @@ def url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
+def uvicorn_options(host: str = "127.0.0.1", port: int = 8000) -> dict[str, Any]:
+    """The uvicorn settings the viewer is served with (its tests serve it with the same)."""
+    return {"host": host, "port": port, "ws_max_size": WS_MAX_SIZE, "log_level": "warning"}
+
+
 def run(app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> None:
     """Serve ``app`` (from :func:`create_app`) until interrupted."""
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, ws_max_size=WS_MAX_SIZE, log_level="warning")
+    uvicorn.run(app, **uvicorn_options(host, port))

@@ -44,6 +44,7 @@ import numpy as np
 
 from ...errors import HookeError, HookeInputError
 from ...integrators import get as get_integrator
+from ...integrators.base import StepFailed
 from ...model import State
 from ...scene import check_positive
 from ...scenes import names as scene_names
@@ -290,12 +291,12 @@ class Session:
             before = time.perf_counter()
             try:
                 new = self.stepper.advance(self.state, self.state.t + self.dt, 1)
-            except Exception as error:  # any failing step stops this run, never the server
-                self._stop(out, f"the step from t = {self.state.t:.6g} failed: {error}")
-                return
-            if not (np.isfinite(new.x).all() and np.isfinite(new.v).all()):
-                self._stop(out, f"the state became non-finite after t = {self.state.t:.6g}; "
+            except StepFailed as failure:  # non-finite state or solver failure: advice helps
+                self._stop(out, f"the step from t = {self.state.t:.6g} failed ({failure.reason}); "
                                 "try a smaller dt or an implicit integrator")
+                return
+            except Exception as error:  # any other failure stops this run, never the server
+                self._stop(out, f"the step from t = {self.state.t:.6g} failed: {error}")
                 return
             self._step_seconds.append(time.perf_counter() - before)
             self.state = self.cursor.damp(new, self.dt)

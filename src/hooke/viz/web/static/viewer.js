@@ -181,8 +181,10 @@
       viewer.rules[field.name] = field;
       viewer.valid.parameters[field.name] = field.value;
       input.addEventListener("input", () => readField(input, field));
-      input.addEventListener("change", () => {
-        if (readField(input, field) !== null) restart();
+      // Enter restarts, leaving a field does not: moving on to edit the next parameter must not
+      // start a run (whose "scene" reply rebuilds these fields) without it
+      input.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" && readField(input, field) !== null) restart();
       });
       box.append(label, input);
     }
@@ -380,6 +382,8 @@
     ctx.lineTo(b[0], b[1]);
   }
 
+  const PLANE_FILL = "rgba(120,100,80,0.18)";    // contact planes (in 2D their forbidden side)
+
   function drawPlane2d(plane) {
     const n = plane.normal.length === 1 ? [plane.normal[0], 0] : plane.normal;
     const p = toScreen2d(plane.point);
@@ -387,7 +391,7 @@
     const L = 4 * (W + H);
     const a = [p[0] + L * t[0], p[1] - L * t[1]], b = [p[0] - L * t[0], p[1] + L * t[1]];
     const off = [-n[0] * L, n[1] * L];    // screen direction of the forbidden side
-    ctx.fillStyle = "rgba(120,100,80,0.18)";
+    ctx.fillStyle = PLANE_FILL;
     ctx.beginPath();
     ctx.moveTo(...a); ctx.lineTo(...b);
     ctx.lineTo(b[0] + off[0], b[1] + off[1]); ctx.lineTo(a[0] + off[0], a[1] + off[1]);
@@ -510,6 +514,15 @@
     const a = unit(sub(seed, scale(n, dot(seed, n)))), b = cross(n, a);
     const center = sub(c.target, scale(n, dot(sub(c.target, plane.point), n)));
     const half = 2 * c.radius, cells = 10;
+    const corners = [[1, 1], [1, -1], [-1, -1], [-1, 1]].map(
+      ([u, w]) => project3d(f, add(center, add(scale(a, u * half), scale(b, w * half)))));
+    if (corners.every((p) => p)) {      // shaded like the 2D ground, under the grid
+      ctx.beginPath();
+      ctx.moveTo(corners[3][0], corners[3][1]);
+      for (const p of corners) ctx.lineTo(p[0], p[1]);
+      ctx.fillStyle = PLANE_FILL;
+      ctx.fill();
+    }
     ctx.beginPath();
     for (let k = 0; k <= cells; k++) {
       const s = -half + (2 * half * k) / cells;
@@ -562,10 +575,15 @@
             (event.clientY - rect.top - canvas.clientTop) * (H / canvas.clientHeight)];
   }
 
+  // where the world point p is drawn now, in canvas pixels (null if behind the camera)
+  viewer.canvasPoint = (p) => {
+    const s = viewer.scene.dim === 3 ? project3d(cameraFrame(), p) : toScreen2d(p);
+    return s && [s[0], s[1]];
+  };
+
   // where particle i is drawn now, in the page's client coordinates (null if behind the camera)
   viewer.clientPosition = (i) => {
-    const p = viewer.frame.x[i];
-    const s = viewer.scene.dim === 3 ? project3d(cameraFrame(), p) : toScreen2d(p);
+    const s = viewer.canvasPoint(viewer.frame.x[i]);
     if (!s) return null;
     const rect = canvas.getBoundingClientRect();
     return [rect.left + canvas.clientLeft + s[0] * canvas.clientWidth / W,

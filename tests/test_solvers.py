@@ -1,0 +1,114 @@
+"""The linear solvers of ``hooke.linalg``: every direct factor installed here (PARDISO and CHOLMOD
+come with the ``[fast]`` extra, which ``make test`` installs) solves a sequence of matrices on one
+pattern with its analysis reused; the choice of ``"direct"``; clear errors for a solver that is
+not installed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import hooke
+from hooke import linalg
+
+
+def _cloth_matrices(n=24, project_psd=True):
+    """Two implicit-Euler matrices of one crumpled cloth (same pattern, other values)."""
+    scene = hooke.scene("cloth", n=n)
+    system = hooke.System(scene.model)
+    rng = np.random.default_rng(0)
+    h = 10 * scene.dt
+    matrices = []
+    for scale in (0.1, 0.3):
+        x = scene.model.x0 + scale / n * rng.normal(size=scene.model.x0.shape)
+        matrices.append(system.combined_matrix(x, 1.0, h * h, 0.0, project_psd=project_psd))
+    return matrices
+
+
+def _relative_residual(matrix, y, rhs):
+    return np.linalg.norm(matrix @ y - rhs) / np.linalg.norm(rhs)
+
+
+def _installed(name):
+    if not linalg.DIRECT_SOLVERS[name][1]:
+        pytest.skip(f"{name} is not installed ({linalg.INSTALL_HINT[name]})")
+
+
+@pytest.mark.parametrize("name", list(linalg.DIRECT_SOLVERS))
+def test_each_direct_solver_reuses_its_analysis_on_new_values(name):
+    _installed(name)
+    first, second = _cloth_matrices()
+    assert first.shape[0] > linalg.DENSE_LIMIT
+    np.testing.assert_array_equal(first.indices, second.indices)
+    assert not np.allclose(first.data, second.data)
+    solver = linalg.SparseSolver(name)
+    rhs = np.random.default_rng(1).normal(size=first.shape[0])
+    y1 = solver.solve(first, rhs)
+    factor = solver.direct_factor(first.shape[0])
+    analysis = {"pardiso": "_solver", "cholmod": "_symbolic"}.get(name)
+    kept = getattr(factor, analysis) if analysis else None
+    y2 = solver.solve(second, rhs)
+    assert solver.direct_factor(first.shape[0]) is factor and factor.name == name == solver.name
+    if analysis:
+        assert getattr(factor, analysis) is kept  # the pattern's analysis was not redone
+    assert _relative_residual(first, y1, rhs) < 1e-12
+    assert _relative_residual(second, y2, rhs) < 1e-12
+    assert np.abs(y1 - y2).max() > 1e-6  # the second solve used the second matrix's values
+
+
+@pytest.mark.parametrize("name", list(linalg.DIRECT_SOLVERS))
+def test_each_direct_solver_handles_an_indefinite_hessian(name):
+    """Without PSD projection a compressed cloth's Hessian is indefinite (implicit_euler_linear
+    meets such matrices): PARDISO's Bunch–Kaufman and SuperLU's LU solve it, CHOLMOD hands it to
+    SuperLU."""
+    _installed(name)
+    scene = hooke.scene("cloth", n=24)
+    system = hooke.System(scene.model)
+    x = scene.model.x0 * 0.8  # every spring compressed by 20%
+    matrix = system.combined_matrix(x, 1.0, 1.0, 0.0)
+    assert np.linalg.eigvalsh(matrix.toarray()).min() < 0
+    rhs = np.random.default_rng(2).normal(size=matrix.shape[0])
+    y = linalg.SparseSolver(name).solve(matrix, rhs)
+    assert _relative_residual(matrix, y, rhs) < 1e-9
+
+
+def test_direct_takes_dense_below_the_limit_and_the_fastest_installed_above():
+    small = sp.csr_matrix(np.diag(np.arange(1.0, 11.0)))
+    solver = linalg.SparseSolver("direct")
+    np.testing.assert_allclose(solver.solve(small, np.ones(10)), 1 / np.arange(1.0, 11.0),
+                               rtol=1e-15)
+    assert solver.name == "dense"
+    large = _cloth_matrices()[0]
+    solver = linalg.SparseSolver("direct")
+    solver.solve(large, np.ones(large.shape[0]))
+    assert solver.name == linalg.installed_direct_solvers()[0]
+    assert linalg.installed_direct_solvers()[-1] == "superlu"  # always there
+
+
+def test_dense_factor_solves_indefinite_matrices_by_lu():
+    matrix = sp.csr_matrix(np.array([[2.0, 1.0, 0.0], [1.0, -3.0, 1.0], [0.0, 1.0, 1.0]]))
+    factor = linalg.DenseFactor()
+    factor.factorize(matrix)
+    assert factor._cholesky is None  # not positive definite
+    rhs = np.array([[1.0, 0.0], [2.0, 1.0], [3.0, -1.0]])
+    np.testing.assert_allclose(matrix @ factor.solve(rhs), rhs, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["pardiso", "cholmod"])
+def test_a_solver_that_is_not_installed_is_a_clear_error(name, monkeypatch):
+    monkeypatch.setitem(linalg.DIRECT_SOLVERS, name, (linalg.DIRECT_SOLVERS[name][0], False))
+    with pytest.raises(hooke.HookeInputError, match=f"solver: '{name}' is not installed"):
+        linalg.SparseSolver(name)
+    with pytest.raises(hooke.HookeInputError, match="solver"):
+        hooke.simulate(hooke.scene("square_drop"), t_end=0.01, solver=name)
+
+
+def test_implicit_euler_agrees_across_direct_solvers():
+    """One cloth_drop run per installed solver (400 nodes: above the dense limit)."""
+    scene = hooke.scene("cloth_drop")
+    runs = {name: hooke.simulate(scene, t_end=10 * scene.dt, solver=name, tol=1e-8)
+            for name in linalg.installed_direct_solvers()}
+    reference = runs.pop("superlu")
+    for name, result in runs.items():
+        np.testing.assert_allclose(result.x, reference.x, rtol=0, atol=1e-9, err_msg=name)
