@@ -1,15 +1,19 @@
 """Scene files: TOML validated by a pydantic schema, then built into a :class:`Scene`.
 
 A scene file either lists its particles and springs, or names a ``builder`` (a registered Python
-function, see :mod:`hooke.scenes.builders`) with its ``parameters``. Every problem is reported at
-once, one line each, as ``path.of.field: message, got value``; the CLI exits with code 2.
+function, see :mod:`hooke.scenes.builders`) with its ``parameters``; docs/scene-files.md is the
+full reference. Every problem is reported at once, one line each, as ``path.of.field: message,
+got value`` (the CLI exits with code 2): the strict schema's (no string or bool taken for a
+number, no float for an index) and those between fields, checked by the same functions as
+:class:`~hooke.builder.ModelBuilder` uses (:func:`consistency_problems`).
 
     dim = 2
     gravity = [0.0, -9.81]
     [run]
     integrator = "symplectic_euler"
     dt = 0.001
-    t_end = 2.0
+    t_end = 2.0              # a whole number of steps of dt
+    save_every = 10          # optional: a frame every 10 steps
     [[particles]]
     x = [0.0, 0.0]
     pinned = true
