@@ -27,10 +27,9 @@ sys.path.insert(0, str(HERE))
 
 import hooke  # noqa: E402
 from hooke.builder import model_from_arrays  # noqa: E402
-from hooke.integrators import get as get_integrator  # noqa: E402
 from hooke.kernels import SpringGather  # noqa: E402
 
-from bench import LoadMonitor, fmt, median_time, table  # noqa: E402
+from bench import LoadMonitor, fmt, symplectic_euler_rate, table  # noqa: E402
 
 
 def shuffled(model, seed: int = 0):
@@ -57,16 +56,7 @@ def rate(model, dt: float, steps: int, repeats: int, renumber=None) -> tuple[flo
     system = hooke.System(model)
     if renumber is not None:  # the metric's choice overridden (System builds the default one)
         system._gather = SpringGather(model, renumber=renumber)
-    stepper = get_integrator("symplectic_euler")(system, dt)
-    state = [model.initial_state()]
-
-    def run():
-        s = state[0]
-        for _ in range(steps):
-            s = stepper.step(s)
-        state[0] = s
-
-    return steps / median_time(run, repeats), system
+    return symplectic_euler_rate(system, dt, steps, repeats), system
 
 
 def main(argv=None) -> None:

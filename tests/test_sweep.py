@@ -23,7 +23,7 @@ from hooke.errors import HookeInputError
 from hooke.io.store import read_trajectory
 from hooke.scenes import names as scene_names
 from hooke.studies import BETA_C_SWEEP, K_C_SWEEP, length_drift
-from hooke.sweep import (_connect, _toml, is_sweep_file, metrics, parse_param, plan,
+from hooke.sweep import (_connect, is_sweep_file, metrics, parse_param, plan,
                          read_sweep_file)
 
 SPRING = {"stiffness": [5.0, 80.0], "integrator": ["symplectic_euler", "rk4"], "dt": [0.01],
@@ -229,18 +229,6 @@ def test_model_paths_on_a_particle_list_file_reach_the_stored_scene(client, tmp_
             {"i": 0, "j": 1, "stiffness": k, "rest_length": 1.0}]
         assert measured_omega(stored.t, stored.x[:, 1, 0], rest=1.0) == pytest.approx(
             math.sqrt(k / m), rel=1e-4)
-
-
-def test_toml_text_of_every_particle_list_scene_reads_back_the_same():
-    from hooke.scenes import source
-
-    for name in ("crane", "top"):
-        data = tomllib.loads(source(name))
-        assert tomllib.loads(_toml(data)) == data
-    moving = {"dim": 3, "particles": [{"x": [0.0, 0.0, 0.0], "pinned": True, "motion": {
-        "type": "sinusoid", "amplitude": 0.1, "direction": [1.0, 0.0, 0.0], "omega": 3.0}}],
-        "run": {"options": {"rho_inf": 0.8, "stabilization": "correction"}}, "name": 'a "b"\n'}
-    assert tomllib.loads(_toml(moving)) == moving
 
 
 def test_failing_members_are_recorded_and_the_others_finish_with_retries(client, tmp_path):

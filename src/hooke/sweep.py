@@ -119,6 +119,7 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
 import numpy as np
+import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import HookeInputError, SimulationError, format_value
@@ -480,39 +481,6 @@ def _resolve(path: str, base: Scene, builder: str | None) -> tuple[str, str]:
                           f"run settings: {', '.join(RUN_SETTINGS)}; or an integrator option)", path)
 
 
-def _toml(table: dict[str, Any], prefix: str = "") -> str:
-    """TOML text of ``table`` as ``tomllib`` reads it (values first, then sub-tables and arrays
-    of tables), so that ``tomllib.loads(_toml(data)) == data``."""
-    def key(name: str) -> str:
-        return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
-
-    def value(item) -> str:
-        if isinstance(item, bool):
-            return "true" if item else "false"
-        if isinstance(item, float) and not math.isfinite(item):
-            return "nan" if math.isnan(item) else ("inf" if item > 0 else "-inf")
-        if isinstance(item, (int, float)):
-            return repr(item)
-        if isinstance(item, str):
-            return json.dumps(item)
-        if isinstance(item, list):
-            return "[" + ", ".join(map(value, item)) + "]"
-        return "{" + ", ".join(f"{key(name)} = {value(entry)}" for name, entry in item.items()) + "}"
-
-    def tables(item) -> bool:
-        return isinstance(item, list) and bool(item) and all(isinstance(entry, dict) for entry in item)
-
-    lines = [f"{key(name)} = {value(item)}" for name, item in table.items()
-             if not isinstance(item, dict) and not tables(item)]
-    for name, item in table.items():
-        full = prefix + key(name)
-        if isinstance(item, dict):
-            lines.append(f"\n[{full}]\n{_toml(item, full + '.')}")
-        elif tables(item):
-            lines += [f"\n[[{full}]]\n{_toml(entry, full + '.')}" for entry in item]
-    return "\n".join(lines)
-
-
 def _with_model_values(data: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """A scene file's data with each model path's value set (see the module docstring)."""
     data = json.loads(json.dumps(data))  # a deep copy of TOML data (no dates in scene files)
@@ -578,7 +546,7 @@ def _plan(base: Scene, settings: SweepSettings) -> list[Member]:
         chosen = {kind: {name: values[path] for path, (k, name) in targets.items() if k == kind}
                   for kind in ("parameter", "run", "option", "model")}
         parameters = {**base.parameters, **chosen["parameter"]}
-        text = (_toml(_with_model_values(data, chosen["model"])) if chosen["model"]
+        text = (tomli_w.dumps(_with_model_values(data, chosen["model"])) if chosen["model"]
                 else base.source)
         return Member(member_id(base.name, text, parameters, chosen["run"], chosen["option"],
                                 settings.save_every),
