@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -131,37 +132,6 @@ def test_random_valid_systems_simulate_a_few_steps(model, integrator):
 
 # -- scene files: valid ones run, invalid ones fail cleanly ------------------------------------------
 
-def toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return "nan" if value != value else ("inf" if value == math.inf else
-                                             "-inf" if value == -math.inf else repr(value))
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
-    return str(value)
-
-
-def toml_text(scene: dict) -> str:
-    """A scene dict as TOML: plain keys, then tables, then arrays of tables."""
-    lines = [f"{key} = {toml_value(value)}" for key, value in scene.items()
-             if not isinstance(value, (dict, list)) or key in ("gravity",)]
-    for key, value in scene.items():
-        if isinstance(value, dict):
-            lines.append(f"[{key}]")
-            lines += [f"{k} = {toml_value(v)}" for k, v in value.items()]
-    for key, value in scene.items():
-        if isinstance(value, list) and key != "gravity":
-            for entry in value:
-                lines.append(f"[[{key}]]")
-                lines += [f"{k} = {toml_value(v)}" for k, v in entry.items()]
-    return "\n".join(lines) + "\n"
-
-
 millimetres = st.integers(-5_000, 5_000).map(lambda k: k / 1000)
 positive = st.floats(0.1, 10.0)
 PLANE_INTEGRATORS = ["implicit_euler"]  # contact lives in its incremental potential
@@ -259,7 +229,7 @@ def valid_scenes(draw) -> dict:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scene=valid_scenes())
 def test_random_valid_scene_files_load_and_simulate_a_few_steps(scene):
-    text = toml_text(scene)
+    text = tomli_w.dumps(scene)
     loaded = build(parse(text), text)  # every draw is valid
     result = hooke.simulate(loaded)
     steps = round(scene["run"]["t_end"] / scene["run"]["dt"])
@@ -420,11 +390,11 @@ def invalid_files(draw) -> tuple[str, set[str] | None]:
         for name in broken:
             parameters[name] = 1.0 if name == "extra" else draw(st.sampled_from(
                 ["5", True, math.nan, -1.0 if name in ("stiffness", "mass") else "x"]))
-        text = 'builder = "harmonic"\n' + toml_text({"parameters": parameters})
+        text = 'builder = "harmonic"\n' + tomli_w.dumps({"parameters": parameters})
         return text, {f"parameters.{name}" for name in broken}
     scene = draw(valid_scenes())
     if kind == "malformed":
-        text = toml_text(scene)
+        text = tomli_w.dumps(scene)
         cut = draw(st.sampled_from(["x = [", "= 1", "[[particles]\n", "dim = 2\ndim = 3\n"]))
         return text + cut, None
     used: set = set()
@@ -432,7 +402,7 @@ def invalid_files(draw) -> tuple[str, set[str] | None]:
     if not paths:
         scene["particles"][0]["colour"] = 1
         paths = {"particles[0].colour"}
-    return toml_text(scene), paths
+    return tomli_w.dumps(scene), paths
 
 
 def line_path(line: str) -> str:
