@@ -23,13 +23,13 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from .errors import HookeInputError, SimulationError, format_value
+from .integrators import base as integrator_registry
+from .scenes import names as scene_names
 
 try:  # typer vendors click from 0.2x on; its parse errors are click's classes
     from typer._click import exceptions as parse_errors
 except ImportError:  # pragma: no cover - an older typer runs on click itself
     from click import exceptions as parse_errors
-from .integrators import base as integrator_registry
-from .scenes import names as scene_names
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="hooke: dynamics of mass-spring systems.")
