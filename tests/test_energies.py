@@ -205,3 +205,23 @@ def test_system_force_is_minus_gradient_plus_damping(rng):
     total = fd_gradient(system.potential_energy, x)
     np.testing.assert_allclose(system.potential_gradient(x), total, rtol=0,
                                atol=1e-7 * np.max(np.abs(total)))
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_kinetic_hessian_is_the_mass_matrix(rng, dim):
+    """∂²T/∂v_a∂v_b by central differences of T itself equals the sparse mass matrix M."""
+    model = random_network(rng, dim, n=4, n_springs=3, mass_range=(0.3, 3.0))
+    v = rng.normal(size=(model.n_particles, dim))
+    size, eps = v.size, 1e-3
+    hessian_fd = np.zeros((size, size))
+    for a_ in range(size):
+        for b_ in range(size):
+            value = 0.0
+            for sa, sb, sign in ((1, 1, 1), (1, -1, -1), (-1, 1, -1), (-1, -1, 1)):
+                w = v.reshape(-1).copy()
+                w[a_] += sa * eps
+                w[b_] += sb * eps
+                value += sign * kinetic.value(model, w.reshape(v.shape))
+            hessian_fd[a_, b_] = value / (4 * eps * eps)
+    np.testing.assert_allclose(kinetic.mass_matrix(model).toarray(), hessian_fd, rtol=0, atol=1e-7)
+    np.testing.assert_array_equal(kinetic.mass_diagonal(model), np.repeat(model.mass, dim))

@@ -200,6 +200,57 @@ def test_symplectic_euler_energy_bounded_over_1e5_steps():
     assert abs(last - first) / e0 <= 0.01 * wh  # mean drift is < 1% of the oscillation amplitude
 
 
+# -- the steps written out ------------------------------------------------------------------------
+
+def test_rk2_is_the_midpoint_rule_not_heun():
+    """rk2 evaluates the force at x + ½h k1 (seed 000's "Runge-Kutta 2"). On a 2D Hookean spring
+    with rest length > 0 (a nonlinear force) under gravity the midpoint rule and Heun's method
+    differ at O(h³) per step: hooke must match the first to round-off and not the second."""
+    _require("rk2")
+    k, m, l0, g, h, steps = 40.0, 0.5, 0.7, np.array([0.0, -9.81]), 0.01, 30
+    b = hooke.ModelBuilder(dim=2, gravity=g)
+    b.add_particle((0.0, 0.0), pinned=True)
+    b.add_particle((1.0, 0.3), mass=m, velocity=(0.2, 0.5))
+    b.add_spring(0, 1, stiffness=k, rest_length=l0)
+    result = hooke.simulate(hooke.Scene(b.finalize(), integrator="rk2"), dt=h, t_end=steps * h)
+
+    def a(x):  # the free particle's acceleration, the other end fixed at the origin
+        r = np.linalg.norm(x)
+        return -(k / m) * (r - l0) * x / r + g
+
+    def midpoint(x, v):
+        xm, vm = x + 0.5 * h * v, v + 0.5 * h * a(x)
+        return x + h * vm, v + h * a(xm)
+
+    def heun(x, v):
+        xe, ve = x + h * v, v + h * a(x)
+        return x + 0.5 * h * (v + ve), v + 0.5 * h * (a(x) + a(xe))
+
+    for method, agrees in ((midpoint, True), (heun, False)):
+        x, v = np.array([1.0, 0.3]), np.array([0.2, 0.5])
+        expected = [x]
+        for _ in range(steps):
+            x, v = method(x, v)
+            expected.append(x)
+        difference = np.max(np.abs(result.x[:, 1] - np.array(expected)))
+        assert (difference < 1e-13) if agrees else (difference > 1e-6), (method.__name__, difference)
+
+
+def test_implicit_euler_linear_is_seed_000s_recurrence():
+    """On spring1d, implicit_euler_linear is seed 000's "Implicit Euler" step by step:
+    (1 + h²k/m) Δv = (h/m)(f − h k v), v += Δv, x += h v, with f = −k x."""
+    _require("implicit_euler_linear")
+    scene = hooke.scene("spring1d", v0=0.7)
+    h, steps = scene.dt, 400
+    result = hooke.simulate(scene, integrator="implicit_euler_linear", t_end=steps * h)
+    x, v = result.x[:, 1, 0], result.v[:, 1, 0]
+    assert (x[0], v[0]) == (2.0, 0.7)
+    dv = (h / M) * (-K * x[:-1] - h * K * v[:-1]) / (1.0 + h * h * K / M)  # each step from hooke's state
+    np.testing.assert_allclose(v[1:], v[:-1] + dv, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(x[1:], x[:-1] + h * (v[:-1] + dv), rtol=0, atol=1e-14)
+    assert np.ptp(x) > 3.9  # 400 steps of 0.005 s: past half a period (π/√10 ≈ 0.99 s)
+
+
 def test_rk45_takes_solve_ivps_steps_and_interpolates_like_it(monkeypatch):
     """Seed 003 ran scipy's solve_ivp(method="RK45", t_eval=...): hooke's rk45 has the same
     starting step, controller and continuous extension, so on the double pendulum (correction

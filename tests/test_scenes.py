@@ -63,9 +63,22 @@ def test_soft3d_reference():
 
 
 def test_chain_parameter_and_static_sag():
-    scene = hooke.scene("chain", n=5, stiffness=500.0)
-    assert scene.model.n_particles == 6 and scene.model.n_springs == 5
-    assert scene.parameters["n"] == 5
+    """The chain's static equilibrium (hooke.modes' solver) hangs straight down from the support
+    with spring k (counted from the top) stretched by the weight of the n − k + 1 particles below
+    it over the stiffness: y_j = −Σ_{k≤j} (L/n + (n − k + 1)·m·g / K)."""
+    from hooke.analysis import equilibrium
+
+    n, stiffness, mass, g, length = 5, 500.0, 0.1, 9.81, 1.0
+    scene = hooke.scene("chain", n=n, stiffness=stiffness)
+    assert scene.model.n_particles == n + 1 and scene.model.n_springs == n
+    assert scene.parameters["n"] == n and scene.parameters["mass"] == mass
+    stretch = (n - np.arange(1, n + 1) + 1) * mass * g / stiffness  # 9.81 mm at the top
+    sag = np.concatenate([[0.0], -np.cumsum(length / n + stretch)])
+    guess = np.stack([np.zeros(n + 1), -np.arange(n + 1) * length / n], axis=1)
+    x, _ = equilibrium(scene, x=guess)
+    np.testing.assert_allclose(x[:, 0], 0.0, atol=1e-12)
+    np.testing.assert_allclose(x[:, 1], sag, rtol=0, atol=1e-12)
+    assert sag[-1] == pytest.approx(-(length + mass * g / stiffness * n * (n + 1) / 2))  # 2.94 cm
 
 
 def test_grid_counts_and_numbering():

@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .constraints import check_joint_set
-from .errors import HookeInputError
+from .errors import HookeInputError, HookeInputErrors, collect
 from .model import SPRING_ENERGIES, Model
 from .motion import as_motion
 
@@ -30,7 +30,9 @@ _MESH_EDGES = {
 }
 
 
-def _vector(value, dim: int, field: str) -> np.ndarray:
+def _vector(value, dim: int, field: str, squared: bool = False) -> np.ndarray:
+    """``value`` as ``dim`` finite numbers; ``squared``: also its squared length (positions,
+    velocities and plane normals are squared by the energies, lengths and normalisation)."""
     try:
         array = np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
@@ -39,6 +41,9 @@ def _vector(value, dim: int, field: str) -> np.ndarray:
         raise HookeInputError(field, f"must have {dim} component(s) for dim={dim}", value)
     if not np.all(np.isfinite(array)):
         raise HookeInputError(field, "must be finite", value)
+    with np.errstate(over="ignore"):
+        if squared and not math.isfinite(float(array @ array)):
+            raise HookeInputError(field, "is too large (its squared length overflows to inf)", value)
     return array
 
 
@@ -64,6 +69,101 @@ def _number(value, field: str, *, positive: bool = False, nonnegative: bool = Fa
     if nonnegative and number < 0:
         raise HookeInputError(field, "must be >= 0", value)
     return number
+
+
+# -- checks shared by ModelBuilder and scene-file validation (hooke.io.scene_file) ----------------
+# Each raises HookeInputError naming the field; the builder stops at the first, a scene file
+# collects them all.
+
+def check_index(i, n: int, field: str) -> int:
+    if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+        raise HookeInputError(field, "must be an integer particle index", i)
+    if not 0 <= i < n:
+        raise HookeInputError(field, f"particle index out of range [0, {n})", i)
+    return int(i)
+
+
+def check_distinct_pair(table: str, k: int, i: int, j: int,
+                        seen: dict[tuple[int, int], int]) -> tuple[int, int]:
+    """``table[k]`` joins two different particles not already joined by an entry of ``seen``
+    ((min, max) → index); returns its key for ``seen``."""
+    if i == j:
+        raise HookeInputError(f"{table}[{k}]", "connects a particle to itself", (i, j))
+    key = (min(i, j), max(i, j))
+    if key in seen:
+        raise HookeInputError(f"{table}[{k}]", f"duplicates {table}[{seen[key]}] between the same "
+                              f"particles {i} and {j}", (i, j))
+    return key
+
+
+def endpoint_distance(where: str, xi: np.ndarray, xj: np.ndarray, i: int, j: int) -> float:
+    """|x_j − x_i|, which must be finite: the energies use its square, which overflows first."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        squared = float(np.dot(xj - xi, xj - xi))
+    if not math.isfinite(squared):
+        raise HookeInputError(where, f"the distance between particles {i} and {j} is too large "
+                              "(its square overflows to inf)", (i, j))
+    return math.sqrt(squared)
+
+
+def spring_rest_length(k: int, xi, xj, i: int, j: int, rest_length, damping: float,
+                       spring_energy: str) -> float:
+    """springs[k]'s rest length: ``rest_length``, or the endpoints' distance when None."""
+    where = f"springs[{k}]"
+    distance = endpoint_distance(where, xi, xj, i, j)
+    if rest_length is None:
+        if distance == 0.0:
+            raise HookeInputError(where, f"zero-length spring: particles {i} and {j} coincide "
+                                  "and no rest_length was given", (i, j))
+        l0 = distance
+    else:
+        l0 = _number(rest_length, f"{where}.rest_length", nonnegative=True)
+        if l0 == 0.0 and spring_energy == "squared_length":
+            raise HookeInputError(f"{where}.rest_length",
+                                  "must be > 0 for the squared_length spring energy", l0)
+    if distance == 0.0 and damping > 0:
+        raise HookeInputError(where, f"damped spring with coincident endpoints {i} and {j} "
+                              "has no direction", (i, j))
+    return l0
+
+
+def joint_length(k: int, xi, xj, i: int, j: int, length) -> float:
+    """joints[k]'s length: ``length``, or the endpoints' distance when None; the endpoints must
+    not coincide (the constraint's direction would be undefined)."""
+    where = f"joints[{k}]"
+    distance = endpoint_distance(where, xi, xj, i, j)
+    if distance == 0.0:
+        raise HookeInputError(where, f"endpoints coincide: particles {i} and {j} are both at "
+                              f"{np.asarray(xi).tolist()}, a joint needs a direction", (i, j))
+    return distance if length is None else _number(length, f"{where}.length", positive=True)
+
+
+def check_plane(k: int, normal, point, friction, dim: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """planes[k] as (unit normal, point, μ)."""
+    where = f"planes[{k}]"
+    n = _vector(normal, dim, f"{where}.normal", squared=True)
+    norm = float(np.linalg.norm(n))
+    if norm == 0.0:
+        raise HookeInputError(f"{where}.normal", "must be a non-zero vector", normal)
+    return (n / norm, _vector(point, dim, f"{where}.point", squared=True),
+            _number(friction, f"{where}.friction", nonnegative=True))
+
+
+def contact_area(area, n: int | None = None) -> float | np.ndarray:
+    """The barrier weight A: one number >= 0, or one per particle (``n`` of them, when known)."""
+    try:
+        values = np.asarray(area, dtype=float)
+    except (TypeError, ValueError):
+        raise HookeInputError("contact.area", "must be a number or one number per particle",
+                              area) from None
+    if values.ndim > 1 or not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise HookeInputError("contact.area", "must be finite and >= 0, one number or one "
+                              "per particle", area)
+    if values.ndim == 0:
+        return float(values)
+    if n is not None and values.shape != (n,):
+        raise HookeInputError("contact.area", f"must have one value per particle ({n})", area)
+    return values.copy()
 
 
 class ModelBuilder:
@@ -95,7 +195,7 @@ class ModelBuilder:
         self._rest: list[float] = []
         self._stiffness: list[float] = []
         self._damping: list[float] = []
-        self._spring_keys: set[tuple[int, int]] = set()
+        self._spring_keys: dict[tuple[int, int], int] = {}
         self._motions: dict[int, object] = {}
         self._planes: list[tuple[np.ndarray, np.ndarray, float]] = []  # normal, point, μ
         self._plane_motions: dict[int, object] = {}
@@ -120,8 +220,9 @@ class ModelBuilder:
         """
         index = self.n_particles
         where = f"particles[{index}]"
-        position = _vector(x, self.dim, f"{where}.x")
-        vel = np.zeros(self.dim) if velocity is None else _vector(velocity, self.dim, f"{where}.v")
+        position = _vector(x, self.dim, f"{where}.x", squared=True)
+        vel = np.zeros(self.dim) if velocity is None else _vector(velocity, self.dim, f"{where}.v",
+                                                                   squared=True)
         m = _number(mass, f"{where}.mass", positive=True)
         self._x.append(position)
         self._v.append(vel)
@@ -135,7 +236,7 @@ class ModelBuilder:
     def pin(self, i: int, motion=None) -> None:
         """Hold particle ``i`` at its current position x0, or make it follow ``motion``:
         x0 + u(t) − u(0) (see :mod:`hooke.motion`)."""
-        self._check_index(i, "pin")
+        check_index(i, self.n_particles, "pin")
         self._pinned[i] = True
         self._motions.pop(i, None)
         if motion is None:
@@ -146,7 +247,7 @@ class ModelBuilder:
         self._v[i] = np.asarray(motion(0.0)[1], dtype=float)
 
     def position(self, i: int) -> np.ndarray:
-        self._check_index(i, "index")
+        check_index(i, self.n_particles, "index")
         return self._x[i].copy()
 
     # -- springs --------------------------------------------------------------------------
@@ -158,31 +259,14 @@ class ModelBuilder:
         """
         index = len(self._springs)
         where = f"springs[{index}]"
-        self._check_index(i, f"{where}.i")
-        self._check_index(j, f"{where}.j")
-        if i == j:
-            raise HookeInputError(f"{where}", "connects a particle to itself", (i, j))
-        key = (min(i, j), max(i, j))
-        if key in self._spring_keys:
-            raise HookeInputError(where, "duplicates an existing spring between the same particles",
-                                  (i, j))
+        i = check_index(i, self.n_particles, f"{where}.i")
+        j = check_index(j, self.n_particles, f"{where}.j")
+        key = check_distinct_pair("springs", index, i, j, self._spring_keys)
         k = _number(stiffness, f"{where}.stiffness", nonnegative=True)
         c = _number(damping, f"{where}.damping", nonnegative=True)
-        distance = float(np.linalg.norm(self._x[j] - self._x[i]))
-        if rest_length is None:
-            if distance == 0.0:
-                raise HookeInputError(where, f"zero-length spring: particles {i} and {j} coincide "
-                                      "and no rest_length was given", (i, j))
-            l0 = distance
-        else:
-            l0 = _number(rest_length, f"{where}.rest_length", nonnegative=True)
-            if l0 == 0.0 and self.spring_energy == "squared_length":
-                raise HookeInputError(f"{where}.rest_length",
-                                      "must be > 0 for the squared_length spring energy", l0)
-        if distance == 0.0 and c > 0:
-            raise HookeInputError(where, f"damped spring with coincident endpoints {i} and {j} "
-                                  "has no direction", (i, j))
-        self._spring_keys.add(key)
+        l0 = spring_rest_length(index, self._x[i], self._x[j], i, j, rest_length, c,
+                                self.spring_energy)
+        self._spring_keys[key] = index
         self._springs.append((i, j))
         self._rest.append(l0)
         self._stiffness.append(k)
@@ -198,22 +282,10 @@ class ModelBuilder:
         """
         index = len(self._joints)
         where = f"joints[{index}]"
-        self._check_index(i, f"{where}.i")
-        self._check_index(j, f"{where}.j")
-        if i == j:
-            raise HookeInputError(where, "connects a particle to itself", (i, j))
-        key = (min(i, j), max(i, j))
-        if key in self._joint_keys:
-            raise HookeInputError(where, f"duplicates joints[{self._joint_keys[key]}] between the "
-                                  "same particles (a redundant constraint)", (i, j))
-        distance = float(np.linalg.norm(self._x[j] - self._x[i]))
-        if distance == 0.0:
-            raise HookeInputError(where, f"endpoints coincide: particles {i} and {j} are both at "
-                                  f"{self._x[i].tolist()}, a joint needs a direction", (i, j))
-        if length is None:
-            value = distance
-        else:
-            value = _number(length, f"{where}.length", positive=True)
+        i = check_index(i, self.n_particles, f"{where}.i")
+        j = check_index(j, self.n_particles, f"{where}.j")
+        key = check_distinct_pair("joints", index, i, j, self._joint_keys)
+        value = joint_length(index, self._x[i], self._x[j], i, j, length)
         self._joint_keys[key] = index
         self._joints.append((i, j))
         self._joint_length.append(value)
@@ -229,16 +301,10 @@ class ModelBuilder:
         its incremental potential); :meth:`finalize` checks that no particle starts on or below.
         """
         index = len(self._planes)
-        where = f"planes[{index}]"
-        n = _vector(normal, self.dim, f"{where}.normal")
-        norm = float(np.linalg.norm(n))
-        if norm == 0.0:
-            raise HookeInputError(f"{where}.normal", "must be a non-zero vector", normal)
-        o = _vector(point, self.dim, f"{where}.point")
-        mu = _number(friction, f"{where}.friction", nonnegative=True)
+        plane = check_plane(index, normal, point, friction, self.dim)
         if motion is not None:
-            self._plane_motions[index] = _checked_motion(motion, self.dim, f"{where}.motion")
-        self._planes.append((n / norm, o, mu))
+            self._plane_motions[index] = _checked_motion(motion, self.dim, f"planes[{index}].motion")
+        self._planes.append(plane)
         return index
 
     def set_contact(self, dhat: float | None = None, kappa: float | None = None, area=None,
@@ -253,26 +319,13 @@ class ModelBuilder:
             if value is not None:
                 self._contact[f"contact_{key}"] = _number(value, f"contact.{key}", positive=True)
         if area is not None:
-            try:
-                values = np.asarray(area, dtype=float)
-            except (TypeError, ValueError):
-                raise HookeInputError("contact.area", "must be a number or one number per particle",
-                                      area) from None
-            if values.ndim > 1 or not np.all(np.isfinite(values)) or np.any(values < 0):
-                raise HookeInputError("contact.area", "must be finite and >= 0, one number or one "
-                                      "per particle", area)
-            self._contact_area = float(values) if values.ndim == 0 else values.copy()
+            self._contact_area = contact_area(area)
 
     def _contact_fields(self, x0: np.ndarray, pinned: np.ndarray) -> dict:
         """The Model's contact fields, after checking that no contact particle starts on or
         below a plane."""
         d, n = self.dim, x0.shape[0]
-        area = np.broadcast_to(self._contact_area, (n,)) if np.ndim(self._contact_area) == 0 \
-            else np.asarray(self._contact_area)
-        if area.shape != (n,):
-            raise HookeInputError("contact.area", f"must have one value per particle ({n})",
-                                  f"{area.size} values")
-        area = np.where(pinned, 0.0, area)
+        area = np.where(pinned, 0.0, np.broadcast_to(contact_area(self._contact_area, n), (n,)))
         normals = np.array([plane[0] for plane in self._planes], dtype=float).reshape(-1, d)
         points = np.array([plane[1] for plane in self._planes], dtype=float).reshape(-1, d)
         check_clear_of_planes(normals, points, area, x0)
@@ -281,11 +334,6 @@ class ModelBuilder:
                     plane_motions=tuple(sorted(self._plane_motions.items(), key=lambda kv: kv[0])),
                     contact_area=area, **self._contact)
 
-    def _check_index(self, i, field: str) -> None:
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
-            raise HookeInputError(field, "must be an integer particle index", i)
-        if not 0 <= i < self.n_particles:
-            raise HookeInputError(field, f"particle index out of range [0, {self.n_particles})", i)
 
     # -- helpers --------------------------------------------------------------------------
     def grid(self, nx: int, ny: int, spacing: float | Sequence[float] = 1.0, origin=None,
@@ -411,22 +459,29 @@ def check_clear_of_planes(normals: np.ndarray, points: np.ndarray, area: np.ndar
                           x: np.ndarray, field: str | None = None) -> None:
     """Raise :class:`HookeInputError` naming the contact particles (area > 0) of positions x
     (n, d) on or below a plane k {n_k·(x − o_k) = 0} (points o_k), where the barrier is infinite:
-    field ``planes[k]``, or ``field`` (the plane then named in the message)."""
+    field ``planes[k]``, or ``field`` (the plane then named in the message); one line per such
+    plane, all at once."""
+    problems = []
     for k in range(normals.shape[0]):
         distance = (x - points[k]) @ normals[k]
         inside = np.flatnonzero((area > 0) & (distance <= 0.0))
         if inside.size:
             listed = ", ".join(map(str, inside[:10])) + (", ..." if inside.size > 10 else "")
             plane = "the plane" if field is None else f"planes[{k}]"
-            raise HookeInputError(field or f"planes[{k}]", f"particle(s) {listed} start on or "
-                                  f"below {plane} (signed distance <= 0)",
-                                  distance[inside[:10]].tolist())
+            problems.append(HookeInputError(field or f"planes[{k}]", f"particle(s) {listed} start "
+                                            f"on or below {plane} (signed distance <= 0)",
+                                            distance[inside[:10]].tolist()))
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise HookeInputErrors([str(problem) for problem in problems])
 
 
 def add_contact(model: Model, planes: Sequence[dict] = (), **settings) -> Model:
     """A copy of ``model`` with more contact planes (dicts of :meth:`ModelBuilder.add_plane`'s
-    arguments) and contact settings (:meth:`ModelBuilder.set_contact`'s), validated the same way;
-    scene files use it to put planes under a body a builder function made."""
+    arguments) and contact settings (:meth:`ModelBuilder.set_contact`'s), validated the same way
+    but all problems reported at once; scene files use it to put planes under a body a builder
+    function made."""
     from dataclasses import replace
 
     b = ModelBuilder(dim=model.dim)
@@ -434,12 +489,21 @@ def add_contact(model: Model, planes: Sequence[dict] = (), **settings) -> Model:
     for k in range(model.n_planes):
         b.add_plane(model.plane_normals[k], model.plane_points[k], model.plane_friction[k],
                     motions.get(k))
-    for plane in planes:
-        b.add_plane(**plane)
     if model.n_planes:
         b.set_contact(model.contact_dhat, model.contact_kappa, model.contact_area,
                       model.contact_epsv)
-    b.set_contact(**settings)
+    problems: list[str] = []
+    for k, plane in enumerate(planes, start=model.n_planes):
+        collect(problems, check_plane, k, plane["normal"], plane["point"],
+                plane.get("friction", 0.0), model.dim)
+        if plane.get("motion") is not None:
+            collect(problems, _checked_motion, plane["motion"], model.dim, f"planes[{k}].motion")
+    for key, value in settings.items():
+        collect(problems, b.set_contact, **{key: value})
+    if problems:
+        raise HookeInputErrors(problems)
+    for plane in planes:
+        b.add_plane(**plane)
     return replace(model, **b._contact_fields(model.x0, model.pinned))
 
 
@@ -507,7 +571,12 @@ def model_from_arrays(dim: int, x0, mass, springs, stiffness, rest_length=None, 
     if duplicates:
         raise HookeInputError("springs", "contains duplicate springs between the same particles",
                               f"{duplicates} duplicate(s)")
-    lengths = np.linalg.norm(x0[springs[:, 1]] - x0[springs[:, 0]], axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        lengths = np.linalg.norm(x0[springs[:, 1]] - x0[springs[:, 0]], axis=1)
+    if not np.all(np.isfinite(lengths)):
+        k = int(np.flatnonzero(~np.isfinite(lengths))[0])
+        raise HookeInputError(f"springs[{k}]", "the distance between its particles is too large "
+                              "(its square overflows to inf)", tuple(springs[k].tolist()))
     rest = lengths if rest_length is None else per(rest_length, s, "rest_length")
     if np.any(rest == 0) and (rest_length is None or spring_energy == "squared_length"):
         raise HookeInputError("rest_length", "zero-length spring (coincident endpoints or l0 = 0 "

@@ -1,13 +1,16 @@
 """The ``hooke`` command.
 
-Contract: bad input (unknown scene or integrator, invalid scene file, dt ≤ 0, …) prints one line
-per problem to stderr and exits with code 2, never a traceback. A run that blows up writes the
-frames it computed before it stopped and exits with code 1.
+Contract: bad input (unknown scene or integrator, invalid scene file, dt ≤ 0, a flag typer cannot
+parse, …) prints one line per problem to stderr and exits with code 2, never a traceback. A run
+that blows up writes the frames it computed before it stopped and exits with code 1. An unexpected
+exception (a bug) prints one line naming it and exits with code 1; ``HOOKE_DEBUG=1`` shows its
+traceback.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,9 +22,14 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .errors import HookeInputError, SimulationError
+from .errors import HookeInputError, SimulationError, format_value
 from .integrators import base as integrator_registry
 from .scenes import names as scene_names
+
+try:  # typer vendors click from 0.2x on; its parse errors are click's classes
+    from typer._click import exceptions as parse_errors
+except ImportError:  # pragma: no cover - an older typer runs on click itself
+    from click import exceptions as parse_errors
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="hooke: dynamics of mass-spring systems.")
@@ -34,6 +42,17 @@ def fail(message: str, code: int = 2) -> None:
     for line in str(message).splitlines():
         errors.print(f"[bold red]error:[/] {line}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def output_directory(path: Path, flag: str = "--out") -> Path:
+    """``path`` as a directory (created if missing); a clear error when it cannot be one."""
+    if path.exists() and not path.is_dir():
+        fail(f"{flag}: is an existing file, not a directory, got {str(path)!r}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        fail(f"{flag}: cannot create the directory ({error.strerror or error}), got {str(path)!r}")
+    return path
 
 
 def load_scene(scene_or_file: str):
@@ -100,7 +119,6 @@ def write_outputs(result, out: Path) -> list[Path]:
     from .io.export import write_xdmf
     from .viz import plots
 
-    out.mkdir(parents=True, exist_ok=True)
     written = [out / "trajectory.h5", write_xdmf(out / "trajectory.h5")]
     if result.n_frames >= 2:
         for name in plots.available(result):
@@ -204,7 +222,8 @@ def run_command(
     integrator: Optional[str] = typer.Option(None, "--integrator", "-i", help="integrator name"),
     dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]"),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]"),
-    save_every: int = typer.Option(1, "--save-every", help="save a frame every N steps"),
+    save_every: Optional[int] = typer.Option(None, "--save-every",
+                                             help="save a frame every N steps (default: the scene's, 1)"),
     out: Path = typer.Option(Path("out"), "--out", help="output directory"),
     option: list[str] = typer.Option(
         None, "--option", "-o", help="an integrator option KEY=VALUE, e.g. rtol=1e-8 or "
@@ -244,7 +263,7 @@ def run_command(
                 if dropped:
                     errors.print(f"note: {integrator} does not take {scene.name}'s option(s) "
                                  f"{', '.join(dropped)}; dropped", markup=False, highlight=False)
-                out.mkdir(parents=True, exist_ok=True)
+                output_directory(out)
                 result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                   save_every=save_every, progress=progress,
                                   store=out / "trajectory.h5", max_energy_growth=max_energy_growth,
@@ -292,8 +311,7 @@ def plot_command(
             fail(f"--kind: unknown plot (known: {', '.join(plots.PLOTS)}), got {name!r}")
         if name not in applicable:
             fail(f"--kind: '{name}' does not apply to this run (it applies: {', '.join(applicable)}), got {name!r}")
-    target = directory if out is None else out
-    target.mkdir(parents=True, exist_ok=True)
+    target = output_directory(directory if out is None else out)
     for name in kinds:
         plots.PLOTS[name](result, target / f"{name}.png")
         console.print(f"wrote {target / f'{name}.png'}")
@@ -359,7 +377,7 @@ def modes_command(
                      f"{model.free_dofs.size} degrees of freedom − {model.n_joints} joints",
                      markup=False, highlight=False)
     console.print(result.table(), markup=False, highlight=False)  # "[rad/s]" is not markup
-    out.mkdir(parents=True, exist_ok=True)
+    output_directory(out)
     mode_shapes_plot(scene, result, out / "modes.png")
     console.print(f"mode shapes: {out / 'modes.png'}")
 
@@ -381,6 +399,7 @@ def study_command(
     for label, value in (("--t-end", t_end), ("--output-interval", output_interval)):
         if not np.isfinite(value) or value <= 0:
             fail(f"{label}: must be a number > 0, got {value}")
+    output_directory(out)
     table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
                                           progress=lambda label: errors.print(f"running {label}"))
     console.print(table.text())
@@ -391,17 +410,23 @@ def study_command(
 def check_command(
     scene_file: Path = typer.Argument(..., metavar="FILE", help="a .toml scene file"),
 ) -> None:
-    """Validate a scene file without running it: every problem, one line each (exit 2)."""
+    """Validate a scene file without running it: every problem, one line each (exit 2); then its
+    run settings exactly as `hooke run` would (integrator options, whole number of steps)."""
     from .io.scene_file import load
+    from .simulate import plan
 
     try:
         scene = load(scene_file)
+        run = plan(scene)
     except HookeInputError as error:
         fail(str(error))
     model = scene.model
-    console.print(f"{scene_file}: valid — {model.n_particles} particles, {model.n_springs} springs, "
-                  f"{model.n_joints} joints, {model.n_planes} planes, {model.dim}D; "
-                  f"{scene.integrator}, dt = {scene.dt:g}, t_end = {scene.t_end:g}")
+    options = "".join(f", {key} = {value!r}" for key, value in scene.options.items())
+    console.print(f"{scene_file}: valid — {plural(model.n_particles, 'particle')}, "
+                  f"{plural(model.n_springs, 'spring')}, {plural(model.n_joints, 'joint')}, "
+                  f"{plural(model.n_planes, 'plane')}, {model.dim}D; {scene.integrator}, "
+                  f"dt = {scene.dt:g}, t_end = {scene.t_end:g} ({plural(run.n_steps, 'step')})"
+                  f"{options}", highlight=False)
 
 
 @app.command("schema")
@@ -424,6 +449,7 @@ def verify_command(
 
     if energy_steps < 10:
         fail(f"--energy-steps: must be an integer >= 10, got {energy_steps}")
+    output_directory(out)
     reports = verify(energy_steps=energy_steps)
     table = Table(title=f"spring1d (ω = √10): convergence order; energy over {energy_steps} steps "
                         "of 0.005 s", title_justify="left")
@@ -449,7 +475,6 @@ def verify_command(
         table.add_row(r.name, str(r.expected_order), f"{r.measured_order:.3f}{mark}", behaviour,
                       f"{r.energy_factor - 1:+.3e}", f"{r.drift:.2e}")
     console.print(table)
-    out.mkdir(parents=True, exist_ok=True)
     convergence_plot(reports, out / "convergence.png", joint_reports)
     console.print(f"log-log plot: {out / 'convergence.png'}")
     if not all(r.order_ok for r in [*reports, *joint_reports]):
@@ -528,6 +553,7 @@ def sweep_command(
                    "metric": plot_metric, "save_every": save_every}
         settings.update({key: value for key, value in options.items() if value is not None})
         settings["summary_only"] = summary_only or settings.get("summary_only", False)
+        output_directory(out)
         bar = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("members"),
                        TimeElapsedColumn(), TimeRemainingColumn(), console=errors, transient=True)
 
@@ -550,12 +576,52 @@ def sweep_command(
     console.print(f"table: {result.parquet}, {result.csv}\nplot: {result.plot}", highlight=False)
 
 
+def usage_error(error: parse_errors.UsageError) -> str:
+    """A command-line parse error as one line naming the flag or argument and the value."""
+    command = error.ctx.command_path if error.ctx is not None else "hooke"
+    message = " ".join(str(error.message).split()).rstrip(".")
+    if isinstance(error, parse_errors.NoSuchOption):
+        hint = f" (did you mean {', '.join(error.possibilities)}?)" if error.possibilities else ""
+        return f"{error.option_name}: no such option of `{command}`{hint}, got {error.option_name!r}"
+    param = getattr(error, "param", None)
+    if isinstance(error, parse_errors.MissingParameter) and param is not None:
+        return f"{_parameter_name(param)}: missing (see `{command} --help`), got nothing"
+    if isinstance(error, parse_errors.BadParameter) and param is not None:
+        cause = error.__cause__  # typer's coercion: a pydantic ValidationError holding the input
+        value = f", got {format_value(cause.errors()[0]['input'])}" if hasattr(cause, "errors") else ""
+        return f"{_parameter_name(param)}: {message}{value}"
+    if isinstance(error, parse_errors.BadOptionUsage):
+        return f"{error.option_name}: {message}"
+    return f"{command}: {message} (see `{command} --help`)"
+
+
+def _parameter_name(param) -> str:
+    if param.param_type_name == "option":
+        return max(param.opts, key=len)
+    return param.metavar or param.name.upper()
+
+
 def main() -> None:
     try:
-        app()
-    except KeyboardInterrupt:  # Ctrl-C: a clean message, not a traceback
+        code = app(standalone_mode=False, prog_name="hooke")
+    except parse_errors.NoArgsIsHelpError as error:  # bare `hooke`: the help, as before
+        error.show()
+        code = error.exit_code
+    except parse_errors.UsageError as error:
+        errors.print(f"[bold red]error:[/] {usage_error(error)}", highlight=False, markup=True,
+                     soft_wrap=True)
+        code = 2
+    except (KeyboardInterrupt, typer.Abort):  # Ctrl-C: a clean message, not a traceback
         errors.print("interrupted")
-        sys.exit(130)
+        code = 130
+    except Exception as error:  # the last resort: a bug, reported in one line
+        if os.environ.get("HOOKE_DEBUG"):
+            raise
+        errors.print(f"[bold red]error:[/] unexpected {type(error).__name__}: "
+                     f"{' '.join(str(error).split())} (a bug in hooke; run with HOOKE_DEBUG=1 to "
+                     "see the traceback)", highlight=False, markup=True, soft_wrap=True)
+        code = 1
+    sys.exit(code)
 
 
 if __name__ == "__main__":

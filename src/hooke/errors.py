@@ -43,6 +43,17 @@ class SimulationError(HookeError, RuntimeError):
     """A run could not continue (non-finite state, solver failure)."""
 
 
+def collect(problems: list[str], check, *args, prefix: str = "", **kwargs):
+    """``check(*args, **kwargs)``, but bad input is appended to ``problems`` (each line under
+    ``prefix.``) and gives None instead of raising: how a whole file's problems are gathered."""
+    try:
+        return check(*args, **kwargs)
+    except HookeInputError as error:
+        lines = error.problems if isinstance(error, HookeInputErrors) else [str(error)]
+        problems.extend(f"{prefix}.{line}" if prefix else line for line in lines)
+        return None
+
+
 def format_value(value: Any) -> str:
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else str(value)

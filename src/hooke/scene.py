@@ -7,6 +7,8 @@ state's time). ``hooke.simulate`` reads it and never changes it.
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -27,6 +29,64 @@ def check_positive(name: str, value) -> float:
     if not np.isfinite(number) or number <= 0:
         raise HookeInputError(name, "must be a finite number > 0", value)
     return number
+
+
+def check_save_every(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise HookeInputError("save_every", "must be an integer >= 1", value)
+    return int(value)
+
+
+MAX_STEPS = 10**12  # weeks of computing even at a microsecond per step
+STEP_TOLERANCE = 1e-9  # of a step: how far t_end may be from a whole number of steps
+
+
+def step_count(t_end: float, dt: float) -> int:
+    """The number of steps of ``dt`` that make ``t_end``: t_end / dt must be a whole number n ≥ 1
+    to within 1e-9 (plus the division's round-off, 4nε, for runs of millions of steps), so that a
+    run never silently stops short of t_end or runs past it."""
+    ratio = t_end / dt
+    if not np.isfinite(ratio) or ratio > MAX_STEPS:
+        raise HookeInputError("t_end", f"t_end / dt = {ratio:.3g} steps of dt = {dt!r}, more than "
+                              f"the {MAX_STEPS:.0e} hooke runs: choose a shorter t_end or a larger dt",
+                              t_end)
+    n = round(ratio)
+    if n >= 1 and abs(ratio - n) <= STEP_TOLERANCE + 4 * n * np.finfo(float).eps:
+        return n
+    counts = sorted({max(1, math.floor(ratio)), max(1, math.ceil(ratio))})
+    ends = " or ".join(f"{k * dt:.12g}" for k in counts)
+    steps = " or ".join(f"{t_end / k:.12g} ({k} step{'s' * (k > 1)})" for k in counts)
+    raise HookeInputError("t_end", f"must be a whole number of steps of dt = {dt:.12g} (t_end / dt "
+                          f"= {ratio:.10g}); nearest valid: t_end = {ends}, or dt = {steps}", t_end)
+
+
+def frame_count(n_steps: int, save_every: int) -> int:
+    """Frames saved: step 0, every ``save_every`` steps, and the last step."""
+    return n_steps // save_every + 1 + (n_steps % save_every > 0)
+
+
+def check_frames_fit(model: Model, n_steps: int, save_every: int, t_end: float, dt: float) -> None:
+    """A run keeps every saved frame (x and v, energies, joint forces) in memory: refuse one whose
+    frames would not fit in this machine's memory, before anything is allocated."""
+    frames = frame_count(n_steps, save_every)
+    frame_bytes = 8 * (2 * model.n_particles * model.dim + model.n_joints + 8)
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX: assume a 16 GiB machine
+        memory = 16 * 2**30
+    if frames * frame_bytes > memory:
+        raise HookeInputError("t_end", f"the run would keep {frames:.4g} frames of {frame_bytes} bytes "
+                              f"({_bytes(frames * frame_bytes)}) in memory, more than this machine's "
+                              f"{_bytes(memory)}: choose a shorter t_end, a larger dt = {dt!r} or a "
+                              f"larger save_every = {save_every}", t_end)
+
+
+def _bytes(count: float) -> str:
+    units = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    power = 0
+    while count >= 1024 and power < len(units) - 1:
+        count, power = count / 1024, power + 1
+    return f"{count:.3g} {units[power]}"
 
 
 @dataclass
@@ -80,8 +140,7 @@ class Scene:
             points = self.model.plane_points + plane_displacements(self.model, self.state.t)
             check_clear_of_planes(self.model.plane_normals, points, self.model.contact_area,
                                   np.asarray(self.state.x), field="state.x")
-        if isinstance(self.save_every, bool) or int(self.save_every) != self.save_every or self.save_every < 1:
-            raise HookeInputError("save_every", "must be an integer >= 1", self.save_every)
+        self.save_every = check_save_every(self.save_every)
 
     @property
     def has_analytic(self) -> bool:

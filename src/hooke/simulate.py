@@ -1,7 +1,8 @@
 """``simulate``: run a scene with a chosen integrator and collect the saved frames.
 
 Contract: one-way data flow scene → (System, State) → integrator steps → Result. Frames are saved
-at step 0, every ``save_every`` steps and at the last step; the run has round(t_end / dt) steps.
+at step 0, every ``save_every`` steps and at the last step; the run has t_end / dt steps, which
+must be a whole number (:func:`hooke.scene.step_count`), and frames that fit in memory.
 Options given as keywords go to the integrator (an option it does not know is an error) on top of
 the scene's default options; with another integrator than the scene's, the scene's options that
 it accepts still apply and the others are dropped (:func:`scene_options`). Every step is guarded
@@ -29,7 +30,7 @@ from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
 from .model import State
 from .result import Result, frame_extras
-from .scene import Scene, check_positive
+from .scene import Scene, check_frames_fit, check_positive, check_save_every, step_count
 from .system import System
 
 
@@ -100,7 +101,7 @@ def scene_options(scene: Scene, integrator: str) -> tuple[dict, list[str]]:
 
 
 def simulate(scene: Scene, integrator: str | None = None, dt: float | None = None,
-             t_end: float | None = None, save_every: int = 1,
+             t_end: float | None = None, save_every: int | None = None,
              progress: Callable[[int, int], None] | None = None, store=None,
              max_energy_growth: float | None = None, **options) -> Result:
     """Simulate ``scene`` and return a :class:`Result`.
@@ -111,7 +112,8 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
             scene's options this integrator accepts apply to it, the others are dropped.
         dt: time step [s] (adaptive integrators: the output interval).
         t_end: duration [s].
-        save_every: save a frame every this many steps (the last step is always saved).
+        save_every: save a frame every this many steps (the last step is always saved); the
+            scene's ``save_every`` (default 1) when None.
         progress: optional callback ``progress(steps_done, steps_total)`` called per frame.
         store: optional path of an HDF5 trajectory file written frame by frame as the run goes.
         max_energy_growth: optional blow-up guard, checked after every step: stop when the total
@@ -119,6 +121,22 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
             the start (or at the first step where they are not all zero).
         **options: integrator options, e.g. ``rtol=1e-8`` for ``rk45``, ``tol=`` for ``implicit_euler``.
     """
+    run = plan(scene, integrator, dt, t_end, save_every, max_energy_growth, **options)
+    writer = None
+    if store is not None:
+        from .io.store import TrajectoryWriter
+
+        writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
+                                  dict(run.stepper.options))
+    return run.execute(progress=progress, writer=writer)
+
+
+def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
+         t_end: float | None = None, save_every: int | None = None,
+         max_energy_growth: float | None = None,
+         **options) -> "Run":
+    """Validate a run's settings exactly as :func:`simulate` does (``hooke check`` uses it) and
+    return its :class:`Run`: the integrator made with its options, the frames planned."""
     if not isinstance(scene, Scene):
         raise HookeInputError("scene", "must be a hooke.Scene (hooke.scene(name) or hooke.load(path))",
                               type(scene).__name__)
@@ -126,21 +144,13 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
     get_integrator(name)
     dt = check_positive("dt", scene.dt if dt is None else dt)
     t_end = check_positive("t_end", scene.t_end if t_end is None else t_end)
-    if isinstance(save_every, bool) or not isinstance(save_every, (int, np.integer)) or save_every < 1:
-        raise HookeInputError("save_every", "must be an integer >= 1", save_every)
+    save_every = check_save_every(scene.save_every if save_every is None else save_every)
     merged = {**scene_options(scene, name)[0], **options}
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
             raise HookeInputError("max_energy_growth", "must be > 1", max_energy_growth)
-    run = Run(scene, name, dt, t_end, int(save_every), merged, max_energy_growth)
-    writer = None
-    if store is not None:
-        from .io.store import TrajectoryWriter
-
-        writer = TrajectoryWriter(store, scene, name, dt, t_end, int(save_every),
-                                  dict(run.stepper.options))
-    return run.execute(progress=progress, writer=writer)
+    return Run(scene, name, dt, t_end, save_every, merged, max_energy_growth)
 
 
 class Run:
@@ -157,12 +167,14 @@ class Run:
 
     def __init__(self, scene: Scene, integrator: str, dt: float, t_end: float, save_every: int,
                  options: dict, max_energy_growth: float | None = None):
-        self.scene, self.name, self.dt = scene, integrator, dt
+        self.scene, self.name, self.dt, self.t_end = scene, integrator, dt, t_end
+        self.save_every = save_every
         self.max_energy_growth = max_energy_growth
         self._energy_reference: tuple[float, float] | None = None  # (E0, scale S)
+        self.n_steps = step_count(t_end, dt)
+        check_frames_fit(scene.model, self.n_steps, save_every, t_end, dt)
         self.system = System(scene.model)
         self.stepper = get_integrator(integrator)(self.system, dt, **options)
-        self.n_steps = max(1, int(round(t_end / dt)))
         self.steps = frame_steps(self.n_steps, save_every)
         self.series = FrameSeries(self.steps.size)
 

@@ -125,8 +125,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from .errors import HookeInputError, SimulationError, format_value
 from .integrators import base as integrator_registry
 from .io.scene_file import build, parse, validation_errors
-from .scene import Scene, check_positive
-from .simulate import Run, simulate
+from .scene import Scene
+from .simulate import plan as plan_run, simulate
 from .studies import length_drift
 
 METRICS = ("energy_error", "constraint_drift", "penetration", "wall_time", "steps", "rejected")
@@ -312,7 +312,7 @@ def _validated(model: type[BaseModel], data: dict[str, Any]):
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise validation_errors(error) from None
+        raise validation_errors(error, model) from None
 
 
 def shipped_sweeps() -> list[str]:
@@ -421,12 +421,7 @@ class Member:
 
     def check(self) -> None:
         """Build the scene and set up its run as ``simulate`` does, without stepping."""
-        scene = self.scene()
-        name = self.run.get("integrator", scene.integrator)
-        dt = check_positive("dt", self.run.get("dt", scene.dt))
-        t_end = check_positive("t_end", self.run.get("t_end", scene.t_end))
-        merged = {**(scene.options if name == scene.integrator else {}), **self.options}
-        Run(scene, name, dt, t_end, self.save_every, merged)
+        plan_run(self.scene(), save_every=self.save_every, **self.run, **self.options)
 
 
 def _base_scene(scene) -> Scene:

@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit
 
 from ..constraints import JointForces, Stabilization
-from ..errors import HookeInputError, SimulationError
+from ..errors import HookeInputError, HookeInputErrors, SimulationError
 from ..model import State
 
 _REGISTRY: dict[str, type["Integrator"]] = {}
@@ -93,21 +93,27 @@ class Integrator:
     supports_contact: ClassVar[bool] = False
 
     def __init__(self, system, dt: float, **options: Any):
-        unknown = sorted(set(options) - set(self.defaults))
-        if unknown:
-            known = ", ".join(sorted(self.defaults)) or "none"
-            raise HookeInputError(unknown[0], f"is not an option of integrator '{self.name}' "
-                                  f"(its options: {known})", options[unknown[0]])
         for flag, count, what in CAPABILITIES:
             if getattr(system.model, count) and not getattr(self, flag):
                 able = ", ".join(name for name, cls in _REGISTRY.items() if getattr(cls, flag))
                 raise HookeInputError("integrator", f"'{self.name}' does not handle {what} "
                                       f"(integrators that do: {able})", self.name)
+        known = ", ".join(sorted(self.defaults)) or "none"
+        problems = [HookeInputError(key, f"is not an option of integrator '{self.name}' (its "
+                                    f"options: {known})", options.pop(key))
+                    for key in sorted(set(options) - set(self.defaults))]
         self.system = system
         self.dt = float(dt)
         self.t_bound = np.inf  # the end of the run: adaptive steps stop there
         self.options = {**self.defaults, **options}
-        self.check_options()
+        try:  # the known options' values, reported together with the unknown options
+            self.check_options()
+        except HookeInputError as error:
+            problems.append(error)
+        if len(problems) == 1:
+            raise problems[0]
+        if problems:
+            raise HookeInputErrors([str(problem) for problem in problems])
         self.stats: dict[str, int] = {"steps": 0}
 
     def check_options(self) -> None:

@@ -1,15 +1,19 @@
 """Scene files: TOML validated by a pydantic schema, then built into a :class:`Scene`.
 
 A scene file either lists its particles and springs, or names a ``builder`` (a registered Python
-function, see :mod:`hooke.scenes.builders`) with its ``parameters``. Every problem is reported at
-once, one line each, as ``path.of.field: message, got value``; the CLI exits with code 2.
+function, see :mod:`hooke.scenes.builders`) with its ``parameters``; docs/scene-files.md is the
+full reference. Every problem is reported at once, one line each, as ``path.of.field: message,
+got value`` (the CLI exits with code 2): the strict schema's (no string or bool taken for a
+number, no float for an index) and those between fields, checked by the same functions as
+:class:`~hooke.builder.ModelBuilder` uses (:func:`consistency_problems`).
 
     dim = 2
     gravity = [0.0, -9.81]
     [run]
     integrator = "symplectic_euler"
     dt = 0.001
-    t_end = 2.0
+    t_end = 2.0              # a whole number of steps of dt
+    save_every = 10          # optional: a frame every 10 steps
     [[particles]]
     x = [0.0, 0.0]
     pinned = true
@@ -49,47 +53,57 @@ Contact (any scene, also builder scenes: the planes go under the body the builde
 from __future__ import annotations
 
 import tomllib
+import types
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+import numpy as np
+from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter,
+                      ValidationError)
 
-from ..builder import ModelBuilder, add_contact
-from ..errors import HookeInputError, HookeInputErrors, format_value
+from ..builder import (ModelBuilder, _vector, add_contact, check_clear_of_planes,
+                       check_distinct_pair, check_index, check_plane, contact_area, joint_length,
+                       spring_rest_length)
+from ..errors import HookeInputError, HookeInputErrors, collect, format_value
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Index = Annotated[int, Field(ge=0)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: no silent conversions (a string or a bool is not a number, 1.0 is not an index,
+    # 1 is not a boolean); an int is accepted where a float is expected.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RunSettings(Strict):
     integrator: str | None = None
     dt: Positive | None = None
     t_end: Positive | None = None
+    save_every: Annotated[int, Field(ge=1)] | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
 
 class SpringSpec(Strict):
-    i: Annotated[int, Field(ge=0)]
-    j: Annotated[int, Field(ge=0)]
+    i: Index
+    j: Index
     stiffness: NonNegative
     rest_length: NonNegative | None = None
     damping: NonNegative = 0.0
 
 
 class JointSpec(Strict):
-    i: Annotated[int, Field(ge=0)]
-    j: Annotated[int, Field(ge=0)]
+    i: Index
+    j: Index
     length: Positive | None = None
 
 
 class ConstantVelocitySpec(Strict):
+    vector: ClassVar[str] = "velocity"  # the field whose length must be the scene's dim
     type: Literal["constant_velocity"]
     velocity: list[Finite]
     duration: Positive = float("inf")
@@ -99,6 +113,7 @@ class ConstantVelocitySpec(Strict):
 
 
 class SinusoidSpec(Strict):
+    vector: ClassVar[str] = "direction"
     type: Literal["sinusoid"]
     amplitude: Finite
     direction: list[Finite]
@@ -118,7 +133,7 @@ class ParticleSpec(Strict):
     mass: Positive = 1.0
     pinned: bool = False
     name: str | None = None
-    motion: MotionSpec | None = None  # a pinned particle following a prescribed motion
+    motion: MotionSpec | None = None  # pins the particle to a prescribed motion
 
 
 class PlaneSpec(Strict):
@@ -128,10 +143,16 @@ class PlaneSpec(Strict):
     motion: MotionSpec | None = None
 
 
+# One number for every particle or one per particle: the value's shape picks the member, so a
+# bad value gets that member's message only.
+Area = Annotated[Annotated[NonNegative, Tag("number")] | Annotated[list[NonNegative], Tag("list")],
+                 Discriminator(lambda value: "list" if isinstance(value, list) else "number")]
+
+
 class ContactSpec(Strict):
     dhat: Positive | None = None
     kappa: Positive | None = None
-    area: NonNegative | list[NonNegative] | None = None
+    area: Area | None = None
     epsv: Positive | None = None
 
 
@@ -140,7 +161,7 @@ class SceneFile(Strict):
     description: str = ""
     builder: str | None = None
     parameters: dict[str, Any] = Field(default_factory=dict)
-    dim: Literal[1, 2, 3] | None = None
+    dim: Annotated[int, Field(ge=1, le=3)] | None = None
     gravity: list[Finite] | None = None
     spring_energy: Literal[SPRING_ENERGIES] = "hookean"  # type: ignore[valid-type]
     particles: list[ParticleSpec] = Field(default_factory=list)
@@ -150,40 +171,59 @@ class SceneFile(Strict):
     contact: ContactSpec | None = None
     run: RunSettings = Field(default_factory=RunSettings)
 
-    @model_validator(mode="after")
-    def _one_kind(self):
-        if self.builder is not None:
-            if self.particles or self.springs or self.joints:
-                raise ValueError("builder: give either 'builder' or 'particles'/'springs'/'joints', not both, "
-                                 f"got {format_value(self.builder)}")
-        else:
-            if self.dim is None:
-                raise ValueError("dim: field required when the file lists its particles")
-            if not self.particles:
-                raise ValueError("particles: must list at least one particle (or name a 'builder')")
-            if self.parameters:
-                raise ValueError("parameters: only apply to a 'builder' scene, "
-                                 f"got {format_value(sorted(self.parameters))}")
-        return self
+
+_MOTION = TypeAdapter(MotionSpec)
 
 
-def _location(loc: tuple) -> str:
-    text = ""
-    for part in loc:
+# -- messages ---------------------------------------------------------------------------------
+
+def _members(annotation) -> list:
+    """The types a value of ``annotation`` may have: Annotated, Optional and unions unwrapped."""
+    if get_origin(annotation) is Annotated:
+        return _members(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, types.UnionType):
+        return [member for arg in get_args(annotation) for member in _members(arg)]
+    return [] if annotation is type(None) else [annotation]
+
+
+def field_path(loc: tuple, model: type[BaseModel], extra: bool = False) -> str:
+    """pydantic's error location as a field path such as ``springs[3].stiffness``.
+
+    pydantic puts a tag in the location for each union it tries (``constrained-float``,
+    ``list[constrained-float]``, a motion's ``sinusoid``); following the schema's own fields
+    tells them from field names. ``extra``: the last part is an unknown key (kept as written)."""
+    text, candidates = "", [model]
+    for position, part in enumerate(loc):
+        candidates = [member for annotation in candidates for member in _members(annotation)]
         if isinstance(part, int):
             text += f"[{part}]"
-        elif not str(part).startswith(("function-", "literal", "constrained", "list[", "int", "float", "nullable")):
-            text += ("." if text else "") + str(part)
+            candidates = [get_args(c)[0] for c in candidates if get_origin(c) is list]
+            continue
+        owners = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)
+                  and part in c.model_fields]
+        if owners:
+            candidates = [owner.model_fields[part].annotation for owner in owners]
+        elif any(get_origin(c) is dict for c in candidates) or (extra and position == len(loc) - 1):
+            candidates = [Any]
+        else:
+            continue  # a union tag
+        text += ("." if text else "") + str(part)
     return text or "scene"
 
 
-def validation_errors(error: ValidationError, prefix: str = "") -> HookeInputErrors:
+def validation_errors(error: ValidationError, model: type[BaseModel],
+                      prefix: str = "") -> HookeInputErrors:
+    """One line per pydantic error: ``path: problem, got value``."""
+    return HookeInputErrors(_error_lines(error.errors(), model, prefix))
+
+
+def _error_lines(errors: list, model: type[BaseModel], prefix: str = "") -> list[str]:
     lines = []
-    for item in error.errors():
-        where = _location(item["loc"])
+    for item in errors:
+        where = field_path(item["loc"], model, extra=item["type"] == "extra_forbidden")
         where = f"{prefix}.{where}" if prefix and where != "scene" else (prefix or where)
         message = item["msg"].replace("Value error, ", "")
-        if not item["loc"]:  # a whole-file rule (_one_kind): its message names the field itself
+        if not item["loc"]:  # a whole-model rule: its message names the field itself
             lines.append(message)
         elif item["type"] == "missing":
             lines.append(f"{where}: field required")
@@ -191,66 +231,189 @@ def validation_errors(error: ValidationError, prefix: str = "") -> HookeInputErr
             lines.append(f"{where}: unknown field, got {format_value(item['input'])}")
         else:
             lines.append(f"{where}: {message}, got {format_value(item['input'])}")
-    return HookeInputErrors(lines)
+    return lines
 
+
+# -- validation -------------------------------------------------------------------------------
 
 def parse(text: str, source: str = "scene file") -> SceneFile:
-    """Validate a scene file's text; every problem is reported at once (schema and structure)."""
+    """Validate a scene file's text; every problem is reported at once, one line each: the
+    schema's (types, ranges, unknown and missing fields) and the checks between fields
+    (:func:`consistency_problems`)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise HookeInputError(source, f"malformed TOML ({error})", show_value=False) from None
-    problems = structural_problems(data)
     try:
-        spec = SceneFile.model_validate(data)
+        spec, errors = SceneFile.model_validate(data), []
     except ValidationError as error:
-        raise HookeInputErrors(validation_errors(error).problems + problems) from None
+        spec, errors = None, error.errors()
+    problems = _error_lines(errors, SceneFile) + consistency_problems(data, errors)
     if problems:
         raise HookeInputErrors(problems)
     return spec
 
 
-def structural_problems(data: dict) -> list[str]:
-    """Problems between entries that the per-field schema cannot see: indices out of range,
-    duplicate springs or joints, springs and joints whose endpoints coincide. Works on the raw
-    TOML data and skips entries the schema will report anyway."""
-    particles = data.get("particles")
-    if not isinstance(particles, list):
-        return []
-    positions = [p.get("x") if isinstance(p, dict) else None for p in particles]
-    problems: list[str] = []
+class _Valid:
+    """Values of the raw TOML data that passed the schema (no error at or below their location)."""
+
+    INVALID = object()
+
+    def __init__(self, data: dict, errors: list):
+        self.data = data
+        self.bad = {tuple(item["loc"][:k]) for item in errors for k in range(1, len(item["loc"]) + 1)}
+
+    def __call__(self, *loc, default=None):
+        if loc in self.bad:
+            return self.INVALID
+        value = self.data
+        for part in loc:
+            try:
+                value = value[part]
+            except (KeyError, IndexError, TypeError):
+                return default
+        return value
+
+    def entries(self, table: str) -> list:
+        entries = self.data.get(table)
+        return entries if isinstance(entries, list) else []
+
+
+def consistency_problems(data: dict, errors: list) -> list[str]:
+    """Problems between fields, which the per-field schema cannot see, on the values that passed
+    it (``errors``: the schema's): a file either names a builder or lists particles; vectors have
+    ``dim`` components; indices in range; no duplicate, self-connected or zero-length springs and
+    joints; no joint between two pinned particles; planes non-degenerate with no particle starting
+    on or below; one contact area per particle; motions; a known integrator; t_end a whole number
+    of steps. The same checks as ModelBuilder's (shared functions of :mod:`hooke.builder`),
+    collected instead of stopping at the first."""
+    valid, problems = _Valid(data, errors), []
+    problems += _run_problems(valid)
+    if "builder" in data:
+        return problems + _builder_problems(data, valid)
+    if data.get("parameters"):
+        problems.append("parameters: only apply to a 'builder' scene, got "
+                        f"{format_value(sorted(data['parameters']))}")
+    if "dim" not in data:
+        problems.append("dim: field required when the file lists its particles")
+    particles = valid.entries("particles")
+    if not particles and valid("particles") is not valid.INVALID:
+        problems.append("particles: must list at least one particle (or name a 'builder')")
+    dim = valid("dim")
+    if not isinstance(dim, int):
+        return problems  # without a dimension the vectors cannot be checked
+    n = len(particles)
+    gravity = valid("gravity")
+    if isinstance(gravity, list):
+        collect(problems, _vector, gravity, dim, "gravity")
+    x0: list = [None] * n
+    pinned = [False] * n
+    for k in range(n):
+        where = f"particles[{k}]"
+        x = valid("particles", k, "x")
+        if isinstance(x, list):
+            x0[k] = collect(problems, _vector, x, dim, f"{where}.x", squared=True)
+        v = valid("particles", k, "v")
+        if isinstance(v, list):
+            collect(problems, _vector, v, dim, f"{where}.v", squared=True)
+        motion = valid("particles", k, "motion")
+        pinned[k] = valid("particles", k, "pinned") is True or motion not in (None, valid.INVALID)
+        _motion_problems(problems, motion, valid.INVALID, dim, where)
+    energy = valid("spring_energy", default="hookean")
     for table in ("springs", "joints"):
-        entries = data.get(table)
-        if not isinstance(entries, list):
-            continue
         seen: dict[tuple[int, int], int] = {}
-        for k, entry in enumerate(entries):
-            if not isinstance(entry, dict):
-                continue
-            ends = []
-            for end in ("i", "j"):
-                index = entry.get(end)
-                if isinstance(index, int) and not isinstance(index, bool) and index >= 0:
-                    if index >= len(particles):  # (negative ones are the schema's to report)
-                        problems.append(f"{table}[{k}].{end}: particle index out of range "
-                                        f"[0, {len(particles)}), got {index}")
-                    else:
-                        ends.append(index)
-            if len(ends) != 2:
+        for k in range(len(valid.entries(table))):
+            ends = [valid(table, k, end) for end in ("i", "j")]
+            ends = [collect(problems, check_index, index, n, f"{table}[{k}].{end}")
+                    if isinstance(index, int) else None for index, end in zip(ends, "ij")]
+            if None in ends:
                 continue
             i, j = ends
-            key = (min(i, j), max(i, j))
-            if i == j:
-                problems.append(f"{table}[{k}]: connects a particle to itself, got ({i}, {j})")
-            elif key in seen:
-                problems.append(f"{table}[{k}]: duplicates {table}[{seen[key]}] between particles "
-                                f"{i} and {j}, got ({i}, {j})")
+            key = collect(problems, check_distinct_pair, table, k, i, j, seen)
+            if key is None:
+                continue
+            seen[key] = k
+            if x0[i] is None or x0[j] is None:
+                continue
+            if table == "springs":
+                rest, damping = valid(table, k, "rest_length"), valid(table, k, "damping", default=0.0)
+                if valid.INVALID not in (rest, damping):
+                    collect(problems, spring_rest_length, k, x0[i], x0[j], i, j, rest, damping,
+                            energy if energy in SPRING_ENERGIES else "hookean")
             else:
-                seen[key] = k
-                length_key = "rest_length" if table == "springs" else "length"
-                if entry.get(length_key) is None and positions[i] == positions[j] and positions[i] is not None:
-                    problems.append(f"{table}[{k}]: zero length: particles {i} and {j} coincide and "
-                                    f"no {length_key} is given, got ({i}, {j})")
+                length = valid(table, k, "length")
+                if length is not valid.INVALID:
+                    collect(problems, joint_length, k, x0[i], x0[j], i, j, length)
+                if pinned[i] and pinned[j]:
+                    problems.append(f"joints[{k}]: joins two pinned particles {i} and {j} (nothing "
+                                    f"can move to keep its length), got ({i}, {j})")
+    return problems + _contact_problems(valid, dim, x0, pinned)
+
+
+def _run_problems(valid: _Valid) -> list[str]:
+    from ..integrators import get as get_integrator
+    from ..scene import step_count
+
+    problems: list[str] = []
+    integrator = valid("run", "integrator")
+    if isinstance(integrator, str):
+        collect(problems, get_integrator, integrator, prefix="run")
+    dt, t_end = valid("run", "dt"), valid("run", "t_end")
+    if isinstance(dt, (int, float)) and isinstance(t_end, (int, float)):
+        collect(problems, step_count, float(t_end), float(dt), prefix="run")
+    return problems
+
+
+def _builder_problems(data: dict, valid: _Valid) -> list[str]:
+    from ..scenes.builders import parameter_problems
+
+    problems = []
+    listed = [table for table in ("particles", "springs", "joints") if data.get(table)]
+    if listed:
+        problems.append(f"builder: give either 'builder' or 'particles'/'springs'/'joints', not "
+                        f"both, got {format_value(data['builder'])} and {', '.join(listed)}")
+    for key in ("dim", "gravity", "spring_energy"):
+        if key in data:
+            problems.append(f"{key}: only applies to a file that lists its particles (the builder "
+                            f"sets it), got {format_value(data[key])}")
+    builder, parameters = valid("builder"), valid("parameters", default={})
+    if isinstance(builder, str) and isinstance(parameters, dict):
+        problems += parameter_problems(builder, parameters)
+    # the planes' dimension is the built model's: build() checks them (all at once)
+    return problems
+
+
+def _motion_problems(problems: list[str], motion, invalid, dim: int, where: str) -> None:
+    if motion is None or motion is invalid:
+        return
+    spec = _MOTION.validate_python(motion)
+    if collect(problems, _vector, getattr(spec, spec.vector), dim,
+               f"{where}.motion.{spec.vector}") is None:
+        return
+    try:
+        spec.build()
+    except HookeInputError as error:  # named motion.<field>: put it under its owner
+        problems.append(f"{where}.{error}")
+
+
+def _contact_problems(valid: _Valid, dim: int, x0: list, pinned: list[bool]) -> list[str]:
+    problems: list[str] = []
+    planes = []
+    for k in range(len(valid.entries("planes"))):
+        normal, point = valid("planes", k, "normal"), valid("planes", k, "point")
+        friction = valid("planes", k, "friction", default=0.0)
+        given = all(isinstance(value, (list, int, float)) for value in (normal, point, friction))
+        planes.append(collect(problems, check_plane, k, normal, point, friction, dim) if given else None)
+        _motion_problems(problems, valid("planes", k, "motion"), valid.INVALID, dim, f"planes[{k}]")
+    area = valid("contact", "area")
+    area = 1.0 if area is None else area
+    if area is not valid.INVALID:
+        area = collect(problems, contact_area, area, len(x0))
+    if planes and all(item is not None for item in planes + x0) and area is not None \
+            and area is not valid.INVALID:
+        weights = np.where(pinned, 0.0, np.broadcast_to(area, (len(x0),)))
+        collect(problems, check_clear_of_planes, np.array([plane[0] for plane in planes]),
+                np.array([plane[1] for plane in planes]), weights, np.array(x0))
     return problems
 
 
@@ -278,7 +441,8 @@ def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | 
         model = add_contact(model, planes, **contact)
     run = spec.run
     settings = {key: value for key, value in (("integrator", run.integrator), ("dt", run.dt),
-                                              ("t_end", run.t_end)) if value is not None}
+                                              ("t_end", run.t_end), ("save_every", run.save_every))
+                if value is not None}
     return Scene(model, options=dict(run.options), name=spec.name or default_name,
                  description=spec.description, parameters=parameters,
                  analytic_solution=analytic, source=text, **settings)

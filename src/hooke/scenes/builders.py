@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from ..builder import ModelBuilder, grid_springs, lattice_edges, model_from_arrays
-from ..errors import HookeInputError
+from ..errors import HookeInputError, collect
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
 
@@ -47,15 +47,37 @@ def parameter_schema(name: str) -> dict[str, Any]:
     return _SCHEMAS[name].model_json_schema()
 
 
-def run_builder(name: str, parameters: dict[str, Any]):
-    from ..io.scene_file import validation_errors
-
+def _known(name: str) -> None:
     if name not in _BUILDERS:
         raise HookeInputError("builder", f"unknown scene builder (known: {', '.join(_BUILDERS)})", name)
+
+
+def parameter_problems(name: str, parameters: dict[str, Any]) -> list[str]:
+    """A scene file's builder parameters against the builder's schema, strictly (no string or
+    bool taken for a number, no 5.0 for a count): one line per problem."""
+    from ..io.scene_file import validation_errors
+
+    problems: list[str] = []
+    collect(problems, _known, name)
+    if problems:
+        return problems
+    try:
+        _SCHEMAS[name].model_validate(parameters, strict=True)
+    except ValidationError as error:
+        problems += validation_errors(error, _SCHEMAS[name], prefix="parameters").problems
+    return problems
+
+
+def run_builder(name: str, parameters: dict[str, Any]):
+    """Build the scene; ``parameters`` are the file's with overrides from code (``hooke.scene``,
+    sweeps, the viewer), validated laxly: 40.0 is accepted for a count there."""
+    from ..io.scene_file import validation_errors
+
+    _known(name)
     try:
         checked = _SCHEMAS[name].model_validate(parameters)
     except ValidationError as error:
-        raise validation_errors(error, prefix="parameters") from None
+        raise validation_errors(error, _SCHEMAS[name], prefix="parameters") from None
     return _BUILDERS[name](**checked.model_dump())
 
 
