@@ -6,8 +6,8 @@
 Each case is run once briefly (Numba compilation, caches) and then timed through
 ``hooke.simulate`` with only the first and last frames saved. The reference numbers are the
 issue's measurements of the seed 002 C++ code (dense Jacobians) on a 2-core machine like ours.
-The hanging chain is the built-in ``chain`` scene with ``joints = true`` (n particles of 0.1 kg
-on joints of length 1/n from a fixed support, released from the horizontal, gravity −9.81),
+The hanging chain is the built-in scene ``jointed_chain`` (n particles of 0.1 kg on joints of
+length 1/n from a fixed support, released from the horizontal, gravity −9.81),
 timed over 10 s at dt = 1e-3, through the whip of its free end near t = 1.4 s. ``--scale``
 multiplies every case's number of steps.
 """
@@ -30,7 +30,7 @@ def cases(chains, scale: float):
     yield "crane", hooke.scene("crane"), 2e-3, steps(3000)
     yield "pendulum", hooke.scene("pendulum"), 1e-3, steps(5000)
     for n in chains:
-        yield f"chain n={n}", hooke.scene("chain", n=n, joints=True), 1e-3, steps(10000)
+        yield f"chain n={n}", hooke.scene("jointed_chain", n=n), 1e-3, steps(10000)
 
 
 def measure(scene: hooke.Scene, dt: float, steps: int) -> tuple[float, dict]:

@@ -189,6 +189,8 @@ def test_run_option_reaches_the_integrator(tmp_path):
                  "stabilization), got 0.001"),
     ("rtol=-1", "error: rtol: must be a number > 0 for integrator 'rk45', got -1"),
     ("adaptive=maybe", "error: adaptive: must be true or false, got 'maybe'"),
+    ("first_step=soon", "error: first_step: must be \"auto\" or a number > 0 for integrator "
+                        "'rk45', got 'soon'"),
     ("rtol", "error: --option: must be KEY=VALUE, got 'rtol'"),
 ])
 def test_run_bad_option_is_the_integrators_one_line_error(tmp_path, option, message):

@@ -129,7 +129,7 @@ def test_jointed_hanging_chain_runs_10_s(n, splits):
     """The chain on joints released from the horizontal whips at its free end near t = 1.4 s;
     generalized-α (ρ∞ = 0.8, dt = 1e-3) projects its velocities onto G v = 0 after each step, and
     the n = 80 chain splits one step in two (measured)."""
-    scene = hooke.scene("chain", n=n, joints=True)
+    scene = hooke.scene("jointed_chain", n=n)
     result = hooke.simulate(scene, integrator="generalized_alpha", dt=1e-3, t_end=10.0,
                             save_every=100)
     assert result.complete and result.t[-1] == pytest.approx(10.0)
@@ -151,7 +151,7 @@ def test_without_step_splitting_the_80_link_chain_fails_at_its_whip(monkeypatch)
     monkeypatch.setattr(newmark, "MAX_HALVINGS", 0)
     with pytest.raises(SimulationError, match=r"Newton did not converge in 25 iterations at "
                                               r"t = 1\.39") as info:
-        hooke.simulate(hooke.scene("chain", n=80, joints=True), integrator="generalized_alpha",
+        hooke.simulate(hooke.scene("jointed_chain", n=80), integrator="generalized_alpha",
                        dt=1e-3, t_end=2.0, save_every=100)
     assert info.value.result.t[-1] == pytest.approx(1.391)  # the guard keeps the last good step
 

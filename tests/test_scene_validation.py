@@ -235,7 +235,8 @@ def test_check_reports_integrator_options_exactly_as_run(tmp_path):
     path = tmp_path / "options.toml"
     path.write_text(OPTIONS_SCENE.replace("{OPTIONS}", "{ rtol = -1.0, bogus = 2 }"))
     expected = ["error: bogus: is not an option of integrator 'rk45' (its options: adaptive, atol, "
-                "baumgarte_alpha, baumgarte_beta, beta_c, k_c, max_step, rtol, stabilization), got 2",
+                "baumgarte_alpha, baumgarte_beta, beta_c, first_step, k_c, max_step, rtol, "
+                "stabilization), got 2",
                 "error: rtol: must be a number > 0 for integrator 'rk45', got -1.0"]
     for command in (["check", str(path)], ["run", str(path), "--out", str(tmp_path / "out")]):
         done = subprocess.run([sys.executable, "-m", "hooke.cli", *command], capture_output=True,

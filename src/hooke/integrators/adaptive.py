@@ -3,8 +3,8 @@
 Steps are accepted when the scaled RMS error ‖e / (atol + rtol·max(|s|, |s⁺|))‖ < 1, over the
 free DOFs of (x, v); the step-size controller is a separate object (h⁺ = h·clip(0.9 err^(−1/5),
 0.2, 10), no growth right after a rejection), and a step that would pass ``t_bound`` (the run's
-end) is cut to end there. The first trial step is ``first_step``, or by default Hairer, Nørsett
-& Wanner's starting-step estimate (Solving ODEs I, II.4), capped by ``max_step`` and the time
+end) is cut to end there. The first trial step is ``first_step`` [s], or with "auto" (the
+default) Hairer, Nørsett & Wanner's starting-step estimate (Solving ODEs I, II.4), capped by ``max_step`` and the time
 left — the same rules as SciPy's ``solve_ivp(method="RK45")``, so both take the same steps on the
 same problem up to round-off in the right-hand side.
 
@@ -88,7 +88,7 @@ class DormandPrince45(ConstraintForces, Integrator):
     summary = "adaptive Dormand-Prince 5(4) with rtol/atol error control and dense output"
     adaptive = True
     defaults = {"rtol": 1e-6, "atol": 1e-9, "adaptive": True, "max_step": np.inf,
-                "first_step": None, **STABILIZATION_DEFAULTS}
+                "first_step": "auto", **STABILIZATION_DEFAULTS}
     tableau = DORMAND_PRINCE
 
     def check_options(self) -> None:
@@ -98,9 +98,14 @@ class DormandPrince45(ConstraintForces, Integrator):
         if not isinstance(self.options["adaptive"], bool):
             raise HookeInputError("adaptive", "must be true or false", self.options["adaptive"])
         self.controller = StepSizeController()
-        # the next trial step; None: estimated at the first step
-        self.h = (None if self.options["first_step"] is None
-                  else min(self.positive_option("first_step"), self.max_step))
+        first = self.options["first_step"]
+        self.h = None  # the next trial step; None: estimated at the first step
+        if not (isinstance(first, str) and first == "auto"):
+            try:
+                self.h = min(self.positive_option("first_step"), self.max_step)
+            except HookeInputError:
+                raise HookeInputError("first_step", f'must be "auto" or a number > 0 for '
+                                      f"integrator '{self.name}'", first) from None
         self.configure_joints()
 
     def __init__(self, system, dt, **options):

@@ -35,8 +35,8 @@ there: the continuation is bit-identical.
 Converged when |g|∞ ≤ tol·ℓ and (|r|∞ ≤ tol·f or the last position change ≤ tol·ℓ), with ℓ the
 model's length scale and f the largest force term. The velocities are then projected onto the
 hidden constraint G v⁺ = 0 (v⁺ − M⁻¹Gᵀ(G M⁻¹ Gᵀ)⁻¹G v⁺, RATTLE style): index-3 positions leave
-ġ free, and in fast motion it runs away — on the jointed hanging chain (``chain`` with
-``joints = true``, n = 40, dt = 1e-3) max |ġ| grew from 2e-3 m/s at t = 1.34 s to 3 m/s at 1.46 s
+ġ free, and in fast motion it runs away — on the hanging chain (scene ``jointed_chain``,
+n = 40, dt = 1e-3) max |ġ| grew from 2e-3 m/s at t = 1.34 s to 3 m/s at 1.46 s
 as the free end whipped, and no step size (down to dt/256) then let Newton converge. A step whose
 Newton iteration still fails is taken as two steps of dt/2 (the α-method allows a change of step
 size; ã carries over), each split again if needed, ``MAX_HALVINGS`` deep (the n = 80 chain needs
