@@ -4,19 +4,19 @@ Steps are accepted when the scaled RMS error ‖e / (atol + rtol·max(|s|, |s⁺
 free DOFs of (x, v); the step-size controller is a separate object (h⁺ = h·clip(0.9 err^(−1/5),
 0.2, 10), no growth right after a rejection), and a step that would pass ``t_bound`` (the run's
 end) is cut to end there. The first trial step is ``first_step`` [s], or with "auto" (the
-default) Hairer, Nørsett & Wanner's starting-step estimate (Solving ODEs I, II.4), capped by ``max_step`` and the time
-left — the same rules as SciPy's ``solve_ivp(method="RK45")``, so both take the same steps on the
-same problem up to round-off in the right-hand side.
+default) Hairer, Nørsett & Wanner's starting-step estimate (Solving ODEs I, II.4), capped by
+``max_step`` and the time left — the same rules as SciPy's ``solve_ivp(method="RK45")``, so both
+take the same steps on the same problem up to round-off in the right-hand side.
 
 With ``adaptive=True`` (the default) the steps do not depend on the output times: ``dt`` is only
 the output interval. ``advance`` steps until its last step reaches ``t_target`` and returns the
-state there from that step's continuous extension (:data:`.tableau.DORMAND_PRINCE_DENSE`, fourth order), with pinned
-particles placed exactly and, for ``stabilization="projection"``, projected onto the joints. The
-integration itself always continues from the end of its last accepted step; a state passed to
-``advance`` that is not the last one it returned starts it afresh from that state.
-``checkpoint`` saves that last step's start and end time (t, t1, x, v), so that a resumed run
-recomputes it and continues bit for bit. With ``adaptive=False`` it takes fixed steps of ``dt`` (a plain
-fifth-order method).
+state there from that step's continuous extension (:data:`.tableau.DORMAND_PRINCE_DENSE`, fourth
+order), with pinned particles placed exactly and, for ``stabilization="projection"``, projected
+onto the joints. The integration itself always continues from the end of its last accepted step;
+a state passed to ``advance`` that is not the last one it returned starts it afresh from that
+state. ``checkpoint`` saves that last step's start and end time (t, t1, x, v), so that a resumed
+run recomputes it and continues bit for bit. With ``adaptive=False`` it takes fixed steps of
+``dt`` (a plain fifth-order method).
 """
 
 from __future__ import annotations
