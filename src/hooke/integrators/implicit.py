@@ -36,6 +36,7 @@ from ..errors import HookeInputError, SimulationError
 from ..linalg import SparseSolver
 from ..model import State
 from .base import Integrator, register
+from .implicit_compiled import NO_DECREASE, NON_FINITE_SYSTEM, NOT_CONVERGED, CompiledNewton
 
 
 @register
@@ -66,6 +67,9 @@ class LinearlyImplicitEuler(Integrator):
 
 
 ROUND_OFF = 64 * np.finfo(float).eps  # relative size of the noise in a computed energy
+COMPILED = True  # False: always the generic path (the reference the compiled one matches)
+NO_DECREASE_REASON = "the line search found no decrease"
+NON_FINITE_ARRAY = "array must not contain infs or NaNs"  # SciPy's words, as on the generic path
 
 
 @register
@@ -89,6 +93,8 @@ class ImplicitEuler(Integrator):
         super().__init__(system, dt, **options)
         self.stats.update(newton_iterations=0, line_search_halvings=0)
         self.step_energies: list[float] = []
+        # CompiledNewton (built on the first step), or False for the generic path.
+        self._compiled = None if COMPILED else False
 
     def incremental_potential(self, y: np.ndarray, x_tilde: np.ndarray, x_start: np.ndarray,
                               damping_matrix, terms=None) -> float:
@@ -151,13 +157,50 @@ class ImplicitEuler(Integrator):
             f"t = {t:.6g} ({why + '; ' if why else ''}‖p‖∞/h, last: {history}; tol = "
             f"{self.tol:g}); try a smaller dt")
 
+    def _kernel(self) -> CompiledNewton | None:
+        if self._compiled is None:
+            self._compiled = CompiledNewton.build(self, ROUND_OFF) or False
+        if self._compiled and self._compiled.usable(self.system):
+            return self._compiled
+        return None
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the next step's Newton solve runs compiled (:mod:`.implicit_compiled`)."""
+        return self._kernel() is not None
+
     def step(self, state: State) -> State:
         system, h = self.system, self.dt
-        x_start = state.x
         x_tilde = state.x + h * state.v
-        damping_matrix = self._damping_matrix(x_start)
         terms = system.step_terms(state, h)
         y = system.newton_start(state, h)
+        kernel = self._kernel()
+        if kernel is not None:
+            y = self._newton_compiled(kernel, y, state, x_tilde, terms)
+        else:
+            y = self._newton(y, state, x_tilde, terms)
+        v = (y - state.x) / h
+        self.stats["steps"] += 1
+        return self.new_state(state.t + h, y, v)
+
+    def _newton_compiled(self, kernel: CompiledNewton, y, state, x_tilde, terms) -> np.ndarray:
+        status, residuals, energies, iterations, halvings = kernel.solve(y, state.x, x_tilde, terms)
+        self.step_energies = energies.tolist()
+        self.stats["newton_iterations"] += iterations
+        self.stats["line_search_halvings"] += halvings
+        if status == NON_FINITE_SYSTEM:
+            raise ValueError(NON_FINITE_ARRAY)
+        if status == NOT_CONVERGED:
+            raise self._not_converged(state.t, residuals.tolist())
+        if status == NO_DECREASE:
+            raise self._not_converged(state.t, residuals.tolist(), NO_DECREASE_REASON)
+        return y
+
+    def _newton(self, y, state, x_tilde, terms) -> np.ndarray:
+        """Newton's iteration from y to the minimiser of the step's incremental potential."""
+        system, h = self.system, self.dt
+        x_start = state.x
+        damping_matrix = self._damping_matrix(x_start)
         energy = self.incremental_potential(y, x_tilde, x_start, damping_matrix, terms)
         self.step_energies = [energy]
         residuals = []
@@ -180,11 +223,9 @@ class ImplicitEuler(Integrator):
                 if (residual < self.tol
                         or np.max(np.abs(p_free), initial=0.0) <= ROUND_OFF * np.max(np.abs(y))):
                     break
-                raise self._not_converged(state.t, residuals, "the line search found no decrease")
+                raise self._not_converged(state.t, residuals, NO_DECREASE_REASON)
             trial, trial_energy = found
             y, energy = trial, trial_energy
             self.step_energies.append(energy)
             self.stats["newton_iterations"] += 1
-        v = (y - x_start) / h
-        self.stats["steps"] += 1
-        return self.new_state(state.t + h, y, v)
+        return y
