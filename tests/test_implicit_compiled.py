@@ -183,7 +183,7 @@ def test_a_line_search_without_decrease_fails_with_newtons_message(monkeypatch):
     decreases E. The first residual is |p|/h = 0.05 / 0.499875 m/s."""
     scene = hooke.scene("spring1d")
     step = stepper(scene, True, monkeypatch)
-    kernel = step._kernel()
+    kernel = step._kernel
     kernel.model = kernel.model[:3] + (-kernel.model[3],) + kernel.model[4:]
     with pytest.raises(SimulationError) as info:
         step.step(scene.state)

@@ -26,6 +26,12 @@ fails with the residual history, as when ``max_iterations`` is reached.
 Both take ``solver="auto"`` (default: a direct solve, AMG-preconditioned CG above
 ``hooke.linalg.AMG_MIN_DOFS`` unknowns), ``"direct"``, ``"cg"``, ``"amg"``, or one direct
 solver by name: ``"pardiso"``, ``"cholmod"``, ``"superlu"`` (see :class:`hooke.linalg.SparseSolver`).
+
+``implicit_euler`` on models of springs, gravity, contact planes and lagged friction with fixed or
+moving pins, up to ``implicit_compiled.MAX_FREE_DOFS`` free DOFs and a direct solver ("auto",
+"direct"), runs this same Newton solve compiled, one call per step (:mod:`.implicit_compiled`:
+the same iterations, errors, ``stats`` and ``step_energies``; 10–100× faster on the square
+scenes); ``COMPILED = False`` forces the generic path.
 """
 
 from __future__ import annotations
@@ -93,8 +99,7 @@ class ImplicitEuler(Integrator):
         super().__init__(system, dt, **options)
         self.stats.update(newton_iterations=0, line_search_halvings=0)
         self.step_energies: list[float] = []
-        # CompiledNewton (built on the first step), or False for the generic path.
-        self._compiled = None if COMPILED else False
+        self._kernel = CompiledNewton.build(self, ROUND_OFF) if COMPILED else None
 
     def incremental_potential(self, y: np.ndarray, x_tilde: np.ndarray, x_start: np.ndarray,
                               damping_matrix, terms=None) -> float:
@@ -157,34 +162,28 @@ class ImplicitEuler(Integrator):
             f"t = {t:.6g} ({why + '; ' if why else ''}‖p‖∞/h, last: {history}; tol = "
             f"{self.tol:g}); try a smaller dt")
 
-    def _kernel(self) -> CompiledNewton | None:
-        if self._compiled is None:
-            self._compiled = CompiledNewton.build(self, ROUND_OFF) or False
-        if self._compiled and self._compiled.usable(self.system):
-            return self._compiled
-        return None
-
     @property
     def compiled(self) -> bool:
         """Whether the next step's Newton solve runs compiled (:mod:`.implicit_compiled`)."""
-        return self._kernel() is not None
+        return self._kernel is not None and self._kernel.usable(self.system)
 
     def step(self, state: State) -> State:
         system, h = self.system, self.dt
         x_tilde = state.x + h * state.v
         terms = system.step_terms(state, h)
         y = system.newton_start(state, h)
-        kernel = self._kernel()
-        if kernel is not None:
-            y = self._newton_compiled(kernel, y, state, x_tilde, terms)
+        if self.compiled:
+            y = self._newton_compiled(y, state, x_tilde, terms)
         else:
             y = self._newton(y, state, x_tilde, terms)
         v = (y - state.x) / h
         self.stats["steps"] += 1
         return self.new_state(state.t + h, y, v)
 
-    def _newton_compiled(self, kernel: CompiledNewton, y, state, x_tilde, terms) -> np.ndarray:
-        status, residuals, energies, iterations, halvings = kernel.solve(y, state.x, x_tilde, terms)
+    def _newton_compiled(self, y, state, x_tilde, terms) -> np.ndarray:
+        """:meth:`_newton` by :mod:`.implicit_compiled`, raising the same errors."""
+        status, residuals, energies, iterations, halvings = self._kernel.solve(
+            y, state.x, x_tilde, terms)
         self.step_energies = energies.tolist()
         self.stats["newton_iterations"] += iterations
         self.stats["line_search_halvings"] += halvings

@@ -60,16 +60,14 @@ OK, NOT_CONVERGED, NO_DECREASE, NON_FINITE_SYSTEM = 0, 1, 2, 3
 def _directions(x, pairs, out):
     """out[s] = the unit direction of spring s at x, 0 for a zero-length spring (as
     :func:`hooke.energies.damping.directions`)."""
-    dim = x.shape[1]
     for s in range(pairs.shape[0]):
-        i, j = pairs[s, 0], pairs[s, 1]
+        d = out[s]
         length2 = 0.0
-        for a in range(dim):
-            diff = x[j, a] - x[i, a]
-            length2 += diff * diff
-        length = math.sqrt(length2)
-        for a in range(dim):
-            out[s, a] = (x[j, a] - x[i, a]) / length if length > 0.0 else 0.0
+        for a in range(d.size):
+            d[a] = x[pairs[s, 1], a] - x[pairs[s, 0], a]
+            length2 += d[a] * d[a]
+        if length2 > 0.0:
+            d /= math.sqrt(length2)
 
 
 @njit(cache=True)
