@@ -30,7 +30,7 @@ solver by name: ``"pardiso"``, ``"cholmod"``, ``"superlu"`` (see :class:`hooke.l
 ``implicit_euler`` on models of springs, gravity, contact planes and lagged friction with fixed or
 moving pins, up to ``implicit_compiled.MAX_FREE_DOFS`` free DOFs and a direct solver ("auto",
 "direct"), runs this same Newton solve compiled, one call per step (:mod:`.implicit_compiled`:
-the same iterations, errors, ``stats`` and ``step_energies``; 2.5–12× faster on the contact
+the same iterations, errors, ``stats`` and ``step_energies``; 2–12× faster on the contact
 scenes it covers); ``COMPILED = False`` forces the generic path.
 """
 

@@ -179,6 +179,7 @@ def _add_pair_block(matrix, unknown, dim, i, j, a, b, value):
 
 @njit(cache=True)
 def _add_particle_blocks(matrix, unknown, weight, blocks):
+    """weight × each particle's d×d block (n, d, d) into the free DOFs' matrix."""
     n, dim = blocks.shape[0], blocks.shape[1]
     for p in range(n):
         for a in range(dim):
