@@ -6,24 +6,29 @@ and the square drop against a peer run in the same process.
     .venv/bin/python benchmarks/bench_contact.py --steps 5 --repeats 1 square_drop   # smoke run
 
 ``step`` times the integrator alone (``Integrator.step`` in a loop); ``simulate`` adds saving every
-frame with its energies and contact distance. Times are medians over ``--repeats`` runs of each
-scene's whole run (or its first ``--steps`` steps). With ``square_drop`` the same steps are also run
-by the book's algorithm in the book's own Python style (``peers_book.py``: a loop per spring, a
-per-spring eigen-decomposition, SciPy sparse assembly and ``spsolve``), alternating with hooke's
-runs; the script prints both times per step, the median ratio and how closely the trajectories
-agree.
+frame with its energies and contact distance; ``generic`` times the steps again with the compiled
+Newton solve switched off (``hooke.integrators.implicit.COMPILED``), on the scenes that take it.
+Times are medians over ``--repeats`` runs of each scene's whole run (or its first ``--steps``
+steps). With ``square_drop`` the same steps are also run by the book's algorithm in the book's own
+Python style (``peers_book.py``: a loop per spring, a per-spring eigen-decomposition, SciPy sparse
+assembly and ``spsolve``), alternating with hooke's runs; the script prints both times per step,
+the median ratio and how closely the trajectories agree, and at the end the share of the CPU that
+other processes used meanwhile.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
 
 import hooke
 import peers_book
+from bench import LoadMonitor
 from hooke.integrators import get as get_integrator
+from hooke.integrators import implicit
 
 SCENES = ["square_drop", "square_slope", "square_compress", "square_press", "cloth_drop",
           "cloth_valley", "soft3d_drop"]
@@ -35,17 +40,19 @@ def timed(function) -> float:
     return time.perf_counter() - started
 
 
-def stepping(scene: hooke.Scene, steps: int):
+def stepping(scene: hooke.Scene, steps: int, compiled: bool = True):
     """A function running ``steps`` integrator steps of ``scene`` from its start (its ``stats``
-    attribute holds the last run's counters)."""
+    and ``compiled`` attributes: the last run's counters, whether it ran compiled)."""
     stepper_class = get_integrator(scene.integrator)
 
     def run():
+        implicit.COMPILED = compiled
         stepper = stepper_class(hooke.System(scene.model), scene.dt, **scene.options)
+        implicit.COMPILED = True
         state = scene.state
         for _ in range(steps):
             state = stepper.step(state)
-        run.stats = stepper.stats
+        run.stats, run.compiled = stepper.stats, stepper.compiled
 
     return run
 
@@ -60,10 +67,16 @@ def bench(name: str, steps: int | None, repeats: int) -> dict:
     simulate_time = np.median([timed(lambda: hooke.simulate(scene, t_end=t_end))
                                for _ in range(repeats)])
     stats = run_steps.stats
+    generic_time = None
+    if run_steps.compiled:
+        run_generic = stepping(scene, steps, compiled=False)
+        generic_time = np.median([timed(run_generic) for _ in range(repeats)])
+        assert run_generic.stats == stats  # the same iterations, step by step (tested)
     result = hooke.simulate(scene, t_end=t_end)
     touched = result.contact_distance < scene.model.contact_dhat
     return dict(name=name, particles=scene.model.n_particles, steps=steps,
-                ms_step=1e3 * step_time / steps, ms_simulate=1e3 * simulate_time / steps,
+                us_step=1e6 * step_time / steps, us_simulate=1e6 * simulate_time / steps,
+                us_generic=None if generic_time is None else 1e6 * generic_time / steps,
                 newton=stats["newton_iterations"] / steps,
                 halvings=stats["line_search_halvings"] / steps,
                 first_contact=int(np.argmax(touched)) if touched.any() else None,
@@ -87,7 +100,8 @@ def peer_comparison(mine: dict, repeats: int) -> None:
     newton = run_hooke.stats["newton_iterations"] / steps
     print(f"\nsquare_drop, {steps} steps, {repeats} alternated runs each (medians), in one process: "
           "hooke against the book's algorithm in the book's Python style (peers_book.py)")
-    print(f"  hooke     {ms[0]:9.3f} ms/step  {newton:5.2f} Newton iterations/step")
+    print(f"  hooke     {ms[0]:9.3f} ms/step  {newton:5.2f} Newton iterations/step"
+          f"  ({'compiled' if run_hooke.compiled else 'generic'} Newton solve)")
     print(f"  book peer {ms[1]:9.3f} ms/step  {peer['iterations'].sum() / steps:5.2f} "
           "Newton iterations/step")
     print(f"  ratio     {ratio:9.1f}×  (positions agree to "
@@ -101,17 +115,21 @@ def main() -> None:
                         help="steps per run (default: each scene's whole run)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per scene (median)")
     args = parser.parse_args()
-    print(f"{'scene':16s} {'n':>5s} {'steps':>6s} {'ms/step':>8s} {'+frames':>8s} "
+    print(f"{'scene':16s} {'n':>5s} {'steps':>6s} {'µs/step':>8s} {'+frames':>8s} {'generic':>8s} "
           f"{'newton/step':>11s} {'halvings/step':>13s} {'1st contact':>11s} {'min d [m]':>10s}")
     results = {}
-    for name in args.scenes:
-        r = results[name] = bench(name, args.steps, args.repeats)
-        first = "-" if r["first_contact"] is None else str(r["first_contact"])
-        print(f"{r['name']:16s} {r['particles']:5d} {r['steps']:6d} {r['ms_step']:8.3f} "
-              f"{r['ms_simulate']:8.3f} {r['newton']:11.2f} {r['halvings']:13.2f} "
-              f"{first:>11s} {r['min_distance']:10.2e}")
-    if "square_drop" in results:
-        peer_comparison(results["square_drop"], args.repeats)
+    with LoadMonitor() as load:
+        for name in args.scenes:
+            r = results[name] = bench(name, args.steps, args.repeats)
+            first = "-" if r["first_contact"] is None else str(r["first_contact"])
+            generic = "-" if r["us_generic"] is None else f"{r['us_generic']:8.0f}"
+            print(f"{r['name']:16s} {r['particles']:5d} {r['steps']:6d} {r['us_step']:8.0f} "
+                  f"{r['us_simulate']:8.0f} {generic:>8s} {r['newton']:11.2f} "
+                  f"{r['halvings']:13.2f} {first:>11s} {r['min_distance']:10.2e}")
+        if "square_drop" in results:
+            peer_comparison(results["square_drop"], args.repeats)
+    print(f"\nOther processes used {load.others:.0%} of the CPU meanwhile (load average "
+          f"{os.getloadavg()[0]:.1f} at the end; {os.cpu_count()} cores).")
 
 
 if __name__ == "__main__":

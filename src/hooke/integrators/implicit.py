@@ -26,6 +26,12 @@ fails with the residual history, as when ``max_iterations`` is reached.
 Both take ``solver="auto"`` (default: a direct solve, AMG-preconditioned CG above
 ``hooke.linalg.AMG_MIN_DOFS`` unknowns), ``"direct"``, ``"cg"``, ``"amg"``, or one direct
 solver by name: ``"pardiso"``, ``"cholmod"``, ``"superlu"`` (see :class:`hooke.linalg.SparseSolver`).
+
+``implicit_euler`` on models of springs, gravity, contact planes and lagged friction with fixed or
+moving pins, up to ``implicit_compiled.MAX_FREE_DOFS`` free DOFs and a direct solver ("auto",
+"direct"), runs this same Newton solve compiled, one call per step (:mod:`.implicit_compiled`:
+the same iterations, errors, ``stats`` and ``step_energies``; 2–12× faster on the contact
+scenes it covers); ``COMPILED = False`` forces the generic path.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from ..errors import HookeInputError, SimulationError
 from ..linalg import SparseSolver
 from ..model import State
 from .base import Integrator, register
+from .implicit_compiled import NO_DECREASE, NON_FINITE_SYSTEM, NOT_CONVERGED, CompiledNewton
 
 
 @register
@@ -66,6 +73,9 @@ class LinearlyImplicitEuler(Integrator):
 
 
 ROUND_OFF = 64 * np.finfo(float).eps  # relative size of the noise in a computed energy
+COMPILED = True  # False: always the generic path (the reference the compiled one matches)
+NO_DECREASE_REASON = "the line search found no decrease"
+NON_FINITE_ARRAY = "array must not contain infs or NaNs"  # SciPy's words, as on the generic path
 
 
 @register
@@ -89,6 +99,7 @@ class ImplicitEuler(Integrator):
         super().__init__(system, dt, **options)
         self.stats.update(newton_iterations=0, line_search_halvings=0)
         self.step_energies: list[float] = []
+        self._kernel = CompiledNewton.build(self, ROUND_OFF) if COMPILED else None
 
     def incremental_potential(self, y: np.ndarray, x_tilde: np.ndarray, x_start: np.ndarray,
                               damping_matrix, terms=None) -> float:
@@ -151,13 +162,44 @@ class ImplicitEuler(Integrator):
             f"t = {t:.6g} ({why + '; ' if why else ''}‖p‖∞/h, last: {history}; tol = "
             f"{self.tol:g}); try a smaller dt")
 
+    @property
+    def compiled(self) -> bool:
+        """Whether the next step's Newton solve runs compiled (:mod:`.implicit_compiled`)."""
+        return self._kernel is not None and self._kernel.usable(self.system)
+
     def step(self, state: State) -> State:
         system, h = self.system, self.dt
-        x_start = state.x
         x_tilde = state.x + h * state.v
-        damping_matrix = self._damping_matrix(x_start)
         terms = system.step_terms(state, h)
         y = system.newton_start(state, h)
+        if self.compiled:
+            y = self._newton_compiled(y, state, x_tilde, terms)
+        else:
+            y = self._newton(y, state, x_tilde, terms)
+        v = (y - state.x) / h
+        self.stats["steps"] += 1
+        return self.new_state(state.t + h, y, v)
+
+    def _newton_compiled(self, y, state, x_tilde, terms) -> np.ndarray:
+        """:meth:`_newton` by :mod:`.implicit_compiled`, raising the same errors."""
+        status, residuals, energies, iterations, halvings = self._kernel.solve(
+            y, state.x, x_tilde, terms)
+        self.step_energies = energies.tolist()
+        self.stats["newton_iterations"] += iterations
+        self.stats["line_search_halvings"] += halvings
+        if status == NON_FINITE_SYSTEM:
+            raise ValueError(NON_FINITE_ARRAY)
+        if status == NOT_CONVERGED:
+            raise self._not_converged(state.t, residuals.tolist())
+        if status == NO_DECREASE:
+            raise self._not_converged(state.t, residuals.tolist(), NO_DECREASE_REASON)
+        return y
+
+    def _newton(self, y, state, x_tilde, terms) -> np.ndarray:
+        """Newton's iteration from y to the minimiser of the step's incremental potential."""
+        system, h = self.system, self.dt
+        x_start = state.x
+        damping_matrix = self._damping_matrix(x_start)
         energy = self.incremental_potential(y, x_tilde, x_start, damping_matrix, terms)
         self.step_energies = [energy]
         residuals = []
@@ -180,11 +222,9 @@ class ImplicitEuler(Integrator):
                 if (residual < self.tol
                         or np.max(np.abs(p_free), initial=0.0) <= ROUND_OFF * np.max(np.abs(y))):
                     break
-                raise self._not_converged(state.t, residuals, "the line search found no decrease")
+                raise self._not_converged(state.t, residuals, NO_DECREASE_REASON)
             trial, trial_energy = found
             y, energy = trial, trial_energy
             self.step_energies.append(energy)
             self.stats["newton_iterations"] += 1
-        v = (y - x_start) / h
-        self.stats["steps"] += 1
-        return self.new_state(state.t + h, y, v)
+        return y
