@@ -171,8 +171,8 @@ def test_parse_option_values():
 def test_run_option_reaches_the_integrator(tmp_path):
     import hooke as api
 
-    done = hooke("run", "pendulum", "--t-end", "0.5", "-o", "rtol=1e-8", "--option",
-                 "stabilization=none", "-o", "atol=1e-8", "--out", str(tmp_path))
+    done = hooke("run", "pendulum", "--t-end", "0.5", "-O", "rtol=1e-8", "--option",
+                 "stabilization=none", "-O", "atol=1e-8", "-o", str(tmp_path))
     assert done.returncode == 0, done.stderr
     stored = read_trajectory(tmp_path / "trajectory.h5")
     options = json.loads(stored["attrs"]["options"])  # the effective options: with defaults
@@ -194,7 +194,7 @@ def test_run_option_reaches_the_integrator(tmp_path):
     ("rtol", "error: --option: must be KEY=VALUE, got 'rtol'"),
 ])
 def test_run_bad_option_is_the_integrators_one_line_error(tmp_path, option, message):
-    done = hooke("run", "pendulum", "--t-end", "0.1", "-o", option, "--out", str(tmp_path))
+    done = hooke("run", "pendulum", "--t-end", "0.1", "-O", option, "--out", str(tmp_path))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert [line for line in done.stderr.splitlines() if line.strip()] == [message]
 

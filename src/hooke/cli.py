@@ -224,9 +224,9 @@ def run_command(
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]"),
     save_every: Optional[int] = typer.Option(None, "--save-every",
                                              help="save a frame every N steps (default: the scene's, 1)"),
-    out: Path = typer.Option(Path("out"), "--out", help="output directory"),
+    out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory"),
     option: list[str] = typer.Option(
-        None, "--option", "-o", help="an integrator option KEY=VALUE, e.g. rtol=1e-8 or "
+        None, "--option", "-O", help="an integrator option KEY=VALUE, e.g. rtol=1e-8 or "
         "stabilization=none (repeatable; VALUE: a number, true/false, none or a word)"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted run stored in DIR"),
     max_energy_growth: Optional[float] = typer.Option(
