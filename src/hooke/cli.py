@@ -402,7 +402,7 @@ def study_command(
     output_directory(out)
     table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
                                           progress=lambda label: errors.print(f"running {label}"))
-    console.print(table.text())
+    console.print(table.text(), markup=False, highlight=False)
     console.print(f"plot: {table.plot}\ntable: {table.csv}")
 
 

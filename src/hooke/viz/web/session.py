@@ -50,6 +50,7 @@ from ...scene import check_positive
 from ...scenes import names as scene_names
 from ...scenes import scene as built_in_scene
 from ...scenes.builders import parameter_schema
+from ...simulate import scene_options
 from ...system import System
 from .protocol import Drag, Load, Pause, Release, Restart, Set, Step
 
@@ -216,11 +217,9 @@ class Session:
         """A new System with the cursor spring, and an integrator on it; the scene's options
         that the integrator knows are passed on (e.g. soft3d's CG solver to either implicit
         Euler)."""
-        cls = get_integrator(integrator)
-        options = {key: value for key, value in scene.options.items() if key in cls.defaults}
         system = System(scene.model)
         system.terms.append(self.cursor)
-        return cls(system, dt, **options)
+        return get_integrator(integrator)(system, dt, **scene_options(scene, integrator)[0])
 
     def _open(self, name: str, parameters: dict[str, float], integrator: str | None,
               dt: float | None) -> None:
