@@ -112,3 +112,45 @@ def test_implicit_euler_agrees_across_direct_solvers():
     reference = runs.pop("superlu")
     for name, result in runs.items():
         np.testing.assert_allclose(result.x, reference.x, rtol=0, atol=1e-9, err_msg=name)
+
+
+def _implicit_matrix(scene_name, **size):
+    scene = hooke.scene(scene_name, **size)
+    h = scene.dt
+    return hooke.System(scene.model).combined_matrix(scene.model.x0, 1.0, h * h, h)
+
+
+def _only(monkeypatch, *names):
+    for name in set(linalg.DIRECT_SOLVERS) - {*names, "superlu"}:
+        monkeypatch.setitem(linalg.DIRECT_SOLVERS, name, (linalg.DIRECT_SOLVERS[name][0], False))
+
+
+def _auto_choice(matrix):
+    solver = linalg.SparseSolver("auto")
+    rhs = np.random.default_rng(3).normal(size=matrix.shape[0])
+    y = solver.solve(matrix, rhs)
+    assert _relative_residual(matrix, y, rhs) < 1e-9
+    return solver.name
+
+
+def test_auto_takes_amg_for_a_large_volumetric_matrix_and_direct_for_a_cloth(monkeypatch):
+    """The measured rule of SparseSolver._auto_method: a 25³ lattice (45,000 unknowns, 42
+    nonzeros per row) is solved faster by AMG-CG than by any factorisation here, a 120² cloth
+    (43,000 unknowns, 27 per row) by the fastest direct solver; below AUTO_MIN_DOFS always
+    direct; with SuperLU alone a 2D matrix goes to AMG-CG from SUPERLU_AMG_MIN_DOFS."""
+    lattice = _implicit_matrix("lattice", nx=25, ny=25, nz=25)
+    cloth = _implicit_matrix("cloth", n=120)
+    assert lattice.shape[0] > linalg.AUTO_MIN_DOFS and cloth.shape[0] > linalg.AUTO_MIN_DOFS
+    assert linalg._volumetric(lattice) and not linalg._volumetric(cloth)
+    fastest = linalg.installed_direct_solvers()[0]
+    if fastest == "pardiso":  # its analysis predicts the fill: lattice 28×, cloth 8×
+        factor = linalg.PardisoFactor()
+        assert factor.fill_ratio(lattice) > linalg.MAX_FILL_RATIO
+        assert linalg.PardisoFactor().fill_ratio(cloth) < linalg.MAX_FILL_RATIO / 2
+    assert _auto_choice(lattice) == "amg"
+    assert _auto_choice(cloth) == fastest
+    assert _auto_choice(_implicit_matrix("lattice", nx=12, ny=12, nz=12)) == fastest
+    _only(monkeypatch)  # SuperLU alone: no prediction, the size and density rules
+    assert _auto_choice(lattice) == "amg"
+    assert _auto_choice(cloth) == "superlu"  # 43,000 < SUPERLU_AMG_MIN_DOFS
+    assert _auto_choice(_implicit_matrix("cloth", n=131)) == "amg"  # 51,000 unknowns

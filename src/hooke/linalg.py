@@ -45,11 +45,28 @@ except ImportError:  # pragma: no cover - depends on the machine
 
 DENSE_LIMIT = 200
 SUPERNODAL_MIN_DOFS = 20_000
+# "auto" (see SparseSolver): direct below AUTO_MIN_DOFS and AMG-CG from AMG_MIN_DOFS unknowns;
+# between, AMG-CG when the factor would hold more than MAX_FILL_RATIO times the matrix's
+# nonzeros (PARDISO predicts it in its analysis) or, where no prediction is at hand, when the
+# matrix is volumetric (VOLUMETRIC_ROW_NNZ nonzeros per row or more: a 3D tetrahedral mesh has
+# 38–43, a 3D cloth 27, a 2D one 18) or, with SuperLU, from SUPERLU_AMG_MIN_DOFS unknowns.
+AUTO_MIN_DOFS = 20_000
 AMG_MIN_DOFS = 1_500_000
+MAX_FILL_RATIO = 25.0
+VOLUMETRIC_ROW_NNZ = 36
+SUPERLU_AMG_MIN_DOFS = 50_000
 
 
-def _cholmod_mode(size: int) -> str:
-    return "supernodal" if size >= SUPERNODAL_MIN_DOFS else "simplicial"
+def _volumetric(matrix: sp.spmatrix) -> bool:
+    return matrix.nnz >= VOLUMETRIC_ROW_NNZ * matrix.shape[0]
+
+
+def _cholmod_mode(matrix: sp.spmatrix) -> str:
+    """Supernodal (BLAS-3 on dense blocks) for large or volumetric matrices, whose factors are
+    dense enough for it; simplicial for small sparse ones (a 10k-node scalar Laplacian: 16 ms
+    against 52 ms). A 16³ lattice's 11,520-unknown matrix: 947 ms simplicial, 115 ms supernodal."""
+    large = matrix.shape[0] >= SUPERNODAL_MIN_DOFS or _volumetric(matrix)
+    return "supernodal" if large else "simplicial"
 
 
 def factorize(matrix: sp.spmatrix):
@@ -71,13 +88,22 @@ def factorize(matrix: sp.spmatrix):
     return factor.solve
 
 
-class DenseFactor:
-    """Dense Cholesky, LU where the matrix is indefinite: faster than any sparse factorisation
-    up to ``DENSE_LIMIT`` unknowns (square_drop's 50 DOFs: 0.28 → 0.18 ms per step).
-
-    Every direct factor has this contract: ``factorize(A)`` for each new matrix of one sparsity
+class DirectFactor:
+    """The contract of every direct factor: ``factorize(A)`` for each new matrix of one sparsity
     pattern (the pattern's analysis is done on the first call and reused), then ``solve(b)``
     for b of shape (n,) or (n, k); ``name`` says which solver it is."""
+
+    name = ""
+
+    def fill_ratio(self, matrix: sp.spmatrix) -> float | None:
+        """The factor's nonzeros over the matrix's upper triangle's, when this solver predicts
+        it from its analysis alone (the analysis is then kept for ``factorize``); else None."""
+        return None
+
+
+class DenseFactor(DirectFactor):
+    """Dense Cholesky, LU where the matrix is indefinite: faster than any sparse factorisation
+    up to ``DENSE_LIMIT`` unknowns (square_drop's 50 DOFs: 0.28 → 0.18 ms per step)."""
 
     name = "dense"
 
@@ -95,7 +121,7 @@ class DenseFactor:
         return scipy.linalg.lu_solve(self._lu, rhs)
 
 
-class SuperLUFactor:
+class SuperLUFactor(DirectFactor):
     """SciPy's SuperLU in symmetric mode with the MMD_AT_PLUS_A ordering (about 2× faster than
     its default ordering on these matrices). SuperLU keeps no analysis between matrices. With
     ``positive_definite`` the diagonal is always the pivot; otherwise a pivot may leave the
@@ -114,9 +140,9 @@ class SuperLUFactor:
         return self._lu.solve(rhs)
 
 
-class CholmodFactor:
-    """CHOLMOD (scikit-sparse): simplicial below ``SUPERNODAL_MIN_DOFS`` unknowns, supernodal
-    above, its symbolic analysis computed on the first matrix and reused. A matrix that is not
+class CholmodFactor(DirectFactor):
+    """CHOLMOD (scikit-sparse): simplicial or supernodal (:func:`_cholmod_mode`), its symbolic
+    analysis computed on the first matrix and reused. A matrix that is not
     positive definite is factorised by SuperLU instead (its LU pivots)."""
 
     name = "cholmod"
@@ -127,7 +153,7 @@ class CholmodFactor:
     def factorize(self, matrix: sp.spmatrix) -> None:
         matrix = sp.csc_matrix(matrix)
         if self._symbolic is None:
-            self._symbolic = _cholmod_analyze(matrix, mode=_cholmod_mode(matrix.shape[0]))
+            self._symbolic = _cholmod_analyze(matrix, mode=_cholmod_mode(matrix))
         try:
             self._solve = self._symbolic.cholesky(matrix)
         except CholmodNotPositiveDefiniteError:
@@ -139,7 +165,7 @@ class CholmodFactor:
         return self._solve(rhs)
 
 
-class PardisoFactor:
+class PardisoFactor(DirectFactor):
     """MKL PARDISO (pypardiso) for symmetric indefinite matrices (mtype −2, Bunch–Kaufman
     pivoting; the upper triangle is passed): the analysis (ordering, symbolic factorisation,
     phase 11) once for the pattern, then numeric factorisation (phase 22) per matrix and
@@ -153,7 +179,7 @@ class PardisoFactor:
         self._solver = None
         self._upper = None  # positions of the upper triangle in the fixed pattern
 
-    def factorize(self, matrix: sp.spmatrix) -> None:
+    def _upper_triangle(self, matrix: sp.spmatrix) -> sp.csr_matrix:
         matrix = sp.csr_matrix(matrix)
         if self._upper is None:
             rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
@@ -162,15 +188,25 @@ class PardisoFactor:
             np.cumsum(np.bincount(rows[keep], minlength=matrix.shape[0]), out=indptr[1:])
             self._upper = (keep, matrix.indices[keep], indptr)
         keep, indices, indptr = self._upper
-        self._matrix = sp.csr_matrix((matrix.data[keep], indices, indptr), shape=matrix.shape)
-        dummy = np.zeros(matrix.shape[0])
+        return sp.csr_matrix((matrix.data[keep], indices, indptr), shape=matrix.shape)
+
+    def _analyse(self, upper: sp.csr_matrix) -> None:
         if self._solver is None:
             self._solver = _pypardiso.PyPardisoSolver(mtype=-2)
             self._solver.set_phase(11)
-            self._solver._call_pardiso(self._matrix, dummy)
+            self._solver._call_pardiso(upper, np.zeros(upper.shape[0]))
             weakref.finalize(self, self._solver.free_memory, True)  # MKL's memory is not Python's
+
+    def fill_ratio(self, matrix: sp.spmatrix) -> float:
+        upper = self._upper_triangle(matrix)
+        self._analyse(upper)
+        return float(self._solver.iparm[17]) / max(upper.nnz, 1)  # iparm(18): nonzeros in L
+
+    def factorize(self, matrix: sp.spmatrix) -> None:
+        self._matrix = self._upper_triangle(matrix)
+        self._analyse(self._matrix)
         self._solver.set_phase(22)
-        self._solver._call_pardiso(self._matrix, dummy)
+        self._solver._call_pardiso(self._matrix, np.zeros(matrix.shape[0]))
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         self._solver.set_phase(33)
@@ -336,10 +372,10 @@ class SparseSolver:
     43 ms, CHOLMOD (reference BLAS) 27–37 ms, CG 4 ms. ``method="amg"``: CG with a
     smoothed-aggregation AMG preconditioner (pyamg) to ``cg_rtol``, falling back to the direct
     solve if it fails; memory grows linearly with the unknowns, where a factorisation's fill-in
-    grows faster. ``method="auto"``: "amg" from ``AMG_MIN_DOFS`` unknowns on (when pyamg
-    imports), "direct" below (decided on the first matrix). Measured on the 1000 × 1000 cloth
-    (3M DOFs, one implicit_euler_linear step): PARDISO 17 s per step after a 42 s first step,
-    9.5 GB peak; AMG-CG 13–17 s per step, 4.9 GB peak.
+    grows faster. ``method="auto"``: "direct" or "amg", decided on the first matrix by
+    :meth:`_auto_method` from its size and the factor's predicted fill (module constants).
+    Measured on the 1000 × 1000 cloth (3M DOFs, one implicit_euler_linear step): PARDISO 17 s
+    per step after a 42 s first step, 9.5 GB peak; AMG-CG 13–17 s per step, 4.9 GB peak.
 
     ``name`` is the solver doing the work (after the first solve for "auto" and "direct").
     """
@@ -359,14 +395,19 @@ class SparseSolver:
         self.method = method
         self.cg_rtol = cg_rtol
         self._factor = None
-        self.name = method
+
+    @property
+    def name(self) -> str:
+        """The method, or for "direct" (and "auto" once it chose it) the factor doing the work."""
+        if self.method == "direct" and self._factor is not None:
+            return self._factor.name
+        return self.method
 
     def solve(self, matrix: sp.spmatrix, rhs: np.ndarray) -> np.ndarray:
         if matrix.shape[0] == 0:
             return np.zeros_like(rhs)
         if self.method == "auto":
-            large = matrix.shape[0] >= AMG_MIN_DOFS and _pyamg_available()
-            self.method = self.name = "amg" if large else "direct"
+            self.method = self._auto_method(matrix)
         if self.method == "amg":
             y = self._amg(matrix, rhs)
             if y is not None:
@@ -383,6 +424,29 @@ class SparseSolver:
         factor.factorize(matrix)
         return factor.solve(rhs)
 
+    def _auto_method(self, matrix: sp.spmatrix) -> str:
+        """"amg" or "direct" for this pattern (module constants, measured on implicit Euler
+        matrices, time per solve: direct / AMG-CG). A 25³ lattice (45k unknowns, fill ratio
+        28): PARDISO 0.8 s, CHOLMOD 1.0, SuperLU 12.9 / AMG 0.35 s; 20³ (23k, 22): PARDISO 0.24,
+        SuperLU 2.9 / 0.31; 40³ (187k, 50): PARDISO 13 s and 2.4 GB / 1.8 s and 0.8 GB; a
+        159² cloth (76k, 9.1): PARDISO 0.15, CHOLMOD 0.39, SuperLU 1.1 / 0.34; 501² (753k,
+        11.4): PARDISO 2.4 s / 3.5 s."""
+        size = matrix.shape[0]
+        if not _pyamg_available() or size < AUTO_MIN_DOFS:
+            return "direct"
+        if size >= AMG_MIN_DOFS:
+            return "amg"
+        factor = self.direct_factor(size)
+        fill = factor.fill_ratio(matrix)
+        if fill is not None:
+            amg = fill > MAX_FILL_RATIO
+        else:
+            amg = _volumetric(matrix) or (factor.name == "superlu"
+                                          and size >= SUPERLU_AMG_MIN_DOFS)
+        if amg:
+            self._factor = None  # an analysis kept for nothing would hold its memory
+        return "amg" if amg else "direct"
+
     def direct_factor(self, size: int):
         """The direct factor this solver uses for matrices of ``size`` unknowns (made once)."""
         if self._factor is None:
@@ -392,8 +456,6 @@ class SparseSolver:
                 self._factor = DenseFactor()
             else:
                 self._factor = DIRECT_SOLVERS[installed_direct_solvers()[0]][0]()
-            if self.method == "direct":
-                self.name = self._factor.name
         return self._factor
 
     def _amg(self, matrix: sp.spmatrix, rhs: np.ndarray) -> np.ndarray | None:
