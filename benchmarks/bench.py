@@ -358,6 +358,8 @@ def main(argv=None) -> None:
                         help="W1/W2: hooke and the peers measured in turn, this many times")
     parser.add_argument("--smoke", action="store_true", help="a few steps of small sizes, no peers")
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--w5-scenes", nargs="*", choices=list(W5_SIZES), default=list(W5_SIZES),
+                        help="W5: the scenes to size (default: all)")
     args = parser.parse_args(argv)
     smoke = args.smoke
     repeats = 1 if smoke else args.repeats
@@ -385,7 +387,8 @@ def main(argv=None) -> None:
     if "W4" in wanted:
         workload_w4(20 if smoke else 100, repeats)
     if "W5" in wanted:
-        workload_w5(W5_SMOKE_SIZES if smoke else W5_SIZES, repeats)
+        sizes = W5_SMOKE_SIZES if smoke else W5_SIZES
+        workload_w5({name: sizes[name] for name in args.w5_scenes}, repeats)
     print(f"\npeak memory of this process: {peak_rss() / 2**20:.0f} MiB")
 
 
