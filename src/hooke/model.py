@@ -114,6 +114,13 @@ class Model:
         """Indices into the flattened (n·d,) coordinate vector of the DOFs that move."""
         return np.flatnonzero(np.repeat(self.free, self.dim))
 
+    def joint_length_error(self, x: np.ndarray) -> np.ndarray:
+        """| |x_j − x_i| − L | [m] of every joint, shape (..., joints), for positions x of shape
+        (..., n, d) (one state or a series of frames)."""
+        i, j = self.joint_indices.T
+        lengths = np.linalg.norm(x[..., j, :] - x[..., i, :], axis=-1)
+        return np.abs(lengths - self.joint_length)
+
     def initial_state(self, t: float = 0.0) -> "State":
         return State(float(t), self.x0.copy(), self.v0.copy())
 

@@ -71,9 +71,7 @@ class StudyTable:
 
 def length_drift(model, x: np.ndarray) -> np.ndarray:
     """ΔL (frames,) = Σ_k | |x_j − x_i| − L_k | for positions x (frames, n, d)."""
-    i, j = model.joint_indices.T
-    lengths = np.linalg.norm(x[:, j] - x[:, i], axis=2)
-    return np.sum(np.abs(lengths - model.joint_length), axis=1)
+    return np.sum(model.joint_length_error(x), axis=1)
 
 
 def _window_max(t: np.ndarray, values: np.ndarray, window: float):

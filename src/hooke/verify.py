@@ -125,9 +125,7 @@ def joint_options(integrator: str, tol: float = 1e-12) -> dict:
 
 def max_length_drift(model, x: np.ndarray) -> float:
     """max over frames and joints of | |x_j − x_i| − L | [m] for positions x (frames, n, d)."""
-    i, j = model.joint_indices.T
-    lengths = np.linalg.norm(x[:, j] - x[:, i], axis=2)
-    return float(np.max(np.abs(lengths - model.joint_length)))
+    return float(np.max(model.joint_length_error(x)))
 
 
 def energy_behaviour(total: np.ndarray, round_off: float = 1e-11) -> tuple[float, str]:

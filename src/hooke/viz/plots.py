@@ -83,10 +83,7 @@ def phase_plot(result, path=None, particle: int | None = None, axis: int = 0) ->
 
 def joint_length_error(result) -> np.ndarray:
     """(frames, joints) |L − L0| of every joint [m]."""
-    model = result.scene.model
-    i, j = model.joint_indices.T
-    lengths = np.linalg.norm(result.x[:, j] - result.x[:, i], axis=-1)
-    return np.abs(lengths - model.joint_length)
+    return result.scene.model.joint_length_error(result.x)
 
 
 def drift_plot(result, path=None) -> Figure:

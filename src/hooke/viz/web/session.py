@@ -350,9 +350,7 @@ class Session:
                                  "potential": finite_or_none(potential),
                                  "total": finite_or_none(kinetic + potential)}
             if getattr(model, "n_joints", 0):
-                i, j = np.asarray(model.joint_indices).T
-                lengths = np.linalg.norm(state.x[j] - state.x[i], axis=1)
-                message["joint_error"] = finite_or_none(np.max(np.abs(lengths - model.joint_length)))
+                message["joint_error"] = finite_or_none(np.max(model.joint_length_error(state.x)))
         if self.scene.has_analytic and self._samples:
             times = np.array([t for t, _ in self._samples])
             particle, coordinate = self.tracked
