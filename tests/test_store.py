@@ -397,3 +397,47 @@ def test_interrupted_cli_run_keeps_a_sidecar_of_its_frames(tmp_path):
     grids = ET.parse(tmp_path / "trajectory.xdmf").getroot().findall(".//Grid[@GridType='Uniform']")
     assert len(grids) == stored["total_frames"]
     assert float(grids[-1].find("Time").get("Value")) == stored["t"][-1]
+
+
+def vtk_blocks(dataset) -> list:
+    """The leaf datasets of what VTK's reader returns (one grid, or a multiblock of grids)."""
+    if dataset.IsA("vtkMultiBlockDataSet"):
+        return [leaf for b in range(dataset.GetNumberOfBlocks())
+                for leaf in vtk_blocks(dataset.GetBlock(b))]
+    return [dataset]
+
+
+def test_paraviews_xdmf_reader_reads_the_sidecar(tmp_path):
+    """ParaView opens trajectory.xdmf with VTK's XDMF reader, whose HDF5 is 1.14: the store
+    must stay in a file format 1.14 reads (h5py's HDF5 2.0 writes layouts it refuses unless
+    bounded: io.store.LIBVER). At a middle time step every block's points, the point velocities
+    and the joints' forces equal the stored frame's."""
+    xdmf2 = pytest.importorskip("vtkmodules.vtkIOXdmf2")
+    from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+
+    for name, save_every in (("crane", 10), ("pendulum", 1), ("square_drop", 5)):
+        scene = hooke.scene(name)
+        path = tmp_path / name / "trajectory.h5"
+        hooke.simulate(scene, t_end=0.3, save_every=save_every, store=path)
+        stored = read_trajectory(path)
+        model = stored["model"]
+        reader = xdmf2.vtkXdmfReader()
+        reader.SetFileName(str(write_xdmf(path)))
+        reader.UpdateInformation()
+        times = reader.GetOutputInformation(0).Get(vtkStreamingDemandDrivenPipeline.TIME_STEPS())
+        np.testing.assert_allclose(times, stored["t"], rtol=0, atol=1e-15)
+        k = len(times) // 2
+        reader.UpdateTimeStep(times[k])
+        blocks = vtk_blocks(reader.GetOutputDataObject(0))
+        assert sum(block.GetNumberOfCells() for block in blocks) == model.n_springs + model.n_joints
+        expected = np.zeros((model.n_particles, 3))
+        expected[:, :model.dim] = stored["x"][k]
+        for block in blocks:
+            np.testing.assert_array_equal(vtk_to_numpy(block.GetPoints().GetData()), expected)
+            velocity = vtk_to_numpy(block.GetPointData().GetArray("velocity"))
+            np.testing.assert_array_equal(velocity.reshape(stored["v"][k].shape), stored["v"][k])
+        if model.n_joints:
+            forces = [vtk_to_numpy(block.GetCellData().GetArray("joint_force")) for block in blocks
+                      if block.GetCellData().GetArray("joint_force") is not None]
+            np.testing.assert_array_equal(np.concatenate(forces), stored["extras"]["joint_force"][k])

@@ -53,6 +53,10 @@ import numpy as np
 from ..errors import HookeInputError
 
 FRAME_CHUNK = 64
+# HDF5 file-format bounds: 1.10 at least (SWMR needs its superblock), 1.14 at most, so that the
+# HDF5 1.14 inside ParaView and VTK reads the files; h5py's own HDF5 2.0 would otherwise write
+# object layouts ("latest") that 1.14 refuses ("bad version number for layout message").
+LIBVER = ("v110", "v114")
 READ_ATTEMPTS = 28  # SWMR metadata reads: back-offs of 1, 2, 4 … ns, ≈ 0.27 s in all
 REQUIRED_ATTRIBUTES = ("scene_name", "scene_source", "parameters", "integrator", "dt", "t_end",
                        "save_every", "options", "complete")
@@ -146,7 +150,7 @@ class TrajectoryWriter:
 
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.file = h5py.File(self.path, "w", libver="latest")
+        self.file = h5py.File(self.path, "w", libver=LIBVER)
         settings = {"integrator": integrator, "dt": dt, "t_end": t_end, "save_every": save_every,
                     "options": options}
         attributes = {
@@ -184,7 +188,7 @@ class TrajectoryWriter:
         rewrite(path, frames)
         self = cls.__new__(cls)
         self.path = path
-        self.file = h5py.File(path, "a", libver="latest")
+        self.file = h5py.File(path, "a", libver=LIBVER)
         self.frames = self.file["frames"]
         self._start(frames, flush_seconds)
         return self
@@ -249,7 +253,7 @@ def rewrite(path: Path, frames: int | None = None) -> None:
     that cannot be read is refused (:func:`open_trajectory`) and left as it was."""
     fresh = path.with_name(path.name + ".rewrite")
     try:
-        with open_trajectory(path) as source, h5py.File(fresh, "w", libver="latest") as target:
+        with open_trajectory(path) as source, h5py.File(fresh, "w", libver=LIBVER) as target:
             target.attrs.update(source.attrs)
             for name in source:
                 source.copy(source[name], target, name=name)
@@ -283,7 +287,7 @@ def _metadata_read_attempts():
 
 def _superblock(path: Path) -> tuple[int, int] | None:
     """(status flags, end-of-file address) from a version 2/3 superblock at offset 0 (what
-    h5py writes with libver="latest"), else None."""
+    h5py writes with ``LIBVER``), else None."""
     with path.open("rb") as handle:
         head = handle.read(48)
     if len(head) < 48 or head[:8] != b"\x89HDF\r\n\x1a\n" or head[8] not in (2, 3) or head[9] != 8:
