@@ -225,3 +225,33 @@ def test_kinetic_hessian_is_the_mass_matrix(rng, dim):
             hessian_fd[a_, b_] = value / (4 * eps * eps)
     np.testing.assert_allclose(kinetic.mass_matrix(model).toarray(), hessian_fd, rtol=0, atol=1e-7)
     np.testing.assert_array_equal(kinetic.mass_diagonal(model), np.repeat(model.mass, dim))
+
+
+# |d|² subnormal (1e-320: n = d/|d| to 1e-5, the precision left) or underflowing to 0 (no
+# direction, as at zero length: no damping block).
+@pytest.mark.parametrize("length, along", [(1e-160, 101.0), (1e-200, 100.0)])
+def test_hessian_and_damping_blocks_of_a_vanishing_spring_stay_finite(length, along, monkeypatch):
+    """A damped zero-rest-length spring shorter than 1e-154 m: its blocks — the spring Hessian,
+    the fused CSR kernel of a spring-only model, the compiled Newmark band — are k on the
+    diagonal plus the damping c n nᵀ along n, never 1/|d|² overflowing into inf or NaN:
+    k + c·γ' = 100 + 2·0.5 along the spring's axis, k across."""
+    from hooke.integrators import newmark
+
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, 0.0))
+    b.add_particle((0.0, 0.0), mass=1.0, pinned=True)
+    b.add_particle((1.0, 0.0), mass=1.0)
+    b.add_spring(0, 1, stiffness=100.0, rest_length=0.0, damping=2.0)
+    model = b.finalize()
+    x = np.array([[0.0, 0.0], [length, 0.0]])
+    np.testing.assert_array_equal(spring.local_hessians(model, x)[0], 100.0 * np.eye(2))
+    matrix = hooke.System(model).combined_matrix(x, 0.0, 1.0, 0.5).toarray()
+    np.testing.assert_allclose(matrix, [[along, 0.0], [0.0, 100.0]], rtol=2e-5)
+    state = hooke.State(0.0, x, np.array([[0.0, 0.0], [0.0, 1.0]]))
+    steps = []
+    for compiled in (True, False):
+        monkeypatch.setattr(newmark, "COMPILED", compiled)
+        result = hooke.simulate(hooke.Scene(model, state=state, integrator="newmark", dt=1e-3,
+                                            t_end=2e-3))
+        assert np.isfinite(result.x).all() and np.isfinite(result.v).all()
+        steps.append(result)
+    np.testing.assert_allclose(steps[0].x, steps[1].x, rtol=1e-12, atol=1e-300)

@@ -456,7 +456,11 @@ def _scatter_spring_blocks(local, x, pairs, damping, hessian_weight, damping_wei
         for a in range(dim):
             d[a] = x[j, a] - x[i, a]
             length2 += d[a] * d[a]
-        c = damping_weight * damping[s] / length2 if length2 > 0.0 else 0.0
+        # c n nᵀ through n = d/|d| (as spring._local_hessians): 1/|d|² overflows for |d| < 1e-154
+        inv_length = 1.0 / np.sqrt(length2) if length2 > 0.0 else 0.0
+        c = damping_weight * damping[s]
+        for a in range(dim):
+            d[a] *= inv_length
         for a in range(dim):
             for b in range(dim):
                 block[a, b] = hessian_weight * local[s, a, b] + c * d[a] * d[b]

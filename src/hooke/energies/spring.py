@@ -81,6 +81,7 @@ def _local_hessians(x, pairs, rest, stiffness, squared, project, out):
         for a in range(dim):
             d[a] = x[j, a] - x[i, a]
             length2 += d[a] * d[a]
+        length = np.sqrt(length2)
         k, l0 = stiffness[s], rest[s]
         if squared:
             ratio = length2 / (l0 * l0)
@@ -90,18 +91,19 @@ def _local_hessians(x, pairs, rest, stiffness, squared, project, out):
             a_perp = k
             a_par = k
         else:
-            a_perp = k * (1.0 - l0 / np.sqrt(length2))
+            a_perp = k * (1.0 - l0 / length)
             a_par = k
         if project:
             a_perp = max(a_perp, 0.0)
             a_par = max(a_par, 0.0)
         # n = d/|d| through 1/|d|, not 1/|d|²: that overflows once |d|² is subnormal (a spring
         # shorter than 1e-154 m, which a decaying zero-rest-length spring reaches) and 0·inf = NaN.
-        inv_length = 1.0 / np.sqrt(length2) if length2 > 0.0 else 0.0
+        inv_length = 1.0 / length if length2 > 0.0 else 0.0
+        for a in range(dim):
+            d[a] *= inv_length
         for a in range(dim):
             for b in range(dim):
-                nn = (d[a] * inv_length) * (d[b] * inv_length)
-                out[s, a, b] = (a_par - a_perp) * nn + (a_perp if a == b else 0.0)
+                out[s, a, b] = (a_par - a_perp) * d[a] * d[b] + (a_perp if a == b else 0.0)
 
 
 def _args(model):

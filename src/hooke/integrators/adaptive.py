@@ -28,7 +28,7 @@ import numpy as np
 from ..constraints import STABILIZATION_DEFAULTS
 from ..errors import HookeInputError
 from ..model import State
-from .base import STEP_ERRORS, ConstraintForces, Integrator, StepFailed, is_finite, register
+from .base import ConstraintForces, Integrator, StepFailed, is_finite, register
 from .explicit import runge_kutta_stages
 from .tableau import DORMAND_PRINCE, DORMAND_PRINCE_DENSE
 
@@ -164,29 +164,33 @@ class DormandPrince45(ConstraintForces, Integrator):
 
     def _finish(self, step: AcceptedStep) -> None:
         """Make ``step`` the last accepted one: its end state and the FSAL stage."""
-        step.end = self.new_state(step.t1, step.x1, step.v1)
+        step.end = self.new_state(step.t1, step.x1, step.v1, pins_placed=True)  # by _attempt
         self._step = step
         # FSAL: the 7th stage is f at the new state, unless a projection moved that state.
         self._fsal = (step.kx[-1], step.kv[-1]) if step.end.x is step.x1 else None
 
+    def _scaled_rms(self, parts, magnitudes) -> float:
+        """The RMS over the free DOFs of ``parts`` (an x-like and a v-like array) in units of
+        atol + rtol·``magnitudes`` (the same shapes, on the free DOFs)."""
+        free = self.system.model.free
+        scaled = [p[free] / (self.atol + self.rtol * m) for p, m in zip(parts, magnitudes)]
+        count = sum(s.size for s in scaled)
+        return float(np.sqrt(sum(float(np.sum(s ** 2)) for s in scaled) / max(count, 1)))
+
     def _error_norm(self, step: AcceptedStep, error) -> float:
         free = self.system.model.free
-        total, count = 0.0, 0
-        for before, after, err in ((step.x0, step.x1, error[0]), (step.v0, step.v1, error[1])):
-            scale = self.atol + self.rtol * np.maximum(np.abs(before[free]), np.abs(after[free]))
-            total += float(np.sum((err[free] / scale) ** 2))
-            count += err[free].size
-        norm = np.sqrt(total / max(count, 1))
+        magnitudes = [np.maximum(np.abs(a[free]), np.abs(b[free]))
+                      for a, b in ((step.x0, step.x1), (step.v0, step.v1))]
+        norm = self._scaled_rms(error, magnitudes)
         return norm if np.isfinite(norm) else np.inf
 
     def _initial_step(self, state: State, first) -> float:
         """Hairer, Nørsett & Wanner's estimate from f at the start and after a tiny Euler step."""
         free = self.system.model.free
-        scale = [self.atol + self.rtol * np.abs(y[free]) for y in (state.x, state.v)]
+        magnitudes = [np.abs(y[free]) for y in (state.x, state.v)]
 
         def rms(parts) -> float:
-            squares = [float(np.sum((p[free] / s) ** 2)) for p, s in zip(parts, scale)]
-            return np.sqrt(sum(squares) / max(2 * state.x[free].size, 1))
+            return self._scaled_rms(parts, magnitudes)
 
         d0, d1 = rms((state.x, state.v)), rms(first)
         h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
@@ -203,18 +207,17 @@ class DormandPrince45(ConstraintForces, Integrator):
         """Take one accepted adaptive step from the end of the last one (or the start); one that
         raises or cannot be made finite is a :class:`StepFailed` from there."""
         state = self._step.end if self._step is not None else self._start
-        try:
-            self._step_from(state)
-        except (StepFailed, HookeInputError):
-            raise
-        except STEP_ERRORS as failure:
-            raise self.failed(failure, state) from failure
+        self.guarded(lambda: self._step_from(state), state)
+
+    def _first_stage(self, state: State, fsal):
+        """f at ``state``: the FSAL stage when there is one, else evaluated (and counted)."""
+        if fsal is not None:
+            return fsal
+        self.stats["evaluations"] += 1
+        return self._derivative(state.t, state.x, state.v)
 
     def _step_from(self, state: State) -> None:
-        first = self._fsal
-        if first is None:
-            first = self._derivative(state.t, state.x, state.v)
-            self.stats["evaluations"] += 1
+        first = self._first_stage(state, self._fsal)
         if self.h is None:
             self.h = self._initial_step(state, first)
         h = min(self.h, self.max_step)
@@ -245,10 +248,7 @@ class DormandPrince45(ConstraintForces, Integrator):
     def step(self, state: State) -> State:
         """One fixed step of ``dt`` (``adaptive=False``)."""
         same = self._step is not None and state.x is self._step.end.x
-        first = self._fsal if same else None
-        if first is None:
-            first = self._derivative(state.t, state.x, state.v)
-            self.stats["evaluations"] += 1
+        first = self._first_stage(state, self._fsal if same else None)
         self._finish(self._attempt(state, state.t + self.dt, first, self.dt)[0])
         self.stats["evaluations"] += self.tableau.stages - 1
         self.stats["steps"] += 1

@@ -52,15 +52,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
-import scipy.sparse.csgraph as csgraph
 from numba import njit
 
 from ..energies import barrier, friction, gravity, spring
 from ..energies.barrier import CCD_FRACTION, PlaneBarrier
 from ..energies.friction import LaggedFriction
-from .base import _all_finite
-from .newmark_compiled import _max_abs
+from ..kernels import locality_permutation
+from .compiled import all_finite, has_only_terms, max_abs
 
 # Measured: from about 1000 free DOFs on the generic sparse path is faster (see above).
 MAX_FREE_DOFS = 700
@@ -340,12 +338,12 @@ def _newton(y, x_start, x_tilde, offsets, nodes, pair_normals, weights, anchors,
     for iteration in range(max_iterations + 1):
         _hessian(y, h, model, step, local, blocks, directions, matrix)
         _gradient(y, h, model, step, potential_grad, scratch, grad)
-        if not _all_finite(matrix, grad):
+        if not all_finite(matrix, grad):
             return NON_FINITE_SYSTEM, iteration, n_energies
         _dense_solve(matrix, grad, factor, first, p_free)
         for u in range(n_free):
             p_free[u] = -p_free[u]
-        step_size = _max_abs(p_free, n_free)
+        step_size = max_abs(p_free, n_free)
         residual = step_size / h
         residuals[iteration] = residual
         if residual < tol and iteration >= min_iterations:
@@ -375,7 +373,7 @@ def _newton(y, x_start, x_tilde, offsets, nodes, pair_normals, weights, anchors,
         if not found:
             # No decrease left: y is the minimiser to working precision when the Newton step is
             # within tol or round-off; else the step failed.
-            if residual < tol or step_size <= round_off * _max_abs(y.reshape(-1), y.size):
+            if residual < tol or step_size <= round_off * max_abs(y.reshape(-1), y.size):
                 return OK, iteration + 1, n_energies
             return NO_DECREASE, iteration + 1, n_energies
         y[:] = trial
@@ -396,9 +394,7 @@ class CompiledNewton:
         # The unknowns: the free DOFs, particle by particle in reverse Cuthill–McKee order of the
         # spring graph, so that the Cholesky factor's envelope is narrow whatever the numbering.
         pairs = model.spring_indices
-        graph = sp.csr_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])),
-                              shape=(model.n_particles,) * 2)
-        order = csgraph.reverse_cuthill_mckee(graph, symmetric_mode=False)
+        order = locality_permutation(pairs, model.n_particles)
         dofs = (order[:, None] * dim + np.arange(dim)).reshape(-1)
         free = dofs[~model.pinned[order].repeat(dim)]
         unknown = np.full(model.n_dofs, -1, dtype=np.int64)
@@ -437,7 +433,7 @@ class CompiledNewton:
 
     def usable(self, system) -> bool:
         """False once a term was added to the system (the viewer's cursor spring)."""
-        return tuple(system.terms) == self.terms
+        return has_only_terms(system, self.terms)
 
     def solve(self, y: np.ndarray, x_start: np.ndarray, x_tilde: np.ndarray, terms):
         """Newton from y (updated in place) for the step's ``terms`` (``System.step_terms``):

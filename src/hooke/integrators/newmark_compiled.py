@@ -46,6 +46,7 @@ from ..constraints import _geometry, _scatter
 from ..energies import gravity, spring
 from ..energies.spring import _force_factor, _local_hessians
 from ..saddle_point import SaddlePointMatrix
+from .compiled import has_only_terms, max_abs
 
 # Above this N·(b + 1)², SuperLU's fill-reducing ordering beats the band (measured: see above).
 MAX_BAND_WORK = 1.5e7
@@ -114,16 +115,21 @@ def _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_
     _assemble_mass_jacobian(mass, joint_i, joint_j, normal, unknown, position, offset, n_free,
                             band)
     _local_hessians(x, pairs, rest, stiffness, squared, False, local)
+    n = np.empty(dim)
     for s in range(pairs.shape[0]):
         i, j = pairs[s, 0], pairs[s, 1]
         length2 = 0.0
         for c in range(dim):
-            diff = x[j, c] - x[i, c]
-            length2 += diff * diff
-        weight = gamma_p * damping[s] / length2 if length2 > 0.0 else 0.0
+            n[c] = x[j, c] - x[i, c]
+            length2 += n[c] * n[c]
+        # γ' c n nᵀ through n = d/|d|: 1/|d|² overflows for a spring shorter than 1e-154 m
+        inv_length = 1.0 / np.sqrt(length2) if length2 > 0.0 else 0.0
+        for c in range(dim):
+            n[c] *= inv_length
+        weight = gamma_p * damping[s]
         for a in range(dim):
             for b in range(dim):
-                value = beta_p * local[s, a, b] + weight * (x[j, a] - x[i, a]) * (x[j, b] - x[i, b])
+                value = beta_p * local[s, a, b] + weight * n[a] * n[b]
                 ia, ib = unknown[i * dim + a], unknown[i * dim + b]
                 ja, jb = unknown[j * dim + a], unknown[j * dim + b]
                 _add(band, offset, position, ia, ib, value)
@@ -226,17 +232,6 @@ def _band_solve(band, lower, upper, pivots, b):
 
 
 @njit(cache=True)
-def _max_abs(values, count):
-    """max |values[:count]| (0 when empty), NaN if any is NaN (as NumPy's max)."""
-    largest = 0.0
-    for q in range(count):
-        if values[q] != values[q]:
-            return np.nan
-        largest = max(largest, abs(values[q]))
-    return largest
-
-
-@njit(cache=True)
 def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history, counts,
                  mass, pinned, x0, pairs, rest, stiffness, damping, squared, gravity_vector,
                  joint_i, joint_j, joint_rest, free, unknown, position, lower, upper,
@@ -293,7 +288,7 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
                     scale = max(scale, abs(pull_flat[free[u]]))
                 for k in range(m):
                     g[k] = length[k] - joint_rest[k]
-            r_norm, g_norm = _max_abs(r, n_free), _max_abs(g, m)
+            r_norm, g_norm = max_abs(r, n_free), max_abs(g, m)
             history[iteration, 0], history[iteration, 1] = r_norm, g_norm
             converged = g_norm <= tol_length and (r_norm <= tol * scale or last_move <= tol_length)
             if converged or iteration == max_iterations or not np.isfinite(r_norm + g_norm):
@@ -314,7 +309,7 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
                 delta[u] = solution[position[u]]
             if not np.all(np.isfinite(delta)):
                 break
-            move = beta_p * _max_abs(delta, n_free)
+            move = beta_p * max_abs(delta, n_free)
             if move > refactor_rate * last_move or iteration >= full_newton_after:
                 factored[0] = False  # the stale Jacobian contracts too slowly: refactor next time
             for u in range(n_free):
@@ -411,8 +406,7 @@ class CompiledAlpha:
 
     def usable(self, system) -> bool:
         """False once a term was added to the system (the viewer's cursor spring)."""
-        return len(system.terms) == len(self.terms) and all(
-            term is known for term, known in zip(system.terms, self.terms))
+        return has_only_terms(system, self.terms)
 
     def run(self, n_steps, t, x, v, a, at, tension):
         """Steps from the arrays given (updated in place): (status, steps taken, t, the Newton
