@@ -103,7 +103,7 @@ def _local_hessians(x, pairs, rest, stiffness, squared, project, out):
             d[a] *= inv_length
         for a in range(dim):
             for b in range(dim):
-                out[s, a, b] = (a_par - a_perp) * d[a] * d[b] + (a_perp if a == b else 0.0)
+                out[s, a, b] = (a_par - a_perp) * (d[a] * d[b]) + (a_perp if a == b else 0.0)
 
 
 def _args(model):
