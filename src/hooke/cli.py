@@ -24,6 +24,7 @@ from rich.table import Table
 
 from .errors import HookeInputError, SimulationError, format_value
 from .integrators import base as integrator_registry
+from .scene import step_count
 from .scenes import names as scene_names
 
 try:  # typer vendors click from 0.2x on; its parse errors are click's classes
@@ -198,21 +199,17 @@ def print_summary(summary: dict, written: list[Path]) -> None:
 
 
 def parse_option(text: str) -> tuple[str, object]:
-    """``KEY=VALUE`` of ``--option``: VALUE as a bool (true/false), None (none/null), an int, a
-    float (1e-8, inf) or else the string itself."""
+    """``KEY=VALUE`` of ``--option``: VALUE as ``--param`` reads it (``parse_value``: 1e-8, 25,
+    inf, a word …), and in any case true/false as a bool and none/null as None (Python options
+    take None, which TOML has no word for)."""
+    from .io.scene_file import parse_value
+
     key, sep, value = text.partition("=")
     key, value = key.strip(), value.strip()
     if not sep or not key:
         raise HookeInputError("--option", "must be KEY=VALUE", text)
     words = {"true": True, "false": False, "none": None, "null": None}
-    if value.lower() in words:
-        return key, words[value.lower()]
-    for kind in (int, float):
-        try:
-            return key, kind(value)
-        except ValueError:
-            pass
-    return key, value
+    return key, words[value.lower()] if value.lower() in words else parse_value(value)
 
 
 @app.command("run")
@@ -399,6 +396,10 @@ def study_command(
     for label, value in (("--t-end", t_end), ("--output-interval", output_interval)):
         if not np.isfinite(value) or value <= 0:
             fail(f"{label}: must be a number > 0, got {value}")
+    try:  # before any run: every curve saves a frame each output interval
+        step_count(t_end, output_interval)
+    except HookeInputError as error:
+        fail(str(error))
     output_directory(out)
     table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
                                           progress=lambda label: errors.print(f"running {label}"))

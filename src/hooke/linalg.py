@@ -7,10 +7,11 @@ Contract:
   pattern, restricted to the free DOFs, computed once; ``assemble`` then costs one ``bincount``.
 - :class:`SparseSolver` solves with a sequence of matrices on one pattern, by a direct factor
   (``DenseFactor`` up to ``DENSE_LIMIT`` unknowns; above, the fastest sparse factor installed,
-  ``DIRECT_SOLVERS``: MKL PARDISO (pypardiso), CHOLMOD (scikit-sparse), SciPy's SuperLU),
-  each analysing the pattern once and reusing it; or by CG, or CG preconditioned by
-  smoothed-aggregation algebraic multigrid (pyamg) for systems too large to factorise
-  (``"amg"``, chosen by ``"auto"`` above ``AMG_MIN_DOFS`` unknowns).
+  ``DIRECT_SOLVERS``: MKL PARDISO (pypardiso) and CHOLMOD (scikit-sparse) analyse the pattern
+  once and reuse it, SciPy's SuperLU factorises each matrix afresh); or by CG, or CG
+  preconditioned by smoothed-aggregation algebraic multigrid (pyamg) for systems a
+  factorisation fills in too much (``"amg"``, which ``"auto"`` chooses by
+  :meth:`SparseSolver._auto_method`).
 - :func:`factorize` factorises one SPD matrix once and returns its solve (several right-hand
   sides at once): the constant matrix of ``fast_mass_spring``.
 The order of ``DIRECT_SOLVERS`` is measured (W3 of benchmarks/bench.py, the 30k-DOF cloth
@@ -363,8 +364,8 @@ class SparseSolver:
     """Solves A y = b for a sequence of symmetric matrices that share one sparsity pattern.
 
     ``method="direct"``: :class:`DenseFactor` up to ``DENSE_LIMIT`` unknowns, above it the
-    fastest sparse direct solver installed (``DIRECT_SOLVERS``: MKL PARDISO, CHOLMOD, SuperLU),
-    its analysis of the pattern done once and reused. ``"pardiso"``, ``"cholmod"``,
+    fastest sparse direct solver installed (``DIRECT_SOLVERS``: MKL PARDISO, CHOLMOD, SuperLU;
+    the first two analyse the pattern once and reuse it). ``"pardiso"``, ``"cholmod"``,
     ``"superlu"`` force one of those at any size (an error if it is not installed).
     ``method="cg"``: conjugate gradients with a Jacobi preconditioner to relative residual
     ``cg_rtol``, falling back to the direct solve if CG fails (A indefinite). Measured on

@@ -124,7 +124,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .errors import HookeInputError, SimulationError, format_value
 from .integrators import base as integrator_registry
-from .io.scene_file import build, parse, validation_errors
+from .io.scene_file import build, parse, parse_value, validation_errors
 from .scene import Scene
 from .simulate import plan as plan_run, simulate
 from .studies import length_drift
@@ -371,7 +371,7 @@ def parse_param(text: str) -> tuple[str, list | dict]:
                               "stiffness=log:1e3:1e5)", text)
     ranged = re.fullmatch(r"(log:)?([^:,\[\]]+):([^:,\[\]]+)", spec)
     if ranged:
-        ends = [_toml_value(part.strip()) for part in ranged.group(2, 3)]
+        ends = [parse_value(part.strip()) for part in ranged.group(2, 3)]
         if not all(isinstance(end, (int, float)) and not isinstance(end, bool) for end in ends):
             raise HookeInputError(f"--param {path}", "a range is lo:hi or log:lo:hi with numbers", spec)
         return path, {"range": ends, "log": bool(ranged.group(1))}
@@ -382,16 +382,9 @@ def parse_param(text: str) -> tuple[str, list | dict]:
             item = spec[start:index].strip()
             if not item:
                 raise HookeInputError(f"--param {path}", "has an empty value", spec)
-            values.append(_toml_value(item))
+            values.append(parse_value(item))
             start = index + 1
     return path, values
-
-
-def _toml_value(text: str):
-    try:
-        return tomllib.loads(f"value = {text}")["value"]
-    except tomllib.TOMLDecodeError:
-        return text
 
 
 # -- members -------------------------------------------------------------------------------------

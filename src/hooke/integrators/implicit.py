@@ -23,8 +23,9 @@ round-off, steps are judged by the gradient norm (energy differences there are n
 step qualifies and the Newton step is within tol or round-off (‖p‖∞ ≤ 64 ε ‖y‖∞), y is the
 minimiser to working precision and the iteration stops; otherwise (E not finite, say) the step
 fails with the residual history, as when ``max_iterations`` is reached.
-Both take ``solver="auto"`` (default: a direct solve, AMG-preconditioned CG above
-``hooke.linalg.AMG_MIN_DOFS`` unknowns), ``"direct"``, ``"cg"``, ``"amg"``, or one direct
+Both take ``solver="auto"`` (default: a direct solve, or AMG-preconditioned CG where a
+factorisation would fill in too much: ``hooke.linalg.SparseSolver._auto_method``), ``"direct"``,
+``"cg"``, ``"amg"``, or one direct
 solver by name: ``"pardiso"``, ``"cholmod"``, ``"superlu"`` (see :class:`hooke.linalg.SparseSolver`).
 
 ``implicit_euler`` on models of springs, gravity, contact planes and lagged friction with fixed or

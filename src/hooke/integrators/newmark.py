@@ -147,12 +147,13 @@ class AlphaMethod(Integrator):
             self._half.halvings = self.halvings + 1
         half = self._half
         half._lu = None  # no factorisation carried over from an earlier split
-        if half._kernel() is not None:
-            half._kernel().factored[0] = False
+        kernel = half._kernel()
+        if kernel is not None:
+            kernel.factored[0] = False
         before = dict(half.stats)
         half._memory = (state.x, a, at, tension)
         new = half.advance(state, state.t + self.dt, 2)
-        for key in ("newton_iterations", "factorizations"):
+        for key in ("newton_iterations", "factorizations", "split_steps"):  # nested splits too
             self.stats[key] += half.stats[key] - before[key]
         self.stats["steps"] += 1
         self.stats["split_steps"] += 1

@@ -236,6 +236,20 @@ def _error_lines(errors: list, model: type[BaseModel], prefix: str = "") -> list
 
 # -- validation -------------------------------------------------------------------------------
 
+def parse_value(text: str):
+    """A value typed on a command line (``--param``, ``--option``): TOML's grammar (1e-8, 25, true,
+    inf, [1, 2], "a b"), else a number Python reads (.5, 1E3), else the text itself (a word such
+    as correction)."""
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 def parse(text: str, source: str = "scene file") -> SceneFile:
     """Validate a scene file's text; every problem is reported at once, one line each: the
     schema's (types, ranges, unknown and missing fields) and the checks between fields
