@@ -54,6 +54,7 @@ def test_run_writes_trajectory_plots_and_summary(tmp_path):
     (["run", "spring1d", "--dt", "0"], "dt"),
     (["run", "spring1d", "--dt", "-1e-3"], "dt"),
     (["run", "spring1d", "--t-end", "nan"], "t_end"),
+    (["run", "--resume", "anywhere", "--max-energy-growth", "2"], "--resume: continues the stored"),
     (["study", "pendulum-correction", "--t-end", "1", "--output-interval", "0.3"],
      "t_end: must be a whole number of steps of dt = 0.3"),
 ])

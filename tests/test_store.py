@@ -441,3 +441,18 @@ def test_paraviews_xdmf_reader_reads_the_sidecar(tmp_path):
             forces = [vtk_to_numpy(block.GetCellData().GetArray("joint_force")) for block in blocks
                       if block.GetCellData().GetArray("joint_force") is not None]
             np.testing.assert_array_equal(np.concatenate(forces), stored["extras"]["joint_force"][k])
+
+
+def test_resume_keeps_the_energy_guard(tmp_path):
+    """The stored run's blow-up guard goes on after a resume: explicit Euler multiplies the
+    oscillator's energy by 1.25 per step (dt = 0.05), past the factor 2 at step 4, after the
+    interruption at step 2; the resumed run stops there as the uninterrupted one does."""
+    scene = hooke.scene("oscillator")
+    path = tmp_path / "run.h5"
+    interrupted_run(scene, path, stop_fraction=2 / 200, integrator="explicit_euler", dt=0.05,
+                    t_end=10.0, max_energy_growth=2.0)
+    with h5py.File(path, "r") as handle:
+        assert handle.attrs["max_energy_growth"] == 2.0
+        assert handle.attrs["frames_written"] < 4
+    with pytest.raises(hooke.SimulationError, match=r"grew from 50 J to 122.07 J .* at step 4 "):
+        hooke.resume(path)

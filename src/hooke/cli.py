@@ -237,9 +237,12 @@ def run_command(
     from .simulate import scene_options, simulate
 
     if resume is not None:
-        if scene_or_file is not None or integrator or dt or t_end or option:
-            fail("--resume: continues the stored run with its own settings; give no scene or "
-                 "settings with it, got SCENE_OR_FILE/--integrator/--dt/--t-end/--option")
+        if (scene_or_file is not None or integrator or dt or t_end or option
+                or save_every is not None or max_energy_growth is not None):
+            fail("--resume: continues the stored run with its own settings (--save-every and "
+                 "--max-energy-growth included); give no scene or settings with it, got "
+                 "SCENE_OR_FILE/--integrator/--dt/--t-end/--save-every/--option/"
+                 "--max-energy-growth")
         out = resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")

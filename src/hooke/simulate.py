@@ -127,7 +127,7 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         from .io.store import TrajectoryWriter
 
         writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
-                                  dict(run.stepper.options))
+                                  dict(run.stepper.options), run.max_energy_growth)
     return run.execute(progress=progress, writer=writer)
 
 
@@ -343,8 +343,9 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     scene = build(parse(source, source=str(path)), source, overrides=json.loads(attrs["parameters"]),
                   default_name=attrs["scene_name"])
     options = json.loads(attrs["options"])
+    growth = attrs.get("max_energy_growth")
     run = Run(scene, attrs["integrator"], float(attrs["dt"]), float(attrs["t_end"]),
-              int(attrs["save_every"]), options)
+              int(attrs["save_every"]), options, None if growth is None else float(growth))
     frames = stored["total_frames"]
     if attrs["complete"] or frames >= run.steps.size:
         raise HookeInputError("path", "holds a complete run; nothing to resume", str(path))
@@ -357,7 +358,8 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     for frame in range(frames):
         run.series.put(frame, {key: value[frame] for key, value in prefix.items()})
     run.stepper.restore(stored["checkpoint"])
+    t0 = float(stored["t"][0])
+    run._guard_energy(State(t0, stored["x"][0], stored["v"][0]), t0)  # its reference: the start
     last = State(float(stored["t"][-1]), stored["x"][-1].copy(), stored["v"][-1].copy())
     writer = TrajectoryWriter.append(Path(path), frames)
-    return run.execute(progress=progress, writer=writer, start_frame=frames - 1, state=last,
-                       t0=float(stored["t"][0]))
+    return run.execute(progress=progress, writer=writer, start_frame=frames - 1, state=last, t0=t0)

@@ -145,7 +145,8 @@ class TrajectoryWriter:
     """Appends frames to ``path``; ``write_frame`` flushes, ``close`` marks the run complete."""
 
     def __init__(self, path, scene, integrator: str, dt: float, t_end: float, save_every: int,
-                 options: dict[str, Any], flush_seconds: float = 0.25):
+                 options: dict[str, Any], max_energy_growth: float | None = None,
+                 flush_seconds: float = 0.25):
         from .. import __version__
 
         self.path = Path(path)
@@ -162,6 +163,8 @@ class TrajectoryWriter:
             "input_hash": input_hash(scene, settings),
             "frames_written": 0, "complete": False,
         }
+        if max_energy_growth is not None:  # the blow-up guard, kept on by a resumed run
+            attributes["max_energy_growth"] = max_energy_growth
         self.file.attrs.update(attributes)
         _write_model(self.file.create_group("model"), scene.model)
         self.frames = self.file.create_group("frames")
