@@ -456,3 +456,20 @@ def test_resume_keeps_the_energy_guard(tmp_path):
         assert handle.attrs["frames_written"] < 4
     with pytest.raises(hooke.SimulationError, match=r"grew from 50 J to 122.07 J .* at step 4 "):
         hooke.resume(path)
+
+
+def test_a_copy_that_cannot_be_written_leaves_the_run_as_it_was(tmp_path):
+    """rewrite's fresh file cannot be created (its name is taken by a directory, as a full disk
+    or a read-only folder would refuse it): one line naming the file, which stays byte for byte
+    as it was, and no leftover copy — not a claim that the file is corrupted."""
+    from hooke.io.store import rewrite
+
+    path = tmp_path / "run.h5"
+    hooke.simulate(hooke.scene("spring1d"), t_end=0.1, store=path)
+    before = path.read_bytes()
+    (tmp_path / "run.h5.rewrite").mkdir()
+    with pytest.raises(hooke.HookeInputError) as info:
+        rewrite(path)
+    assert str(info.value).startswith(f"path: could not be rewritten through run.h5.rewrite (")
+    assert str(info.value).endswith(f"); it is left as it was, got '{path}'")
+    assert path.read_bytes() == before and (tmp_path / "run.h5.rewrite").is_dir()
