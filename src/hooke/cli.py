@@ -24,6 +24,7 @@ from rich.table import Table
 
 from .errors import HookeInputError, SimulationError, format_value
 from .integrators import base as integrator_registry
+from .result import finite_or_none
 from .scene import step_count
 from .scenes import names as scene_names
 
@@ -132,12 +133,6 @@ def write_outputs(result, out: Path) -> list[Path]:
     return written
 
 
-def finite(value) -> float | None:
-    """A float, or None (JSON null) where it is not finite: a blown-up run's energy overflows."""
-    value = float(value)
-    return value if np.isfinite(value) else None
-
-
 def summary_data(result) -> dict:
     model = result.scene.model
     with np.errstate(over="ignore", invalid="ignore"):
@@ -146,17 +141,18 @@ def summary_data(result) -> dict:
             "t_end": float(result.t[-1]), "frames": result.n_frames, "complete": result.complete,
             "particles": model.n_particles, "springs": model.n_springs, "dim": model.dim,
             "wall_time_s": round(result.wall_time, 4), "stats": result.stats,
-            "energy_initial": finite(result.energy["total"][0]),
-            "energy_final": finite(result.energy["total"][-1]),
-            "energy_relative_change": finite(result.energy_drift()),
+            "energy_initial": finite_or_none(result.energy["total"][0]),
+            "energy_final": finite_or_none(result.energy["total"][-1]),
+            "energy_relative_change": finite_or_none(result.energy_drift()),
         }
         if result.scene.has_analytic:
-            data["max_error_vs_analytic"] = finite(np.max(np.abs(result.x - result.analytic())))
+            data["max_error_vs_analytic"] = finite_or_none(
+                np.max(np.abs(result.x - result.analytic())))
         if result.joint_force.size:
-            data["joint_force_range_N"] = [finite(result.joint_force.min()),
-                                           finite(result.joint_force.max())]
+            data["joint_force_range_N"] = [finite_or_none(result.joint_force.min()),
+                                           finite_or_none(result.joint_force.max())]
     if np.isfinite(result.contact_distance).any():
-        data["min_contact_distance_m"] = float(np.min(result.contact_distance))
+        data["min_contact_distance_m"] = finite_or_none(np.nanmin(result.contact_distance))
     return data
 
 

@@ -19,6 +19,13 @@ from typing import Any
 import numpy as np
 
 
+def finite_or_none(value: float) -> float | None:
+    """``value`` as a float, or None (JSON null) where it is not finite: JSON has no inf or NaN,
+    and a blown-up run's energy overflows."""
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
 def frame_extras(extras: dict[str, np.ndarray], frames: int, dim: int) -> dict[str, np.ndarray]:
     """The per-frame extras of a Result, with the values of a model without joints or contact
     planes filled in where ``extras`` has none."""

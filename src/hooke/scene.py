@@ -66,10 +66,12 @@ def frame_count(n_steps: int, save_every: int) -> int:
 
 
 def check_frames_fit(model: Model, n_steps: int, save_every: int, t_end: float, dt: float) -> None:
-    """A run keeps every saved frame (x and v, energies, joint forces) in memory: refuse one whose
-    frames would not fit in this machine's memory, before anything is allocated."""
+    """A run keeps every saved frame (x and v, contact forces with planes, energies, joint
+    forces) in memory: refuse one whose frames would not fit in this machine's memory, before
+    anything is allocated."""
     frames = frame_count(n_steps, save_every)
-    frame_bytes = 8 * (2 * model.n_particles * model.dim + model.n_joints + 8)
+    vectors = 3 if model.n_planes else 2  # x, v (and contact_force)
+    frame_bytes = 8 * (vectors * model.n_particles * model.dim + model.n_joints + 8)
     try:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):  # not POSIX: assume a 16 GiB machine

@@ -46,6 +46,7 @@ from ...errors import HookeError, HookeInputError
 from ...integrators import get as get_integrator
 from ...integrators.base import StepFailed
 from ...model import State
+from ...result import finite_or_none
 from ...scene import check_positive
 from ...scenes import names as scene_names
 from ...scenes import scene as built_in_scene
@@ -371,12 +372,6 @@ class Session:
         for k, motion in getattr(model, "plane_motions", ()):
             points[k] += motion(self.state.t)[0] - motion(0.0)[0]
         return [{"normal": n.tolist(), "point": p.tolist()} for n, p in zip(normals, points)]
-
-
-def finite_or_none(value: float) -> float | None:
-    """``value`` as a float, or None (JSON null) where it overflowed: JSON has no inf or NaN."""
-    value = float(value)
-    return value if np.isfinite(value) else None
 
 
 def error_message(error: HookeError) -> dict[str, Any]:
