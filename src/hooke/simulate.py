@@ -44,10 +44,12 @@ def energy_terms(system: System, state: State) -> dict[str, float]:
     return {"kinetic": system.kinetic_energy(state.v), **system.potential_energies(state.x, state.t)}
 
 
-def frame_data(system: System, state: State) -> dict[str, np.ndarray]:
-    """Everything saved per frame, keyed as in the trajectory store."""
+def frame_data(system: System, state: State, terms: dict[str, float] | None = None
+               ) -> dict[str, np.ndarray]:
+    """Everything saved per frame, keyed as in the trajectory store (``terms``: the state's
+    :func:`energy_terms` when the caller has them already)."""
     model = system.model
-    terms = energy_terms(system, state)
+    terms = dict(energy_terms(system, state) if terms is None else terms)
     kinetic = terms.pop("kinetic")
     potential = sum(terms.values())
     data = {"t": np.float64(state.t), "x": state.x, "v": state.v,
@@ -171,6 +173,7 @@ class Run:
         self.save_every = save_every
         self.max_energy_growth = max_energy_growth
         self._energy_reference: tuple[float, float] | None = None  # (E0, scale S)
+        self._guarded_terms: tuple[State, dict] | None = None  # the last state the guard checked
         self.n_steps = step_count(t_end, dt)
         check_frames_fit(scene.model, self.n_steps, save_every, t_end, dt)
         self.system = System(scene.model)
@@ -196,7 +199,9 @@ class Run:
 
         def record(frame: int, current: State) -> None:
             nonlocal kept
-            data = frame_data(self.system, current)
+            guarded = self._guarded_terms
+            data = frame_data(self.system, current,
+                              guarded[1] if guarded and guarded[0] is current else None)
             self.series.put(frame, data)
             kept = frame + 1
             if writer is not None:
@@ -254,6 +259,7 @@ class Run:
         if self.max_energy_growth is None:
             return
         terms = energy_terms(self.system, state)
+        self._guarded_terms = (state, terms)  # the saved frame's energies, if it is this state
         total = sum(terms.values())
         if self._energy_reference is None:
             scale = sum(abs(value) for value in terms.values())
