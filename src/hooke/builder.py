@@ -166,6 +166,12 @@ def contact_area(area, n: int | None = None) -> float | np.ndarray:
     return values.copy()
 
 
+def contact_weights(area, pinned) -> np.ndarray:
+    """Each particle's barrier weight: its contact area, 0 for pinned particles (no contact)."""
+    pinned = np.asarray(pinned, dtype=bool)
+    return np.where(pinned, 0.0, np.broadcast_to(area, pinned.shape))
+
+
 class ModelBuilder:
     """Collects a mass-spring system and freezes it with :meth:`finalize`.
 
@@ -325,7 +331,7 @@ class ModelBuilder:
         """The Model's contact fields, after checking that no contact particle starts on or
         below a plane."""
         d, n = self.dim, x0.shape[0]
-        area = np.where(pinned, 0.0, np.broadcast_to(contact_area(self._contact_area, n), (n,)))
+        area = contact_weights(contact_area(self._contact_area, n), pinned)
         normals = np.array([plane[0] for plane in self._planes], dtype=float).reshape(-1, d)
         points = np.array([plane[1] for plane in self._planes], dtype=float).reshape(-1, d)
         check_clear_of_planes(normals, points, area, x0)

@@ -62,8 +62,8 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdap
                       ValidationError)
 
 from ..builder import (ModelBuilder, _vector, add_contact, check_clear_of_planes,
-                       check_distinct_pair, check_index, check_plane, contact_area, joint_length,
-                       spring_rest_length)
+                       check_distinct_pair, check_index, check_plane, contact_area,
+                       contact_weights, joint_length, spring_rest_length)
 from ..errors import HookeInputError, HookeInputErrors, collect, format_value
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
@@ -425,9 +425,9 @@ def _contact_problems(valid: _Valid, dim: int, x0: list, pinned: list[bool]) -> 
         area = collect(problems, contact_area, area, len(x0))
     if planes and all(item is not None for item in planes + x0) and area is not None \
             and area is not valid.INVALID:
-        weights = np.where(pinned, 0.0, np.broadcast_to(area, (len(x0),)))
         collect(problems, check_clear_of_planes, np.array([plane[0] for plane in planes]),
-                np.array([plane[1] for plane in planes]), weights, np.array(x0))
+                np.array([plane[1] for plane in planes]), contact_weights(area, pinned),
+                np.array(x0))
     return problems
 
 
