@@ -107,10 +107,7 @@ def run_pendulum_correction_study(out_dir, t_end: float = 100.0, output_interval
 
     ``progress(label)``, if given, is called before each run.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .viz.plots import new_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -134,7 +131,8 @@ def run_pendulum_correction_study(out_dir, t_end: float = 100.0, output_interval
         series.append((panel, label, result.t, drift))
 
     plot_window = 0.5  # the seed plotted every 0.5 s; here each point is the max over 0.5 s
-    figure, axes = plt.subplots(1, 2, figsize=(14, 5.5), sharey=True)
+    figure = new_figure(figsize=(14, 5.5))
+    axes = figure.subplots(1, 2, sharey=True)
     titles = {"beta_c": "β_c sweep at k_c = 0", "k_c": "k_c sweep at β_c = 0.2"}
     floor = 1e-16  # a projection keeps ΔL at round-off, possibly exactly 0
     for axis, panel in zip(axes, ("beta_c", "k_c")):
@@ -153,7 +151,6 @@ def run_pendulum_correction_study(out_dir, t_end: float = 100.0, output_interval
     figure.tight_layout()
     table.plot = out / "pendulum_correction.png"
     figure.savefig(table.plot, dpi=120)
-    plt.close(figure)
 
     table.csv = out / "pendulum_correction.csv"
     with open(table.csv, "w", newline="", encoding="utf-8") as handle:

@@ -101,6 +101,7 @@ Scripts that call ``hooke.sweep`` with the default local cluster need the usual
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import itertools
@@ -476,7 +477,7 @@ def _resolve(path: str, base: Scene, builder: str | None) -> tuple[str, str]:
 
 def _with_model_values(data: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """A scene file's data with each model path's value set (see the module docstring)."""
-    data = json.loads(json.dumps(data))  # a deep copy of TOML data (no dates in scene files)
+    data = copy.deepcopy(data)
     for path, value in values.items():
         _, entries, name = MODEL_PATHS[path]
         for entry in data.get(entries, []) if entries else [data]:

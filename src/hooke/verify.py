@@ -123,11 +123,6 @@ def joint_options(integrator: str, tol: float = 1e-12) -> dict:
     return options
 
 
-def max_length_drift(model, x: np.ndarray) -> float:
-    """max over frames and joints of | |x_j − x_i| − L | [m] for positions x (frames, n, d)."""
-    return float(np.max(model.joint_length_error(x)))
-
-
 def energy_behaviour(total: np.ndarray, round_off: float = 1e-11) -> tuple[float, str]:
     """(mean factor per saved interval, "grows" | "decays" | "bounded") of an energy series."""
     deviation = np.abs(total - total[0])
@@ -200,7 +195,7 @@ def verify_joints(dts=JOINT_DTS, t_end: float = 1.5, energy_dt: float = 0.0025,
         if failed_at is not None:
             behaviour = "fails"
         reports.append(JointReport(name, cls.order, order, steps, errors, reference_error, factor,
-                                   behaviour, max_length_drift(pendulum.model, run.x), options,
+                                   behaviour, float(np.max(pendulum.model.joint_length_error(run.x))), options,
                                    failed_at))
     return reports
 

@@ -81,15 +81,10 @@ def phase_plot(result, path=None, particle: int | None = None, axis: int = 0) ->
     return finish(fig, path)
 
 
-def joint_length_error(result) -> np.ndarray:
-    """(frames, joints) |L − L0| of every joint [m]."""
-    return result.scene.model.joint_length_error(result.x)
-
-
 def drift_plot(result, path=None) -> Figure:
     """Constraint drift: the sum and the largest |L − L0| over the joints (floored at 1e-17 for
     the log scale)."""
-    error = joint_length_error(result)
+    error = result.scene.model.joint_length_error(result.x)  # (frames, joints)
     fig = new_figure(figsize=(7, 4))
     ax = fig.subplots()
     ax.semilogy(result.t, np.maximum(error.sum(axis=1), 1e-17), label="Σ |L − L0|")
