@@ -12,6 +12,10 @@ options, never on names:
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -22,6 +26,18 @@ INTEGRATORS = hooke.integrators()
 
 # Measured convergence slopes (test_integrators.py fills it); printed in pytest's terminal summary.
 MEASURED_SLOPES: dict[str, tuple[float, float]] = {}
+
+
+def run_cli(*args, env=None, cwd=None) -> subprocess.CompletedProcess:
+    """``hooke ARGS`` in a child process (``env``: variables added to this process's)."""
+    return subprocess.run([sys.executable, "-m", "hooke.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, env=None if env is None else {**os.environ, **env},
+                          timeout=300)
+
+
+def relative_difference(a, b) -> float:
+    """max |a − b| relative to max |b|."""
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,12 +11,9 @@ import pytest
 
 from hooke.io.store import read_trajectory
 
+from conftest import run_cli as hooke
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def hooke(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "hooke.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=300)
 
 
 def test_list_names_every_scene_and_integrator():

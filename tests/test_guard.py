@@ -4,9 +4,6 @@ state written) and reproducible output files (byte-identical across runs and thr
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import warnings
 
 import h5py
@@ -18,15 +15,9 @@ from hooke.integrators.base import ConstraintForces
 from hooke.io.store import read_trajectory
 from hooke.system import System
 
-from conftest import fixed_step_options, integrator_class
+from conftest import fixed_step_options, integrator_class, run_cli as cli
 
 ADVICE = "Try a smaller dt or an implicit integrator (implicit_euler, implicit_euler_linear)."
-
-
-def cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "hooke.cli", *args], capture_output=True,
-                          text=True, env=None if env is None else {**os.environ, **env},
-                          timeout=300)
 
 
 def quietly(function, *args, **kwargs):

@@ -23,6 +23,8 @@ from hooke.integrators.base import StepFailed
 from hooke.motion import ConstantVelocity
 from hooke.system import System
 
+from conftest import relative_difference
+
 
 def damped_net() -> hooke.Scene:
     """A damped 2D 4 × 3 net of Hookean springs standing on a frictional ground, its top row
@@ -61,10 +63,6 @@ def stepper(scene, compiled, monkeypatch, **options):
     monkeypatch.setattr(implicit, "COMPILED", compiled)
     options = {**scene.options, **options}
     return get_integrator("implicit_euler")(System(scene.model), scene.dt, **options)
-
-
-def relative_difference(a, b):
-    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
 @pytest.mark.parametrize("case", CASES)

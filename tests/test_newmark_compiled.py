@@ -19,6 +19,8 @@ from hooke.errors import SimulationError
 from hooke.integrators import newmark
 from hooke.system import System
 
+from conftest import relative_difference
+
 
 def hanging_chain(n: int) -> hooke.Scene:
     b = hooke.ModelBuilder(dim=3, gravity=(0.0, 0.0, -9.81))
@@ -60,10 +62,6 @@ def run(scene, dt, compiled, monkeypatch, steps=400, **options):
     monkeypatch.setattr(newmark, "COMPILED", compiled)
     options = {"integrator": "generalized_alpha", **options}
     return hooke.simulate(scene, dt=dt, t_end=steps * dt, save_every=7, **options)
-
-
-def relative_difference(a, b):
-    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -7,7 +7,6 @@ import contextlib
 import io
 import json
 import math
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,10 +22,7 @@ from hooke import cli as hooke_cli
 from hooke.integrators import get as get_integrator
 from hooke.io.scene_file import build, parse
 
-
-def cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "hooke.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+from conftest import run_cli as cli
 
 
 def test_every_problem_of_a_file_is_reported_at_once(tmp_path):

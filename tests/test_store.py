@@ -470,6 +470,6 @@ def test_a_copy_that_cannot_be_written_leaves_the_run_as_it_was(tmp_path):
     (tmp_path / "run.h5.rewrite").mkdir()
     with pytest.raises(hooke.HookeInputError) as info:
         rewrite(path)
-    assert str(info.value).startswith(f"path: could not be rewritten through run.h5.rewrite (")
+    assert str(info.value).startswith("path: could not be rewritten through run.h5.rewrite (")
     assert str(info.value).endswith(f"); it is left as it was, got '{path}'")
     assert path.read_bytes() == before and (tmp_path / "run.h5.rewrite").is_dir()

@@ -147,7 +147,7 @@ def test_api_refuses_a_damaged_file_in_one_line(damaged, case):
         message = report[call]["error"]
         match = re.fullmatch(rf"path: {CASES[case][2]}, got '{re.escape(str(h5))}'", message or "")
         assert match, (call, message)
-        assert report[call]["seconds"] < 5.0
+        assert report[call]["seconds"] < 30.0  # a hang took minutes; imports take seconds
     if CASES[case][1] == "truncate":
         kept, full = map(int, re.search(CASES[case][2], report["open"]["error"]).groups())
         assert kept == h5.stat().st_size and full in (2 * kept, 2 * kept + 1)
@@ -162,7 +162,7 @@ def test_cli_exits_2_with_one_line_and_damages_nothing(damaged, case, command):
     lines = result["stderr"].strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: path: ") and "Traceback" not in lines[0]
     assert str(directory / "trajectory.h5") in lines[0]
-    assert result["seconds"] < 5.0
+    assert result["seconds"] < 30.0
     assert snapshot(directory) == before  # same files, same bytes: no movie, no partial export
 
 

@@ -21,7 +21,6 @@ import hooke
 from hooke.cli import app
 from hooke.errors import HookeInputError
 from hooke.io.store import read_trajectory
-from hooke.scenes import names as scene_names
 from hooke.studies import BETA_C_SWEEP, K_C_SWEEP, length_drift
 from hooke.sweep import (_connect, is_sweep_file, metrics, parse_param, plan,
                          read_sweep_file)
