@@ -192,6 +192,7 @@ def test_a_line_search_without_decrease_fails_with_newtons_message(monkeypatch):
     scene = hooke.scene("spring1d")
     step = stepper(scene, True, monkeypatch)
     kernel = step._kernel
+    np.testing.assert_array_equal(kernel.model[3], scene.model.mass)  # the field negated next
     kernel.model = kernel.model[:3] + (-kernel.model[3],) + kernel.model[4:]
     with pytest.raises(SimulationError) as info:
         step.step(scene.state)

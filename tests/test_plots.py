@@ -43,7 +43,7 @@ def test_energy_plot_draws_the_energies_against_time(spring, tmp_path):
 def test_phase_plot_draws_velocity_against_position(spring):
     fig = plots.phase_plot(spring)  # no path: only the figure
     lines = lines_by_label(fig.axes[0])
-    x, v = lines["_child0"]
+    x, v = lines["numerical"]
     np.testing.assert_array_equal(x, spring.x[:, 1, 0])
     np.testing.assert_array_equal(v, spring.v[:, 1, 0])
     exact = spring.analytic()[:, 1, 0]  # x0 cos ωt and its numerical derivative

@@ -110,6 +110,8 @@ def test_implicit_euler_agrees_across_direct_solvers():
     runs = {name: hooke.simulate(scene, t_end=10 * scene.dt, solver=name, tol=1e-8)
             for name in linalg.installed_direct_solvers()}
     reference = runs.pop("superlu")
+    if not runs:
+        pytest.skip("SuperLU is the only direct solver installed (make test installs [fast])")
     for name, result in runs.items():
         np.testing.assert_allclose(result.x, reference.x, rtol=0, atol=1e-9, err_msg=name)
 

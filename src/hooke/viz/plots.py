@@ -61,12 +61,12 @@ def _first_free(result) -> int:
 
 
 def phase_plot(result, path=None, particle: int | None = None, axis: int = 0) -> Figure:
-    """Phase portrait: velocity against position of one particle along one axis (line 0)."""
+    """Phase portrait: velocity against position of one particle along one axis."""
     particle = _first_free(result) if particle is None else particle
     fig = new_figure(figsize=(5.5, 5))
     ax = fig.subplots()
     x, v = result.x[:, particle, axis], result.v[:, particle, axis]
-    ax.plot(x, v, lw=0.8)
+    ax.plot(x, v, lw=0.8, label="numerical")
     ax.plot(x[:1], v[:1], "o", color="tab:green", label="start")
     ax.plot(x[-1:], v[-1:], "s", color="tab:red", label="end")
     if result.scene.has_analytic:
