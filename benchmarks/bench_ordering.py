@@ -26,30 +26,17 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import hooke  # noqa: E402
-from hooke.builder import model_from_arrays  # noqa: E402
+from hooke.builder import renumbered  # noqa: E402
 from hooke.kernels import SpringGather  # noqa: E402
 
 from bench import LoadMonitor, fmt, symplectic_euler_rate, table  # noqa: E402
 
 
 def shuffled(model, seed: int = 0):
-    """``model`` with particle p renumbered rank[p] and the springs in random order: the same
-    physical system in the numbering an unordered mesh or script could give."""
+    """``model`` with its particles and springs in random order: the same physical system in the
+    numbering an unordered mesh or script could give."""
     rng = np.random.default_rng(seed)
-    n = model.n_particles
-    rank = rng.permutation(n)
-    x0 = np.empty_like(model.x0)
-    x0[rank] = model.x0
-    pinned = np.empty_like(model.pinned)
-    pinned[rank] = model.pinned
-    mass = np.empty_like(model.mass)
-    mass[rank] = model.mass
-    order = rng.permutation(model.n_springs)
-    springs = rank[model.spring_indices[order]]
-    return model_from_arrays(model.dim, x0, mass, springs, model.spring_stiffness[order],
-                             rest_length=model.spring_rest_length[order],
-                             damping=model.spring_damping[order], pinned=pinned,
-                             gravity=model.gravity, spring_energy=model.spring_energy)
+    return renumbered(model, rng.permutation(model.n_particles), rng.permutation(model.n_springs))
 
 
 def rate(model, dt: float, steps: int, repeats: int, renumber=None) -> tuple[float, hooke.System]:

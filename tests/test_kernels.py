@@ -12,7 +12,7 @@ import pytest
 
 import hooke
 from hooke import kernels
-from hooke.builder import model_from_arrays
+from hooke.builder import renumbered
 from hooke.integrators import get as get_integrator
 from hooke.kernels import SpringGather
 from hooke.system import System
@@ -25,22 +25,10 @@ def _scale(f):
 
 
 def _shuffled(model, seed=0):
-    """(``model`` with particle p renumbered rank[p] and its springs in random order, rank)."""
+    """(``model`` with its particles renumbered and its springs in random order, the rank)."""
     rng = np.random.default_rng(seed)
     rank = rng.permutation(model.n_particles)
-
-    def moved(a):
-        out = np.empty_like(a)
-        out[rank] = a
-        return out
-
-    order = rng.permutation(model.n_springs)
-    shuffled = model_from_arrays(model.dim, moved(model.x0), moved(model.mass),
-                                 rank[model.spring_indices[order]], model.spring_stiffness[order],
-                                 rest_length=model.spring_rest_length[order],
-                                 damping=model.spring_damping[order], pinned=moved(model.pinned),
-                                 gravity=model.gravity, spring_energy=model.spring_energy)
-    return shuffled, rank
+    return renumbered(model, rank, rng.permutation(model.n_springs)), rank
 
 
 @pytest.mark.parametrize("dim", [1, 2, 3])

@@ -542,6 +542,26 @@ def lattice_tetrahedra(nx: int, ny: int, nz: int) -> np.ndarray:
     return np.concatenate(tets) if tets else np.empty((0, 4), dtype=np.int64)
 
 
+def renumbered(model: Model, rank: np.ndarray, spring_order: np.ndarray | None = None) -> Model:
+    """The same system of springs with particle p renumbered ``rank[p]`` and its springs taken in
+    ``spring_order`` (default: as they are): what an unordered mesh or a script could hand over
+    (used to measure and test the kernels' locality renumbering). Springs only, as
+    :func:`model_from_arrays`."""
+    rank = np.asarray(rank, dtype=np.int64)
+    order = np.arange(model.n_springs) if spring_order is None else np.asarray(spring_order)
+
+    def moved(values):
+        out = np.empty_like(values)
+        out[rank] = values
+        return out
+
+    return model_from_arrays(model.dim, moved(model.x0), moved(model.mass),
+                             rank[model.spring_indices[order]], model.spring_stiffness[order],
+                             rest_length=model.spring_rest_length[order],
+                             damping=model.spring_damping[order], pinned=moved(model.pinned),
+                             gravity=model.gravity, spring_energy=model.spring_energy)
+
+
 def model_from_arrays(dim: int, x0, mass, springs, stiffness, rest_length=None, damping=0.0,
                       pinned=None, gravity=None, spring_energy: str = "hookean") -> Model:
     """A Model straight from arrays, validated with whole-array checks (no per-item Python loop):
