@@ -26,7 +26,7 @@ import numpy as np
 
 import hooke
 import peers_book
-from bench import LoadMonitor
+from bench import LoadMonitor, median_time
 from hooke.integrators import get as get_integrator
 from hooke.integrators import implicit
 
@@ -35,6 +35,7 @@ SCENES = ["square_drop", "square_slope", "square_compress", "square_press", "clo
 
 
 def timed(function) -> float:
+    """One run's seconds (the peer comparison alternates single runs of hooke and the peer)."""
     started = time.perf_counter()
     function()
     return time.perf_counter() - started
@@ -63,14 +64,13 @@ def bench(name: str, steps: int | None, repeats: int) -> dict:
     t_end = steps * scene.dt
     run_steps = stepping(scene, steps)
     hooke.simulate(scene, t_end=min(10, steps) * scene.dt)  # load Numba's cache and warm up
-    step_time = np.median([timed(run_steps) for _ in range(repeats)])
-    simulate_time = np.median([timed(lambda: hooke.simulate(scene, t_end=t_end))
-                               for _ in range(repeats)])
+    step_time = median_time(run_steps, repeats, warmup=0)
+    simulate_time = median_time(lambda: hooke.simulate(scene, t_end=t_end), repeats, warmup=0)
     stats = run_steps.stats
     generic_time = None
     if run_steps.compiled:
         run_generic = stepping(scene, steps, compiled=False)
-        generic_time = np.median([timed(run_generic) for _ in range(repeats)])
+        generic_time = median_time(run_generic, repeats, warmup=0)
         assert run_generic.stats == stats  # the same iterations, step by step (tested)
     result = hooke.simulate(scene, t_end=t_end)
     touched = result.contact_distance < scene.model.contact_dhat
