@@ -241,8 +241,8 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
     :meth:`.newmark.AlphaMethod.step`). Returns (status, steps taken, Newton history length,
     t at the start of the failing step, at the end of the non-finite one, or t reached); the
     failing iterate stays in x⁺, v⁺ (x, v keep the last finite state)."""
-    h, alpha_m, alpha_f, beta, gamma, beta_p, refactor_rate, tol, length_scale, gamma_p = (
-        coefficients)
+    (h, alpha_m, alpha_f, beta, gamma, beta_p, refactor_rate, tol, length_scale, gamma_p,
+     round_off, stalled_rate) = coefficients
     n, dim = x.shape
     n_free, m = free.size, joint_i.size
     force, pull = np.empty((n, dim)), np.empty((n, dim))
@@ -265,7 +265,7 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
             if pinned[p]:
                 an[p] = 0.0
         tn[:] = tension
-        last_move = np.inf
+        last_move = last_r = np.inf
         converged = False
         for iteration in range(max_iterations + 1):
             atn[:] = at_weight * an + at_shift
@@ -290,7 +290,9 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
                     g[k] = length[k] - joint_rest[k]
             r_norm, g_norm = max_abs(r, n_free), max_abs(g, m)
             history[iteration, 0], history[iteration, 1] = r_norm, g_norm
-            converged = g_norm <= tol_length and (r_norm <= tol * scale or last_move <= tol_length)
+            floor = round_off * max_abs(xn.reshape(-1), n * dim)
+            stalled = last_move <= floor and r_norm >= stalled_rate * last_r
+            converged = g_norm <= max(tol_length, floor) and (r_norm <= tol * scale or stalled)
             if converged or iteration == max_iterations or not np.isfinite(r_norm + g_norm):
                 break
             if not factored[0]:
@@ -316,7 +318,7 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
                 an_flat[free[u]] += delta[u]
             for k in range(m):
                 tn[k] += delta[n_free + k]
-            last_move = move
+            last_move, last_r = move, r_norm
             counts[1] += 1
         if not converged:
             factored[0] = False
@@ -351,13 +353,14 @@ class CompiledAlpha:
     """The compiled step bound to one integrator's system and coefficients."""
 
     def __init__(self, integrator, position: np.ndarray, half_bandwidth: int,
-                 refactor_rate: float, full_newton_after: int):
+                 refactor_rate: float, full_newton_after: int, round_off: float,
+                 stalled_rate: float):
         system, model = integrator.system, integrator.system.model
         self.terms = tuple(system.terms)  # the kernel computes exactly these
         self.coefficients = (integrator.dt, integrator.alpha_m, integrator.alpha_f,
                              integrator.beta, integrator.gamma, integrator.beta_prime,
                              refactor_rate, integrator.tol, integrator.length_scale,
-                             integrator.gamma_prime)
+                             integrator.gamma_prime, round_off, stalled_rate)
         self.limits = (int(integrator.max_iterations), int(full_newton_after))
         size = position.size
         self.lower = self.upper = half_bandwidth
@@ -386,8 +389,8 @@ class CompiledAlpha:
         self.iterate_tension = np.empty(model.n_joints)
 
     @classmethod
-    def build(cls, integrator, refactor_rate: float,
-              full_newton_after: int) -> "CompiledAlpha | None":
+    def build(cls, integrator, refactor_rate: float, full_newton_after: int, round_off: float,
+              stalled_rate: float) -> "CompiledAlpha | None":
         """The kernel for this integrator's model, or None when it needs the generic path."""
         system, model = integrator.system, integrator.system.model
         if (model.pinned_motions or not all(term in (spring, gravity) for term in system.terms)
@@ -402,7 +405,8 @@ class CompiledAlpha:
         half_bandwidth = int(np.max(np.abs(position[rows] - position[cols]), initial=0))
         if order.size * (half_bandwidth + 1) ** 2 > MAX_BAND_WORK:
             return None
-        return cls(integrator, position, half_bandwidth, refactor_rate, full_newton_after)
+        return cls(integrator, position, half_bandwidth, refactor_rate, full_newton_after,
+                   round_off, stalled_rate)
 
     def usable(self, system) -> bool:
         """False once a term was added to the system (the viewer's cursor spring)."""
