@@ -135,7 +135,7 @@ def square_drop(steps: int):
         last = energy.value(x, x_tilde)
         p = spsolve(energy.hessian(x), -energy.gradient(x, x_tilde).reshape(-1)).reshape(x.shape)
         count = 0
-        while np.max(np.abs(p)) / H >= TOL:
+        while np.linalg.norm(p, np.inf) / H > TOL:  # the book's rule: p's largest row sum
             alpha = step_size(x, p)
             while energy.value(x + alpha * p, x_tilde) > last:
                 alpha /= 2

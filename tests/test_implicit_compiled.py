@@ -170,7 +170,8 @@ def test_newton_failure_reports_the_same_history_on_both_paths(monkeypatch):
                 for compiled in (False, True)]
     assert messages[0] == messages[1]
     assert messages[0].startswith("implicit_euler: Newton did not converge in 3 iterations at "
-                                  "t = 0.31 (‖p‖∞/h, last: 3.139e+00, 1.926e+00, ")
+                                  "t = 0.31 (the largest Σ|p_i|/h over particles, last: "
+                                  "3.139e+00, 1.928e+00, ")
 
 
 def test_non_finite_input_is_refused_with_the_generic_paths_error(monkeypatch):

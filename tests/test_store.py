@@ -83,7 +83,7 @@ def test_provenance_holds_the_effective_options_and_a_hash_of_the_inputs(tmp_pat
 
     base = stored("base")
     assert json.loads(base["options"]) == get_integrator("implicit_euler").defaults == {
-        "tol": 0.01, "max_iterations": 100, "min_iterations": 1, "solver": "auto"}
+        "tol": 0.01, "norm": "max", "max_iterations": 100, "min_iterations": 1, "solver": "auto"}
     # the same inputs, spelt with or without the default option: the same hash
     assert stored("again")["input_hash"] == stored("default spelt", tol=0.01)["input_hash"] == base["input_hash"]
     changed = [stored("dt", dt=0.004), stored("option", tol=1e-3),

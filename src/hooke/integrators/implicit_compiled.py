@@ -310,10 +310,26 @@ def _dense_solve(matrix, rhs, factor, index, out):
         _lu_solve(matrix, factor, index, rhs, out)
 
 
+@njit(cache=True)
+def step_norm(p_free, group):
+    """The size of a Newton step for the stopping rule: the largest |entry| for group 1, NumPy's
+    ``norm(p, inf)`` of the (particles, dim) array — its largest row sum, the book's — for
+    group = dim (the free DOFs come particle by particle, a particle's ``dim`` together)."""
+    largest = 0.0
+    for start in range(0, p_free.size, group):
+        total = 0.0
+        for q in range(start, start + group):
+            total += abs(p_free[q])
+        if total != total:
+            return np.nan
+        largest = max(largest, total)
+    return largest
+
+
 @njit(cache=True, error_model="numpy")
 def _newton(y, x_start, x_tilde, offsets, nodes, pair_normals, weights, anchors, eps, model, h,
-            tol, min_iterations, max_iterations, round_off, fraction, residuals, energies,
-            counts, matrix, factor):
+            tol, group, min_iterations, max_iterations, round_off, fraction, residuals,
+            energies, counts, matrix, factor):
     """The Newton loop of :meth:`.implicit.ImplicitEuler.step` from y (updated in place to the
     result). Returns (status, residuals recorded, energies recorded); counts = (accepted
     iterations, line-search halvings). ``matrix`` and ``factor`` are (free DOFs)² work arrays,
@@ -344,7 +360,7 @@ def _newton(y, x_start, x_tilde, offsets, nodes, pair_normals, weights, anchors,
         for u in range(n_free):
             p_free[u] = -p_free[u]
         step_size = max_abs(p_free, n_free)
-        residual = step_size / h
+        residual = step_norm(p_free, group) / h
         residuals[iteration] = residual
         if residual < tol and iteration >= min_iterations:
             return OK, iteration + 1, n_energies
@@ -412,7 +428,8 @@ class CompiledNewton:
         self.no_planes = np.zeros(0)
         self.no_friction = (np.zeros(0, dtype=np.int64), np.zeros((0, dim)), np.zeros(0),
                             np.zeros((0, dim)), 1.0)
-        self.settings = (integrator.dt, integrator.tol, integrator.min_iterations,
+        self.settings = (integrator.dt, integrator.tol, integrator.norm_group,
+                         integrator.min_iterations,
                          integrator.max_iterations, round_off, CCD_FRACTION)
         self.residuals = np.empty(integrator.max_iterations + 1)
         self.energies = np.empty(integrator.max_iterations + 2)
