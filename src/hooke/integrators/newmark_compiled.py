@@ -10,10 +10,9 @@ Contract:
   band LU of [M, Gᵀ; G, 0]; module docstring of :mod:`.newmark`), and
   counts steps, Newton iterations and factorisations alike. Only the summation order of the
   forces and the LU (banded partial pivoting here, SuperLU there) differ, so the two paths agree
-  to round-off (≤ 5e-11 relative over the benchmark runs) until round-off tips a borderline
-  convergence or refactor decision; from then on they differ within the Newton tolerance (the
-  crane: one iteration fewer at step 1083, then x within 7e-8, v within 8e-7 relative by step
-  3000), as two runs with different LU libraries would. It stops at the first step whose Newton
+  to round-off (tests/test_newmark_compiled.py: within 1e-10 relative over 3000 steps of the
+  seed 002 scenes) unless round-off tips a refactor decision or the motion amplifies it (the
+  jointed chain's whip), as two runs with different LU libraries would. It stops at the first step whose Newton
   iteration fails, whose matrix is exactly singular or whose accepted state is not finite and
   says which (``FAILED``, ``SINGULAR``, ``NON_FINITE``: its arrays then still hold the last
   finite state); the caller raises the errors.
