@@ -123,10 +123,12 @@ import numpy as np
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .callable_module import make_callable
 from .errors import HookeInputError, SimulationError, format_value
 from .integrators import base as integrator_registry
-from .io.scene_file import build, parse, parse_value, validation_errors
-from .scene import Scene
+from .io.pydantic_errors import validation_errors
+from .io.scene_file import build, parse, parse_value
+from .scene_setup import Scene
 from .simulate import plan as plan_run, simulate
 from .studies import length_drift
 
@@ -419,9 +421,8 @@ class Member:
 
 
 def _base_scene(scene) -> Scene:
-    from .io.scene_file import load
+    from .io.scene_file import builtin_scene, load
     from .scenes import names as scene_names
-    from .scenes import scene as builtin
 
     if isinstance(scene, Scene):
         if scene.source is None:
@@ -430,7 +431,7 @@ def _base_scene(scene) -> Scene:
                                   "Scene loaded from one", scene.name)
         return scene
     if isinstance(scene, str) and scene in scene_names():
-        return builtin(scene)
+        return builtin_scene(scene)
     if isinstance(scene, (str, Path)) and (str(scene).endswith(".toml") or Path(scene).exists()):
         return load(scene)
     raise HookeInputError("scene", f"is neither a built-in scene ({', '.join(scene_names())}) "
@@ -943,3 +944,6 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
                        directory / f"{settings.metric}.png", title=base.name)
     return SweepResult(table, directory, parquet, csv, plot, settings.metric, settings.paths,
                        skipped)
+
+
+make_callable(__name__, sweep)
