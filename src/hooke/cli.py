@@ -299,13 +299,12 @@ def plot_command(
         result = open_result(directory / "trajectory.h5")
     except HookeInputError as error:
         fail(str(error))
-    applicable = plots.available(result)
-    kinds = kind or applicable
-    for name in kinds:
-        if name not in plots.PLOTS:
-            fail(f"--kind: unknown plot (known: {', '.join(plots.PLOTS)}), got {name!r}")
-        if name not in applicable:
-            fail(f"--kind: '{name}' does not apply to this run (it applies: {', '.join(applicable)}), got {name!r}")
+    kinds = kind or plots.available(result)
+    for name in kinds:  # all checked before any is drawn
+        try:
+            plots.check_kind(result, name, field="--kind")
+        except HookeInputError as error:
+            fail(str(error))
     target = output_directory(directory if out is None else out)
     for name in kinds:
         plots.PLOTS[name](result, target / f"{name}.png")
