@@ -31,6 +31,8 @@ from .energies import barrier
 from .errors import HookeInputError, SimulationError
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
+from .io.scene_file import build, parse
+from .io.store import TrajectoryWriter, read_trajectory
 from .model import State
 from .result import Result, frame_extras
 from .scene_setup import Scene, check_frames_fit, check_positive, check_save_every, step_count
@@ -129,8 +131,6 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
     run = plan(scene, integrator, dt, t_end, save_every, max_energy_growth, **options)
     writer = None
     if store is not None:
-        from .io.store import TrajectoryWriter
-
         writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
                                   dict(run.stepper.options), run.max_energy_growth)
     return run.execute(progress=progress, writer=writer)
@@ -340,9 +340,6 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     The continuation is bit-for-bit the uninterrupted run: the file holds, besides the last
     frame's state, what ``Integrator.checkpoint()`` saved after it (see
     :mod:`hooke.integrators.base`). A file that cannot be read is refused and left unchanged."""
-    from .io.scene_file import build, parse
-    from .io.store import TrajectoryWriter, read_trajectory
-
     stored = read_trajectory(path)
     attrs = stored["attrs"]
     source = attrs["scene_source"]
