@@ -65,7 +65,7 @@ def test_submodules_import_first_in_a_fresh_interpreter_and_the_callable_names_s
 # submodule's name there is replaced by the module whenever the submodule is imported later, so
 # the end state alone would hide it.
 SHADOWS = """
-import importlib, importlib.machinery, json, sys
+import importlib, json, sys
 
 MODULES = {modules!r}
 namespaces = {{}}
@@ -75,7 +75,8 @@ class Recorder:
     def find_spec(name, path, target=None):
         if name.partition(".")[0] != "hooke":
             return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        finders = (finder for finder in sys.meta_path if finder is not Recorder)
+        spec = next(filter(None, (finder.find_spec(name, path, target) for finder in finders)), None)
         if spec is not None and spec.submodule_search_locations is not None:
             execute = spec.loader.exec_module
 
