@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import hooke
-from hooke.integrators import get as get_integrator  # `hooke.integrators` itself is the names() function
+from hooke.integrators import get as get_integrator  # the package; hooke.integrators() lists the names
 
 INTEGRATORS = hooke.integrators()
 

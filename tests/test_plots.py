@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 import hooke
 from hooke.cli import app
+from hooke.errors import HookeInputError
 from hooke.viz import plots
 from hooke.viz.animate import animate, frame_indices
 
@@ -104,6 +105,39 @@ def test_penetration_plot_and_the_cli_plot_the_stored_distances(tmp_path, monkey
     np.testing.assert_array_equal(distance, result.contact_distance)
     total = lines_by_label(drawn["energy.png"].axes[0])["total"][1]
     np.testing.assert_array_equal(total, result.energy["total"])
+
+
+@pytest.mark.parametrize("kind, scene, message", [
+    ("drift", "spring1d", "'drift' does not apply to this run, which has no joints (it applies: "
+                          "energy, phase, snapshot, analytic), got 'drift'"),
+    ("penetration", "spring1d", "'penetration' does not apply to this run, which has no contact "
+                                "planes (it applies: energy, phase, snapshot, analytic), got 'penetration'"),
+    ("analytic", "pendulum", "'analytic' does not apply to this run, which has no analytic solution "
+                             "(it applies: energy, phase, snapshot, drift), got 'analytic'"),
+])
+def test_a_plot_refuses_a_run_it_does_not_apply_to_in_the_clis_line(kind, scene, message, tmp_path):
+    result = hooke.simulate(hooke.scene(scene), t_end=0.1, store=tmp_path / "trajectory.h5")
+    with pytest.raises(HookeInputError) as caught:
+        plots.PLOTS[kind](result)
+    assert str(caught.value) == f"kind: {message}"
+    done = CliRunner().invoke(app, ["plot", str(tmp_path), "--kind", kind])
+    assert done.exit_code == 2 and done.stderr == f"error: --kind: {message}\n"
+    assert not list(tmp_path.glob("*.png"))
+
+
+def test_phase_and_analytic_plots_refuse_a_run_without_a_free_particle():
+    builder = hooke.ModelBuilder(dim=1)
+    builder.add_particle([0.0], pinned=True)
+    builder.add_particle([1.0], pinned=True)
+    builder.add_spring(0, 1, stiffness=1.0)
+    frozen = hooke.Scene(builder.finalize(), integrator="rk4", dt=0.1, t_end=0.2,
+                         analytic_solution=lambda t: np.zeros((np.size(t), 2, 1)))
+    result = hooke.simulate(frozen)
+    assert plots.available(result) == ["energy", "snapshot"]
+    for kind in ("phase", "analytic"):
+        with pytest.raises(HookeInputError, match=rf"^kind: '{kind}' does not apply to this run, "
+                           r"which has no free particle \(it applies: energy, snapshot\)"):
+            plots.PLOTS[kind](result)
 
 
 def particle_masks(path) -> list[np.ndarray]:

@@ -28,7 +28,7 @@ import pytest
 import hooke
 from hooke import cli
 from hooke.io.scene_file import build, parse
-from hooke.scene import step_count
+from hooke.scene_setup import step_count
 from hooke.simulate import plan
 
 

@@ -22,8 +22,8 @@ from hooke.cli import app
 from hooke.errors import HookeInputError
 from hooke.io.store import read_trajectory
 from hooke.studies import BETA_C_SWEEP, K_C_SWEEP, length_drift
-from hooke.sweep import (_connect, is_sweep_file, metrics, parse_param, plan,
-                         read_sweep_file)
+from hooke.sweep import is_sweep_file, metrics, parse_param, plan, read_sweep_file
+from hooke.sweep.execution import connect
 
 SPRING = {"stiffness": [5.0, 80.0], "integrator": ["symplectic_euler", "rk4"], "dt": [0.01],
           "t_end": [1.0]}
@@ -436,7 +436,7 @@ def test_cli_the_issues_example_on_a_scheduler_with_retries_and_summary_only(cli
 
 def test_default_cluster_is_one_single_threaded_worker_process_per_core():
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    with _connect(None) as local:
+    with connect(None) as local:
         local.wait_for_workers(cores, timeout=60)
         workers = local.scheduler_info()["workers"].values()
         assert [worker["nthreads"] for worker in workers] == [1] * cores

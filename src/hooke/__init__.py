@@ -8,34 +8,23 @@
 Data flows one way: scene → Model + State → integrator steps → State → Result.
 """
 
+# integrators, scenes, simulate and sweep are callable modules (hooke.callable_module): the
+# names lead both to the functions and to the modules (hooke.integrators.newmark).
+from . import integrators, scenes, simulate, sweep
 from .analysis import Modes, modes
 from .builder import ModelBuilder
 from .errors import HookeError, HookeInputError, SimulationError
 from .integrators.base import get as get_integrator
-from .integrators.base import names as _integrator_names
+from .io.scene_file import builtin_scene as scene
 from .io.scene_file import load
 from .io.store import open_result as open  # noqa: A001 - hooke.open(path) is the API
 from .model import Model, State
 from .result import Result
-from .scene import Scene
-from .scenes import names as _scene_names
-from .scenes import scene
-from .simulate import resume, simulate
-from .sweep import SweepResult, sweep
+from .scene_setup import Scene
+from .simulate import resume
+from .sweep import SweepResult
 from .system import System
-
-__version__ = "0.1.0"
-
-
-def integrators() -> list[str]:
-    """Names of every registered integrator."""
-    return _integrator_names()
-
-
-def scenes() -> list[str]:
-    """Names of every built-in scene."""
-    return _scene_names()
-
+from .version import __version__
 
 __all__ = ["HookeError", "HookeInputError", "Model", "ModelBuilder", "Modes", "Result", "Scene",
            "SimulationError", "State", "System", "get_integrator", "integrators", "load", "open", "scene",

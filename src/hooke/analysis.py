@@ -29,8 +29,10 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .errors import HookeInputError, SimulationError
+from .io.scene_file import builtin_scene
 from .model import Model
 from .saddle_point import SaddlePointMatrix
+from .scene_setup import Scene
 from .system import System
 
 DENSE_LIMIT = 600  # free DOFs up to which the reduced eigenproblem is solved densely
@@ -55,11 +57,8 @@ class Modes:
 
 
 def _model_of(scene) -> tuple[Model, str]:
-    from .scene import Scene
-    from .scenes import scene as named_scene
-
     if isinstance(scene, str):
-        scene = named_scene(scene)
+        scene = builtin_scene(scene)
     if isinstance(scene, Scene):
         return scene.model, scene.name
     if isinstance(scene, Model):

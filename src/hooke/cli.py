@@ -25,7 +25,7 @@ from rich.table import Table
 from .errors import HookeInputError, SimulationError, format_value
 from .integrators import base as integrator_registry
 from .result import finite_or_none
-from .scene import step_count
+from .scene_setup import step_count
 from .scenes import names as scene_names
 
 try:  # typer vendors click from 0.2x on; its parse errors are click's classes
@@ -58,11 +58,10 @@ def output_directory(path: Path, flag: str = "--out") -> Path:
 
 
 def load_scene(scene_or_file: str):
-    from .io.scene_file import load
-    from .scenes import scene
+    from .io.scene_file import builtin_scene, load
 
     if scene_or_file in scene_names():
-        return scene(scene_or_file)
+        return builtin_scene(scene_or_file)
     if scene_or_file.endswith(".toml") or Path(scene_or_file).exists():
         return load(scene_or_file)
     raise HookeInputError("SCENE_OR_FILE", "is neither a built-in scene "
@@ -72,13 +71,13 @@ def load_scene(scene_or_file: str):
 @app.command("list")
 def list_command() -> None:
     """List the built-in scenes and the integrators."""
-    from .scenes import scene
+    from .io.scene_file import builtin_scene
 
     table = Table(title="scenes", title_justify="left")
     table.add_column("name", style="bold")
     table.add_column("description")
     for name in scene_names():
-        table.add_row(name, scene(name).description)
+        table.add_row(name, builtin_scene(name).description)
     console.print(table)
     table = Table(title="integrators", title_justify="left")
     table.add_column("name", style="bold")
@@ -300,13 +299,12 @@ def plot_command(
         result = open_result(directory / "trajectory.h5")
     except HookeInputError as error:
         fail(str(error))
-    applicable = plots.available(result)
-    kinds = kind or applicable
-    for name in kinds:
-        if name not in plots.PLOTS:
-            fail(f"--kind: unknown plot (known: {', '.join(plots.PLOTS)}), got {name!r}")
-        if name not in applicable:
-            fail(f"--kind: '{name}' does not apply to this run (it applies: {', '.join(applicable)}), got {name!r}")
+    kinds = kind or plots.available(result)
+    for name in kinds:  # all checked before any is drawn
+        try:
+            plots.check_kind(result, name, field="--kind")
+        except HookeInputError as error:
+            fail(str(error))
     target = output_directory(directory if out is None else out)
     for name in kinds:
         plots.PLOTS[name](result, target / f"{name}.png")

@@ -2,7 +2,7 @@
 
 Contract: one-way data flow scene → (System, State) → integrator steps → Result. Frames are saved
 at step 0, every ``save_every`` steps and at the last step; the run has t_end / dt steps, which
-must be a whole number (:func:`hooke.scene.step_count`), and frames that fit in memory.
+must be a whole number (:func:`hooke.scene_setup.step_count`), and frames that fit in memory.
 Options given as keywords go to the integrator (an option it does not know is an error) on top of
 the scene's default options; with another integrator than the scene's, the scene's options that
 it accepts still apply and the others are dropped (:func:`scene_options`). Every step is guarded
@@ -13,6 +13,8 @@ last.
 
 With ``store=PATH`` every frame is also written to an HDF5 trajectory as the run goes
 (:mod:`hooke.io.store`); :func:`resume` continues such a file from its last frame.
+
+``hooke.simulate(...)`` is :func:`simulate`: this module is callable (:mod:`hooke.callable_module`).
 """
 
 from __future__ import annotations
@@ -24,13 +26,16 @@ from typing import Callable
 
 import numpy as np
 
+from .callable_module import make_callable
 from .energies import barrier
 from .errors import HookeInputError, SimulationError
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
+from .io.scene_file import build, parse
+from .io.store import TrajectoryWriter, read_trajectory
 from .model import State
 from .result import Result, frame_extras
-from .scene import Scene, check_frames_fit, check_positive, check_save_every, step_count
+from .scene_setup import Scene, check_frames_fit, check_positive, check_save_every, step_count
 from .system import System
 
 
@@ -126,8 +131,6 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
     run = plan(scene, integrator, dt, t_end, save_every, max_energy_growth, **options)
     writer = None
     if store is not None:
-        from .io.store import TrajectoryWriter
-
         writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
                                   dict(run.stepper.options), run.max_energy_growth)
     return run.execute(progress=progress, writer=writer)
@@ -337,9 +340,6 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     The continuation is bit-for-bit the uninterrupted run: the file holds, besides the last
     frame's state, what ``Integrator.checkpoint()`` saved after it (see
     :mod:`hooke.integrators.base`). A file that cannot be read is refused and left unchanged."""
-    from .io.scene_file import build, parse
-    from .io.store import TrajectoryWriter, read_trajectory
-
     stored = read_trajectory(path)
     attrs = stored["attrs"]
     source = attrs["scene_source"]
@@ -369,3 +369,6 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     last = State(float(stored["t"][-1]), stored["x"][-1].copy(), stored["v"][-1].copy())
     writer = TrajectoryWriter.append(Path(path), frames)
     return run.execute(progress=progress, writer=writer, start_frame=frames - 1, state=last, t0=t0)
+
+
+make_callable(__name__, simulate)

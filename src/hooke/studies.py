@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .scenes import scene as load_scene
+from .io.scene_file import builtin_scene
 from .simulate import simulate
 
 K_C_SWEEP = (0.0, 0.01, 0.02, 0.03, 0.04)
@@ -111,7 +111,7 @@ def run_pendulum_correction_study(out_dir, t_end: float = 100.0, output_interval
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    scene = load_scene("pendulum")
+    scene = builtin_scene("pendulum")
     table = StudyTable()
     series = []
     for panel, label, integrator, options in _curves(rtol):

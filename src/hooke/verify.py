@@ -45,7 +45,7 @@ import numpy as np
 
 from .errors import SimulationError
 from .integrators.base import get, names
-from .scenes import scene as load_scene
+from .io.scene_file import builtin_scene
 from .simulate import simulate
 
 DEFAULT_DTS = (0.02, 0.01, 0.005, 0.0025)
@@ -135,7 +135,7 @@ def energy_behaviour(total: np.ndarray, round_off: float = 1e-11) -> tuple[float
 
 def verify(dts=DEFAULT_DTS, t_end: float = 2.0, energy_dt: float = 0.005,
            energy_steps: int = 4000) -> list[IntegratorReport]:
-    spring = load_scene("spring1d")
+    spring = builtin_scene("spring1d")
     reports = []
     for name in names():
         cls = get(name)
@@ -160,7 +160,7 @@ def verify_joints(dts=JOINT_DTS, t_end: float = 1.5, energy_dt: float = 0.0025,
                   energy_steps: int = 4000,
                   reference_dt: float = REFERENCE_DT) -> list[JointReport]:
     """Every integrator that handles joints on the double pendulum (see the module docstring)."""
-    pendulum = load_scene(JOINT_SCENE)
+    pendulum = builtin_scene(JOINT_SCENE)
     interval = 0.1  # time between compared frames [s]
 
     def reference(dt):

@@ -194,4 +194,5 @@ def get(name: str) -> type[Integrator]:
 
 
 def names() -> list[str]:
+    """Names of every registered integrator (``hooke.integrators()``)."""
     return list(_REGISTRY)

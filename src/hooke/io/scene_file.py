@@ -1,4 +1,5 @@
-"""Scene files: TOML validated by a pydantic schema, then built into a :class:`Scene`.
+"""Scene files: TOML validated by a pydantic schema, then built into a :class:`Scene`
+(:func:`load` reads a file, :func:`builtin_scene` one of :mod:`hooke.scenes`).
 
 A scene file either lists its particles and springs, or names a ``builder`` (a registered Python
 function, see :mod:`hooke.scenes.builders`) with its ``parameters``; docs/scene-files.md is the
@@ -53,9 +54,8 @@ Contact (any scene, also builder scenes: the planes go under the body the builde
 from __future__ import annotations
 
 import tomllib
-import types
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter,
@@ -65,8 +65,13 @@ from ..builder import (ModelBuilder, _vector, add_contact, check_clear_of_planes
                        check_distinct_pair, check_index, check_plane, contact_area,
                        contact_weights, joint_length, spring_rest_length)
 from ..errors import HookeInputError, HookeInputErrors, collect, format_value
+from ..integrators import get as get_integrator
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
+from ..scene_setup import Scene, step_count
+from ..scenes import source as builtin_source
+from ..scenes.builders import parameter_problems, run_builder
+from .pydantic_errors import error_lines
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -175,65 +180,6 @@ class SceneFile(Strict):
 _MOTION = TypeAdapter(MotionSpec)
 
 
-# -- messages ---------------------------------------------------------------------------------
-
-def _members(annotation) -> list:
-    """The types a value of ``annotation`` may have: Annotated, Optional and unions unwrapped."""
-    if get_origin(annotation) is Annotated:
-        return _members(get_args(annotation)[0])
-    if get_origin(annotation) in (Union, types.UnionType):
-        return [member for arg in get_args(annotation) for member in _members(arg)]
-    return [] if annotation is type(None) else [annotation]
-
-
-def field_path(loc: tuple, model: type[BaseModel], extra: bool = False) -> str:
-    """pydantic's error location as a field path such as ``springs[3].stiffness``.
-
-    pydantic puts a tag in the location for each union it tries (``constrained-float``,
-    ``list[constrained-float]``, a motion's ``sinusoid``); following the schema's own fields
-    tells them from field names. ``extra``: the last part is an unknown key (kept as written)."""
-    text, candidates = "", [model]
-    for position, part in enumerate(loc):
-        candidates = [member for annotation in candidates for member in _members(annotation)]
-        if isinstance(part, int):
-            text += f"[{part}]"
-            candidates = [get_args(c)[0] for c in candidates if get_origin(c) is list]
-            continue
-        owners = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)
-                  and part in c.model_fields]
-        if owners:
-            candidates = [owner.model_fields[part].annotation for owner in owners]
-        elif any(get_origin(c) is dict for c in candidates) or (extra and position == len(loc) - 1):
-            candidates = [Any]
-        else:
-            continue  # a union tag
-        text += ("." if text else "") + str(part)
-    return text or "scene"
-
-
-def validation_errors(error: ValidationError, model: type[BaseModel],
-                      prefix: str = "") -> HookeInputErrors:
-    """One line per pydantic error: ``path: problem, got value``."""
-    return HookeInputErrors(_error_lines(error.errors(), model, prefix))
-
-
-def _error_lines(errors: list, model: type[BaseModel], prefix: str = "") -> list[str]:
-    lines = []
-    for item in errors:
-        where = field_path(item["loc"], model, extra=item["type"] == "extra_forbidden")
-        where = f"{prefix}.{where}" if prefix and where != "scene" else (prefix or where)
-        message = item["msg"].replace("Value error, ", "")
-        if not item["loc"]:  # a whole-model rule: its message names the field itself
-            lines.append(message)
-        elif item["type"] == "missing":
-            lines.append(f"{where}: field required")
-        elif item["type"] == "extra_forbidden":
-            lines.append(f"{where}: unknown field, got {format_value(item['input'])}")
-        else:
-            lines.append(f"{where}: {message}, got {format_value(item['input'])}")
-    return lines
-
-
 # -- validation -------------------------------------------------------------------------------
 
 def parse_value(text: str):
@@ -262,7 +208,7 @@ def parse(text: str, source: str = "scene file") -> SceneFile:
         spec, errors = SceneFile.model_validate(data), []
     except ValidationError as error:
         spec, errors = None, error.errors()
-    problems = _error_lines(errors, SceneFile) + consistency_problems(data, errors)
+    problems = error_lines(errors, SceneFile) + consistency_problems(data, errors)
     if problems:
         raise HookeInputErrors(problems)
     return spec
@@ -365,9 +311,6 @@ def consistency_problems(data: dict, errors: list) -> list[str]:
 
 
 def _run_problems(valid: _Valid) -> list[str]:
-    from ..integrators import get as get_integrator
-    from ..scene import step_count
-
     problems: list[str] = []
     integrator = valid("run", "integrator")
     if isinstance(integrator, str):
@@ -379,8 +322,6 @@ def _run_problems(valid: _Valid) -> list[str]:
 
 
 def _builder_problems(data: dict, valid: _Valid) -> list[str]:
-    from ..scenes.builders import parameter_problems
-
     problems = []
     listed = [table for table in ("particles", "springs", "joints") if data.get(table)]
     if listed:
@@ -432,11 +373,8 @@ def _contact_problems(valid: _Valid, dim: int, x0: list, pinned: list[bool]) -> 
 
 
 def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | None = None,
-          default_name: str = "custom"):
+          default_name: str = "custom") -> Scene:
     """Turn a validated scene file into a Scene (``overrides`` replace builder parameters)."""
-    from ..scene import Scene
-    from ..scenes.builders import run_builder
-
     analytic = None
     parameters: dict[str, Any] = {}
     if spec.builder is not None:
@@ -476,7 +414,7 @@ def _explicit_model(spec: SceneFile):
     return builder.finalize()
 
 
-def load(path) -> "Scene":  # noqa: F821 - Scene imported lazily to keep the import graph one-way
+def load(path) -> Scene:
     """Read and build a scene file."""
     path = Path(path)
     try:
@@ -487,3 +425,10 @@ def load(path) -> "Scene":  # noqa: F821 - Scene imported lazily to keep the imp
         raise HookeInputError("path", f"cannot read the scene file ({error.__class__.__name__})",
                               str(path)) from None
     return build(parse(text, source=str(path)), text, default_name=path.stem)
+
+
+def builtin_scene(name: str, **parameters) -> Scene:
+    """The built-in scene ``name`` (``hooke.scene``), with builder parameters overridden by
+    keywords."""
+    text = builtin_source(name)
+    return build(parse(text, source=name), text, overrides=parameters, default_name=name)

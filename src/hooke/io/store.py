@@ -51,6 +51,11 @@ import h5py
 import numpy as np
 
 from ..errors import HookeInputError
+from ..model import Model
+from ..result import Result, frame_extras
+from ..scene_setup import Scene
+from ..version import __version__
+from .scene_file import build, parse
 
 FRAME_CHUNK = 64
 # HDF5 file-format bounds: 1.10 at least (SWMR needs its superblock), 1.14 at most, so that the
@@ -110,8 +115,6 @@ def _write_model(group, model) -> None:
 
 
 def _read_model(group):
-    from ..model import Model
-
     kwargs = {}
     for item in dataclasses.fields(Model):
         if item.name in group:
@@ -147,8 +150,6 @@ class TrajectoryWriter:
     def __init__(self, path, scene, integrator: str, dt: float, t_end: float, save_every: int,
                  options: dict[str, Any], max_energy_growth: float | None = None,
                  flush_seconds: float = 0.25):
-        from .. import __version__
-
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.file = h5py.File(self.path, "w", libver=LIBVER)
@@ -428,10 +429,6 @@ def open_result(path, frames: slice | int | None = None):
     The scene is rebuilt from the stored scene file text when there is one (so analytic solutions
     and prescribed motions come back), else from the stored model arrays.
     """
-    from ..result import Result, frame_extras
-    from ..scene import Scene
-    from .scene_file import build, parse
-
     data = read_trajectory(path, frames)
     attrs = data["attrs"]
     if attrs["scene_source"]:

@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from ..builder import ModelBuilder, grid_springs, lattice_edges, model_from_arrays
 from ..errors import HookeInputError, collect
+from ..io.pydantic_errors import validation_errors
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
 
@@ -55,8 +56,6 @@ def _known(name: str) -> None:
 def parameter_problems(name: str, parameters: dict[str, Any]) -> list[str]:
     """A scene file's builder parameters against the builder's schema, strictly (no string or
     bool taken for a number, no 5.0 for a count): one line per problem."""
-    from ..io.scene_file import validation_errors
-
     problems: list[str] = []
     collect(problems, _known, name)
     if problems:
@@ -71,8 +70,6 @@ def parameter_problems(name: str, parameters: dict[str, Any]) -> list[str]:
 def run_builder(name: str, parameters: dict[str, Any]):
     """Build the scene; ``parameters`` are the file's with overrides from code (``hooke.scene``,
     sweeps, the viewer), validated laxly: 40.0 is accepted for a count there."""
-    from ..io.scene_file import validation_errors
-
     _known(name)
     try:
         checked = _SCHEMAS[name].model_validate(parameters)

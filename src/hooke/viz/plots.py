@@ -7,6 +7,12 @@ Matplotlib ``Figure`` (shown inline by Jupyter), also written as a PNG when a pa
 The plotted lines are the Result's own arrays (``fig.axes[0].lines[k].get_xydata()``). Figures
 are not registered with pyplot, so they are freed like any object and never pile up. ``PLOTS``
 maps the names used by ``hooke plot`` to them, and ``available(result)`` says which apply.
+
+A plot that needs what a run lacks (``NEEDS``: joints for ``drift``, contact planes for
+``penetration``, an analytic solution for ``analytic``, a free particle for ``phase`` and
+``analytic``) refuses it with one :class:`~hooke.errors.HookeInputError` line,
+``kind: 'drift' does not apply to this run, which has no joints (it applies: …)``, the check
+:func:`check_kind` that ``hooke plot --kind`` makes too.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from mpl_toolkits.mplot3d.art3d import Line3DCollection  # noqa: E402
+
+from ..errors import HookeInputError  # noqa: E402
 
 
 def _title(result) -> str:
@@ -62,6 +70,7 @@ def _first_free(result) -> int:
 
 def phase_plot(result, path=None, particle: int | None = None, axis: int = 0) -> Figure:
     """Phase portrait: velocity against position of one particle along one axis."""
+    check_kind(result, "phase")
     particle = _first_free(result) if particle is None else particle
     fig = new_figure(figsize=(5.5, 5))
     ax = fig.subplots()
@@ -84,6 +93,7 @@ def phase_plot(result, path=None, particle: int | None = None, axis: int = 0) ->
 def drift_plot(result, path=None) -> Figure:
     """Constraint drift: the sum and the largest |L − L0| over the joints (floored at 1e-17 for
     the log scale)."""
+    check_kind(result, "drift")
     error = result.scene.model.joint_length_error(result.x)  # (frames, joints)
     fig = new_figure(figsize=(7, 4))
     ax = fig.subplots()
@@ -99,6 +109,7 @@ def drift_plot(result, path=None) -> Figure:
 
 def penetration_plot(result, path=None) -> Figure:
     """Smallest distance of any contact particle to any plane; below zero would be penetration."""
+    check_kind(result, "penetration")
     fig = new_figure(figsize=(7, 4))
     ax = fig.subplots()
     ax.plot(result.t, result.contact_distance, label="min distance to a plane")
@@ -117,6 +128,7 @@ def penetration_plot(result, path=None) -> Figure:
 
 def analytic_plot(result, path=None, particle: int | None = None, axis: int = 0) -> Figure:
     """Numerical against analytic position of one particle (seed 000's plot), error below."""
+    check_kind(result, "analytic")
     particle = _first_free(result) if particle is None else particle
     exact = result.analytic()[:, particle, axis]
     fig = new_figure(figsize=(7, 5))
@@ -231,17 +243,31 @@ def mode_shapes_plot(scene, modes, path=None, n_modes: int = 6) -> Figure:
     return finish(fig, path)
 
 
-PLOTS = {"energy": energy_plot, "phase": phase_plot, "analytic": analytic_plot, "drift": drift_plot,
-         "penetration": penetration_plot, "snapshot": snapshot_plot}
+PLOTS = {"energy": energy_plot, "phase": phase_plot, "snapshot": snapshot_plot,
+         "analytic": analytic_plot, "drift": drift_plot, "penetration": penetration_plot}
+# What a run may lack: (the plots that need it, what it is, whether a Result has it).
+NEEDS = ((("phase", "analytic"), "free particle", lambda result: not result.scene.model.pinned.all()),
+         (("analytic",), "analytic solution", lambda result: result.scene.has_analytic),
+         (("drift",), "joints", lambda result: result.scene.model.n_joints > 0),
+         (("penetration",), "contact planes", lambda result: result.scene.model.n_planes > 0))
+
+
+def _lacking(result, kind: str) -> str | None:
+    """What ``result`` lacks for the plot ``kind``; None when the plot applies."""
+    return next((what for kinds, what, has in NEEDS if kind in kinds and not has(result)), None)
 
 
 def available(result) -> list[str]:
     """The plot names that apply to ``result``."""
-    names = ["energy", "phase", "snapshot"]
-    if result.scene.has_analytic:
-        names.append("analytic")
-    if result.scene.model.n_joints:
-        names.append("drift")
-    if np.isfinite(result.contact_distance).any():
-        names.append("penetration")
-    return names
+    return [kind for kind in PLOTS if _lacking(result, kind) is None]
+
+
+def check_kind(result, kind: str, field: str = "kind") -> None:
+    """Refuse a plot ``kind`` that is unknown or does not apply to ``result``, as an input error
+    on ``field`` (the plot functions' "kind", the CLI's "--kind")."""
+    if kind not in PLOTS:
+        raise HookeInputError(field, f"unknown plot (known: {', '.join(PLOTS)})", kind)
+    lacking = _lacking(result, kind)
+    if lacking is not None:
+        raise HookeInputError(field, f"'{kind}' does not apply to this run, which has no {lacking} "
+                              f"(it applies: {', '.join(available(result))})", kind)

@@ -45,11 +45,11 @@ import numpy as np
 from ...errors import HookeError, HookeInputError
 from ...integrators import get as get_integrator
 from ...integrators.base import StepFailed
+from ...io.scene_file import builtin_scene
 from ...model import State
 from ...result import finite_or_none
-from ...scene import check_positive
+from ...scene_setup import check_positive
 from ...scenes import names as scene_names
-from ...scenes import scene as built_in_scene
 from ...scenes.builders import parameter_schema
 from ...simulate import scene_options
 from ...system import System
@@ -227,7 +227,7 @@ class Session:
         """Build the scene and integrator, then (only if both succeed) start again from t = 0."""
         if name not in scene_names():
             raise HookeInputError("scene", f"unknown scene (built-in: {', '.join(scene_names())})", name)
-        defaults = built_in_scene(name)
+        defaults = builtin_scene(name)
         fields = {field["name"]: field for field in parameter_fields(defaults)}
         for key, value in parameters.items():
             if key not in fields:
@@ -238,7 +238,7 @@ class Session:
             bound = fields[key].get("maximum")
             if bound is not None and value > bound:
                 raise HookeInputError(f"parameters.{key}", f"must be <= {bound} in the viewer", value)
-        scene = built_in_scene(name, **parameters) if parameters else defaults
+        scene = builtin_scene(name, **parameters) if parameters else defaults
         if scene.model.n_particles > MAX_PARTICLES:
             raise HookeInputError("parameters", f"make {scene.model.n_particles} particles; the "
                                   f"viewer takes at most {MAX_PARTICLES}", parameters)

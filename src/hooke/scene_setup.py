@@ -3,6 +3,9 @@
 Contract: a Scene is validated when made (known integrator, dt > 0, t_end > 0, state shapes match
 the model, every value finite, no contact particle on or below a plane where the planes are at the
 state's time). ``hooke.simulate`` reads it and never changes it.
+
+(Not named ``scene``: ``hooke.scene`` is the function that loads a built-in scene, and a public
+name must not hide a module.)
 """
 
 from __future__ import annotations

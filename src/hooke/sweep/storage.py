@@ -1,0 +1,79 @@
+"""Where a sweep keeps its results: the layout of its directory DIR.
+
+- ``members/<id>/trajectory.h5``: the member's HDF5 trajectory (``simulate(..., store=…)``),
+  written as it runs; not with ``summary_only``. ``<id>`` is the member's id
+  (:func:`~hooke.sweep.planning.member_id`): the same member always has the same id.
+- ``members/<id>/row.json``: the member's row, written by the client as soon as it is final.
+- ``summary.parquet`` and ``summary.csv``: the table of :mod:`.table` (one row per member, in
+  plan order, once it has a row); ``<metric>.png``: the chosen metric against each swept path
+  (:mod:`.metric_plot`).
+
+Started again with the same DIR, a sweep skips every member whose row says ok (and whose
+trajectory exists, unless ``summary_only``: :func:`is_done`); failed and timed-out members run
+again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .planning import Member
+from .table import COLUMNS, summary_frame
+
+
+def _member_directory(directory: Path, member_id: str) -> Path:
+    return directory / "members" / member_id
+
+
+def trajectory_path(directory: Path, member_id: str) -> Path:
+    return _member_directory(directory, member_id) / "trajectory.h5"
+
+
+def _row_path(directory: Path, member_id: str) -> Path:
+    return _member_directory(directory, member_id) / "row.json"
+
+
+def write_row(directory: Path, member: Member, row: dict) -> None:
+    path = _row_path(directory, member.id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".json.part")
+    partial.write_text(json.dumps({"member": member.id, "values": member.values, **row}, indent=1))
+    os.replace(partial, path)  # atomic: an interrupted sweep never leaves half a row
+
+
+def _read_row(directory: Path, member: Member) -> dict | None:
+    try:
+        return json.loads(_row_path(directory, member.id).read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def is_done(directory: Path, member: Member, summary_only: bool) -> bool:
+    row = _read_row(directory, member)
+    return (row is not None and row["status"] == "ok"
+            and (summary_only or trajectory_path(directory, member.id).is_file()))
+
+
+def summary_table(members: list[Member], directory: Path):
+    """The table (pandas DataFrame) of every member of ``members`` that has a row in DIR."""
+    records = []
+    for member in members:
+        row = _read_row(directory, member)
+        if row is None:
+            continue
+        store = trajectory_path(directory, member.id)
+        records.append({"member": member.id, **member.values,
+                        **{key: row[key] for key in COLUMNS if key not in ("member", "trajectory")},
+                        "trajectory": str(store.relative_to(directory)) if store.is_file() else ""})
+    return summary_frame(records, list(members[0].values) if members else [])
+
+
+def write_summary(table, directory: Path) -> tuple[Path, Path]:
+    """Write ``table`` as DIR/summary.parquet and DIR/summary.csv; returns both paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    parquet, csv = directory / "summary.parquet", directory / "summary.csv"
+    table.to_parquet(parquet, index=False)
+    table.to_csv(csv, index=False, na_rep="nan")
+    return parquet, csv
