@@ -384,10 +384,14 @@ def study_command(
     out: Path = typer.Option(Path("out/study"), "--out", "-o"),
     t_end: float = typer.Option(100.0, "--t-end", help="duration of each run [s]"),
     output_interval: float = typer.Option(0.01, "--output-interval", help="RK45 output interval [s]"),
+    data: Optional[Path] = typer.Option(
+        None, "--data", help="also write the table with its provenance (command, date, machine, "
+        "BLAS kernel) as JSON to this file; docs/data/pendulum_correction.json is the README's"),
 ) -> None:
     """Reproduce a study. pendulum-correction: seed 003's string-length drift ΔL(t) of the double
     pendulum for k_c ∈ {0 … 0.04} (β_c = 0.2) and β_c ∈ {0 … 0.4} (k_c = 0) with RK45 at
     rtol = atol = 1e-4, plus Baumgarte, projection and generalized-α; a log plot and a table."""
+    from .provenance import LoadMonitor, command_line
     from .studies import run_pendulum_correction_study
 
     if name != "pendulum-correction":
@@ -400,10 +404,14 @@ def study_command(
     except HookeInputError as error:
         fail(str(error))
     output_directory(out)
-    table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
-                                          progress=lambda label: errors.print(f"running {label}"))
+    with LoadMonitor() as load:
+        table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
+                                              progress=lambda label: errors.print(f"running {label}"))
     console.print(table.text(), markup=False, highlight=False)
     console.print(f"plot: {table.plot}\ntable: {table.csv}")
+    if data is not None:
+        written = table.write_data(data, command_line("hooke"), load.others)
+        console.print(f"data: {written}")
 
 
 @app.command("check")
