@@ -97,6 +97,51 @@ def test_blow_up_keeps_computed_frames_and_exits_1(tmp_path):
     assert stored["total_frames"] == summary["frames"]
 
 
+def readme_scene_file() -> str:
+    """The scene file of the README's "Scene files" section."""
+    text = (ROOT / "README.md").read_text()
+    return re.search(r"## Scene files\n.*?```toml\n(.*?)```", text, re.S).group(1)
+
+
+def test_energy_change_is_reported_against_the_initial_energy(tmp_path):
+    """The README's scene file: a pendulum on a spring from E0 = 0.25 J whose kinetic energy
+    reaches 4.9 J. Its total energy keeps its sign, so the change is relative to E0: −1.5 %
+    (the old report divided by the largest kinetic energy and printed −0.077 %)."""
+    (tmp_path / "example.toml").write_text(readme_scene_file())
+    done = hooke("run", str(tmp_path / "example.toml"), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    initial, final = summary["energy_initial_J"], summary["energy_final_J"]
+    assert initial == pytest.approx(0.25, rel=1e-12) and final == pytest.approx(0.24622, abs=1e-5)
+    assert summary["energy_change_J"] == final - initial
+    assert summary["energy_relative_to"] == "initial energy" and summary["energy_scale_J"] == initial
+    assert summary["energy_change_relative"] == pytest.approx((final - initial) / 0.25, rel=1e-12)
+    assert summary["energy_change_relative"] == pytest.approx(-0.0151, abs=1e-4)
+    assert (f"ΔE = {final - initial:+.4g} J = -1.514 % of the initial energy (0.25 J)"
+            in " ".join(done.stdout.split())), done.stdout
+
+
+def test_energy_change_through_zero_is_reported_against_the_largest_kinetic_energy(tmp_path):
+    """square_drop starts at E0 = 0 (its centre at the zero of gravity's potential) and falls
+    below it: a percentage of E0 means nothing, and the change (implicit Euler's dissipation and
+    the fall) is relative to the largest kinetic energy, named (the old report: "−106 %" alone)."""
+    import hooke as api
+
+    done = hooke("run", "square_drop", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    result = api.open(tmp_path / "trajectory.h5")
+    largest_kinetic = float(result.energy["kinetic"].max())
+    assert abs(summary["energy_initial_J"]) < 1e-20 and summary["energy_final_J"] < -4000
+    assert summary["energy_relative_to"] == "largest kinetic energy"
+    assert summary["energy_scale_J"] == largest_kinetic
+    assert summary["energy_change_relative"] == pytest.approx(
+        summary["energy_change_J"] / largest_kinetic, rel=1e-12)
+    assert summary["energy_change_relative"] == pytest.approx(-1.063, abs=1e-3)
+    assert (f"= -106.3 % of the largest kinetic energy ({largest_kinetic:.4g} J)"
+            in " ".join(done.stdout.split())), done.stdout
+
+
 def test_readme_api_example_runs():
     text = (ROOT / "README.md").read_text()
     block = re.search(r"## The API in ten lines\n\n```python\n(.*?)```", text, re.S).group(1)

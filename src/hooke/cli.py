@@ -141,9 +141,7 @@ def summary_data(result) -> dict:
             "t_end": float(result.t[-1]), "frames": result.n_frames, "complete": result.complete,
             "particles": model.n_particles, "springs": model.n_springs, "dim": model.dim,
             "wall_time_s": round(result.wall_time, 4), "stats": result.stats,
-            "energy_initial": finite_or_none(result.energy["total"][0]),
-            "energy_final": finite_or_none(result.energy["total"][-1]),
-            "energy_relative_change": finite_or_none(result.energy_drift()),
+            **energy_change_data(result.energy_change()),
         }
         if result.scene.has_analytic:
             data["max_error_vs_analytic"] = finite_or_none(
@@ -154,6 +152,25 @@ def summary_data(result) -> dict:
     if np.isfinite(result.contact_distance).any():
         data["min_contact_distance_m"] = finite_or_none(np.nanmin(result.contact_distance))
     return data
+
+
+def energy_change_data(change) -> dict:
+    """summary.json's energy keys: joules, and the relative change with its scale named
+    (:class:`hooke.result.EnergyChange`); null where a value is not finite or has no scale."""
+    return {"energy_initial_J": change.initial, "energy_final_J": change.final,
+            "energy_change_J": change.change, "energy_change_relative": change.relative,
+            "energy_relative_to": change.relative_to, "energy_scale_J": change.scale}
+
+
+def energy_change_text(summary: dict) -> str:
+    """"ΔE = -0.003785 J = -1.514 % of the initial energy (0.25 J)", or the joules alone."""
+    if summary["energy_change_J"] is None:
+        return "not finite"
+    text = f"ΔE = {summary['energy_change_J']:+.4g} J"
+    if summary["energy_relative_to"] is None:
+        return text
+    return (f"{text} = {100 * summary['energy_change_relative']:+.4g} % of the "
+            f"{summary['energy_relative_to']} ({summary['energy_scale_J']:.4g} J)")
 
 
 def number(value, spec: str) -> str:
@@ -176,10 +193,9 @@ def print_summary(summary: dict, written: list[Path]) -> None:
                       + ("" if summary["complete"] else " (stopped early)")),
         ("counters", ", ".join(f"{k} {v}" for k, v in summary["stats"].items())),
         ("wall time", f"{summary['wall_time_s']:.3f} s"),
-        ("total energy", f"{number(summary['energy_initial'], '.6g')} → "
-                         f"{number(summary['energy_final'], '.6g')} J" + (
-                             "" if summary["energy_relative_change"] is None
-                             else f" ({100 * summary['energy_relative_change']:+.4g} %)")),
+        ("total energy", f"{number(summary['energy_initial_J'], '.6g')} → "
+                         f"{number(summary['energy_final_J'], '.6g')} J"),
+        ("energy change", energy_change_text(summary)),
     ]
     if "max_error_vs_analytic" in summary:
         rows.append(("max |x − analytic|", f"{number(summary['max_error_vs_analytic'], '.3e')} m"))
