@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -92,6 +93,110 @@ def render(text: str, data: Path = DATA) -> str:
     if missing:
         raise ValueError(f"renderers without a README block: {', '.join(missing)}")
     return result
+
+
+# == Figures: hooke study and the benchmarks ======================================================
+# Data files written with hooke.provenance.write_measurement: {"command", "measured", "smoke",
+# …, "rows"}. A missing file renders as a line naming the command that writes it.
+
+def read_measurement(path: Path) -> dict | None:
+    """A data file of :func:`hooke.provenance.write_measurement`, or None where it is missing."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def not_measured(command: str) -> str:
+    return f"Not measured yet: run `{command}`.\n"
+
+
+def provenance(data: dict, load: bool = True) -> str:
+    """Where and when: date, commit, CPU, threads, BLAS kernel and, for timings (``load``), how
+    busy the machine was; SMOKE in bold when the rows come from a smoke run."""
+    m = data["measured"]
+    commit = f", commit {m['commit']}" if m.get("commit") else ""
+    text = (f"{m['date'][:10]}{commit}, {m['cpu']}, {m['cores']} cores, {m['numba_threads']} "
+            f"Numba threads, OpenBLAS kernel {m['blas_kernel']}")
+    if load:
+        text += f"; other processes used {m['others_cpu_share']:.0%} of the CPU meanwhile"
+    return ("**SMOKE RUN (a few steps of small sizes): these are not measurements** — " + text
+            if data.get("smoke") else text)
+
+
+def significant(value: float | None) -> str:
+    """A table cell: 3 significant digits from 1 up (13.9, 4,840), 2 in e-notation below (2.8e-2)."""
+    if value is None:
+        return "–"
+    if value == 0 or abs(value) >= 1:
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+STUDY = "docs/data/pendulum_correction.json"
+STUDY_COMMAND = f"hooke study pendulum-correction --data {STUDY}"
+# The same study with OpenBLAS's AVX2 kernel forced (this machine picks AVX-512's): the spread that
+# round-off alone makes in a chaotic run.
+STUDY_AVX2 = "docs/data/pendulum_correction_haswell.json"
+STUDY_AVX2_COMMAND = f"OPENBLAS_CORETYPE=Haswell hooke study pendulum-correction --data {STUDY_AVX2}"
+# Seed 003's own script (../shared/seeds/003_*.txt: SciPy's solve_ivp, RK45, rtol = atol = 1e-4),
+# run unchanged on our 2-core machine in 2026-11 for the README (commit 396d2ac): max ΔL over
+# 100 s [m]. Not regenerated here: the seed's code is not part of hooke.
+SEED_003_BETA_C = {0.0: 13.9, 0.1: 0.079, 0.2: 5.1e-2, 0.3: 1.2e-2, 0.4: 9.5e-3}  # at k_c = 0
+SEED_003_K_C = {0.01: 1.2e-2, 0.02: 9.3e-3, 0.03: 9.5e-3, 0.04: 5.4e-3}          # at β_c = 0.2
+# The same script at β_c = 0.4, k_c = 0, 20 runs with the initial speed of the top mass changed by
+# 0, 1e-10, …, 1.9e-9 m/s: the spread of max ΔL that chaos makes of a change at round-off level.
+SEED_003_PERTURBED = {"runs": 20, "smallest": 8.9e-3, "largest": 1.7e-2, "median": 1.2e-2,
+                      "below_1e-2": 6}
+# The study's three tables: (key, title, the seed's numbers where it measured them).
+STUDY_TABLES = (("beta_c", "β_c (k_c = 0)", SEED_003_BETA_C),
+                ("k_c", "k_c (β_c = 0.2)", SEED_003_K_C),
+                ("other", "other stabilisations", None))
+
+
+def study_tables(rows: list[dict]) -> dict[str, dict]:
+    """One run's max ΔL by table and column: the β_c sweep at k_c = 0, the k_c sweep at β_c = 0.2
+    (k_c > 0; k_c = 0 is in the β_c table), the other stabilisations by name."""
+    tables: dict[str, dict] = {"beta_c": {}, "k_c": {}, "other": {}}
+    for row in rows:
+        if row["stabilization"] != "correction":
+            tables["other"][row["curve"]] = row["max_drift_m"]
+        elif row["k_c"] == 0:
+            tables["beta_c"][row["beta_c"]] = row["max_drift_m"]
+        elif row["beta_c"] == 0.2:
+            tables["k_c"][row["k_c"]] = row["max_drift_m"]
+    return tables
+
+
+@block("pendulum-correction", STUDY_COMMAND)
+def pendulum_correction(data: Path) -> str:
+    own = read_measurement(data / Path(STUDY).name)  # this machine's own BLAS kernel
+    if own is None:
+        return not_measured(STUDY_COMMAND)
+    avx2 = read_measurement(data / Path(STUDY_AVX2).name)
+    runs = [own] if avx2 is None else [own, avx2]
+    text = (f"Max ΔL over {own['t_end']:g} s [m]: `{STUDY_COMMAND}` "
+            f"({provenance(own, load=False)})")
+    if avx2 is not None:
+        text += (f"; the same with the AVX2 kernel forced, `{STUDY_AVX2_COMMAND}` "
+                 f"({avx2['measured']['date'][:10]})")
+    text += ("; seed 003's own script, run once on our machine and kept as data in "
+             "`scripts/readme_tables.py`:\n\n")
+    measured = [study_tables(run["rows"]) for run in runs]
+    for key, title, seed in STUDY_TABLES:
+        columns = list(seed or measured[0][key])
+        rows = [[f"hooke, OpenBLAS {run['measured']['blas_kernel']}"]
+                + [significant(tables[key].get(column)) for column in columns]
+                for run, tables in zip(runs, measured)]
+        if seed:
+            rows.append(["seed 003's code"] + [significant(seed[column]) for column in columns])
+        header = [title] + [f"{c:g}" if isinstance(c, float) else c for c in columns]
+        text += markdown_table(header, rows, "l" + "r" * len(columns)) + "\n"
+    spread = SEED_003_PERTURBED
+    text += (f"Seed 003's own script at β_c = 0.4, run {spread['runs']} times with the top mass's "
+             f"initial speed changed by 0, 1e-10, …, 1.9e-9 m/s, gave max ΔL from "
+             f"{significant(spread['smallest'])} to {significant(spread['largest'])} (median "
+             f"{significant(spread['median'])}; below 1e-2 in {spread['below_1e-2']} of "
+             f"{spread['runs']} runs, the unchanged one among them).\n")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -177,14 +177,27 @@ def test_modes_command_prints_crane_frequencies(tmp_path):
 def test_study_command_runs_a_short_pendulum_study(tmp_path):
     """Over the first 3 s (measured max ΔL: β_c = 0 … 0.4 at k_c = 0: 1.7e-2, 1.6e-3, 6.2e-4,
     2.9e-4, 1.9e-4; k_c = 0 … 0.04 at β_c = 0.2: 6.2e-4 … 5.3e-4) the drift falls as either
-    gain grows."""
-    done = hooke("study", "pendulum-correction", "--t-end", "3", "--output-interval", "0.1",
-                 "--out", str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    assert (tmp_path / "pendulum_correction.png").stat().st_size > 10_000
+    gain grows. With 1 and 2 Numba threads the study writes the same CSV, and --data the same
+    rows with its provenance."""
+    runs = {}
+    for threads in ("1", "2"):
+        out = tmp_path / threads
+        done = hooke("study", "pendulum-correction", "--t-end", "3", "--output-interval", "0.1",
+                     "--out", str(out), "--data", str(out / "study.json"),
+                     env={"NUMBA_NUM_THREADS": threads})
+        assert done.returncode == 0, done.stderr
+        runs[threads] = json.loads((out / "study.json").read_text())
+        assert runs[threads]["command"] == (f"NUMBA_NUM_THREADS={threads} hooke study "
+                                            f"pendulum-correction --t-end 3 --output-interval 0.1 "
+                                            f"--out {out} --data {out / 'study.json'}")
+        assert runs[threads]["measured"]["numba_threads"] == int(threads)
+    assert runs["1"]["rows"] == runs["2"]["rows"] and len(runs["1"]["rows"]) == 13
+    assert ((tmp_path / "1" / "pendulum_correction.csv").read_bytes()
+            == (tmp_path / "2" / "pendulum_correction.csv").read_bytes())
+    assert (out / "pendulum_correction.png").stat().st_size > 10_000
     import csv
 
-    rows = list(csv.reader((tmp_path / "pendulum_correction.csv").open()))
+    rows = list(csv.reader((out / "pendulum_correction.csv").open()))
     # a column per curve: 5 β_c + 5 k_c + Baumgarte, projection, generalized-α; a row per 0.1 s
     assert len(rows[0]) == 1 + 13 and len(rows) == 1 + 31
     assert rows[0][1:6] == [f"k_c=0, β_c={b:g}" for b in (0, 0.1, 0.2, 0.3, 0.4)]
