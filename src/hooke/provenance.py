@@ -105,14 +105,15 @@ def cpu_model() -> str:
 
 
 def git_commit() -> str | None:
-    """The short commit of the checkout hooke runs from, ``+`` when it has uncommitted changes;
-    None outside a git checkout."""
-    root = Path(__file__).resolve().parents[2]
+    """The short commit of the checkout hooke runs from, ``+`` when its code (src, benchmarks)
+    has uncommitted changes; None outside a git checkout."""
+    git = ["git", "-C", str(Path(__file__).resolve().parents[2])]
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "src"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no", "--",
+                                "src", "benchmarks"], capture_output=True, text=True,
+                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
     return commit + ("+" if dirty else "")
