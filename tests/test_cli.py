@@ -52,6 +52,7 @@ def test_run_writes_trajectory_plots_and_summary(tmp_path):
     (["run", "--resume", "anywhere", "--max-energy-growth", "2"], "--resume: continues the stored"),
     (["study", "pendulum-correction", "--t-end", "1", "--output-interval", "0.3"],
      "t_end: must be a whole number of steps of dt = 0.3"),
+    (["study", "pendulum-correction", "--data", "."], "--data: is a directory"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, args, field):
     done = hooke(*args, "--out", str(tmp_path))
@@ -140,6 +141,27 @@ def test_energy_change_through_zero_is_reported_against_the_largest_kinetic_ener
     assert summary["energy_change_relative"] == pytest.approx(-1.063, abs=1e-3)
     assert (f"= -106.3 % of the largest kinetic energy ({largest_kinetic:.4g} J)"
             in " ".join(done.stdout.split())), done.stdout
+
+
+def test_energy_change_names_its_scale():
+    """|E0| while the energy keeps its sign (negative E0 too), else the largest kinetic energy;
+    no scale when nothing moved, no change when an energy overflowed."""
+    from hooke.result import EnergyChange
+
+    def change(total, kinetic):
+        return EnergyChange.of(np.array(total), np.array(kinetic))
+
+    kept = change([2.0, 1.5], [0.0, 1.0])
+    assert (kept.scale, kept.relative_to, kept.change, kept.relative) == (
+        2.0, "initial energy", -0.5, -0.25)
+    assert change([-4.0, -5.0], [0.0, 3.0]).relative == -0.25
+    crossed = change([1.0, -0.5, -1.0], [0.0, 4.0, 1.0])
+    assert (crossed.scale, crossed.relative_to, crossed.relative) == (
+        4.0, "largest kinetic energy", -0.5)
+    still = change([0.0, 0.0], [0.0, 0.0])
+    assert (still.change, still.scale, still.relative_to, still.relative) == (0.0, None, None, None)
+    blown = change([1.0, np.inf], [0.0, np.inf])
+    assert (blown.initial, blown.final, blown.change, blown.relative) == (1.0, None, None, None)
 
 
 def test_readme_api_example_runs():

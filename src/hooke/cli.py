@@ -163,7 +163,8 @@ def energy_change_data(change) -> dict:
 
 
 def energy_change_text(summary: dict) -> str:
-    """"ΔE = -0.003785 J = -1.514 % of the initial energy (0.25 J)", or the joules alone."""
+    """The change as printed, e.g. "ΔE = -0.003785 J = -1.514 % of the initial energy (0.25 J)",
+    or the joules alone where there is no scale."""
     if summary["energy_change_J"] is None:
         return "not finite"
     text = f"ΔE = {summary['energy_change_J']:+.4g} J"
@@ -419,6 +420,9 @@ def study_command(
         step_count(t_end, output_interval)
     except HookeInputError as error:
         fail(str(error))
+    if data is not None and data.is_dir():
+        fail(f"--data: is a directory; give the JSON file to write, e.g. "
+             f"{data / 'pendulum_correction.json'}, got {str(data)!r}")
     output_directory(out)
     with LoadMonitor() as load:
         table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
