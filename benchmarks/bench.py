@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/bench.py W1 W3 --repeats 7
     .venv/bin/python benchmarks/bench.py --smoke         # a few steps of small sizes, no peers
     .venv/bin/python benchmarks/bench.py --no-peers
+    .venv/bin/python benchmarks/bench.py --data docs/data   # also write docs/data/bench_W1.json …
 
 Workloads (the cloth is the ``cloth`` scene: n × n particles, structural + shear springs,
 k = 100, m = 1e-4, dt = 2e-4, two corners pinned):
@@ -21,15 +22,19 @@ k = 100, m = 1e-4, dt = 2e-4, two corners pinned):
   process over its springs).
 
 Every time is the median of ``--repeats`` runs after a warm-up (compilation excluded); W1 and W2
-measure hooke and the peers in turn ``--rounds`` times and report medians over the rounds. The
-machine is shared: the header and the W1/W2 titles print the CPU share other processes used
-meanwhile, and a table is worth re-running when that is high. Benchmarks print; they assert
-nothing.
+measure hooke and the peers in turn ``--rounds`` times and report medians over the rounds (and the
+median over the rounds of hooke's rate over the peer's in the same round). The machine is shared:
+the header and every workload print the CPU share other processes used meanwhile, and a table is
+worth re-running when that is high. With ``--data DIR`` each workload also writes its numbers with
+their provenance (command, date, machine, load; ``hooke.provenance``) to ``DIR/bench_W<k>.json``,
+from which ``scripts/readme_tables.py`` renders the README's tables. Benchmarks print; they
+assert nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import resource
@@ -49,8 +54,11 @@ sys.path.insert(0, str(HERE))
 import hooke  # noqa: E402
 from hooke.integrators import get as get_integrator  # noqa: E402
 from hooke.linalg import SparseSolver, installed_direct_solvers  # noqa: E402
+from hooke.provenance import LoadMonitor, command_line, write_measurement  # noqa: E402
+from hooke.result import finite_or_none  # noqa: E402
 
 PEERS = ("taichi", "warp", "newton")
+DISTRIBUTIONS = {"taichi": "taichi", "warp": "warp-lang", "newton": "newton"}  # pip's names
 # W5 sizes: 1.1e3, 1.0e4, 1.0e5, 1.0e6, 4.0e6 springs for both scenes.
 W5_SIZES = {"cloth": (17, 51, 159, 501, 1000),   # n × n particles
             "lattice": (6, 12, 25, 53, 84)}      # n × n × n particles
@@ -82,36 +90,6 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-class LoadMonitor:
-    """Context manager: ``others`` is the share of the machine's CPU time that other processes
-    used while it was open (from /proc/stat, minus this process and its children); NaN where
-    /proc/stat is missing."""
-
-    def __enter__(self):
-        self._start = self._sample()
-        self.others = float("nan")
-        return self
-
-    def __exit__(self, *exc):
-        end = self._sample()
-        if self._start is not None and end is not None:
-            busy, total, own = (b - a for a, b in zip(self._start, end))
-            self.others = max(0.0, busy - own) / max(total, 1e-9)
-        return False
-
-    @staticmethod
-    def _sample():
-        try:
-            fields = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
-        except OSError:
-            return None
-        ticks = os.sysconf("SC_CLK_TCK")
-        times = os.times()
-        own = (times.user + times.system + times.children_user + times.children_system) * ticks
-        idle = fields[3] + fields[4]
-        return sum(fields) - idle, sum(fields), own
-
-
 def memory_bandwidth(megabytes: int = 256, repeats: int = 5) -> float:
     """Copy bandwidth [bytes/s]: read + write of a ``megabytes`` array by NumPy (one core)."""
     source = np.ones(megabytes * 2**20 // 8)
@@ -130,8 +108,8 @@ def table(title: str, header: list[str], rows: list[list]) -> None:
         print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
 
 
-def fmt(value: float, digits: int = 3) -> str:
-    if value != value:  # NaN
+def fmt(value: float | None, digits: int = 3) -> str:
+    if value is None or value != value:  # not measured, or NaN
         return "-"
     return f"{value:.{digits}g}" if abs(value) < 1e4 else f"{value:,.0f}"
 
@@ -183,42 +161,62 @@ def peer_rates(n: int, steps: int, repeats: int, peers) -> dict[str, float]:
     return rates
 
 
+def peer_versions(peers) -> dict[str, str]:
+    """The installed version of each peer, by name (missing ones left out)."""
+    versions = {}
+    for peer in peers:
+        try:
+            versions[peer] = importlib.metadata.version(DISTRIBUTIONS[peer])
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
 def workload_explicit(label: str, n: int, steps: int, repeats: int, rounds: int, peers,
-                      bandwidth: float, reference: dict[str, float]) -> None:
+                      bandwidth: float, reference: dict[str, float]) -> dict:
     """hooke (1 thread and all threads) and each peer measured in turn, ``rounds`` times over
-    (a burst of load on the shared machine then hits everyone alike); medians over rounds."""
+    (a burst of load on the shared machine then hits everyone alike). Its data: per name the
+    rates of the rounds and their median; per peer the median over the rounds of hooke's best
+    rate in a round over the peer's in the same round; the bandwidth bound."""
     threads = numba.get_num_threads()
     counts = sorted({1, threads})
     rates: dict[str, list[float]] = {}
-    with LoadMonitor() as load:
-        for _ in range(rounds):
-            for count in counts:
-                numba.set_num_threads(count)
-                rate, system = explicit_rate(n, steps, repeats)
-                rates.setdefault(f"hooke ({count} thread{'s' if count > 1 else ''})", []).append(rate)
-            numba.set_num_threads(threads)
-            for peer, rate in peer_rates(n, steps, repeats, peers).items():
-                rates.setdefault(peer, []).append(rate)
+    for _ in range(rounds):
+        for count in counts:
+            numba.set_num_threads(count)
+            rate, system = explicit_rate(n, steps, repeats)
+            rates.setdefault(f"hooke ({count} thread{'s' if count > 1 else ''})", []).append(rate)
+        numba.set_num_threads(threads)
+        for peer, rate in peer_rates(n, steps, repeats, peers).items():
+            rates.setdefault(peer, []).append(rate)
     springs = system.model.n_springs
-    medians = {name: float(np.median(values)) for name, values in rates.items()}
-    hooke_rate = max(v for k, v in medians.items() if k.startswith("hooke"))
-    rows = []
-    for name, rate in medians.items():
-        ratio = "" if name.startswith("hooke") else fmt(hooke_rate / rate)
-        rows.append([name, fmt(rate), f"{rate * springs:.3g}", ratio,
-                     fmt(reference.get(name, float("nan")))])
+    hooke_best = np.max([values for name, values in rates.items() if name.startswith("hooke")],
+                        axis=0)
+    rows = [{"name": name, "steps_per_s": finite_or_none(np.median(values)),
+             "rounds": [finite_or_none(value) for value in values],
+             "hooke_over_peer": None if name.startswith("hooke")
+             else finite_or_none(np.median(hooke_best / np.array(values)))}
+            for name, values in rates.items()]
     per_spring, bound = bandwidth_bound(system, bandwidth)
-    rows.append(["bandwidth bound", fmt(bound), f"{bound * springs:.3g}",
-                 f"{per_spring:.1f} B/spring", ""])
-    table(f"{label}: cloth {n} x {n}, {springs:,} springs, symplectic Euler "
-          f"(medians of {rounds} rounds; other processes used {load.others:.0%} of the CPU)",
-          ["", "steps/s", "springs*steps/s", "hooke/peer", "issue's figure"], rows)
+    printed = [[row["name"], fmt(row["steps_per_s"]),
+                fmt(None if row["steps_per_s"] is None else row["steps_per_s"] * springs),
+                fmt(row["hooke_over_peer"]), fmt(reference.get(row["name"]))] for row in rows]
+    printed.append(["bandwidth bound", fmt(bound), f"{bound * springs:.3g}",
+                    f"{per_spring:.1f} B/spring", ""])
+    table(f"{label}: cloth {n} x {n}, {springs:,} springs, symplectic Euler (medians of {rounds} "
+          "rounds)", ["", "steps/s", "springs*steps/s", "hooke/peer", "issue's figure"], printed)
+    return {"rows": rows, "n": n, "springs": springs, "steps": steps, "repeats": repeats,
+            "rounds": rounds, "peer_versions": peer_versions(peers),
+            "bandwidth_GB_per_s": bandwidth / 1e9,
+            "bytes_per_spring": per_spring, "bound_steps_per_s": bound}
 
 
-def workload_w3(n: int, repeats: int) -> None:
+def workload_w3(n: int, repeats: int) -> dict:
     """Assembly, factorisation and solve of one Newton iteration, with every direct solver
     installed (hooke's factors reuse their analysis of the pattern, as in a run), against the
-    peers that redo it (pypardiso's public interface, SciPy's spsolve)."""
+    peers that redo it (pypardiso's public interface, SciPy's spsolve); and whole
+    ``implicit_euler`` steps, which add the line search, energies and the convergence test to
+    every iteration: from rest and from the crumpled configuration."""
     scene = hooke.scene("cloth", n=n)
     system = hooke.System(scene.model)
     rng = np.random.default_rng(0)
@@ -236,8 +234,38 @@ def workload_w3(n: int, repeats: int) -> None:
         factor.factorize(matrix)  # the analysis, once
         factorisation = median_time(lambda f=factor: f.factorize(matrix), repeats)
         solve = median_time(lambda f=factor: f.solve(rhs), repeats)
-        label = f"hooke {name}" + (" (its choice)" if name == chosen else "")
-        rows.append([label, factorisation, solve, factorisation + solve])
+        rows.append({"solver": name, "hooke": True, "chosen": name == chosen,
+                     "factorisation_ms": 1e3 * factorisation, "solve_ms": 1e3 * solve,
+                     "total_ms": 1e3 * (factorisation + solve)})
+    for name, run in peer_solves(matrix, rhs).items():
+        rows.append({"solver": name, "hooke": False, "chosen": False, "factorisation_ms": None,
+                     "solve_ms": None, "total_ms": 1e3 * median_time(run, repeats)})
+    best = min(row["total_ms"] for row in rows)
+
+    def ms(value):
+        return "" if value is None else f"{value:.1f}"
+
+    table(f"W3: implicit_euler Newton iteration, cloth {n} x {n} ({matrix.shape[0]:,} DOFs, "
+          f"{matrix.nnz:,} nonzeros); assembly {1e3 * assembly:.1f} ms",
+          ["solver", "factorisation ms", "solve ms", "total ms", "/ best"],
+          [[("hooke " if row["hooke"] else "") + row["solver"]
+            + (" (its choice)" if row["chosen"] else ""), ms(row["factorisation_ms"]),
+            ms(row["solve_ms"]), ms(row["total_ms"]), f"{row['total_ms'] / best:.2f}"]
+           for row in rows])
+    starts = {"rest": scene.state, "crumpled": hooke.State(0.0, x, np.zeros_like(x))}
+    steps = [whole_step(system, h, start, state, repeats) for start, state in starts.items()]
+    for step in steps:
+        print(f"  one whole implicit_euler step from {step['start']}: {step['ms']:.1f} ms, "
+              f"{step['newton_iterations']:.2f} Newton iterations")
+    return {"rows": rows, "n": n, "dofs": matrix.shape[0], "nonzeros": int(matrix.nnz),
+            "assembly_ms": 1e3 * assembly, "whole_steps": steps}
+
+
+def peer_solves(matrix, rhs) -> dict:
+    """The peers of W3: solves that redo the analysis each time (pypardiso where installed,
+    SciPy's spsolve), by name."""
+    csc = sp.csc_matrix(matrix)
+    peers = {}
     try:
         import pypardiso
 
@@ -250,29 +278,23 @@ def workload_w3(n: int, repeats: int) -> None:
             solver.free_memory(everything=True)
             return result
 
-        rows.append(["pypardiso, analysis each time", None, None,
-                     median_time(pardiso_fresh, repeats)])
+        peers["pypardiso, analysis each time"] = pardiso_fresh
     except ImportError:
         pass
-    csc = sp.csc_matrix(matrix)
-    rows.append(["SciPy spsolve", None, None, median_time(lambda: spla.spsolve(csc, rhs),
-                                                          repeats)])
-    best = min(row[3] for row in rows)
+    peers["SciPy spsolve"] = lambda: spla.spsolve(csc, rhs)
+    return peers
 
-    def ms(seconds):
-        return "" if seconds is None else f"{1e3 * seconds:.1f}"
 
-    table(f"W3: implicit_euler Newton iteration, cloth {n} x {n} ({matrix.shape[0]:,} DOFs, "
-          f"{matrix.nnz:,} nonzeros); assembly {1e3 * assembly:.1f} ms",
-          ["solver", "factorisation ms", "solve ms", "total ms", "/ best"],
-          [[label, ms(f), ms(s), ms(total), f"{total / best:.2f}"] for label, f, s, total in rows])
+def whole_step(system, h: float, start: str, state, repeats: int) -> dict:
+    """The median time of a whole implicit_euler step from ``state`` and its Newton iterations
+    (the same every time: the step always starts from ``state``)."""
     stepper = get_integrator("implicit_euler")(system, h)
-    state = scene.state
-    step_time = median_time(lambda: stepper.step(state), max(1, repeats // 2))
-    print(f"  one whole implicit_euler step from rest: {1e3 * step_time:.1f} ms")
+    seconds = median_time(lambda: stepper.step(state), max(1, repeats // 2))
+    iterations = stepper.stats["newton_iterations"] / stepper.stats["steps"]
+    return {"start": start, "ms": 1e3 * seconds, "newton_iterations": iterations}
 
 
-def workload_w4(n: int, repeats: int) -> None:
+def workload_w4(n: int, repeats: int) -> dict:
     scene = hooke.scene("cloth", n=n)
     cls = get_integrator("fast_mass_spring")
     times = {}
@@ -283,10 +305,12 @@ def workload_w4(n: int, repeats: int) -> None:
     start = time.perf_counter()
     cls(hooke.System(scene.model), scene.dt)
     setup = time.perf_counter() - start
+    row = {"ms_per_iteration": 1e3 * per_iteration, "ms_per_step_1_iteration": 1e3 * times[1],
+           "ms_per_step_21_iterations": 1e3 * times[21], "prefactorisation_ms": 1e3 * setup}
     table(f"W4: fast_mass_spring, cloth {n} x {n} ({n * n:,} nodes)",
           ["ms/iteration", "ms/step (1 it.)", "ms/step (21 it.)", "prefactorisation ms"],
-          [[f"{1e3 * per_iteration:.2f}", f"{1e3 * times[1]:.2f}", f"{1e3 * times[21]:.2f}",
-            f"{1e3 * setup:.1f}"]])
+          [[f"{value:.2f}" for value in row.values()]])
+    return {"rows": [row], "n": n, "nodes": n * n}
 
 
 W5_CHILD = """
@@ -310,42 +334,58 @@ print(json.dumps({{"springs": scene.model.n_springs, "seconds": seconds, "peak":
 """
 
 
-def workload_w5(sizes: dict[str, tuple[int, ...]], repeats: int) -> None:
+def workload_w5(sizes: dict[str, tuple[int, ...]], repeats: int) -> dict:
     """Per scene and size a fresh process: its step time and its peak RSS. Memory per spring is
     the slope of peak RSS against springs (the fixed cost of Python, NumPy and compiled code
     drops out)."""
-    rows, fits = [], {}
+    rows, fits = [], []
     for name, sides in sizes.items():
         for kind in ("symplectic_euler", "implicit_euler_linear"):
-            springs, seconds, peaks = [], [], []
-            for n in sides:
-                code = W5_CHILD.format(here=str(HERE), name=name, n=n, repeats=repeats, kind=kind)
-                done = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                                      text=True, cwd=HERE)
-                shape = " x ".join([str(n)] * (3 if name == "lattice" else 2))
-                try:
-                    out = json.loads(done.stdout.strip().splitlines()[-1])
-                except (IndexError, ValueError):
-                    rows.append([name, kind, shape, "failed", "", "", "", ""])
-                    print(f"  ({name} {kind} at n = {n} failed: "
-                          f"{done.stderr.strip().splitlines()[-1:]})")
-                    continue
-                springs.append(out["springs"])
-                seconds.append(out["seconds"])
-                peaks.append(out["peak"])
-                rows.append([name, kind, shape, f"{out['springs']:,}",
-                             f"{1e3 * out['seconds']:.3g}",
-                             f"{out['seconds'] / out['springs'] * 1e9:.3g}",
-                             f"{out['peak'] / 2**20:,.0f}", out["solver"]])
-            if len(springs) >= 2:
-                fits[name, kind] = (float(np.polyfit(np.log(springs), np.log(seconds), 1)[0]),
-                                    float(np.polyfit(springs, peaks, 1)[0]))
+            measured = [w5_size(name, kind, n, repeats) for n in sides]
+            rows += measured
+            ok = [row for row in measured if not row["failed"]]
+            if len(ok) >= 2:
+                springs = [row["springs"] for row in ok]
+                fits.append({"scene": name, "integrator": kind, "exponent": float(np.polyfit(
+                    np.log(springs), np.log([row["ms_per_step"] for row in ok]), 1)[0]),
+                    "bytes_per_spring": float(np.polyfit(
+                        springs, [row["peak_rss_MiB"] * 2**20 for row in ok], 1)[0])})
     table("W5: one step against the number of springs (each size in a fresh process)",
           ["scene", "integrator", "particles", "springs", "ms/step", "ns/spring", "peak RSS MiB",
-           "solver"], rows)
-    for (name, kind), (exponent, per_spring) in fits.items():
-        print(f"  {name} {kind}: fitted exponent (time ∝ springs^p) p = {exponent:.2f}; "
-              f"peak memory {per_spring:.0f} bytes per spring (slope of peak RSS)")
+           "solver"],
+          [w5_cells(row) for row in rows])
+    for fit in fits:
+        print(f"  {fit['scene']} {fit['integrator']}: fitted exponent (time ∝ springs^p) "
+              f"p = {fit['exponent']:.2f}; peak memory {fit['bytes_per_spring']:.0f} bytes per "
+              "spring (slope of peak RSS)")
+    return {"rows": rows, "fits": fits}
+
+
+def w5_size(name: str, kind: str, n: int, repeats: int) -> dict:
+    """One W5 measurement in a fresh process (``failed`` when the process did not report)."""
+    code = W5_CHILD.format(here=str(HERE), name=name, n=n, repeats=repeats, kind=kind)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=HERE)
+    row = {"scene": name, "integrator": kind, "n": n, "dim": 3 if name == "lattice" else 2,
+           "failed": True, "springs": None, "ms_per_step": None, "peak_rss_MiB": None,
+           "solver": ""}
+    try:
+        out = json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        print(f"  ({name} {kind} at n = {n} failed: {done.stderr.strip().splitlines()[-1:]})")
+        return row
+    return {**row, "failed": False, "springs": out["springs"], "ms_per_step": 1e3 * out["seconds"],
+            "peak_rss_MiB": out["peak"] / 2**20, "solver": out["solver"]}
+
+
+def w5_cells(row: dict) -> list[str]:
+    """A W5 row as printed: scene, integrator, particles, springs, ms/step, ns/spring, peak RSS,
+    solver."""
+    shape = " x ".join([str(row["n"])] * row["dim"])
+    if row["failed"]:
+        return [row["scene"], row["integrator"], shape, "failed", "", "", "", ""]
+    return [row["scene"], row["integrator"], shape, f"{row['springs']:,}", fmt(row["ms_per_step"]),
+            fmt(1e6 * row["ms_per_step"] / row["springs"]), fmt(row["peak_rss_MiB"]),
+            row["solver"]]
 
 
 # -- entry ----------------------------------------------------------------------------------------
@@ -360,6 +400,9 @@ def main(argv=None) -> None:
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--w5-scenes", nargs="*", choices=list(W5_SIZES), default=list(W5_SIZES),
                         help="W5: the scenes to size (default: all)")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="also write each workload's numbers with their provenance to "
+                             "DIR/bench_W<k>.json (docs/data: the README's tables)")
     args = parser.parse_args(argv)
     smoke = args.smoke
     repeats = 1 if smoke else args.repeats
@@ -373,22 +416,30 @@ def main(argv=None) -> None:
           f"| load average {os.getloadavg()[0]:.2f}")
     bandwidth = memory_bandwidth(32 if smoke else 256, repeats=max(repeats, 3))
     print(f"memory bandwidth (NumPy copy, read + write): {bandwidth / 1e9:.1f} GB/s")
-    wanted = {w.upper() for w in args.workloads}
-    if "W1" in wanted:
-        workload_explicit("W1", 20 if smoke else 100, 20 if smoke else 2000, repeats, rounds,
-                          peers, bandwidth, {"taichi": 1794, "warp": 1345, "newton": 1107})
-    if "W2" in wanted:
+    command = command_line("python benchmarks/bench.py", argv)
+    sizes = W5_SMOKE_SIZES if smoke else W5_SIZES
+    workloads = {
+        "W1": lambda: workload_explicit("W1", 20 if smoke else 100, 20 if smoke else 2000,
+                                        repeats, rounds, peers, bandwidth,
+                                        {"taichi": 1794, "warp": 1345, "newton": 1107}),
         # Newton's Python ModelBuilder needs minutes for 4 million add_spring calls: not run.
-        workload_explicit("W2", 60 if smoke else 1000, 3 if smoke else 20, repeats, rounds,
-                          [p for p in peers if p != "newton"], bandwidth,
-                          {"warp": 4.4e7 / 3_994_002})
-    if "W3" in wanted:
-        workload_w3(20 if smoke else 100, repeats)
-    if "W4" in wanted:
-        workload_w4(20 if smoke else 100, repeats)
-    if "W5" in wanted:
-        sizes = W5_SMOKE_SIZES if smoke else W5_SIZES
-        workload_w5({name: sizes[name] for name in args.w5_scenes}, repeats)
+        "W2": lambda: workload_explicit("W2", 60 if smoke else 1000, 3 if smoke else 20,
+                                        repeats, rounds, [p for p in peers if p != "newton"],
+                                        bandwidth, {"warp": 4.4e7 / 3_994_002}),
+        "W3": lambda: workload_w3(20 if smoke else 100, repeats),
+        "W4": lambda: workload_w4(20 if smoke else 100, repeats),
+        "W5": lambda: workload_w5({name: sizes[name] for name in args.w5_scenes}, repeats),
+    }
+    wanted = {w.upper() for w in args.workloads}
+    for name, workload in workloads.items():
+        if name in wanted:
+            with LoadMonitor() as load:
+                data = workload()
+            print(f"  (other processes used {load.others:.0%} of the CPU during {name})")
+            if args.data is not None:
+                path = write_measurement(args.data / f"bench_{name}.json", data.pop("rows"),
+                                         command, load.others, smoke=smoke, **data)
+                print(f"  data: {path}")
     print(f"\npeak memory of this process: {peak_rss() / 2**20:.0f} MiB")
 
 

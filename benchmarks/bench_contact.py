@@ -4,6 +4,7 @@ and the square drop against a peer run in the same process.
     .venv/bin/python benchmarks/bench_contact.py                  # all contact scenes
     .venv/bin/python benchmarks/bench_contact.py square_drop      # some of them
     .venv/bin/python benchmarks/bench_contact.py --steps 5 --repeats 1 square_drop   # smoke run
+    .venv/bin/python benchmarks/bench_contact.py --data docs/data  # also docs/data/bench_contact.json
 
 ``step`` times the integrator alone (``Integrator.step`` in a loop); ``simulate`` adds saving every
 frame with its energies and contact distance; ``generic`` times the steps again with the compiled
@@ -13,7 +14,9 @@ steps). With ``square_drop`` the same steps are also run by the book's algorithm
 Python style (``peers_book.py``: a loop per spring, a per-spring eigen-decomposition, SciPy sparse
 assembly and ``spsolve``), alternating with hooke's runs; the script prints both times per step,
 the median ratio and how closely the trajectories agree, and at the end the share of the CPU that
-other processes used meanwhile.
+other processes used meanwhile. ``--data DIR`` also writes the rows and the peer comparison with
+their provenance (command, date, machine, load: ``hooke.provenance``) to
+``DIR/bench_contact.json``, from which ``scripts/readme_tables.py`` renders the README's table.
 """
 
 from __future__ import annotations
@@ -21,14 +24,16 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 
 import hooke
 import peers_book
-from bench import LoadMonitor, median_time
+from bench import median_time
 from hooke.integrators import get as get_integrator
 from hooke.integrators import implicit
+from hooke.provenance import LoadMonitor, command_line, write_measurement
 
 SCENES = ["square_drop", "square_slope", "square_compress", "square_press", "cloth_drop",
           "cloth_valley", "soft3d_drop"]
@@ -83,7 +88,7 @@ def bench(name: str, steps: int | None, repeats: int) -> dict:
                 min_distance=float(result.contact_distance.min()), x=result.x)
 
 
-def peer_comparison(mine: dict, repeats: int) -> None:
+def peer_comparison(mine: dict, repeats: int) -> dict:
     """hooke's and the peer's runs of the same steps, alternated so that both see the same load
     on a shared machine; medians of the times and of the per-pair ratios."""
     steps = mine["steps"]
@@ -96,16 +101,23 @@ def peer_comparison(mine: dict, repeats: int) -> None:
     peers_book.square_drop(min(steps, 5))  # warm up
     pairs = np.array([(timed(run_hooke), timed(run_peer)) for _ in range(repeats)])
     ms = 1e3 * np.median(pairs, axis=0) / steps
-    ratio = float(np.median(pairs[:, 1] / pairs[:, 0]))
-    newton = run_hooke.stats["newton_iterations"] / steps
+    comparison = {"steps": steps, "repeats": repeats, "hooke_ms_per_step": float(ms[0]),
+                  "peer_ms_per_step": float(ms[1]),
+                  "ratio": float(np.median(pairs[:, 1] / pairs[:, 0])),
+                  "hooke_newton_per_step": run_hooke.stats["newton_iterations"] / steps,
+                  "peer_newton_per_step": float(peer["iterations"].sum() / steps),
+                  "hooke_compiled": bool(run_hooke.compiled),
+                  "positions_agree_m": float(np.abs(peer["frames"] - mine["x"]).max())}
     print(f"\nsquare_drop, {steps} steps, {repeats} alternated runs each (medians), in one process: "
           "hooke against the book's algorithm in the book's Python style (peers_book.py)")
-    print(f"  hooke     {ms[0]:9.3f} ms/step  {newton:5.2f} Newton iterations/step"
+    print(f"  hooke     {comparison['hooke_ms_per_step']:9.3f} ms/step  "
+          f"{comparison['hooke_newton_per_step']:5.2f} Newton iterations/step"
           f"  ({'compiled' if run_hooke.compiled else 'generic'} Newton solve)")
-    print(f"  book peer {ms[1]:9.3f} ms/step  {peer['iterations'].sum() / steps:5.2f} "
-          "Newton iterations/step")
-    print(f"  ratio     {ratio:9.1f}×  (positions agree to "
-          f"{np.abs(peer['frames'] - mine['x']).max():.1e} m)")
+    print(f"  book peer {comparison['peer_ms_per_step']:9.3f} ms/step  "
+          f"{comparison['peer_newton_per_step']:5.2f} Newton iterations/step")
+    print(f"  ratio     {comparison['ratio']:9.1f}×  (positions agree to "
+          f"{comparison['positions_agree_m']:.1e} m)")
+    return comparison
 
 
 def main() -> None:
@@ -114,10 +126,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=None,
                         help="steps per run (default: each scene's whole run)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per scene (median)")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="also write the rows with their provenance to DIR/bench_contact.json")
     args = parser.parse_args()
     print(f"{'scene':16s} {'n':>5s} {'steps':>6s} {'µs/step':>8s} {'+frames':>8s} {'generic':>8s} "
           f"{'newton/step':>11s} {'halvings/step':>13s} {'1st contact':>11s} {'min d [m]':>10s}")
-    results = {}
+    results, peer = {}, None
     with LoadMonitor() as load:
         for name in args.scenes:
             r = results[name] = bench(name, args.steps, args.repeats)
@@ -127,9 +141,14 @@ def main() -> None:
                   f"{r['us_simulate']:8.0f} {generic:>8s} {r['newton']:11.2f} "
                   f"{r['halvings']:13.2f} {first:>11s} {r['min_distance']:10.2e}")
         if "square_drop" in results:
-            peer_comparison(results["square_drop"], args.repeats)
+            peer = peer_comparison(results["square_drop"], args.repeats)
     print(f"\nOther processes used {load.others:.0%} of the CPU meanwhile (load average "
           f"{os.getloadavg()[0]:.1f} at the end; {os.cpu_count()} cores).")
+    if args.data is not None:
+        rows = [{key: value for key, value in r.items() if key != "x"} for r in results.values()]
+        write_measurement(args.data / "bench_contact.json", rows,
+                          command_line("python benchmarks/bench_contact.py"), load.others,
+                          smoke=args.steps is not None, repeats=args.repeats, peer=peer)
 
 
 if __name__ == "__main__":

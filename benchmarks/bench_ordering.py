@@ -28,8 +28,9 @@ sys.path.insert(0, str(HERE))
 import hooke  # noqa: E402
 from hooke.builder import renumbered  # noqa: E402
 from hooke.kernels import SpringGather  # noqa: E402
+from hooke.provenance import LoadMonitor  # noqa: E402
 
-from bench import LoadMonitor, fmt, symplectic_euler_rate, table  # noqa: E402
+from bench import fmt, symplectic_euler_rate, table  # noqa: E402
 
 
 def shuffled(model, seed: int = 0):

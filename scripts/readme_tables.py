@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -92,6 +93,351 @@ def render(text: str, data: Path = DATA) -> str:
     if missing:
         raise ValueError(f"renderers without a README block: {', '.join(missing)}")
     return result
+
+
+# == Figures: hooke study and the benchmarks ======================================================
+# Data files written with hooke.provenance.write_measurement: {"command", "measured", "smoke",
+# …, "rows"}. A missing file renders as a line naming the command that writes it.
+
+def read_measurement(path: Path) -> dict | None:
+    """A data file of :func:`hooke.provenance.write_measurement`, or None where it is missing."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def not_measured(command: str) -> str:
+    return f"Not measured yet: run `{command}`.\n"
+
+
+def provenance(data: dict, load: bool = True) -> str:
+    """Where and when: date, commit, CPU, threads, BLAS kernel and, for timings (``load``), how
+    busy the machine was; SMOKE in bold when the rows come from a smoke run."""
+    m = data["measured"]
+    commit = f", commit {m['commit']}" if m.get("commit") else ""
+    text = (f"{m['date'][:10]}{commit}, {m['cpu']}, {m['cores']} cores, {m['numba_threads']} "
+            f"Numba threads, OpenBLAS kernel {m['blas_kernel']}")
+    if load:
+        text += f"; other processes used {m['others_cpu_share']:.0%} of the CPU meanwhile"
+    return ("**SMOKE RUN (a few steps of small sizes): these are not measurements** — " + text
+            if data.get("smoke") else text)
+
+
+def significant(value: float | None) -> str:
+    """A table cell: 3 significant digits from 1 up (13.9, 4,840), 2 from 0.1 (0.14), and
+    e-notation below 0.1 (2.8e-2, 2 digits) and from 1e6 up (1.98e8, 3 digits)."""
+    if value is None:
+        return "–"
+    magnitude = abs(value)
+    if value == 0 or 0.1 <= magnitude < 1e6:
+        return f"{value:,.0f}" if magnitude >= 1000 else f"{value:.{3 if magnitude >= 1 else 2}g}"
+    mantissa, exponent = f"{value:.{1 if magnitude < 1 else 2}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+STUDY = "docs/data/pendulum_correction.json"
+STUDY_COMMAND = f"hooke study pendulum-correction --data {STUDY}"
+# The same study with OpenBLAS's AVX2 kernel forced (this machine picks AVX-512's): the spread that
+# round-off alone makes in a chaotic run.
+STUDY_AVX2 = "docs/data/pendulum_correction_haswell.json"
+STUDY_AVX2_COMMAND = f"OPENBLAS_CORETYPE=Haswell hooke study pendulum-correction --data {STUDY_AVX2}"
+# Seed 003's own script (../shared/seeds/003_*.txt: SciPy's solve_ivp, RK45, rtol = atol = 1e-4),
+# run unchanged on our 2-core machine in 2026-11 for the README (commit 396d2ac): max ΔL over
+# 100 s [m]. Not regenerated here: the seed's code is not part of hooke.
+SEED_003_BETA_C = {0.0: 13.9, 0.1: 0.079, 0.2: 5.1e-2, 0.3: 1.2e-2, 0.4: 9.5e-3}  # at k_c = 0
+SEED_003_K_C = {0.01: 1.2e-2, 0.02: 9.3e-3, 0.03: 9.5e-3, 0.04: 5.4e-3}          # at β_c = 0.2
+# The same script at β_c = 0.4, k_c = 0, 20 runs with the initial speed of the top mass changed by
+# 0, 1e-10, …, 1.9e-9 m/s: the spread of max ΔL that chaos makes of a change at round-off level.
+SEED_003_PERTURBED = {"runs": 20, "smallest": 8.9e-3, "largest": 1.7e-2, "median": 1.2e-2,
+                      "below_1e-2": 6}
+# The study's three tables: (key, title, the seed's numbers where it measured them).
+STUDY_TABLES = (("beta_c", "β_c (k_c = 0)", SEED_003_BETA_C),
+                ("k_c", "k_c (β_c = 0.2)", SEED_003_K_C),
+                ("other", "other stabilisations", None))
+
+
+def study_tables(rows: list[dict]) -> dict[str, dict]:
+    """One run's max ΔL by table and column: the β_c sweep at k_c = 0, the k_c sweep at β_c = 0.2
+    (k_c > 0; k_c = 0 is in the β_c table), the other stabilisations by name."""
+    tables: dict[str, dict] = {"beta_c": {}, "k_c": {}, "other": {}}
+    for row in rows:
+        if row["stabilization"] != "correction":
+            tables["other"][row["curve"]] = row["max_drift_m"]
+        elif row["k_c"] == 0:
+            tables["beta_c"][row["beta_c"]] = row["max_drift_m"]
+        elif row["beta_c"] == 0.2:
+            tables["k_c"][row["k_c"]] = row["max_drift_m"]
+    return tables
+
+
+@block("pendulum-correction", STUDY_COMMAND)
+def pendulum_correction(data: Path) -> str:
+    own = read_measurement(data / Path(STUDY).name)  # this machine's own BLAS kernel
+    if own is None:
+        return not_measured(STUDY_COMMAND)
+    avx2 = read_measurement(data / Path(STUDY_AVX2).name)
+    runs = [own] if avx2 is None else [own, avx2]
+    text = (f"Max ΔL over {own['t_end']:g} s [m]: `{STUDY_COMMAND}` "
+            f"({provenance(own, load=False)})")
+    if avx2 is not None:
+        text += (f"; the same with the AVX2 kernel forced, `{STUDY_AVX2_COMMAND}` "
+                 f"({avx2['measured']['date'][:10]})")
+    text += ("; seed 003's own script, run once on our machine and kept as data in "
+             "`scripts/readme_tables.py`:\n\n")
+    measured = [study_tables(run["rows"]) for run in runs]
+    for key, title, seed in STUDY_TABLES:
+        columns = list(seed or measured[0][key])
+        rows = [[f"hooke, OpenBLAS {run['measured']['blas_kernel']}"]
+                + [significant(tables[key].get(column)) for column in columns]
+                for run, tables in zip(runs, measured)]
+        if seed:
+            rows.append(["seed 003's code"] + [significant(seed[column]) for column in columns])
+        header = [title] + [f"{c:g}" if isinstance(c, float) else c for c in columns]
+        text += markdown_table(header, rows, "l" + "r" * len(columns)) + "\n"
+    spread = SEED_003_PERTURBED
+    text += (f"Seed 003's own script at β_c = 0.4, run {spread['runs']} times with the top mass's "
+             f"initial speed changed by 0, 1e-10, …, 1.9e-9 m/s, gave max ΔL from "
+             f"{significant(spread['smallest'])} to {significant(spread['largest'])} (median "
+             f"{significant(spread['median'])}; below 1e-2 in {spread['below_1e-2']} of "
+             f"{spread['runs']} runs, the unchanged one among them).\n")
+    return text
+
+
+BENCH_COMMAND = "python benchmarks/bench.py --data docs/data"
+PEER_NAMES = {"taichi": "Taichi", "warp": "Warp", "newton": "Newton"}
+# The goals of issue 5 (requirements, not measurements).
+GOAL_W1_OVER_TAICHI = 1.5
+GOAL_W2_SPRING_STEPS = 1.5e8
+GOAL_W3_OVER_BEST = 1.3
+GOAL_W4_MS = 3.0
+GOAL_CONTACT_OVER_BOOK = 50.0
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "**not met**"
+
+
+def when(data: dict) -> str:
+    """A row's date, commit and load (and SMOKE), for a column beside its numbers."""
+    m = data["measured"]
+    smoke = "**SMOKE RUN, not a measurement**; " if data.get("smoke") else ""
+    return (f"{smoke}{m['date'][:10]}, commit {m['commit']}, other processes used "
+            f"{m['others_cpu_share']:.0%} of the CPU")
+
+
+def explicit_row(label: str, data: dict, goal) -> list[str]:
+    """A W1/W2 row: hooke's best rate (and on 1 thread), each peer's with hooke's ratio over it
+    (the median of the per-round ratios), and ``goal(data, rows by name)``."""
+    rows = {row["name"]: row for row in data["rows"]}
+    hooke_rows = [row for name, row in rows.items() if name.startswith("hooke")]
+    best = max(hooke_rows, key=lambda row: row["steps_per_s"])
+    one = rows.get("hooke (1 thread)")
+    single = "" if one is None or one is best else f"; {significant(one['steps_per_s'])} on 1 thread"
+    hooke = (f"{significant(best['steps_per_s'])} steps/s {best['name'].removeprefix('hooke ')} "
+             f"= {significant(best['steps_per_s'] * data['springs'])} springs·steps/s{single}")
+    peers = [f"{PEER_NAMES.get(name, name)} {data['peer_versions'].get(name, '')} "
+             f"{significant(row['steps_per_s'])} (hooke ×{significant(row['hooke_over_peer'])})"
+             for name, row in rows.items() if not name.startswith("hooke")]
+    workload = f"{label} cloth {data['n']}², {data['springs']:,} springs, symplectic Euler"
+    return [workload, hooke, ", ".join(peers) or "none measured", goal(data, rows), when(data)]
+
+
+def w1_goal(data: dict, rows: dict) -> str:
+    taichi = rows.get("taichi")
+    if taichi is None or taichi["hooke_over_peer"] is None:
+        return f"≥ {GOAL_W1_OVER_TAICHI:g} × Taichi in the same run: Taichi not measured"
+    ratio = taichi["hooke_over_peer"]
+    return (f"≥ {GOAL_W1_OVER_TAICHI:g} × Taichi in the same run: ×{significant(ratio)}, "
+            f"{verdict(ratio >= GOAL_W1_OVER_TAICHI)}")
+
+
+def w2_goal(data: dict, rows: dict) -> str:
+    best = max(row["steps_per_s"] for name, row in rows.items() if name.startswith("hooke"))
+    return (f"≥ {significant(GOAL_W2_SPRING_STEPS)} springs·steps/s: "
+            f"{verdict(best * data['springs'] >= GOAL_W2_SPRING_STEPS)}")
+
+
+def w3_row(data: dict) -> list[str]:
+    """W3: whole implicit_euler steps first (what a run pays), then one Newton iteration's
+    linear algebra with every solver; the goal is about the solver choice only."""
+    rows = data["rows"]
+    chosen = next(row for row in rows if row["chosen"])
+    best = min(row["total_ms"] for row in rows)
+    steps = "; ".join(f"from {step['start']} {significant(step['ms'])} ms "
+                      f"({significant(step['newton_iterations'])} Newton iterations)"
+                      for step in data["whole_steps"])
+    hooke = (f"whole step {steps}. Per Newton iteration: assembly "
+             f"{significant(data['assembly_ms'])} ms, {chosen['solver']} (its choice, analysis "
+             f"reused) factorisation {significant(chosen['factorisation_ms'])} + solve "
+             f"{significant(chosen['solve_ms'])} = {significant(chosen['total_ms'])} ms")
+    others = ", ".join(f"{row['solver']} {significant(row['factorisation_ms'])} + "
+                       f"{significant(row['solve_ms'])} = {significant(row['total_ms'])}"
+                       for row in rows if row["hooke"] and row is not chosen)
+    peers = ", ".join(f"{row['solver']} {significant(row['total_ms'])}"
+                      for row in rows if not row["hooke"])
+    ratio = chosen["total_ms"] / best
+    goal = (f"factorisation + solve of hooke's choice ≤ {GOAL_W3_OVER_BEST:g} × the best "
+            f"solver's: ×{significant(ratio)}, {verdict(ratio <= GOAL_W3_OVER_BEST)} (the whole "
+            "step is not part of this goal)")
+    workload = f"W3 one `implicit_euler` step, cloth {data['n']}², {data['dofs']:,} DOFs"
+    return [workload, hooke, f"per Newton iteration, ms: hooke with {others or 'no other solver'}"
+                             f" (analysis reused); redoing the analysis: {peers}", goal, when(data)]
+
+
+def w4_row(data: dict) -> list[str]:
+    row = data["rows"][0]
+    hooke = (f"{significant(row['ms_per_iteration'])} ms per local/global iteration "
+             f"(prefactorisation {significant(row['prefactorisation_ms'])} ms, once)")
+    goal = (f"≤ {GOAL_W4_MS:g} ms per iteration: "
+            f"{verdict(row['ms_per_iteration'] <= GOAL_W4_MS)}")
+    return [f"W4 `fast_mass_spring`, {data['nodes']:,} nodes", hooke, "", goal, when(data)]
+
+
+def bandwidth_text(w1: dict | None, w2: dict | None) -> str:
+    """The bandwidth bound of the fused explicit step against hooke's best W1/W2 rate."""
+    parts = []
+    for label, data in (("W1", w1), ("W2", w2)):
+        if data is None:
+            continue
+        best = max(row["steps_per_s"] for row in data["rows"] if row["name"].startswith("hooke"))
+        megabytes = data["bytes_per_spring"] * data["springs"] / 1e6
+        parts.append(f"{label} moves {significant(megabytes)} MB per step, which bounds it at "
+                     f"{significant(data['bound_steps_per_s'])} steps/s; hooke reaches "
+                     f"{best / data['bound_steps_per_s']:.0%} of that")
+    if not parts:
+        return ""
+    data = w1 or w2
+    return (f"Memory bandwidth (a NumPy copy on one core, read + write): "
+            f"{significant(data['bandwidth_GB_per_s'])} GB/s. The fused explicit step moves "
+            f"{significant(data['bytes_per_spring'])} bytes per spring (adjacency, ψ written and "
+            f"read, springs, x and v in and out): {'; '.join(parts)}. A bound is real only when "
+            "the step's data exceed the caches (W2); for W1 it is a yardstick.\n")
+
+
+def bench_file(data: Path, workload: str) -> dict | None:
+    return read_measurement(data / f"bench_{workload}.json")
+
+
+@block("speed", BENCH_COMMAND)
+def speed(data: Path) -> str:
+    found = {name: bench_file(data, name) for name in ("W1", "W2", "W3", "W4")}
+    if not any(found.values()):
+        return not_measured(BENCH_COMMAND)
+    first = next(value for value in found.values() if value is not None)
+    m = first["measured"]
+    rounds = f"; W1 and W2 in {found['W1']['rounds']} rounds" if found["W1"] else ""
+    text = (f"`{BENCH_COMMAND}` (each workload writes `docs/data/bench_W<k>.json`) on "
+            f"{m['cpu']}, {m['cores']} cores, {m['numba_threads']} Numba threads, OpenBLAS kernel "
+            f"{m['blas_kernel']}: medians of {first['repeats']} runs after a warm-up{rounds}, "
+            "each measuring hooke and then every peer, whose ratios are medians over the rounds "
+            "of the ratios within a round:\n\n")
+    rows = []
+    for name, make in (("W1", lambda d: explicit_row("W1", d, w1_goal)),
+                       ("W2", lambda d: explicit_row("W2", d, w2_goal)),
+                       ("W3", w3_row), ("W4", w4_row)):
+        rows.append(make(found[name]) if found[name] else
+                    [name, f"not measured yet: `{BENCH_COMMAND}`", "", "", ""])
+    text += markdown_table(["workload", "hooke", "peers (same run)", "goal (issue 5)", "measured"],
+                           rows)
+    return text + "\n" + bandwidth_text(found["W1"], found["W2"])
+
+
+@block("speed-w5", BENCH_COMMAND)
+def speed_w5(data: Path) -> str:
+    """W5: per scene and size the explicit and the implicit step side by side, then the fits."""
+    w5 = bench_file(data, "W5")
+    if w5 is None:
+        return not_measured(BENCH_COMMAND)
+    pairs: dict[tuple, dict] = {}
+    for row in w5["rows"]:
+        pairs.setdefault((row["scene"], row["n"], row["dim"]), {})[row["integrator"]] = row
+    rows = []
+    for (scene, n, dim), kinds in pairs.items():
+        explicit, implicit = kinds.get("symplectic_euler"), kinds.get("implicit_euler_linear")
+        springs = next(row["springs"] for row in kinds.values() if not row["failed"])
+
+        def ms(row):
+            return "failed" if row is None or row["failed"] else significant(row["ms_per_step"])
+
+        def rss(row):
+            return "–" if row is None or row["failed"] else significant(row["peak_rss_MiB"])
+
+        rows.append([f"{scene} {n}{'³' if dim == 3 else '²'}", f"{springs:,}", ms(explicit),
+                     "" if ms(explicit) == "failed"
+                     else significant(1e6 * explicit["ms_per_step"] / springs),
+                     ms(implicit), "" if implicit is None else implicit["solver"],
+                     f"{rss(explicit)} / {rss(implicit)}"])
+    fits = "; ".join(f"{fit['scene']} {fit['integrator']}: time ∝ springs^"
+                     f"{fit['exponent']:.2f}, peak memory {significant(fit['bytes_per_spring'])} "
+                     "bytes per spring" for fit in w5["fits"])
+    return (f"`{BENCH_COMMAND}` W5 ({provenance(w5)}), one step against the size, each size in "
+            "a fresh process, `solver=\"auto\"` (its choice in the solver column):\n\n"
+            + markdown_table(["scene", "springs", "symplectic Euler ms", "ns/spring",
+                              "implicit_euler_linear ms", "solver",
+                              "peak RSS MiB (explicit / implicit)"], rows, "lrrrrlr")
+            + f"\nFitted (slopes over the sizes; memory: of peak RSS against springs): {fits}.\n")
+
+
+JOINTS_COMMAND = "python benchmarks/bench_joints.py --data docs/data"
+
+
+@block("joints", JOINTS_COMMAND)
+def joints(data: Path) -> str:
+    bench = read_measurement(data / "bench_joints.json")
+    if bench is None:
+        return not_measured(JOINTS_COMMAND)
+    rows = [[row["case"], str(row["particles"]), str(row["joints"]),
+             significant(row["steps_per_s"]), significant(row["cpp_steps_per_s"]),
+             "" if row["cpp_steps_per_s"] is None
+             else f"{significant(row['steps_per_s'] / row['cpp_steps_per_s'])}×",
+             significant(row["newton_iterations_per_step"]), str(row["split_steps"])]
+            for row in bench["rows"]]
+    return (f"`{JOINTS_COMMAND}` ({provenance(bench)}; medians of {bench['repeats']} runs; "
+            "C++: seed 002's code as the issue measured it on a 2-core machine like ours, not "
+            "rerun):\n\n"
+            + markdown_table(["scene", "particles", "joints", "steps/s", "C++ steps/s", "ratio",
+                              "Newton iterations/step", "split steps"], rows,
+                             "lrrrrrrr"))
+
+
+CONTACT_COMMAND = "python benchmarks/bench_contact.py --data docs/data"
+# Seed 004's book: the step of the square drop's first contact.
+BOOK_FIRST_CONTACT = {"square_drop": 32}
+
+
+@block("contact", CONTACT_COMMAND)
+def contact(data: Path) -> str:
+    bench = read_measurement(data / "bench_contact.json")
+    if bench is None:
+        return not_measured(CONTACT_COMMAND)
+    rows = []
+    for row in bench["rows"]:
+        first = "–" if row["first_contact"] is None else str(row["first_contact"])
+        if row["name"] in BOOK_FIRST_CONTACT:
+            first += f" (the book: {BOOK_FIRST_CONTACT[row['name']]})"
+        rows.append([f"`{row['name']}`", str(row["particles"]), significant(row["us_step"]),
+                     significant(row["us_simulate"]),
+                     "(CG: generic)" if row["us_generic"] is None
+                     else significant(row["us_generic"]),
+                     significant(row["newton"]), first, significant(row["min_distance"])])
+    text = (f"`{CONTACT_COMMAND}` ({provenance(bench)}; µs per step, medians of "
+            f"{bench['repeats']} runs: the step alone, with a frame saved every step, and the step "
+            "with the compiled Newton solve switched off):\n\n"
+            + markdown_table(["scene", "nodes", "µs/step", "with frames", "generic path",
+                              "Newton iterations/step", "first contact (step)",
+                              "min distance [m]"], rows, "lrrrrrlr"))
+    peer = bench.get("peer")
+    if peer:
+        text += (f"\nAgainst a peer in the same process — the book's algorithm in the book's "
+                 f"Python style (`benchmarks/peers_book.py`: a loop per spring for energy, "
+                 f"gradient and Hessian, an eigen-decomposition per spring, SciPy sparse assembly "
+                 f"and `spsolve`), its runs alternated with hooke's: on the {peer['steps']} steps "
+                 f"of `square_drop` hooke takes {significant(peer['hooke_ms_per_step'])} ms per "
+                 f"step, the peer {significant(peer['peer_ms_per_step'])} ms, a median ratio of "
+                 f"{significant(peer['ratio'])}× (the goal: {GOAL_CONTACT_OVER_BOOK:g}×, "
+                 f"{verdict(peer['ratio'] >= GOAL_CONTACT_OVER_BOOK)}); hooke takes "
+                 f"{significant(peer['hooke_newton_per_step'])} Newton iterations per step, the "
+                 f"peer {significant(peer['peer_newton_per_step'])}, and their trajectories agree "
+                 f"to {significant(peer['positions_agree_m'])} m.\n")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:

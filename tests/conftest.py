@@ -35,6 +35,16 @@ def run_cli(*args, env=None, cwd=None) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+def load_script(path):
+    """A script (not a package module) imported by its path, e.g. scripts/readme_tables.py."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def relative_difference(a, b) -> float:
     """max |a − b| relative to max |b|."""
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))

@@ -4,6 +4,7 @@ peer) and bench_joints.py (tiny sizes). They time nothing against a threshold (b
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import subprocess
@@ -13,19 +14,41 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench.py"
+from conftest import load_script
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks" / "bench.py"
 
 
-def test_bench_smoke_mode_prints_every_workload():
-    done = subprocess.run([sys.executable, str(BENCH), "--smoke"], capture_output=True, text=True,
-                          timeout=600)
+@pytest.fixture(scope="module")
+def readme_tables():
+    return load_script(ROOT / "scripts" / "readme_tables.py")
+
+
+def assert_rendered_as_smoke(readme_tables, names, data) -> None:
+    """The README blocks ``names`` render from the smoke run's data files in ``data``, labelled
+    as a smoke run, and name their command."""
+    for name in names:
+        text = readme_tables.RENDERERS[name](data)
+        assert "SMOKE RUN" in text and "Not measured yet" not in text, text
+
+
+def test_bench_smoke_mode_prints_every_workload(tmp_path, readme_tables):
+    done = subprocess.run([sys.executable, str(BENCH), "--smoke", "--data", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     for title in ("memory bandwidth", "W1: cloth", "W2: cloth", "W3: implicit_euler", "W4: fast_mass_spring",
                   "W5: one step", "bandwidth bound", "fitted exponent", "bytes per spring",
-                  "factorisation ms", "solve ms", "(its choice)", "lattice implicit_euler_linear"):
+                  "factorisation ms", "solve ms", "(its choice)", "lattice implicit_euler_linear",
+                  "one whole implicit_euler step from rest", "from crumpled"):
         assert title in out, f"{title!r} missing from:\n{out}"
     assert "failed" not in out
+    for workload in ("W1", "W2", "W3", "W4", "W5"):
+        data = json.loads((tmp_path / f"bench_{workload}.json").read_text())
+        assert data["smoke"] is True and data["command"].startswith("python benchmarks/bench.py")
+        assert 0 <= data["measured"]["others_cpu_share"] <= 1 and data["rows"]
+    assert_rendered_as_smoke(readme_tables, ["speed", "speed-w5"], tmp_path)
 
 
 def test_ordering_bench_smoke():
@@ -38,14 +61,15 @@ def test_ordering_bench_smoke():
         assert text in done.stdout, done.stdout
 
 
-def test_contact_bench_smoke():
+def test_contact_bench_smoke(tmp_path, readme_tables):
     """benchmarks/bench_contact.py times hooke and its same-process peer (the book's algorithm in
     the book's Python style) on the square drop's first 45 steps, through its first contact at
     step 32 (barrier, PSD projection, line search at work: 62 Newton iterations in both); every
     number it prints is finite, > 0."""
     script = BENCH.parent / "bench_contact.py"
     done = subprocess.run([sys.executable, str(script), "--steps", "45", "--repeats", "1",
-                           "square_drop"], capture_output=True, text=True, timeout=120)
+                           "--data", str(tmp_path), "square_drop"], capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     found = [re.search(pattern, out) for pattern in (
@@ -62,14 +86,18 @@ def test_contact_bench_smoke():
     # (three decimals of each time, one of the ratio)
     printed = 0.0005 / hooke_ms + 0.0005 / peer_ms + 0.05 / ratio
     assert ratio == pytest.approx(peer_ms / hooke_ms, rel=printed) and agree < 1e-12
+    peer = json.loads((tmp_path / "bench_contact.json").read_text())["peer"]
+    assert peer["ratio"] == pytest.approx(ratio, abs=0.05) and peer["steps"] == 45
+    assert_rendered_as_smoke(readme_tables, ["contact"], tmp_path)
 
 
-def test_joints_bench_smoke():
+def test_joints_bench_smoke(tmp_path, readme_tables):
     """benchmarks/bench_joints.py at tiny sizes: one row per case, every number finite and > 0
     (split steps ≥ 0), the ratio equal to steps/s over the C++ reference."""
     script = BENCH.parent / "bench_joints.py"
     done = subprocess.run([sys.executable, str(script), "--chains", "4", "--scale", "0.01",
-                           "--repeats", "1"], capture_output=True, text=True, timeout=120)
+                           "--repeats", "1", "--data", str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].split()[:4] == ["case", "particles", "joints", "steps/s"]
@@ -86,3 +114,6 @@ def test_joints_bench_smoke():
             assert reference == references[label]
             assert ratio == pytest.approx(rate / reference, abs=0.006)
     assert rows["chain n=4"][:2] == ["5", "4"]  # particles (with the support), joints
+    data = json.loads((tmp_path / "bench_joints.json").read_text())
+    assert [row["case"] for row in data["rows"]] == list(rows)
+    assert_rendered_as_smoke(readme_tables, ["joints"], tmp_path)

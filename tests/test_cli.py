@@ -52,6 +52,7 @@ def test_run_writes_trajectory_plots_and_summary(tmp_path):
     (["run", "--resume", "anywhere", "--max-energy-growth", "2"], "--resume: continues the stored"),
     (["study", "pendulum-correction", "--t-end", "1", "--output-interval", "0.3"],
      "t_end: must be a whole number of steps of dt = 0.3"),
+    (["study", "pendulum-correction", "--data", "."], "--data: is a directory"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, args, field):
     done = hooke(*args, "--out", str(tmp_path))
@@ -97,6 +98,72 @@ def test_blow_up_keeps_computed_frames_and_exits_1(tmp_path):
     assert stored["total_frames"] == summary["frames"]
 
 
+def readme_scene_file() -> str:
+    """The scene file of the README's "Scene files" section."""
+    text = (ROOT / "README.md").read_text()
+    return re.search(r"## Scene files\n.*?```toml\n(.*?)```", text, re.S).group(1)
+
+
+def test_energy_change_is_reported_against_the_initial_energy(tmp_path):
+    """The README's scene file: a pendulum on a spring from E0 = 0.25 J whose kinetic energy
+    reaches 4.9 J. Its total energy keeps its sign, so the change is relative to E0: −1.5 %
+    (the old report divided by the largest kinetic energy and printed −0.077 %)."""
+    (tmp_path / "example.toml").write_text(readme_scene_file())
+    done = hooke("run", str(tmp_path / "example.toml"), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    initial, final = summary["energy_initial_J"], summary["energy_final_J"]
+    assert initial == pytest.approx(0.25, rel=1e-12) and final == pytest.approx(0.24622, abs=1e-5)
+    assert summary["energy_change_J"] == final - initial
+    assert summary["energy_relative_to"] == "initial energy" and summary["energy_scale_J"] == initial
+    assert summary["energy_change_relative"] == pytest.approx((final - initial) / 0.25, rel=1e-12)
+    assert summary["energy_change_relative"] == pytest.approx(-0.0151, abs=1e-4)
+    assert (f"ΔE = {final - initial:+.4g} J = -1.514 % of the initial energy (0.25 J)"
+            in " ".join(done.stdout.split())), done.stdout
+
+
+def test_energy_change_through_zero_is_reported_against_the_largest_kinetic_energy(tmp_path):
+    """square_drop starts at E0 = 0 (its centre at the zero of gravity's potential) and falls
+    below it: a percentage of E0 means nothing, and the change (implicit Euler's dissipation and
+    the fall) is relative to the largest kinetic energy, named (the old report: "−106 %" alone)."""
+    import hooke as api
+
+    done = hooke("run", "square_drop", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    result = api.open(tmp_path / "trajectory.h5")
+    largest_kinetic = float(result.energy["kinetic"].max())
+    assert abs(summary["energy_initial_J"]) < 1e-20 and summary["energy_final_J"] < -4000
+    assert summary["energy_relative_to"] == "largest kinetic energy"
+    assert summary["energy_scale_J"] == largest_kinetic
+    assert summary["energy_change_relative"] == pytest.approx(
+        summary["energy_change_J"] / largest_kinetic, rel=1e-12)
+    assert summary["energy_change_relative"] == pytest.approx(-1.063, abs=1e-3)
+    assert (f"= -106.3 % of the largest kinetic energy ({largest_kinetic:.4g} J)"
+            in " ".join(done.stdout.split())), done.stdout
+
+
+def test_energy_change_names_its_scale():
+    """|E0| while the energy keeps its sign (negative E0 too), else the largest kinetic energy;
+    no scale when nothing moved, no change when an energy overflowed."""
+    from hooke.result import EnergyChange
+
+    def change(total, kinetic):
+        return EnergyChange.of(np.array(total), np.array(kinetic))
+
+    kept = change([2.0, 1.5], [0.0, 1.0])
+    assert (kept.scale, kept.relative_to, kept.change, kept.relative) == (
+        2.0, "initial energy", -0.5, -0.25)
+    assert change([-4.0, -5.0], [0.0, 3.0]).relative == -0.25
+    crossed = change([1.0, -0.5, -1.0], [0.0, 4.0, 1.0])
+    assert (crossed.scale, crossed.relative_to, crossed.relative) == (
+        4.0, "largest kinetic energy", -0.5)
+    still = change([0.0, 0.0], [0.0, 0.0])
+    assert (still.change, still.scale, still.relative_to, still.relative) == (0.0, None, None, None)
+    blown = change([1.0, np.inf], [0.0, np.inf])
+    assert (blown.initial, blown.final, blown.change, blown.relative) == (1.0, None, None, None)
+
+
 def test_readme_api_example_runs():
     text = (ROOT / "README.md").read_text()
     block = re.search(r"## The API in ten lines\n\n```python\n(.*?)```", text, re.S).group(1)
@@ -132,14 +199,27 @@ def test_modes_command_prints_crane_frequencies(tmp_path):
 def test_study_command_runs_a_short_pendulum_study(tmp_path):
     """Over the first 3 s (measured max ΔL: β_c = 0 … 0.4 at k_c = 0: 1.7e-2, 1.6e-3, 6.2e-4,
     2.9e-4, 1.9e-4; k_c = 0 … 0.04 at β_c = 0.2: 6.2e-4 … 5.3e-4) the drift falls as either
-    gain grows."""
-    done = hooke("study", "pendulum-correction", "--t-end", "3", "--output-interval", "0.1",
-                 "--out", str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    assert (tmp_path / "pendulum_correction.png").stat().st_size > 10_000
+    gain grows. With 1 and 2 Numba threads the study writes the same CSV, and --data the same
+    rows with its provenance."""
+    runs = {}
+    for threads in ("1", "2"):
+        out = tmp_path / threads
+        done = hooke("study", "pendulum-correction", "--t-end", "3", "--output-interval", "0.1",
+                     "--out", str(out), "--data", str(out / "study.json"),
+                     env={"NUMBA_NUM_THREADS": threads})
+        assert done.returncode == 0, done.stderr
+        runs[threads] = json.loads((out / "study.json").read_text())
+        assert runs[threads]["command"] == (f"NUMBA_NUM_THREADS={threads} hooke study "
+                                            f"pendulum-correction --t-end 3 --output-interval 0.1 "
+                                            f"--out {out} --data {out / 'study.json'}")
+        assert runs[threads]["measured"]["numba_threads"] == int(threads)
+    assert runs["1"]["rows"] == runs["2"]["rows"] and len(runs["1"]["rows"]) == 13
+    assert ((tmp_path / "1" / "pendulum_correction.csv").read_bytes()
+            == (tmp_path / "2" / "pendulum_correction.csv").read_bytes())
+    assert (out / "pendulum_correction.png").stat().st_size > 10_000
     import csv
 
-    rows = list(csv.reader((tmp_path / "pendulum_correction.csv").open()))
+    rows = list(csv.reader((out / "pendulum_correction.csv").open()))
     # a column per curve: 5 β_c + 5 k_c + Baumgarte, projection, generalized-α; a row per 0.1 s
     assert len(rows[0]) == 1 + 13 and len(rows) == 1 + 31
     assert rows[0][1:6] == [f"k_c=0, β_c={b:g}" for b in (0, 0.1, 0.2, 0.3, 0.4)]

@@ -290,8 +290,10 @@ def test_cli_blow_up_prints_no_warnings_and_writes_strict_json(tmp_path):
                          parse_constant=no_constants)
     with np.errstate(over="ignore"):  # ½v² of the last finite state overflows: null in JSON
         assert np.isinf(0.5 * states[-1].v[1, 0] ** 2)
-    assert summary["energy_initial"] == 5000.0
-    assert summary["energy_final"] is None and summary["energy_relative_change"] is None
+    assert summary["energy_initial_J"] == 5000.0
+    for key in ("energy_final_J", "energy_change_J", "energy_change_relative", "energy_scale_J",
+                "energy_relative_to"):
+        assert summary[key] is None, key
     assert summary["frames"] == (k - 1) // 50 + 2 and summary["complete"] is False
     assert "5000 → not finite J" in done.stdout and "nan" not in done.stdout
 

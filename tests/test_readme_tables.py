@@ -3,20 +3,18 @@ typed by hand, and each names the command that produced its data."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from conftest import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "readme_tables.py"
 
 
 @pytest.fixture(scope="module")
 def tables():
-    spec = importlib.util.spec_from_file_location("readme_tables", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def test_every_generated_block_matches_its_data(tables):
@@ -44,3 +42,31 @@ def test_a_renderer_must_name_its_command(tables, tmp_path):
     with pytest.raises(ValueError, match="does not name its command"):
         renderer(tmp_path)
     assert tables.Renderer("demo", "hooke demo", lambda data: "From `hooke demo`.\n")(tmp_path)
+
+
+# -- the figures' blocks: the study and the benchmarks ---------------------------------------------
+
+def test_a_block_without_its_data_names_the_command_that_writes_it(tables, tmp_path):
+    for name in ("pendulum-correction", "speed", "speed-w5", "joints", "contact"):
+        renderer = tables.RENDERERS[name]
+        assert renderer(tmp_path) == f"Not measured yet: run `{renderer.command}`.\n"
+
+
+def test_the_study_tables_take_every_curve_once(tables):
+    """From the committed study data: the β_c sweep (k_c = 0, with β_c = 0.2 of both sweeps),
+    the k_c sweep at β_c = 0.2 (k_c > 0) and the three other stabilisations."""
+    run = tables.read_measurement(tables.DATA / "pendulum_correction.json")
+    assert run["command"].startswith("hooke study pendulum-correction") and run["t_end"] == 100
+    measured = tables.study_tables(run["rows"])
+    assert list(measured["beta_c"]) == [0.0, 0.1, 0.2, 0.3, 0.4]
+    assert list(measured["k_c"]) == [0.01, 0.02, 0.03, 0.04]
+    assert list(measured["other"]) == ["Baumgarte (α=β=10/s)", "projection", "generalized-α ρ∞=0.8"]
+    assert list(tables.SEED_003_BETA_C) == list(measured["beta_c"])
+    assert list(tables.SEED_003_K_C) == list(measured["k_c"])
+
+
+@pytest.mark.parametrize("value, text", [
+    (13.87, "13.9"), (0.0975, "9.8e-2"), (0.14, "0.14"), (4840.4, "4,840"), (1.98e8, "1.98e8"),
+    (7.29e-11, "7.3e-11"), (0.0, "0"), (None, "–")])
+def test_significant_digits_of_a_table_cell(tables, value, text):
+    assert tables.significant(value) == text

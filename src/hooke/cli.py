@@ -140,9 +140,7 @@ def summary_data(result) -> dict:
             "t_end": float(result.t[-1]), "frames": result.n_frames, "complete": result.complete,
             "particles": model.n_particles, "springs": model.n_springs, "dim": model.dim,
             "wall_time_s": round(result.wall_time, 4), "stats": result.stats,
-            "energy_initial": finite_or_none(result.energy["total"][0]),
-            "energy_final": finite_or_none(result.energy["total"][-1]),
-            "energy_relative_change": finite_or_none(result.energy_drift()),
+            **energy_change_data(result.energy_change()),
         }
         if result.scene.has_analytic:
             data["max_error_vs_analytic"] = finite_or_none(
@@ -153,6 +151,26 @@ def summary_data(result) -> dict:
     if np.isfinite(result.contact_distance).any():
         data["min_contact_distance_m"] = finite_or_none(np.nanmin(result.contact_distance))
     return data
+
+
+def energy_change_data(change) -> dict:
+    """summary.json's energy keys: joules, and the relative change with its scale named
+    (:class:`hooke.result.EnergyChange`); null where a value is not finite or has no scale."""
+    return {"energy_initial_J": change.initial, "energy_final_J": change.final,
+            "energy_change_J": change.change, "energy_change_relative": change.relative,
+            "energy_relative_to": change.relative_to, "energy_scale_J": change.scale}
+
+
+def energy_change_text(summary: dict) -> str:
+    """The change as printed, e.g. "ΔE = -0.003785 J = -1.514 % of the initial energy (0.25 J)",
+    or the joules alone where there is no scale."""
+    if summary["energy_change_J"] is None:
+        return "not finite"
+    text = f"ΔE = {summary['energy_change_J']:+.4g} J"
+    if summary["energy_relative_to"] is None:
+        return text
+    return (f"{text} = {100 * summary['energy_change_relative']:+.4g} % of the "
+            f"{summary['energy_relative_to']} ({summary['energy_scale_J']:.4g} J)")
 
 
 def number(value, spec: str) -> str:
@@ -175,10 +193,9 @@ def print_summary(summary: dict, written: list[Path]) -> None:
                       + ("" if summary["complete"] else " (stopped early)")),
         ("counters", ", ".join(f"{k} {v}" for k, v in summary["stats"].items())),
         ("wall time", f"{summary['wall_time_s']:.3f} s"),
-        ("total energy", f"{number(summary['energy_initial'], '.6g')} → "
-                         f"{number(summary['energy_final'], '.6g')} J" + (
-                             "" if summary["energy_relative_change"] is None
-                             else f" ({100 * summary['energy_relative_change']:+.4g} %)")),
+        ("total energy", f"{number(summary['energy_initial_J'], '.6g')} → "
+                         f"{number(summary['energy_final_J'], '.6g')} J"),
+        ("energy change", energy_change_text(summary)),
     ]
     if "max_error_vs_analytic" in summary:
         rows.append(("max |x − analytic|", f"{number(summary['max_error_vs_analytic'], '.3e')} m"))
@@ -382,10 +399,14 @@ def study_command(
     out: Path = typer.Option(Path("out/study"), "--out", "-o"),
     t_end: float = typer.Option(100.0, "--t-end", help="duration of each run [s]"),
     output_interval: float = typer.Option(0.01, "--output-interval", help="RK45 output interval [s]"),
+    data: Optional[Path] = typer.Option(
+        None, "--data", help="also write the table with its provenance (command, date, machine, "
+        "BLAS kernel) as JSON to this file; docs/data/pendulum_correction.json is the README's"),
 ) -> None:
     """Reproduce a study. pendulum-correction: seed 003's string-length drift ΔL(t) of the double
     pendulum for k_c ∈ {0 … 0.04} (β_c = 0.2) and β_c ∈ {0 … 0.4} (k_c = 0) with RK45 at
     rtol = atol = 1e-4, plus Baumgarte, projection and generalized-α; a log plot and a table."""
+    from .provenance import LoadMonitor, command_line
     from .studies import run_pendulum_correction_study
 
     if name != "pendulum-correction":
@@ -397,11 +418,18 @@ def study_command(
         step_count(t_end, output_interval)
     except HookeInputError as error:
         fail(str(error))
+    if data is not None and data.is_dir():
+        fail(f"--data: is a directory; give the JSON file to write, e.g. "
+             f"{data / 'pendulum_correction.json'}, got {str(data)!r}")
     output_directory(out)
-    table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
-                                          progress=lambda label: errors.print(f"running {label}"))
+    with LoadMonitor() as load:
+        table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
+                                              progress=lambda label: errors.print(f"running {label}"))
     console.print(table.text(), markup=False, highlight=False)
     console.print(f"plot: {table.plot}\ntable: {table.csv}")
+    if data is not None:
+        written = table.write_data(data, command_line("hooke"), load.others)
+        console.print(f"data: {written}")
 
 
 @app.command("check")

@@ -34,6 +34,46 @@ def frame_extras(extras: dict[str, np.ndarray], frames: int, dim: int) -> dict[s
             "contact_force": extras.get("contact_force", np.empty((frames, 0, dim)))}
 
 
+@dataclass(frozen=True)
+class EnergyChange:
+    """The change of the total energy over a run [J], and relative to a scale that it names.
+
+    The scale is |E0|, the initial total energy, while the total energy keeps E0's sign over the
+    saved frames. Where E0 is zero or the energy changes sign, a percentage of E0 is meaningless:
+    the zero of the energy is where the potential energy is zero, a choice of reference (the
+    square of ``square_drop`` starts at E0 = 0 and falls below it). Then the scale is the largest
+    kinetic energy of the run, which no reference changes. ``scale`` and ``relative_to`` are None
+    when that is zero too (nothing moved) or an energy is not finite (a blown-up run).
+    """
+
+    initial: float | None
+    final: float | None
+    scale: float | None = None
+    relative_to: str | None = None  # "initial energy" or "largest kinetic energy"
+
+    @classmethod
+    def of(cls, total: np.ndarray, kinetic: np.ndarray) -> EnergyChange:
+        initial, final = finite_or_none(total[0]), finite_or_none(total[-1])
+        if not (np.all(np.isfinite(total)) and np.all(np.isfinite(kinetic))):
+            return cls(initial, final)
+        if initial != 0 and np.all(np.sign(total) == np.sign(initial)):
+            return cls(initial, final, abs(initial), "initial energy")
+        largest_kinetic = float(np.max(kinetic))
+        if largest_kinetic > 0:
+            return cls(initial, final, largest_kinetic, "largest kinetic energy")
+        return cls(initial, final)
+
+    @property
+    def change(self) -> float | None:
+        """E(end) − E(0) [J]; None when either is not finite."""
+        return None if self.initial is None or self.final is None else self.final - self.initial
+
+    @property
+    def relative(self) -> float | None:
+        """The change divided by ``scale``; None without a scale."""
+        return None if self.scale is None else self.change / self.scale
+
+
 @dataclass
 class Result:
     t: np.ndarray
@@ -61,6 +101,11 @@ class Result:
     def analytic(self) -> np.ndarray:
         """The scene's analytic positions at the saved times."""
         return self.scene.analytic(self.t)
+
+    def energy_change(self) -> EnergyChange:
+        """The change of total energy from the first to the last frame, in joules and relative
+        to a named scale (:class:`EnergyChange`)."""
+        return EnergyChange.of(self.energy["total"], self.energy["kinetic"])
 
     def energy_drift(self) -> float:
         """Change of total energy from the first to the last frame, relative to the energy scale

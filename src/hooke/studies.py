@@ -13,13 +13,14 @@ RK45 steps as freely as the seed's ``solve_ivp`` and interpolates the frames at 
 times (dense output, :mod:`hooke.integrators.adaptive`): with the same first step, controller and
 last-step cut it takes the seed's steps (identical to 1e-12 s for the first ~80–290 steps, 6–9 s,
 until round-off grows through the chaotic motion), and ``stabilization="correction"`` is the
-seed's right-hand side (:mod:`hooke.constraints`). Measured at the default 0.01 s output, max ΔL
-over 100 s (seed 003's own code in brackets): k_c = β_c = 0 13.9 (13.9), the lengths lost;
-β_c = 0.1 0.098 (0.079); 0.2 2.8e-2 (5.1e-2); 0.3 1.6e-2 (1.2e-2); 0.4 1.1e-2 (9.5e-3); at
-β_c = 0.2, k_c = 0.01, 0.02, 0.03, 0.04: 9.6e-3, 9.3e-3, 6.5e-3, 5.4e-3 (1.2e-2, 9.3e-3, 9.5e-3,
-5.4e-3). The motion is chaotic: the seed's code with its initial speed changed by ≤ 2e-9 m/s
-gives 8.9e-3 … 1.7e-2 for β_c = 0.4. ``output_interval`` only sets the frames (and
+seed's right-hand side (:mod:`hooke.constraints`). ``output_interval`` only sets the frames (and
 generalized-α's fixed step, at most 0.01 s).
+
+The motion is chaotic, so a single max ΔL depends on round-off: RK45 sums its stages with NumPy's
+dot product, whose BLAS kernel OpenBLAS picks for the CPU (:mod:`hooke.provenance`), and the
+AVX-512 and AVX2 kernels give visibly different values on the same code (``OPENBLAS_CORETYPE``
+forces one). A run is deterministic on one machine, with 1 or 2 Numba threads. The README's
+table is rendered from :meth:`StudyTable.write_data`'s file with the kernel named.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from .io.scene_file import builtin_scene
+from .provenance import write_measurement
 from .simulate import simulate
 
 K_C_SWEEP = (0.0, 0.01, 0.02, 0.03, 0.04)
@@ -53,6 +55,8 @@ class StudyRow:
 class StudyTable:
     """One row per curve; ``text()`` formats it, ``plot`` and ``csv`` are the written files."""
 
+    t_end: float
+    rtol: float
     rows: list[StudyRow] = field(default_factory=list)
     plot: Path | None = None
     csv: Path | None = None
@@ -67,6 +71,17 @@ class StudyTable:
 
     def __str__(self) -> str:
         return self.text()
+
+    def write_data(self, path, command: str, others_cpu_share: float) -> Path:
+        """The rows (without their wall times, so that a rerun writes the same rows) and the
+        study's settings, with their provenance, as JSON (:func:`hooke.provenance.write_measurement`)."""
+        rows = [{"curve": row.label, "integrator": row.integrator,
+                 "stabilization": row.options.get("stabilization"),
+                 "k_c": row.options.get("k_c"), "beta_c": row.options.get("beta_c"),
+                 "max_drift_m": row.max_drift, "final_drift_m": row.final_drift,
+                 "steps": row.steps} for row in self.rows]
+        return write_measurement(path, rows, command, others_cpu_share, t_end=self.t_end,
+                                 rtol=self.rtol)
 
 
 def length_drift(model, x: np.ndarray) -> np.ndarray:
@@ -112,7 +127,10 @@ def run_pendulum_correction_study(out_dir, t_end: float = 100.0, output_interval
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     scene = builtin_scene("pendulum")
-    table = StudyTable()
+    for integrator in dict.fromkeys(integrator for _, _, integrator, _ in _curves(rtol)):
+        # Numba compiles (or loads its cache) here, so that no curve's time includes that.
+        simulate(scene, integrator=integrator, dt=0.01, t_end=0.1)
+    table = StudyTable(t_end=t_end, rtol=rtol)
     series = []
     for panel, label, integrator, options in _curves(rtol):
         if progress is not None:
