@@ -30,6 +30,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .version import __version__
+
 # The environment variables that change what a measurement computes or how fast; a command line
 # shows those that are set, so that rerunning it measures the same thing.
 SETTINGS = ("OPENBLAS_CORETYPE", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS")
@@ -124,8 +126,6 @@ def machine_and_software(others_cpu_share: float) -> dict:
     import numba
     import numpy
     import scipy
-
-    from . import __version__
 
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
