@@ -254,8 +254,9 @@ def test_implicit_euler_linear_is_seed_000s_recurrence():
 def test_rk45_takes_solve_ivps_steps_and_interpolates_like_it(monkeypatch):
     """Seed 003 ran scipy's solve_ivp(method="RK45", t_eval=...): hooke's rk45 has the same
     starting step, controller and continuous extension, so on the double pendulum (correction
-    force, rtol = atol = 1e-4) it takes the same steps — measured identical to 1e-12 s for the
-    first ~170 (8.8 s) — and its frames at the 0.01 s output times are solve_ivp's."""
+    force, rtol = atol = 1e-4) it takes the same steps — the step times agree to 1.1e-12 s over
+    5 s (measured; solve_ivp sums the stages through the BLAS, hooke stage by stage, so they
+    round differently) — and its frames at the 0.01 s output times are solve_ivp's."""
     from scipy.integrate import solve_ivp
 
     from hooke.integrators.adaptive import DormandPrince45
@@ -280,7 +281,7 @@ def test_rk45_takes_solve_ivps_steps_and_interpolates_like_it(monkeypatch):
                           t_eval=result.t, dense_output=True)
     steps = reference.sol.ts[1:]  # both cut their last step to end at 5 s
     assert len(boundaries) == steps.size == result.stats["steps"] and boundaries[-1] == 5.0
-    np.testing.assert_allclose(boundaries, steps, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(boundaries, steps, rtol=0, atol=1e-11)
     assert result.stats["evaluations"] == reference.nfev
     positions = reference.y[:6].T.reshape(-1, 2, 3)
     np.testing.assert_allclose(result.x[:, 1:], positions, rtol=0, atol=1e-11)

@@ -30,7 +30,7 @@ from ..errors import HookeInputError
 from ..model import State
 from .base import ConstraintForces, Integrator, StepFailed, is_finite, register
 from .explicit import runge_kutta_stages
-from .tableau import DORMAND_PRINCE, DORMAND_PRINCE_DENSE
+from .tableau import DORMAND_PRINCE, DORMAND_PRINCE_DENSE, weighted_sum
 
 
 @dataclass
@@ -77,7 +77,7 @@ def _dense(theta: float, h: float, y0: np.ndarray, y1: np.ndarray, k: np.ndarray
     change = y1 - y0
     r3 = h * k[0] - change
     r4 = change - h * k[-1] - r3
-    r5 = h * np.tensordot(DORMAND_PRINCE_DENSE, k, axes=1)
+    r5 = h * weighted_sum(DORMAND_PRINCE_DENSE, k)
     return y0 + theta * (change + (1.0 - theta) * (r3 + theta * (r4 + (1.0 - theta) * r5)))
 
 
@@ -154,12 +154,12 @@ class DormandPrince45(ConstraintForces, Integrator):
         kx, kv = runge_kutta_stages(self.system, state.t, state.x, state.v, h, tableau, first,
                                     count=tableau.stages - 1)
         b = tableau.b[:-1]  # the 7th stage has weight 0: it is f at the new state (FSAL)
-        x1 = state.x + h * np.tensordot(b, kx[:-1], axes=1)
-        v1 = state.v + h * np.tensordot(b, kv[:-1], axes=1)
+        x1 = state.x + h * weighted_sum(b, kx)
+        v1 = state.v + h * weighted_sum(b, kv)
         self.system.apply_pins(x1, v1, t1)
         kx[-1], kv[-1] = self._derivative(t1, x1, v1)
         e = tableau.b - tableau.b_embedded
-        error = (h * np.tensordot(e, kx, axes=1), h * np.tensordot(e, kv, axes=1))
+        error = (h * weighted_sum(e, kx), h * weighted_sum(e, kv))
         return AcceptedStep(state.t, h, t1, state.x, state.v, x1, v1, kx, kv), error
 
     def _finish(self, step: AcceptedStep) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 from ..constraints import STABILIZATION_DEFAULTS
 from ..model import State
 from .base import ConstraintForces, Integrator, register
-from .tableau import EULER, MIDPOINT, RK4, ButcherTableau
+from .tableau import EULER, MIDPOINT, RK4, ButcherTableau, weighted_sum
 
 
 def runge_kutta_stages(system, t: float, x: np.ndarray, v: np.ndarray, h: float,
@@ -31,8 +31,8 @@ def runge_kutta_stages(system, t: float, x: np.ndarray, v: np.ndarray, h: float,
         xs, vs = x, v
         if s > 0:
             weights = tableau.a[s, :s]
-            xs = x + h * np.tensordot(weights, kx[:s], axes=1)
-            vs = v + h * np.tensordot(weights, kv[:s], axes=1)
+            xs = x + h * weighted_sum(weights, kx)
+            vs = v + h * weighted_sum(weights, kv)
         kx[s] = vs
         kv[s] = system.acceleration(xs, vs, t + tableau.c[s] * h)
     return kx, kv
@@ -48,8 +48,8 @@ class ExplicitRungeKutta(ConstraintForces, Integrator):
     def step(self, state: State) -> State:
         h = self.dt
         kx, kv = runge_kutta_stages(self.system, state.t, state.x, state.v, h, self.tableau)
-        x = state.x + h * np.tensordot(self.tableau.b, kx, axes=1)
-        v = state.v + h * np.tensordot(self.tableau.b, kv, axes=1)
+        x = state.x + h * weighted_sum(self.tableau.b, kx)
+        v = state.v + h * weighted_sum(self.tableau.b, kv)
         self.stats["steps"] += 1
         return self.new_state(state.t + h, x, v)
 

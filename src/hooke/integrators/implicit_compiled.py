@@ -57,6 +57,7 @@ from numba import njit
 from ..energies import barrier, friction, gravity, spring
 from ..energies.barrier import CCD_FRACTION, PlaneBarrier
 from ..energies.friction import LaggedFriction
+from ..dense import symmetric_solve
 from ..kernels import locality_permutation
 from .compiled import all_finite, has_only_terms, max_abs
 
@@ -227,89 +228,6 @@ def _hessian(y, h, model, step, local, blocks, directions, matrix):
                                     h * (damping[s] * directions[s, a] * directions[s, b]))
 
 
-@njit(cache=True, error_model="numpy")
-def _cholesky(matrix, factor, first):
-    """factor = L with L Lᵀ = matrix (lower triangle), row i computed from column first[i], its
-    first non-zero (nothing fills in before it). False when a pivot is not positive."""
-    size = matrix.shape[0]
-    for i in range(size):
-        start = i
-        for j in range(i):
-            if matrix[i, j] != 0.0:
-                start = j
-                break
-        first[i] = start
-        for j in range(start, i + 1):
-            total = matrix[i, j]
-            for k in range(max(start, first[j]), j):
-                total -= factor[i, k] * factor[j, k]
-            if j < i:
-                factor[i, j] = total / factor[j, j]
-            elif total > 0.0:
-                factor[i, i] = math.sqrt(total)
-            else:
-                return False
-    return True
-
-
-@njit(cache=True, error_model="numpy")
-def _cholesky_solve(factor, first, rhs, out):
-    """out = (L Lᵀ)⁻¹ rhs."""
-    size = factor.shape[0]
-    for i in range(size):
-        total = rhs[i]
-        for k in range(first[i], i):
-            total -= factor[i, k] * out[k]
-        out[i] = total / factor[i, i]
-    for i in range(size - 1, -1, -1):
-        out[i] /= factor[i, i]
-        value = out[i]
-        for k in range(first[i], i):
-            out[k] -= factor[i, k] * value
-
-
-@njit(cache=True, error_model="numpy")
-def _lu_solve(matrix, factor, pivots, rhs, out):
-    """out = matrix⁻¹ rhs by LU with partial pivoting (LAPACK ``getrf``/``getrs``: a column
-    without a non-zero pivot is left as it is, and the solve then gives inf or NaN)."""
-    size = matrix.shape[0]
-    factor[:] = matrix
-    for j in range(size):
-        p = j
-        for i in range(j + 1, size):
-            if abs(factor[i, j]) > abs(factor[p, j]):
-                p = i
-        pivots[j] = p
-        if p != j:
-            for c in range(size):
-                factor[j, c], factor[p, c] = factor[p, c], factor[j, c]
-        if factor[j, j] != 0.0:
-            for i in range(j + 1, size):
-                factor[i, j] /= factor[j, j]
-                for c in range(j + 1, size):
-                    factor[i, c] -= factor[i, j] * factor[j, c]
-    out[:] = rhs
-    for j in range(size):  # whole rows were swapped: P first, then L
-        out[j], out[pivots[j]] = out[pivots[j]], out[j]
-    for j in range(size):
-        for i in range(j + 1, size):
-            out[i] -= factor[i, j] * out[j]
-    for i in range(size - 1, -1, -1):
-        for c in range(i + 1, size):
-            out[i] -= factor[i, c] * out[c]
-        out[i] /= factor[i, i]
-
-
-@njit(cache=True, error_model="numpy")
-def _dense_solve(matrix, rhs, factor, index, out):
-    """out = matrix⁻¹ rhs for a symmetric matrix: Cholesky, LU where it is not positive definite
-    (:class:`hooke.linalg.DenseFactor`); ``index`` holds the rows' first columns, or the pivots."""
-    if _cholesky(matrix, factor, index):
-        _cholesky_solve(factor, index, rhs, out)
-    else:
-        _lu_solve(matrix, factor, index, rhs, out)
-
-
 @njit(cache=True)
 def step_norm(p_free, group):
     """The size of a Newton step for the stopping rule: the largest |entry| for group 1, NumPy's
@@ -356,7 +274,7 @@ def _newton(y, x_start, x_tilde, offsets, nodes, pair_normals, weights, anchors,
         _gradient(y, h, model, step, potential_grad, scratch, grad)
         if not all_finite(matrix, grad):
             return NON_FINITE_SYSTEM, iteration, n_energies
-        _dense_solve(matrix, grad, factor, first, p_free)
+        symmetric_solve(matrix, grad, factor, first, p_free)
         for u in range(n_free):
             p_free[u] = -p_free[u]
         step_size = max_abs(p_free, n_free)

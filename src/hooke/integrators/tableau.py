@@ -46,6 +46,19 @@ class ButcherTableau:
         return self.c.size
 
 
+def weighted_sum(weights: np.ndarray, stages: np.ndarray) -> np.ndarray:
+    """Σ_s w_s·k_s over the first len(w) stages, summed stage by stage with element-wise NumPy
+    operations. ``np.tensordot`` would hand this to the BLAS, whose kernel (and so its rounding)
+    depends on the CPU: on a chaotic motion (seed 003's pendulum) AVX-512 and AVX2 machines then
+    computed different trajectories from the same code; element-wise operations round the same
+    everywhere."""
+    total = np.zeros(stages.shape[1:])
+    for weight, stage in zip(weights, stages):
+        if weight != 0.0:
+            total += weight * stage
+    return total
+
+
 EULER = ButcherTableau(c=[0.0], a=[[0.0]], b=[1.0])
 
 # Seed 000's "Runge-Kutta 2": the midpoint rule, s⁺ = s + h f(s + ½ h f(s)).
