@@ -342,6 +342,8 @@ def animate_command(
     from .io.store import open_result
     from .viz.animate import animate
 
+    if duration is not None and not duration > 0:  # NaN too
+        fail(f"--duration: must be a number > 0 (seconds), got {duration}")
     try:
         path = animate(open_result(directory / "trajectory.h5"), out, fps=fps, duration=duration)
     except HookeInputError as error:

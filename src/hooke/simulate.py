@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from .energies import barrier
-from .errors import HookeInputError, SimulationError
+from .errors import HookeInputError, SimulationError, is_count
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
 from .model import State
@@ -148,11 +148,21 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     t_end = check_positive("t_end", scene.t_end if t_end is None else t_end)
     save_every = check_save_every(scene.save_every if save_every is None else save_every)
     merged = {**scene_options(scene, name)[0], **options}
+    check_count_options(name, merged)
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
             raise HookeInputError("max_energy_growth", "must be > 1", max_energy_growth)
     return Run(scene, name, dt, t_end, save_every, merged, max_energy_growth)
+
+
+def check_count_options(integrator: str, options: dict) -> None:
+    """An option whose default is a count (``max_iterations``, ``iterations``, ``substeps`` …)
+    takes an integer only: 2.5 is not quietly 2, nor 0.5 quietly 0 iterations."""
+    defaults = get_integrator(integrator).defaults
+    for key, value in options.items():
+        if is_count(defaults.get(key)) and not is_count(value):
+            raise HookeInputError(key, f"must be an integer (its default is {defaults[key]})", value)
 
 
 class Run:
