@@ -8,6 +8,10 @@
 Data flows one way: scene → Model + State → integrator steps → State → Result.
 """
 
+from .source_date import import_numpy_f2py
+
+import_numpy_f2py()  # first: it reads SOURCE_DATE_EPOCH on import (see hooke.source_date)
+
 from .analysis import Modes, modes
 from .builder import ModelBuilder
 from .errors import HookeError, HookeInputError, SimulationError

@@ -43,7 +43,6 @@ import os
 import struct
 import time
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -51,6 +50,7 @@ import h5py
 import numpy as np
 
 from ..errors import HookeInputError
+from ..source_date import created
 
 FRAME_CHUNK = 64
 # HDF5 file-format bounds: 1.10 at least (SWMR needs its superblock), 1.14 at most, so that the
@@ -79,21 +79,6 @@ def input_hash(scene, settings: dict) -> str:
 def _checksummed(value: np.ndarray) -> dict:
     """Dataset options that checksum an array's bytes (HDF5 checksums only chunked data)."""
     return {"chunks": True, "fletcher32": True} if value.size else {}
-
-
-def created() -> str:
-    """The ``created`` attribute: now, or SOURCE_DATE_EPOCH (seconds since 1970, UTC) when set,
-    the reproducible-builds convention that makes two runs write identical bytes."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch is None:
-        moment = datetime.now(timezone.utc)
-    else:
-        try:
-            moment = datetime.fromtimestamp(int(epoch), timezone.utc)
-        except (ValueError, OverflowError, OSError):
-            raise HookeInputError("SOURCE_DATE_EPOCH", "must be an integer number of seconds "
-                                  "since 1970-01-01 UTC", epoch) from None
-    return moment.isoformat(timespec="seconds")
 
 
 def _write_model(group, model) -> None:
@@ -149,9 +134,6 @@ class TrajectoryWriter:
                  flush_seconds: float = 0.25):
         from .. import __version__
 
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.file = h5py.File(self.path, "w", libver=LIBVER)
         settings = {"integrator": integrator, "dt": dt, "t_end": t_end, "save_every": save_every,
                     "options": options}
         attributes = {
@@ -165,6 +147,9 @@ class TrajectoryWriter:
         }
         if max_energy_growth is not None:  # the blow-up guard, kept on by a resumed run
             attributes["max_energy_growth"] = max_energy_growth
+        self.path = Path(path)  # everything above is checked before the file is touched
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.file = h5py.File(self.path, "w", libver=LIBVER)
         self.file.attrs.update(attributes)
         _write_model(self.file.create_group("model"), scene.model)
         self.frames = self.file.create_group("frames")
