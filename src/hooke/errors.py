@@ -45,6 +45,16 @@ class SimulationError(HookeError, RuntimeError):
     """A run could not continue (non-finite state, solver failure)."""
 
 
+class StoreWriteError(SimulationError):
+    """A run's trajectory file could not be written (a full disk, an I/O error): the run stopped,
+    the file keeps the frames of its last complete flush (``frames_kept``) and, like every
+    SimulationError of a run, ``result`` holds every frame computed."""
+
+    def __init__(self, message: str, frames_kept: int):
+        super().__init__(message)
+        self.frames_kept = frames_kept
+
+
 def is_number(value) -> bool:
     """A real number as scene files take one: an int or a float (NumPy's too), not a bool and
     not a string; the API is as strict."""
