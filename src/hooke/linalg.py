@@ -179,8 +179,9 @@ class PardisoFactor(DirectFactor):
     factorisation's sums run in an order that changes from call to call and with the thread
     count (12 factorisations of one 4,752-unknown lattice matrix gave 2 different solutions;
     MKL_NUM_THREADS=1 and 2 always differed), so runs were not reproducible. On the shared
-    2-core machine one thread was not slower: lattice 20³ (22,800 unknowns, factorisation +
-    solve) 0.86–1.20 s against 1.63–1.96 s with two, at a load of 7.7 from other work."""
+    2-core machine one thread was not slower (factorisation + solve, medians of 6, against two
+    threads): lattice 20³, 22,800 unknowns, 0.50–0.53 s against 0.55–0.58 s; the 29,994-DOF
+    cloth 74–76 ms against 123–127 ms (load 1.5 from other work)."""
 
     name = "pardiso"
 
