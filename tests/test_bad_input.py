@@ -78,6 +78,35 @@ API_CASES = {
         lambda: two_particles("squared_length").add_spring(0, 1, stiffness=1.0, rest_length=0.0),
         "springs[0].rest_length", "0.0"),
     "builder-bad-dim": (lambda: hooke.ModelBuilder(dim=4), "dim", "4"),
+    # the API is as strict as scene files: a bool or a string is not a number, a float not a count
+    "builder-pinned-string": (lambda: two_particles().add_particle((2.0, 0.0), pinned="false"),
+                              "particles[2].pinned", "'false'"),
+    "builder-position-strings": (lambda: two_particles().add_particle(["2", "0"]),
+                                 "particles[2].x", "['2', '0']"),
+    "builder-velocity-bool": (lambda: two_particles().add_particle((2.0, 0.0), velocity=[True, 0.0]),
+                              "particles[2].v", "[True, 0.0]"),
+    "builder-mass-string": (lambda: two_particles().add_particle((2.0, 0.0), mass="1"),
+                            "particles[2].mass", "'1'"),
+    "builder-mass-bool": (lambda: two_particles().add_particle((2.0, 0.0), mass=True),
+                          "particles[2].mass", "True"),
+    "builder-stiffness-string": (lambda: two_particles().add_spring(0, 1, stiffness="10"),
+                                 "springs[0].stiffness", "'10'"),
+    "builder-grid-float-count": (lambda: hooke.ModelBuilder(dim=2).grid(2.5, 3), "nx", "2.5"),
+    "scene-parameter-bool-count": (lambda: hooke.scene("chain", n=True), "parameters.n", "True"),
+    "scene-parameter-float-count": (lambda: hooke.scene("chain", n=4.0), "parameters.n", "4.0"),
+    "scene-parameter-string": (lambda: hooke.scene("spring1d", mass="0.5"), "parameters.mass",
+                               "'0.5'"),
+    "simulate-dt-string": (lambda: hooke.simulate(SPRING1D, dt="0.01"), "dt", "'0.01'"),
+    "simulate-dt-bool": (lambda: hooke.simulate(SPRING1D, dt=True), "dt", "True"),
+    "simulate-count-option-float": (lambda: hooke.simulate(SPRING1D, integrator="implicit_euler",
+                                                           max_iterations=2.5),
+                                    "max_iterations", "2.5"),
+    "simulate-count-option-half": (lambda: hooke.simulate(SPRING1D, integrator="implicit_euler",
+                                                          max_iterations=0.5),
+                                   "max_iterations", "0.5"),
+    "simulate-save-every-huge": (lambda: hooke.simulate(SPRING1D, save_every=10**23),
+                                 "save_every", "100000000000000000000000"),
+    "Scene-dt-string": (lambda: hooke.Scene(small_model(), dt="0.01"), "dt", "'0.01'"),
 }
 
 
@@ -102,6 +131,31 @@ API_CASES["Scene-nan-position"] = (_nan_state, "state.x[1]", "nan")
 def test_api_bad_input_names_field_and_value(case):
     call, field, value = API_CASES[case]
     input_error(call, field, value)
+
+
+def test_a_whole_float_is_still_a_number_and_numpy_counts_are_counts():
+    b = two_particles()
+    b.add_particle(np.array([2, 0]), mass=np.float32(2.0), velocity=np.zeros(2))
+    b.add_spring(np.int64(0), 2, stiffness=10, damping=np.float64(0.5))
+    assert b.finalize().mass.tolist() == [1.0, 0.5, 2.0]
+    assert hooke.scene("chain", n=np.int64(4)).model.n_particles == 5
+
+
+def test_cli_refuses_a_fractional_count_option_and_a_negative_movie_duration(tmp_path):
+    from conftest import run_cli
+
+    done = run_cli("run", "spring1d", "-i", "implicit_euler", "-O", "max_iterations=2.5",
+                   "--out", str(tmp_path))
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        "error: max_iterations: must be an integer (its default is 100), got 2.5"]
+    assert not any(tmp_path.iterdir())
+    hooke.simulate(SPRING1D, t_end=0.1, store=tmp_path / "trajectory.h5")
+    for duration in ("-1", "0", "nan"):
+        done = run_cli("animate", str(tmp_path), "--duration", duration, "--out",
+                       str(tmp_path / "movie.gif"))
+        assert done.returncode == 2 and done.stderr.splitlines() == [
+            f"error: --duration: must be a number > 0 (seconds), got {float(duration)}"]
+    assert not (tmp_path / "movie.gif").exists()
 
 
 def test_unknown_option_names_integrator_and_its_options():

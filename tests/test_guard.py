@@ -352,3 +352,34 @@ def test_a_bad_source_date_epoch_is_a_clear_error(tmp_path, monkeypatch):
         hooke.simulate(hooke.scene("spring1d"), t_end=0.01, store=tmp_path / "run.h5")
     assert str(info.value) == ("SOURCE_DATE_EPOCH: must be an integer number of seconds since "
                                "1970-01-01 UTC, got 'yesterday'")
+
+
+NOT_AN_INTEGER = "must be an integer number of seconds since 1970-01-01 UTC"
+TOO_LARGE = "must be within a signed 64-bit number of seconds (|value| < 2**63)"
+
+
+@pytest.mark.parametrize("epoch, problem", [("abc", NOT_AN_INTEGER), ("1.5", NOT_AN_INTEGER),
+                                            (" 5", NOT_AN_INTEGER),
+                                            ("99999999999999999999", TOO_LARGE)])
+def test_a_bad_source_date_epoch_never_gives_a_traceback(tmp_path, epoch, problem):
+    """NumPy's f2py, which SciPy imports with hooke, reads SOURCE_DATE_EPOCH itself and raised a
+    raw ValueError or OverflowError before hooke could check it: every command runs (hooke list
+    does not use it) or, where a trajectory is written, refuses it in one line before touching
+    the output."""
+    done = cli("list", env={"SOURCE_DATE_EPOCH": epoch})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    done = cli("run", "spring1d", "--out", str(tmp_path), env={"SOURCE_DATE_EPOCH": epoch})
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"error: SOURCE_DATE_EPOCH: {problem}, got {epoch!r}"]
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("epoch, date", [("253402300799", "9999-12-31T23:59:59+00:00"),
+                                         ("253402300800", "10000-01-01T00:00:00+00:00"),
+                                         ("0", "1970-01-01T00:00:00+00:00"),
+                                         ("-1", "1969-12-31T23:59:59+00:00")])
+def test_source_date_epoch_past_the_year_9999_is_a_valid_date(tmp_path, epoch, date):
+    done = cli("run", "spring1d", "--t-end", "0.1", "--out", str(tmp_path),
+               env={"SOURCE_DATE_EPOCH": epoch})
+    assert done.returncode == 0, done.stderr
+    assert read_trajectory(tmp_path / "trajectory.h5", frames=0)["attrs"]["created"] == date

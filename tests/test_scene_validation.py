@@ -100,8 +100,10 @@ def test_an_int_is_a_float_and_builder_parameters_are_strict_too():
     bad = chain.replace("n = 10", "n = 10.0").replace("mass = 0.1 ", 'mass = "0.1" ')
     assert problems(bad) == ["parameters.n: Input should be a valid integer, got 10.0",
                              "parameters.mass: Input should be a valid number, got '0.1'"]
-    # from Python (hooke.scene, sweeps, the viewer) a whole float still counts
-    assert hooke.scene("chain", n=4.0).model.n_particles == 5
+    # from Python (hooke.scene, sweeps, the viewer) as strictly: a float is not a count
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.scene("chain", n=4.0)
+    assert str(info.value) == "parameters.n: Input should be a valid integer, got 4.0"
 
 
 MANY = """\

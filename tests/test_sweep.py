@@ -233,7 +233,7 @@ def test_model_paths_on_a_particle_list_file_reach_the_stored_scene(client, tmp_
 def test_failing_members_are_recorded_and_the_others_finish_with_retries(client, tmp_path):
     params = {"spring.k": [5.0, 5e6, 80.0], "dt": [0.01], "t_end": [2.0]}
     blocked = plan("spring1d", params)[2]
-    # its trajectory's path is taken by a directory: opening the store raises IsADirectoryError
+    # its trajectory's path is taken by a directory: the store refuses it (HookeInputError)
     (tmp_path / "members" / blocked.id / "trajectory.h5").mkdir(parents=True)
     result = hooke.sweep("spring1d", params, client=client, out=tmp_path, retries=1)
     rows = result.table.set_index("spring.k")
@@ -245,9 +245,9 @@ def test_failing_members_are_recorded_and_the_others_finish_with_retries(client,
     assert 0 < unstable["steps"] < 200 and math.isnan(unstable["energy_error"])
     raised = rows.loc[80.0]  # any exception inside a member becomes its row
     assert raised["status"] == "failed" and raised["attempts"] == 2 and raised["steps"] == 0
-    assert raised["error"].startswith("IsADirectoryError: [Errno 21] Unable to synchronously "
-                                      "create file"), raised["error"]
-    assert "Is a directory" in raised["error"] and "\n" not in raised["error"]
+    assert raised["error"].startswith("HookeInputError: path: is a directory, not a trajectory "
+                                      "file"), raised["error"]
+    assert "\n" not in raised["error"]
     assert math.isnan(raised["energy_error"]) and raised["trajectory"] == ""
     assert result.counts() == {"ok": 1, "failed": 2, "timeout": 0}
 

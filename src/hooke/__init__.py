@@ -8,9 +8,13 @@
 Data flows one way: scene → Model + State → integrator steps → State → Result.
 """
 
+from .source_date import import_numpy_f2py
+
+import_numpy_f2py()  # first: it reads SOURCE_DATE_EPOCH on import (see hooke.source_date)
+
 # integrators, scenes, simulate and sweep are callable modules (hooke.callable_module): the
 # names lead both to the functions and to the modules (hooke.integrators.newmark).
-from . import integrators, scenes, simulate, sweep
+from . import integrators, scenes, simulate, sweep  # noqa: E402
 from .analysis import Modes, modes
 from .builder import ModelBuilder
 from .errors import HookeError, HookeInputError, SimulationError

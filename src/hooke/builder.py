@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .constraints import check_joint_set
-from .errors import HookeInputError, HookeInputErrors, collect
+from .errors import HookeInputError, HookeInputErrors, collect, is_count, is_number
 from .model import SPRING_ENERGIES, Model
 from .motion import as_motion
 
@@ -30,13 +30,31 @@ _MESH_EDGES = {
 }
 
 
+def _strict_array(value, kinds: str, accepts) -> np.ndarray | None:
+    """``value`` (an array, or a number or nested sequence of them) as an array when every entry
+    is of NumPy dtype kinds ``kinds`` or passes ``accepts``, else None: the API is as strict as
+    scene files, so "1" and True are not numbers, nor 2.5 an index."""
+    if isinstance(value, np.ndarray) and value.dtype.kind in kinds:
+        return value
+    try:
+        items = np.asarray(value, dtype=object)
+    except (TypeError, ValueError):
+        return None
+    return items if all(accepts(item) for item in items.reshape(-1)) else None
+
+
+def _numbers(value) -> np.ndarray | None:
+    array = _strict_array(value, "iuf", is_number)
+    return None if array is None else array.astype(float)
+
+
 def _vector(value, dim: int, field: str, squared: bool = False) -> np.ndarray:
     """``value`` as ``dim`` finite numbers; ``squared``: also its squared length (positions,
     velocities and plane normals are squared by the energies, lengths and normalisation)."""
-    try:
-        array = np.asarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise HookeInputError(field, "must be a sequence of numbers", value) from None
+    array = _numbers(value)
+    if array is None:
+        raise HookeInputError(field, "must be a sequence of numbers", value)
+    array = array.reshape(-1)
     if array.shape != (dim,):
         raise HookeInputError(field, f"must have {dim} component(s) for dim={dim}", value)
     if not np.all(np.isfinite(array)):
@@ -58,10 +76,9 @@ def _checked_motion(motion, dim: int, field: str):
 
 
 def _number(value, field: str, *, positive: bool = False, nonnegative: bool = False) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise HookeInputError(field, "must be a number", value) from None
+    if not is_number(value):
+        raise HookeInputError(field, "must be a number", value)
+    number = float(value)
     if not math.isfinite(number):
         raise HookeInputError(field, "must be finite", value)
     if positive and number <= 0:
@@ -69,6 +86,12 @@ def _number(value, field: str, *, positive: bool = False, nonnegative: bool = Fa
     if nonnegative and number < 0:
         raise HookeInputError(field, "must be >= 0", value)
     return number
+
+
+def _count(value, field: str) -> int:
+    if not is_count(value) or value < 1:
+        raise HookeInputError(field, "must be an integer >= 1", value)
+    return int(value)
 
 
 # -- checks shared by ModelBuilder and scene-file validation (hooke.io.scene_file) ----------------
@@ -151,11 +174,9 @@ def check_plane(k: int, normal, point, friction, dim: int) -> tuple[np.ndarray, 
 
 def contact_area(area, n: int | None = None) -> float | np.ndarray:
     """The barrier weight A: one number >= 0, or one per particle (``n`` of them, when known)."""
-    try:
-        values = np.asarray(area, dtype=float)
-    except (TypeError, ValueError):
-        raise HookeInputError("contact.area", "must be a number or one number per particle",
-                              area) from None
+    values = _numbers(area)
+    if values is None:
+        raise HookeInputError("contact.area", "must be a number or one number per particle", area)
     if values.ndim > 1 or not np.all(np.isfinite(values)) or np.any(values < 0):
         raise HookeInputError("contact.area", "must be finite and >= 0, one number or one "
                               "per particle", area)
@@ -230,6 +251,8 @@ class ModelBuilder:
         vel = np.zeros(self.dim) if velocity is None else _vector(velocity, self.dim, f"{where}.v",
                                                                    squared=True)
         m = _number(mass, f"{where}.mass", positive=True)
+        if not isinstance(pinned, (bool, np.bool_)):
+            raise HookeInputError(f"{where}.pinned", "must be True or False", pinned)
         self._x.append(position)
         self._v.append(vel)
         self._mass.append(m)
@@ -350,8 +373,7 @@ class ModelBuilder:
         Particle (i, j) sits at origin + i·dx·e1 + j·dy·e2 where (e1, e2) span ``plane``; the
         returned (nx, ny) array holds the indices, numbered i·ny + j from the first new index.
         """
-        nx = int(_number(nx, "nx", positive=True))
-        ny = int(_number(ny, "ny", positive=True))
+        nx, ny = _count(nx, "nx"), _count(ny, "ny")
         dx, dy = (spacing, spacing) if np.isscalar(spacing) else spacing
         dx = _number(dx, "spacing", positive=True)
         dy = _number(dy, "spacing", positive=True)
@@ -383,7 +405,7 @@ class ModelBuilder:
         become springs. Returns the (nx, ny, nz) index array."""
         if self.dim != 3:
             raise HookeInputError("dim", "lattice needs dim=3", self.dim)
-        counts = [int(_number(n, name, positive=True)) for n, name in ((nx, "nx"), (ny, "ny"), (nz, "nz"))]
+        counts = [_count(n, name) for n, name in ((nx, "nx"), (ny, "ny"), (nz, "nz"))]
         h = _number(spacing, "spacing", positive=True)
         base = np.zeros(3) if origin is None else _vector(origin, 3, "origin")
         grid = np.stack(np.meshgrid(*[np.arange(n) for n in counts], indexing="ij"), axis=-1)
@@ -570,15 +592,23 @@ def model_from_arrays(dim: int, x0, mass, springs, stiffness, rest_length=None, 
     ``damping`` are one number or one per particle/spring; every spring must be distinct and join
     two distinct particles. No joints, no contact planes (add planes with :func:`add_contact`)."""
     b = ModelBuilder(dim=dim, gravity=gravity, spring_energy=spring_energy)
-    x0 = np.ascontiguousarray(x0, dtype=float)
-    if x0.ndim != 2 or x0.shape[1] != dim or not np.all(np.isfinite(x0)):
-        raise HookeInputError("x0", f"must be a finite (n, {dim}) array", x0.shape)
+    positions = _numbers(x0)
+    if positions is None or positions.ndim != 2 or positions.shape[1] != dim \
+            or not np.all(np.isfinite(positions)):
+        raise HookeInputError("x0", f"must be a finite (n, {dim}) array of numbers", np.shape(x0))
+    x0 = np.ascontiguousarray(positions)
     n = x0.shape[0]
-    springs = np.ascontiguousarray(springs, dtype=np.int64).reshape(-1, 2)
+    indices = _strict_array(springs, "iu", is_count)
+    if indices is None:
+        raise HookeInputError("springs", "must be pairs of particle indices (integers)", "array")
+    springs = np.ascontiguousarray(indices, dtype=np.int64).reshape(-1, 2)
     s = springs.shape[0]
 
     def per(values, count, field, **bounds):
-        array = np.broadcast_to(np.asarray(values, dtype=float), (count,)).copy()
+        numbers = _numbers(values)
+        if numbers is None:
+            raise HookeInputError(field, "must be numbers", "array")
+        array = np.broadcast_to(numbers, (count,)).copy()
         if not np.all(np.isfinite(array)) or (bounds.get("positive") and np.any(array <= 0)) \
                 or np.any(array < 0):
             raise HookeInputError(field, "must be finite and " + ("> 0" if bounds.get("positive")
@@ -607,9 +637,11 @@ def model_from_arrays(dim: int, x0, mass, springs, stiffness, rest_length=None, 
     if np.any(rest == 0) and (rest_length is None or spring_energy == "squared_length"):
         raise HookeInputError("rest_length", "zero-length spring (coincident endpoints or l0 = 0 "
                               "with the squared_length energy)", int(np.flatnonzero(rest == 0)[0]))
-    pins = np.zeros(n, dtype=bool) if pinned is None else np.asarray(pinned, dtype=bool).copy()
-    if pins.shape != (n,):
-        raise HookeInputError("pinned", f"must be a boolean array of {n} entries", pins.shape)
+    pins = np.zeros(n, dtype=bool) if pinned is None else _strict_array(
+        pinned, "b", lambda item: isinstance(item, (bool, np.bool_)))
+    if pins is None or pins.shape != (n,):
+        raise HookeInputError("pinned", f"must be a boolean array of {n} entries", np.shape(pinned))
+    pins = pins.astype(bool)
     return Model(dim=dim, mass=masses, pinned=pins, gravity=b.gravity.copy(),
                  spring_indices=springs, spring_rest_length=rest,
                  spring_stiffness=per(stiffness, s, "stiffness"),

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .errors import HookeInputError, SimulationError, format_value
+from .errors import HookeInputError, SimulationError, StoreWriteError, format_value
 from .integrators import base as integrator_registry
 from .result import finite_or_none
 from .scene_setup import step_count
@@ -90,7 +90,8 @@ def list_command() -> None:
 
 
 class LazyProgress:
-    """A progress bar that appears only once a run has taken longer than ``delay`` seconds."""
+    """A progress bar that appears only once a run has taken longer than ``delay`` seconds, on a
+    terminal (elsewhere Rich ends it with an empty line before the run's own last line)."""
 
     def __init__(self, label: str, delay: float = 1.0):
         self.label, self.delay = label, delay
@@ -100,7 +101,7 @@ class LazyProgress:
 
     def __call__(self, done: int, total: int) -> None:
         if self.bar is None:
-            if time.perf_counter() - self.started < self.delay:
+            if time.perf_counter() - self.started < self.delay or not errors.is_terminal:
                 return
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                 TextColumn("{task.completed}/{task.total} steps"),
@@ -237,7 +238,7 @@ def run_command(
     option: list[str] = typer.Option(
         None, "--option", "-O", help="an integrator option KEY=VALUE, e.g. rtol=1e-8 or "
         "stabilization=none (repeatable; VALUE: a number, true/false, none or a word)"),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted run stored in DIR"),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted run stored in DIR (or its trajectory.h5)"),
     max_energy_growth: Optional[float] = typer.Option(
         None, "--max-energy-growth", help="stop when the total energy grows by more than this factor of its scale"),
 ) -> None:
@@ -255,14 +256,14 @@ def run_command(
                  "--max-energy-growth included); give no scene or settings with it, got "
                  "SCENE_OR_FILE/--integrator/--dt/--t-end/--save-every/--option/"
                  "--max-energy-growth")
-        out = resume
+        out = resume.parent if resume.is_file() else resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
     progress = LazyProgress(str(scene_or_file or resume))
     try:
         try:
             if resume is not None:
-                result = resume_run(resume / "trajectory.h5", progress=progress)
+                result = resume_run(out / "trajectory.h5", progress=progress)
             else:
                 options: dict = {}
                 for text in option or []:
@@ -284,21 +285,31 @@ def run_command(
             progress.close()
     except HookeInputError as error:
         fail(str(error))
+    except StoreWriteError as error:  # a full disk: the file keeps its frames; nothing more fits
+        fail(str(error), code=1)
     except SimulationError as error:
         partial = getattr(error, "result", None)
         if partial is not None and partial.n_frames > 0:
-            print_summary(summary_data(partial), write_outputs(partial, out))
+            print_summary(summary_data(partial), written_outputs(partial, out))
         fail(str(error), code=1)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         from .io.export import write_xdmf
 
-        try:
-            sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
-        except HookeInputError:
-            fail("interrupted before the first frame was written", code=130)
+        if not getattr(interrupt, "frames_kept", 0):  # nothing of this run reached the file
+            fail(f"interrupted before the first frame was written; {out} is left as it was", code=130)
+        sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
         fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'} (ParaView: {sidecar}); "
              f"continue with `hooke run --resume {out}`", code=130)
-    print_summary(summary_data(result), write_outputs(result, out))
+    print_summary(summary_data(result), written_outputs(result, out))
+
+
+def written_outputs(result, out: Path) -> list[Path]:
+    """:func:`write_outputs`, or one line (exit 1) when they cannot be written (a full disk)."""
+    try:
+        return write_outputs(result, out)
+    except OSError as error:
+        fail(f"--out: cannot write the plots and summary ({error.strerror or error}); the "
+             f"trajectory is in {out / 'trajectory.h5'}, got {str(out)!r}", code=1)
 
 
 @app.command("plot")
@@ -357,6 +368,8 @@ def animate_command(
     from .io.store import open_result
     from .viz.animate import animate
 
+    if duration is not None and not duration > 0:  # NaN too
+        fail(f"--duration: must be a number > 0 (seconds), got {duration}")
     try:
         path = animate(open_result(directory / "trajectory.h5"), out, fps=fps, duration=duration)
     except HookeInputError as error:

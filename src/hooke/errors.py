@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 
 class HookeError(Exception):
     """Base class of every error hooke raises on purpose."""
@@ -43,6 +45,28 @@ class SimulationError(HookeError, RuntimeError):
     """A run could not continue (non-finite state, solver failure)."""
 
 
+class StoreWriteError(SimulationError):
+    """A run's trajectory file could not be written (a full disk, an I/O error): the run stopped,
+    the file keeps the frames of its last complete flush (``frames_kept``) and, like every
+    SimulationError of a run, ``result`` holds every frame computed."""
+
+    def __init__(self, message: str, frames_kept: int):
+        super().__init__(message)
+        self.frames_kept = frames_kept
+
+
+def is_number(value) -> bool:
+    """A real number as scene files take one: an int or a float (NumPy's too), not a bool and
+    not a string; the API is as strict."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_))
+
+
+def is_count(value) -> bool:
+    """An integer (Python's or NumPy's), not a bool and not a float, however whole."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 def collect(problems: list[str], check, *args, prefix: str = "", **kwargs):
     """``check(*args, **kwargs)``, but bad input is appended to ``problems`` (each line under
     ``prefix.``) and gives None instead of raising: how a whole file's problems are gathered."""
@@ -59,11 +83,6 @@ def format_value(value: Any) -> str:
         return repr(value) if math.isfinite(value) else str(value)
     if isinstance(value, str):
         return repr(value)
-    try:
-        import numpy as np
-
-        if isinstance(value, np.ndarray):
-            return np.array2string(value, separator=", ", threshold=8, precision=6)
-    except ImportError:  # pragma: no cover - numpy is a hard dependency
-        pass
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, separator=", ", threshold=8, precision=6)
     return repr(value)

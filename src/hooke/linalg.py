@@ -24,6 +24,7 @@ supernodal takes 153 ms against 275 ms.
 
 from __future__ import annotations
 
+import ctypes
 import weakref
 from typing import Sequence
 
@@ -172,7 +173,15 @@ class PardisoFactor(DirectFactor):
     phase 11) once for the pattern, then numeric factorisation (phase 22) per matrix and
     forward/backward substitution (phase 33) per right-hand side. pypardiso's public ``solve``
     re-runs the analysis whenever the values change (427 ms against 63 ms on W3's matrix), so
-    its ctypes call is used with the phases set explicitly."""
+    its ctypes call is used with the phases set explicitly.
+
+    Every call runs on one thread (MKL's thread-local setting, restored after): with two, the
+    factorisation's sums run in an order that changes from call to call and with the thread
+    count (12 factorisations of one 4,752-unknown lattice matrix gave 2 different solutions;
+    MKL_NUM_THREADS=1 and 2 always differed), so runs were not reproducible. On the shared
+    2-core machine one thread was not slower (factorisation + solve, medians of 6, against two
+    threads): lattice 20³, 22,800 unknowns, 0.50–0.53 s against 0.55–0.58 s; the 29,994-DOF
+    cloth 74–76 ms against 123–127 ms (load 1.5 from other work)."""
 
     name = "pardiso"
 
@@ -194,9 +203,19 @@ class PardisoFactor(DirectFactor):
     def _analyse(self, upper: sp.csr_matrix) -> None:
         if self._solver is None:
             self._solver = _pypardiso.PyPardisoSolver(mtype=-2)
-            self._solver.set_phase(11)
-            self._solver._call_pardiso(upper, np.zeros(upper.shape[0]))
+            self._threads = self._solver.libmkl.MKL_Set_Num_Threads_Local
+            self._threads.argtypes, self._threads.restype = [ctypes.c_int], ctypes.c_int
+            self._call(11, upper, np.zeros(upper.shape[0]))
             weakref.finalize(self, self._solver.free_memory, True)  # MKL's memory is not Python's
+
+    def _call(self, phase: int, matrix: sp.csr_matrix, rhs: np.ndarray) -> np.ndarray:
+        """PARDISO's ``phase`` on one thread (see the class's note)."""
+        self._solver.set_phase(phase)
+        previous = self._threads(1)
+        try:
+            return self._solver._call_pardiso(matrix, rhs)
+        finally:
+            self._threads(previous)
 
     def fill_ratio(self, matrix: sp.spmatrix) -> float:
         upper = self._upper_triangle(matrix)
@@ -206,12 +225,10 @@ class PardisoFactor(DirectFactor):
     def factorize(self, matrix: sp.spmatrix) -> None:
         self._matrix = self._upper_triangle(matrix)
         self._analyse(self._matrix)
-        self._solver.set_phase(22)
-        self._solver._call_pardiso(self._matrix, np.zeros(matrix.shape[0]))
+        self._call(22, self._matrix, np.zeros(matrix.shape[0]))
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
-        self._solver.set_phase(33)
-        return self._solver._call_pardiso(self._matrix, np.ascontiguousarray(rhs, dtype=float))
+        return self._call(33, self._matrix, np.ascontiguousarray(rhs, dtype=float))
 
 
 # The sparse direct solvers by name, fastest first (W3, the 30k-DOF cloth Hessian, factorisation
@@ -461,11 +478,20 @@ class SparseSolver:
 
     def _amg(self, matrix: sp.spmatrix, rhs: np.ndarray) -> np.ndarray | None:
         """CG preconditioned by a smoothed-aggregation AMG V-cycle (the hierarchy is rebuilt for
-        each matrix: its values change every step); None when it does not converge."""
+        each matrix: its values change every step); None when it does not converge.
+
+        pyamg estimates spectral radii from a start vector of NumPy's global random generator,
+        so the hierarchy, and the run, changed from run to run (three runs of a 14³ lattice,
+        three different v): it is built with that generator seeded, its state restored after."""
         pyamg = _import_pyamg()
         matrix = sp.csr_matrix(matrix)
-        hierarchy = pyamg.smoothed_aggregation_solver(matrix, symmetry="symmetric",
-                                                      max_coarse=500)
+        state = np.random.get_state()
+        np.random.seed(0)
+        try:
+            hierarchy = pyamg.smoothed_aggregation_solver(matrix, symmetry="symmetric",
+                                                          max_coarse=500)
+        finally:
+            np.random.set_state(state)
         residuals: list[float] = []
         y = hierarchy.solve(rhs, tol=self.cg_rtol, accel="cg", maxiter=200,
                             residuals=residuals)

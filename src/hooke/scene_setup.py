@@ -19,28 +19,30 @@ import numpy as np
 
 from .builder import check_clear_of_planes
 from .energies.barrier import plane_displacements
-from .errors import HookeInputError
+from .errors import HookeInputError, is_count, is_number
 from .integrators import get as get_integrator
 from .model import Model, State
 
 
 def check_positive(name: str, value) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise HookeInputError(name, "must be a number", value) from None
+    if not is_number(value):
+        raise HookeInputError(name, "must be a number", value)
+    number = float(value)
     if not np.isfinite(number) or number <= 0:
         raise HookeInputError(name, "must be a finite number > 0", value)
     return number
 
 
-def check_save_every(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise HookeInputError("save_every", "must be an integer >= 1", value)
-    return int(value)
-
-
 MAX_STEPS = 10**12  # weeks of computing even at a microsecond per step
+
+
+def check_save_every(value) -> int:
+    if not is_count(value) or value < 1:
+        raise HookeInputError("save_every", "must be an integer >= 1", value)
+    if value > MAX_STEPS:  # also what an HDF5 attribute (int64) holds
+        raise HookeInputError("save_every", f"must be at most {MAX_STEPS:.0e} steps (the most a "
+                              "run has)", value)
+    return int(value)
 STEP_TOLERANCE = 1e-9  # of a step: how far t_end may be from a whole number of steps
 
 

@@ -19,7 +19,6 @@ With ``store=PATH`` every frame is also written to an HDF5 trajectory as the run
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Callable
@@ -28,15 +27,18 @@ import numpy as np
 
 from .callable_module import make_callable
 from .energies import barrier
-from .errors import HookeInputError, SimulationError
+from .errors import HookeInputError, SimulationError, StoreWriteError, is_count
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
 from .io.scene_file import build, parse
-from .io.store import TrajectoryWriter, read_trajectory
+from .io.lock import OutputLock
+from .io.store import (CHECKPOINT_STAMP, TrajectoryWriter, input_hash, read_trajectory,
+                       run_settings)
 from .model import State
 from .result import Result, frame_extras
 from .scene_setup import Scene, check_frames_fit, check_positive, check_save_every, step_count
 from .system import System
+from .version import __version__
 
 
 def frame_steps(n_steps: int, save_every: int) -> np.ndarray:
@@ -151,11 +153,21 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     t_end = check_positive("t_end", scene.t_end if t_end is None else t_end)
     save_every = check_save_every(scene.save_every if save_every is None else save_every)
     merged = {**scene_options(scene, name)[0], **options}
+    check_count_options(name, merged)
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
             raise HookeInputError("max_energy_growth", "must be > 1", max_energy_growth)
     return Run(scene, name, dt, t_end, save_every, merged, max_energy_growth)
+
+
+def check_count_options(integrator: str, options: dict) -> None:
+    """An option whose default is a count (``max_iterations``, ``iterations``, ``substeps`` …)
+    takes an integer only: 2.5 is not quietly 2, nor 0.5 quietly 0 iterations."""
+    defaults = get_integrator(integrator).defaults
+    for key, value in options.items():
+        if is_count(defaults.get(key)) and not is_count(value):
+            raise HookeInputError(key, f"must be an integer (its default is {defaults[key]})", value)
 
 
 class Run:
@@ -210,6 +222,14 @@ class Run:
             if writer is not None:
                 writer.write_frame(data, checkpoint=self.stepper.checkpoint())
 
+        def close(complete: bool, failure: str = "") -> None:
+            if writer is not None:
+                try:
+                    writer.close(complete=complete, stats=self.stepper.stats, failure=failure)
+                except StoreWriteError as error:
+                    error.result = result(kept, complete=False)
+                    raise
+
         # The guard handles overflow and NaN: NumPy's warnings on the way there are noise.
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             try:
@@ -221,6 +241,9 @@ class Run:
                     record(frame, state)
                     if progress is not None:
                         progress(int(self.steps[frame]), self.n_steps)
+            except StoreWriteError as error:  # the file keeps its flushed frames; none is lost here
+                error.result = result(kept, complete=False)
+                raise
             except Stopped as stop:
                 if stop.last.t > self.series.arrays["t"][kept - 1]:
                     try:
@@ -229,20 +252,17 @@ class Run:
                         pass  # its joint tensions overflow: the frames before it stay
                 error = SimulationError(stop.message(kept))
                 error.result = result(kept, complete=False)
-                if writer is not None:
-                    writer.close(complete=False, stats=self.stepper.stats, failure=str(error))
+                close(complete=False, failure=str(error))
                 raise error from stop.__cause__
             except SimulationError as error:
                 error.result = result(kept, complete=False)
-                if writer is not None:
-                    writer.close(complete=False, stats=self.stepper.stats)
+                close(complete=False)
                 raise
-            except KeyboardInterrupt:
-                if writer is not None:
-                    writer.close(complete=False, stats=self.stepper.stats)
+            except KeyboardInterrupt as interrupt:
+                close(complete=False)
+                interrupt.frames_kept = 0 if writer is None else writer.count  # for the CLI's message
                 raise
-        if writer is not None:
-            writer.close(complete=True, stats=self.stepper.stats)
+        close(complete=True)
         return result(self.steps.size, complete=True)
 
     def _advance(self, state: State, t0: float, frame: int) -> State:
@@ -339,36 +359,69 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
 
     The continuation is bit-for-bit the uninterrupted run: the file holds, besides the last
     frame's state, what ``Integrator.checkpoint()`` saved after it (see
-    :mod:`hooke.integrators.base`). A file that cannot be read is refused and left unchanged."""
+    :mod:`hooke.integrators.base`). Before anything is written the output is locked (another
+    writer is refused) and the stored run is checked: its attributes as a scene file's fields
+    (:func:`hooke.io.store.run_settings`), the hooke version that wrote it (another one might
+    not continue it exactly), its ``input_hash`` against the scene and settings rebuilt from
+    it (an edited dt or scene text), and its checkpoint's frame count against its own. A file
+    that fails any of these is refused and left unchanged."""
+    path = Path(path)
+    lock = OutputLock(path)
+    try:
+        run, stored = _stored_run(path)
+        frames = stored["total_frames"]
+        prefix = {"t": stored["t"], "x": stored["x"], "v": stored["v"],
+                  **{f"energy/{k}": v for k, v in stored["energy"].items()}, **stored["extras"]}
+        for frame in range(frames):
+            run.series.put(frame, {key: value[frame] for key, value in prefix.items()})
+        run.stepper.restore(stored["checkpoint"])
+        t0 = float(stored["t"][0])
+        run._guard_energy(State(t0, stored["x"][0], stored["v"][0]), t0)  # its reference: the start
+        last = State(float(stored["t"][-1]), stored["x"][-1].copy(), stored["v"][-1].copy())
+        writer = TrajectoryWriter.append(path, frames, lock=lock)
+    except BaseException:
+        lock.release()
+        raise
+    return run.execute(progress=progress, writer=writer, start_frame=frames - 1, state=last, t0=t0)
+
+
+def _stored_run(path: Path) -> tuple[Run, dict]:
+    """The stored run's :class:`Run` (its plan rebuilt) and its content, or a one-line refusal."""
     stored = read_trajectory(path)
-    attrs = stored["attrs"]
-    source = attrs["scene_source"]
+    settings = run_settings(stored["attrs"], path)
+    if settings.get("hooke_version", __version__) != __version__:
+        version = settings["hooke_version"]
+        raise HookeInputError("path", f"was written by hooke {version}, this is hooke "
+                              f"{__version__}: it would not continue the run exactly; resume it "
+                              f"with hooke {version}", str(path))
+    source = settings["scene_source"]
     if not source:
         raise HookeInputError("path", "was written from a scene built in code; only scenes from "
                               "files or built-in scenes can be resumed", str(path))
-    scene = build(parse(source, source=str(path)), source, overrides=json.loads(attrs["parameters"]),
-                  default_name=attrs["scene_name"])
-    options = json.loads(attrs["options"])
-    growth = attrs.get("max_energy_growth")
-    run = Run(scene, attrs["integrator"], float(attrs["dt"]), float(attrs["t_end"]),
-              int(attrs["save_every"]), options, None if growth is None else float(growth))
-    frames = stored["total_frames"]
-    if attrs["complete"] or frames >= run.steps.size:
+    if settings["complete"]:
         raise HookeInputError("path", "holds a complete run; nothing to resume", str(path))
-    if attrs.get("failure"):
+    if settings.get("failure"):
         raise HookeInputError("path", "holds a run the blow-up guard stopped (its last frame is "
                               "the last finite state, off the save grid); run it again with a "
                               "smaller dt or another integrator", str(path))
-    prefix = {"t": stored["t"], "x": stored["x"], "v": stored["v"],
-              **{f"energy/{k}": v for k, v in stored["energy"].items()}, **stored["extras"]}
-    for frame in range(frames):
-        run.series.put(frame, {key: value[frame] for key, value in prefix.items()})
-    run.stepper.restore(stored["checkpoint"])
-    t0 = float(stored["t"][0])
-    run._guard_energy(State(t0, stored["x"][0], stored["v"][0]), t0)  # its reference: the start
-    last = State(float(stored["t"][-1]), stored["x"][-1].copy(), stored["v"][-1].copy())
-    writer = TrajectoryWriter.append(Path(path), frames)
-    return run.execute(progress=progress, writer=writer, start_frame=frames - 1, state=last, t0=t0)
+    scene = build(parse(source, source=str(path)), source, overrides=settings["parameters"],
+                  default_name=settings["scene_name"])
+    rebuilt = {key: settings[key] for key in ("integrator", "dt", "t_end", "save_every", "options")}
+    if input_hash(scene, rebuilt) != stored["attrs"].get("input_hash"):
+        raise HookeInputError("path", "its settings or scene text differ from those its "
+                              "input_hash was made of (the file was edited): it cannot be "
+                              "continued exactly", str(path))
+    run = Run(scene, settings["integrator"], settings["dt"], settings["t_end"],
+              settings["save_every"], settings["options"], settings.get("max_energy_growth"))
+    frames, stamp = stored["total_frames"], stored["checkpoint"].pop(CHECKPOINT_STAMP, None)
+    if not 0 < frames <= run.steps.size:
+        raise HookeInputError("path", f"holds {frames} frame(s), where its run has 1 to "
+                              f"{run.steps.size}: it cannot be continued", str(path))
+    if stamp not in (None, frames):  # None: a file from before the stamp
+        raise HookeInputError("path", f"its checkpoint follows frame {stamp}, not its last frame "
+                              f"{frames} (a write was cut short): it cannot be continued exactly",
+                              str(path))
+    return run, stored
 
 
 make_callable(__name__, simulate)

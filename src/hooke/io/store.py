@@ -11,7 +11,8 @@ Layout of ``trajectory.h5``:
     integrator, dt, t_end, save_every, options (JSON: the integrator's effective options, its
     defaults included), created (ISO date; SOURCE_DATE_EPOCH when set), input_hash (SHA-256 of
     the scene text, parameters, model arrays, initial state and settings), frames_written,
-    complete, stats (JSON), failure (why the blow-up guard stopped the run, when it did).
+    complete, stats (JSON), failure (why the blow-up guard stopped the run, when it did); the
+    checkpoint's own frames_written: the frame count it belongs to.
 
 Contract: datasets are chunked along frames, gzip-compressed and Fletcher-32 checksummed (so a
 flipped bit anywhere in the data is an error, never a silently wrong value); the file is written
@@ -19,6 +20,11 @@ in HDF5's SWMR mode; frames are buffered and written in blocks at least every ``
 (0.25 s) and at the end, so a run killed at any moment leaves a file that :func:`read_trajectory`
 opens, holding every frame up to the last flush (a Ctrl-C flushes everything); ``close`` rewrites
 the file compactly (:func:`rewrite`), so its layout does not depend on when the flushes happened.
+``frames_written`` counts only frames on disk: a flush writes them first, then the count and the
+checkpoint. A write that fails (a full disk) stops the run with :class:`StoreWriteError` and
+leaves the file as its last complete flush did, to be resumed from there. One writer per file
+(``<file>.lock``, :mod:`hooke.io.lock`); a new run is written to ``<file>.new`` and takes the
+file's name once its first frames are flushed (see :class:`TrajectoryWriter`).
 No object carries an HDF5 timestamp (datasets are created with ``track_times=False``; h5py's
 groups have none): with SOURCE_DATE_EPOCH set, the same run writes the same bytes.
 
@@ -36,25 +42,30 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import errno
 import functools
 import hashlib
 import json
+import math
 import os
+import re
 import struct
 import time
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
 import h5py
 import numpy as np
 
-from ..errors import HookeInputError
+from ..errors import (HookeInputError, HookeInputErrors, StoreWriteError, format_value, is_count,
+                      is_number)
 from ..model import Model
 from ..result import Result, frame_extras
-from ..scene_setup import Scene
+from ..scene_setup import MAX_STEPS, Scene
+from ..source_date import created
 from ..version import __version__
+from .lock import OutputLock
 from .scene_file import build, parse
 
 FRAME_CHUNK = 64
@@ -86,21 +97,6 @@ def _checksummed(value: np.ndarray) -> dict:
     return {"chunks": True, "fletcher32": True} if value.size else {}
 
 
-def created() -> str:
-    """The ``created`` attribute: now, or SOURCE_DATE_EPOCH (seconds since 1970, UTC) when set,
-    the reproducible-builds convention that makes two runs write identical bytes."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch is None:
-        moment = datetime.now(timezone.utc)
-    else:
-        try:
-            moment = datetime.fromtimestamp(int(epoch), timezone.utc)
-        except (ValueError, OverflowError, OSError):
-            raise HookeInputError("SOURCE_DATE_EPOCH", "must be an integer number of seconds "
-                                  "since 1970-01-01 UTC", epoch) from None
-    return moment.isoformat(timespec="seconds")
-
-
 def _write_model(group, model) -> None:
     """Arrays as datasets, numbers and strings as attributes; prescribed motions (Python
     callables) are not stored: a model read back from arrays alone has them as fixed pins."""
@@ -126,33 +122,62 @@ def _read_model(group):
     return Model(**kwargs)
 
 
-def _write_checkpoint(group, checkpoint: dict[str, Any]) -> None:
-    """Scalars and strings as attributes, arrays as resizable datasets updated in place (a SWMR
-    writer may write into existing datasets but not create objects: the first flush, before SWMR
-    starts, creates them, so a run's checkpoints keep the same keys)."""
+def _create_checkpoint(group, checkpoint: dict[str, Any]) -> None:
+    """The checkpoint's arrays as resizable datasets, before SWMR starts (a SWMR writer may
+    write into existing datasets but not create objects, so a run's checkpoints keep the same
+    keys); :func:`_write_checkpoint` then updates them in place."""
+    for key, value in checkpoint.items():
+        if isinstance(value, np.ndarray) and value.ndim and key not in group:
+            group.create_dataset(key, data=value, maxshape=(None,) * value.ndim, fletcher32=True,
+                                 chunks=value.shape if value.size else True, track_times=False)
+
+
+def _write_checkpoint(group, checkpoint: dict[str, Any], frames: int) -> None:
+    """Scalars and strings as attributes, arrays into their datasets; stamped with the number of
+    frames it follows (``frames_written``), which resume checks against the file's."""
     for key, value in checkpoint.items():
         if not isinstance(value, np.ndarray) or value.ndim == 0:
             group.attrs[key] = value
-            continue
-        if key not in group:
-            group.create_dataset(key, data=value, maxshape=(None,) * value.ndim, fletcher32=True,
-                                 chunks=value.shape if value.size else True, track_times=False)
             continue
         dataset = group[key]
         if dataset.shape != value.shape:
             dataset.resize(value.shape)
         dataset[...] = value
+    group.attrs[CHECKPOINT_STAMP] = frames
+
+
+CHECKPOINT_STAMP = "frames_written"
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _write_failure(error: BaseException) -> str:
+    """Why writing failed, in a few words: h5py reports the system's errno inside HDF5's text."""
+    code = getattr(error, "errno", None)
+    found = re.search(r"errno = (\d+)", str(error))
+    code = int(found.group(1)) if code is None and found else code
+    if code in DISK_FULL:
+        return f"the disk is full ({os.strerror(code)})"
+    return f"it cannot be written ({os.strerror(code) if code else _reason(error)})"
 
 
 class TrajectoryWriter:
-    """Appends frames to ``path``; ``write_frame`` flushes, ``close`` marks the run complete."""
+    """Appends frames to ``path``; ``write_frame`` flushes, ``close`` marks the run complete.
+
+    Safety (each is tested in tests/test_store_faults.py):
+    - everything is computed and checked before a file is touched; an output another writer
+      holds is refused (:class:`~hooke.io.lock.OutputLock`, naming its PID);
+    - a new run is written aside, to ``<path>.new``, and takes ``path``'s name only once its
+      first frames are flushed: a rejected or failed start leaves an earlier run as it was;
+    - a flush writes the frames, flushes, and only then advances ``frames_written`` and the
+      checkpoint (stamped with that count), and flushes again: the file never counts frames
+      that are not on disk, and its checkpoint belongs to its last counted frame;
+    - a write that fails (a full disk) stops the run with :class:`StoreWriteError`; the file is
+      abandoned as its last complete flush left it (:meth:`_abandon`) and resumes from there.
+    """
 
     def __init__(self, path, scene, integrator: str, dt: float, t_end: float, save_every: int,
                  options: dict[str, Any], max_energy_growth: float | None = None,
                  flush_seconds: float = 0.25):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.file = h5py.File(self.path, "w", libver=LIBVER)
         settings = {"integrator": integrator, "dt": dt, "t_end": t_end, "save_every": save_every,
                     "options": options}
         attributes = {
@@ -166,14 +191,28 @@ class TrajectoryWriter:
         }
         if max_energy_growth is not None:  # the blow-up guard, kept on by a resumed run
             attributes["max_energy_growth"] = max_energy_growth
-        self.file.attrs.update(attributes)
-        _write_model(self.file.create_group("model"), scene.model)
-        self.frames = self.file.create_group("frames")
-        self.file.create_group("checkpoint")
-        self._start(0, flush_seconds)
+        path = Path(path)
+        if path.is_dir():
+            raise HookeInputError("path", "is a directory, not a trajectory file", str(path))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._hold(path, OutputLock(path), path.with_name(path.name + ".new"), 0)
+        with self._opening():
+            self.file = h5py.File(self._aside, "w", libver=LIBVER)
+            self.file.attrs.update(attributes)
+            _write_model(self.file.create_group("model"), scene.model)
+            self.file.create_group("frames")
+            self.file.create_group("checkpoint")
+        self._start(flush_seconds)
 
-    def _start(self, count: int, flush_seconds: float) -> None:
-        self.count = count
+    def _hold(self, path: Path, lock: OutputLock, aside: Path | None, count: int) -> None:
+        """The writer's hold on ``path``: its lock, the file it writes until its first frames
+        (``aside``; None: ``path`` itself) and the frames already in it."""
+        self.path, self._lock, self._aside, self.count = path, lock, aside, count
+        self.file = None
+        self.failure: StoreWriteError | None = None
+
+    def _start(self, flush_seconds: float) -> None:
+        self.frames = self.file["frames"]
         self.flush_seconds = flush_seconds
         self._buffer: list[dict[str, np.ndarray]] = []
         self._checkpoint: dict[str, Any] = {}
@@ -181,21 +220,41 @@ class TrajectoryWriter:
         self._started_swmr = False
 
     @classmethod
-    def append(cls, path: Path, frames: int, flush_seconds: float = 0.25) -> "TrajectoryWriter":
-        """Reopen a stored run to add frames after its first ``frames`` (extra rows are dropped).
+    def append(cls, path: Path, frames: int, flush_seconds: float = 0.25,
+               lock: OutputLock | None = None) -> "TrajectoryWriter":
+        """Reopen a stored run to add frames after its first ``frames`` (extra rows are dropped),
+        holding ``lock`` (taken here when None).
 
         A writer that was killed leaves HDF5's "open for writing" flag set, which blocks a plain
         reopen; so the kept content is first copied into a fresh file (:func:`rewrite`; a file
         that cannot be read is refused and left as it was).
         """
-        path = Path(path)
-        rewrite(path, frames)
         self = cls.__new__(cls)
-        self.path = path
-        self.file = h5py.File(path, "a", libver=LIBVER)
-        self.frames = self.file["frames"]
-        self._start(frames, flush_seconds)
+        path = Path(path)
+        self._hold(path, OutputLock(path) if lock is None else lock, None, frames)
+        with self._opening():
+            rewrite(self.path, frames)
+            self.file = h5py.File(self.path, "a", libver=LIBVER)
+        self._start(flush_seconds)
         return self
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write that fails stops the run: :class:`StoreWriteError`, the file abandoned."""
+        try:
+            yield
+        except (OSError, RuntimeError) as error:
+            raise self._stopped(error) from None
+
+    @contextmanager
+    def _opening(self) -> Iterator[None]:
+        """As :meth:`_writing`, and any other exception (a Ctrl-C) abandons the file too."""
+        try:
+            with self._writing():
+                yield
+        except BaseException:
+            self._abandon()
+            raise
 
     def _dataset(self, key: str, value: np.ndarray):
         if key not in self.frames:
@@ -217,35 +276,92 @@ class TrajectoryWriter:
             self.flush()
 
     def flush(self) -> None:
-        """Write the queued frames as one block and flush the file."""
+        """Write the queued frames as one block, then count them (see the class's safety notes);
+        a write that fails raises :class:`StoreWriteError`."""
+        if self.failure is not None:  # stopped already: nothing more reaches the file
+            raise self.failure
         if not self._buffer:
             return
+        count = self.count + len(self._buffer)
+        with self._writing():
+            self._write_block(count)
+            _write_checkpoint(self.file["checkpoint"], self._checkpoint, count)
+            self.file.attrs["frames_written"] = count
+            self.file.flush()
+        self.count = count
+        self._buffer.clear()
+        if self._aside is not None:  # its first frames are on disk: it replaces the old run now
+            os.replace(self._aside, self.path)
+            self._aside = None
+        self._last_flush = time.perf_counter()
+
+    def _write_block(self, count: int) -> None:
+        """The queued frames into the frame datasets, flushed (readers still see the old count)."""
         blocks = {key: np.stack([frame[key] for frame in self._buffer]) for key in self._buffer[0]}
         datasets = [(self._dataset(key, block[0]), block) for key, block in blocks.items()]
-        _write_checkpoint(self.file["checkpoint"], self._checkpoint)
         if not self._started_swmr:
-            self.file.swmr_mode = True  # every dataset exists now; from here a reader is always safe
+            _create_checkpoint(self.file["checkpoint"], self._checkpoint)
+            self.file.swmr_mode = True  # every object exists now; from here a reader is always safe
             self._started_swmr = True
-        new_count = self.count + len(self._buffer)
         for dataset, block in datasets:
-            dataset.resize(new_count, axis=0)
-            dataset[self.count:new_count] = block
-        self.count = new_count
-        self.file.attrs["frames_written"] = self.count
-        self._buffer.clear()
+            dataset.resize(count, axis=0)
+            dataset[self.count:count] = block
         self.file.flush()
-        self._last_flush = time.perf_counter()
 
     def close(self, complete: bool, stats: dict[str, int], failure: str = "") -> None:
         """Flush, close and :func:`rewrite`; ``failure``: why the run stopped (its last frame may
-        then lie off the save grid, so such a run is not resumed)."""
+        then lie off the save grid, so such a run is not resumed). A run that wrote no frame
+        leaves no file (an earlier run at ``path`` stays). On a disk too full for the compacting
+        copy the file stays as it was flushed: complete and readable, only larger."""
         self.flush()
-        self.file.attrs["complete"] = complete
-        self.file.attrs["stats"] = json.dumps(stats)
-        if failure:
-            self.file.attrs["failure"] = failure
-        self.file.close()
-        rewrite(self.path)
+        if self._aside is not None:
+            self._abandon()
+            return
+        with self._writing():
+            self.file.attrs["complete"] = complete
+            self.file.attrs["stats"] = json.dumps(stats)
+            if failure:
+                self.file.attrs["failure"] = failure
+            self.file.flush()  # a failure here still finds the file open, so it is abandoned safely
+            self.file.close()
+        try:
+            rewrite(self.path)
+        except HookeInputError:  # the copy could not be written: the file it would copy stays
+            pass
+        finally:
+            self._lock.release()
+
+    def _stopped(self, error: BaseException) -> StoreWriteError:
+        """The error that stops the run after a failed write, the file abandoned."""
+        self._abandon()
+        what = (f"after {self.count} frame(s); the file keeps them: free space, then continue "
+                f"with `hooke run --resume {self.path}`" if self.count else
+                "before the first frame was written; any earlier run in the file is left as it was")
+        self.failure = StoreWriteError(f"path: {_write_failure(error)} {what}, got "
+                                       f"{format_value(str(self.path))}", self.count)
+        return self.failure
+
+    def _abandon(self) -> None:
+        """Let go of the file without writing to it again, and of the lock; a file written aside
+        (no frame of it counted yet) is removed.
+
+        After a failed write HDF5 holds changes it could not write, and closing the file would
+        try again: h5py's close then fails half-way and the process crashes in HDF5's shutdown
+        (the segmentation fault after h5py's "Can't decrement id ref count" tracebacks). So the
+        file's descriptor is first pointed at /dev/null: the close writes nowhere, and the file
+        stays as its last complete flush left it, readable as a killed writer's (SWMR)."""
+        if self.file is not None:
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+                os.dup2(null, self.file.id.get_vfd_handle())
+                os.close(null)
+                self.file.close()
+            except (OSError, RuntimeError, ValueError):
+                pass  # HDF5 may still complain while closing: nothing reaches the file any more
+            self.file = None
+        if self._aside is not None and self._aside.exists():
+            self._aside.unlink()
+        self._lock.release()
 
 
 def rewrite(path: Path, frames: int | None = None) -> None:
@@ -371,7 +487,7 @@ def read_trajectory(path, frames: slice | int | None = None) -> dict[str, Any]:
     (dict), ``checkpoint`` (dict: attributes and arrays) and ``total_frames``.
     """
     with open_trajectory(path) as handle:
-        total = int(handle.attrs.get("frames_written", handle["frames/t"].shape[0]))
+        total = _frames_written(handle, path)
         pick = _frame_range(frames, total)
         out: dict[str, Any] = {"energy": {}, "extras": {}}
         for key, item in handle["frames"].items():
@@ -401,25 +517,107 @@ def _read(dataset: h5py.Dataset, pick=()) -> np.ndarray:
 def _frame_range(frames: slice | int | None, total: int) -> slice:
     if frames is None:
         return slice(0, total)
-    if isinstance(frames, (int, np.integer)) and not isinstance(frames, bool):
+    if is_count(frames):
         index = int(frames) + (total if frames < 0 else 0)
         if not 0 <= index < total:
             raise HookeInputError("frames", f"out of range for {total} stored frame(s)", int(frames))
         return slice(index, index + 1)
+    shown = f"{frames.start}:{frames.stop}:{frames.step}" if isinstance(frames, slice) else frames
     if not isinstance(frames, slice):
         raise HookeInputError("frames", "must be a slice (e.g. slice(0, 100, 10)) or one "
                               "frame's index", frames)
-    start = 0 if frames.start is None else frames.start
-    stop = total if frames.stop is None else frames.stop
-    step = 1 if frames.step is None else frames.step
+    if not all(part is None or is_count(part) for part in (frames.start, frames.stop, frames.step)):
+        raise HookeInputError("frames", "must be a slice of integers (e.g. slice(0, 100, 10)) or "
+                              "one frame's index", shown)
+    start = 0 if frames.start is None else int(frames.start)
+    stop = total if frames.stop is None else int(frames.stop)
+    step = 1 if frames.step is None else int(frames.step)
     if start < 0:
         start += total
     if stop < 0:
         stop += total
     if not (0 <= start < stop <= total) or step < 1:
-        raise HookeInputError("frames", f"out of range for {total} stored frame(s)",
-                              f"{frames.start}:{frames.stop}:{frames.step}")
+        raise HookeInputError("frames", f"out of range for {total} stored frame(s)", shown)
     return slice(start, stop, step)
+
+
+# -- a stored run's attributes, checked as a scene file's fields are ------------------------------
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _edited(path, name: str, value, expected: str) -> HookeInputError:
+    return HookeInputError("path", f"attribute {name} = {format_value(_plain(value))} is not "
+                           f"{expected} (the file was edited or damaged)", str(path))
+
+
+def _frames_written(handle: h5py.File, path) -> int:
+    """``frames_written``: a count no larger than what every frame dataset holds."""
+    lengths = []
+    handle["frames"].visititems(lambda _, item: lengths.append(item.shape[0])
+                                if isinstance(item, h5py.Dataset) else None)
+    stored = min(lengths)
+    value = _plain(handle.attrs.get("frames_written", stored))
+    if not is_count(value) or not 0 <= value <= stored:
+        raise _edited(path, "frames_written", value, f"a frame count from 0 to the {stored} "
+                      "frames stored")
+    return int(value)
+
+
+def _json_object(value) -> dict | None:
+    try:
+        parsed = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _positive(value) -> float | None:
+    return float(value) if is_number(value) and math.isfinite(value) and value > 0 else None
+
+
+def _known_integrator(value) -> str | None:
+    from ..integrators import names
+
+    return value if isinstance(value, str) and value in names() else None
+
+
+SETTINGS = {  # attribute: (parse to the Python value or None when invalid, what it must be)
+    "hooke_version": (lambda v: v if isinstance(v, str) else None, "a string"),
+    "scene_name": (lambda v: v if isinstance(v, str) else None, "a string"),
+    "scene_source": (lambda v: v if isinstance(v, str) else None, "a string"),
+    "parameters": (_json_object, "a JSON object"),
+    "integrator": (_known_integrator, "a known integrator"),
+    "dt": (_positive, "a finite number > 0"),
+    "t_end": (_positive, "a finite number > 0"),
+    "save_every": (lambda v: int(v) if is_count(v) and 1 <= v <= MAX_STEPS else None,
+                   f"an integer from 1 to {MAX_STEPS:.0e}"),
+    "options": (_json_object, "a JSON object"),
+    "complete": (lambda v: v if isinstance(v, bool) else None, "true or false"),
+    "stats": (_json_object, "a JSON object"),
+    "max_energy_growth": (lambda v: v if (_positive(v) or 0) > 1 else None, "a number > 1"),
+    "failure": (lambda v: v if isinstance(v, str) else None, "a string"),
+}
+
+
+def run_settings(attrs, path) -> dict[str, Any]:
+    """A stored run's attributes as Python values (``parameters``, ``options`` and ``stats``
+    parsed from JSON), each checked as a scene file's field is: a value a writer cannot have
+    written is one line naming the attribute and its value (all such lines at once), never a
+    JSON or type error from deep inside. Optional attributes that are absent are left out."""
+    settings, problems = {}, []
+    for name, (parse, expected) in SETTINGS.items():
+        if name not in attrs:
+            continue
+        value = _plain(attrs[name])
+        settings[name] = parse(value)
+        if settings[name] is None:
+            problems.append(_edited(path, name, value, expected))
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise HookeInputErrors([str(problem) for problem in problems])
+    return settings
 
 
 def open_result(path, frames: slice | int | None = None):
@@ -430,15 +628,14 @@ def open_result(path, frames: slice | int | None = None):
     and prescribed motions come back), else from the stored model arrays.
     """
     data = read_trajectory(path, frames)
-    attrs = data["attrs"]
-    if attrs["scene_source"]:
-        scene = build(parse(attrs["scene_source"], source=str(path)), attrs["scene_source"],
-                      overrides=json.loads(attrs["parameters"]), default_name=attrs["scene_name"])
+    settings = run_settings(data["attrs"], path)
+    if settings["scene_source"]:
+        scene = build(parse(settings["scene_source"], source=str(path)), settings["scene_source"],
+                      overrides=settings["parameters"], default_name=settings["scene_name"])
     else:
-        scene = Scene(data["model"], integrator=attrs["integrator"], dt=float(attrs["dt"]),
-                      t_end=float(attrs["t_end"]), name=attrs["scene_name"])
+        scene = Scene(data["model"], integrator=settings["integrator"], dt=settings["dt"],
+                      t_end=settings["t_end"], name=settings["scene_name"])
     return Result(t=data["t"], x=data["x"], v=data["v"], energy=data["energy"], scene=scene,
-                  integrator=attrs["integrator"], dt=float(attrs["dt"]),
-                  options=json.loads(attrs["options"]), stats=json.loads(attrs.get("stats", "{}")),
-                  complete=bool(attrs["complete"]),
+                  integrator=settings["integrator"], dt=settings["dt"], options=settings["options"],
+                  stats=settings.get("stats", {}), complete=settings["complete"],
                   **frame_extras(data["extras"], len(data["t"]), data["model"].dim))

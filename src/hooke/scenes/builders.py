@@ -69,10 +69,13 @@ def parameter_problems(name: str, parameters: dict[str, Any]) -> list[str]:
 
 def run_builder(name: str, parameters: dict[str, Any]):
     """Build the scene; ``parameters`` are the file's with overrides from code (``hooke.scene``,
-    sweeps, the viewer), validated laxly: 40.0 is accepted for a count there."""
+    sweeps, the viewer), validated as strictly as the file's (NumPy's scalars count as Python's:
+    ``np.int64(40)`` is a count, ``40.0`` and ``True`` are not)."""
     _known(name)
+    plain = {key: value.item() if isinstance(value, np.generic) else value
+             for key, value in parameters.items()}
     try:
-        checked = _SCHEMAS[name].model_validate(parameters)
+        checked = _SCHEMAS[name].model_validate(plain, strict=True)
     except ValidationError as error:
         raise validation_errors(error, _SCHEMAS[name], prefix="parameters") from None
     return _BUILDERS[name](**checked.model_dump())

@@ -1,0 +1,65 @@
+"""One writer per trajectory file: an advisory lock on ``<file>.lock`` beside it.
+
+Contract: :class:`OutputLock` takes an exclusive ``fcntl.flock`` on the lock file, writes the
+holder's PID into it, and refuses (a one-line :class:`HookeInputError` naming the holder's PID)
+while another process — or another writer in this one — holds it. The kernel drops a flock when
+its holder's file is closed, however the process ends (``kill -9`` included), so a killed run's
+lock file never blocks the next run. :meth:`OutputLock.release` removes the file; a lock taken
+on a file that a releasing holder removed meanwhile is retaken on the new file (the check of the
+inode), so two writers never both hold one path.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from ..errors import HookeInputError
+
+
+class OutputLock:
+    """Held from creation to :meth:`release` (or to the end of the process)."""
+
+    def __init__(self, target: Path):
+        self.target = Path(target)
+        self.path = self.target.with_name(self.target.name + ".lock")
+        while True:
+            try:
+                descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as error:  # no such folder, a file in its place, read-only, ...
+                raise HookeInputError("path", f"cannot be written ({error.strerror})",
+                                      str(self.target)) from None
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip() or "unknown"
+                os.close(descriptor)
+                raise HookeInputError("path", f"is being written by another run (PID {holder}, "
+                                      f"lock {self.path.name}); wait until it ends or write "
+                                      "elsewhere", str(self.target)) from None
+            if self._still_named(descriptor):
+                break
+            os.close(descriptor)  # its holder removed it between our open and our lock
+        self.descriptor: int | None = descriptor
+        try:
+            os.ftruncate(descriptor, 0)
+            os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+        except OSError:  # a full disk: the lock holds all the same, without the PID to show
+            pass
+
+    def _still_named(self, descriptor: int) -> bool:
+        try:
+            return os.stat(self.path).st_ino == os.fstat(descriptor).st_ino
+        except FileNotFoundError:
+            return False
+
+    def release(self) -> None:
+        if self.descriptor is None:
+            return
+        try:
+            os.unlink(self.path)  # while still held, so no one locks the old file meanwhile
+        except FileNotFoundError:
+            pass
+        os.close(self.descriptor)
+        self.descriptor = None

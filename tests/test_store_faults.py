@@ -1,0 +1,331 @@
+"""Faults around a stored run (issue 15): a full disk, two runs on one output, a rejected run
+over an old one, and a stored run whose attributes were edited. Nothing already written may be
+lost, and nothing may come back silently wrong: the frames a file keeps are bit-identical to an
+uninterrupted run's, and a resumed run ends bit-identical too.
+
+The full-disk tests mount a small tmpfs (root only, as ``make test`` runs here and in CI)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+import pytest
+
+import hooke
+from hooke.io.store import read_trajectory
+
+from conftest import run_cli as cli
+
+FRAME_KEYS = ("t", "x", "v")
+
+
+def snapshot(directory) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
+def assert_frames_equal(stored: dict, reference, frames: int) -> None:
+    """The first ``frames`` frames of a stored run equal the reference Result's, bit for bit."""
+    for key in FRAME_KEYS:
+        assert stored[key].tobytes() == getattr(reference, key)[:frames].tobytes(), key
+    for key, values in reference.energy.items():
+        assert stored["energy"][key].tobytes() == values[:frames].tobytes(), key
+
+
+# -- a full disk ----------------------------------------------------------------------------------
+
+def mount_tmpfs(folder, size: str) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs (the full disk) needs root; `make test` runs as root")
+    folder.mkdir(exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], check=True)
+
+
+def resize(folder, size: str) -> None:
+    """Grow the tmpfs at ``folder``: space is freed."""
+    subprocess.run(["mount", "-o", f"remount,size={size}", "tmpfs", str(folder)], check=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 3 MiB tmpfs, unmounted afterwards."""
+    folder = tmp_path / "disk"
+    mount_tmpfs(folder, "3m")
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+CLOTH = ("cloth2d", "--dt", "0.0025", "--t-end", "1")
+
+
+def disk_full_line(path, kept: int) -> str:
+    return (f"error: path: the disk is full (No space left on device) after {kept} frame(s); the "
+            f"file keeps them: free space, then continue with `hooke run --resume {path}`, got "
+            f"'{path}'")
+
+
+def test_a_full_disk_stops_the_run_in_one_line_keeps_its_frames_and_resumes_exactly(small_disk):
+    """cloth2d fills the 3 MiB disk: one line (exit 1), no traceback, no crash; the file holds
+    exactly the frames it says (frames_written), each bit-identical to the uninterrupted run's;
+    after space is freed, --resume ends bit-identical to the uninterrupted run."""
+    done = cli("run", *CLOTH, "--out", str(small_disk))
+    path = small_disk / "trajectory.h5"
+    kept = int(re.search(r"after (\d+) frame", done.stderr).group(1))
+    assert done.returncode == 1 and done.stderr.splitlines() == [disk_full_line(path, kept)]
+    full = hooke.simulate(hooke.scene("cloth2d"), dt=0.0025, t_end=1.0)
+    stored = read_trajectory(path)
+    assert stored["total_frames"] == stored["attrs"]["frames_written"] == kept
+    assert 10 < kept < full.n_frames and not stored["attrs"]["complete"]
+    assert_frames_equal(stored, full, kept)
+
+    resize(small_disk, "64m")
+    done = cli("run", "--resume", str(small_disk))
+    assert done.returncode == 0, done.stderr
+    stored = read_trajectory(path)
+    assert stored["attrs"]["complete"] and stored["total_frames"] == full.n_frames
+    assert_frames_equal(stored, full, full.n_frames)
+    assert sorted(p.name for p in small_disk.iterdir() if p.suffix in (".lock", ".new")) == []
+
+
+def test_a_disk_full_before_the_first_frame_leaves_the_previous_run(small_disk):
+    """An old run sits on the disk; the disk is then filled: the new run cannot write its first
+    frame, says so in one line (exit 1), and the old run's files stay byte for byte."""
+    assert cli("run", "spring1d", "--t-end", "0.5", "--out", str(small_disk)).returncode == 0
+    before = snapshot(small_disk)
+    with open(small_disk / "ballast", "wb", buffering=0) as handle:  # takes every byte left
+        try:
+            while True:
+                handle.write(b"\0" * 4096)
+        except OSError:
+            pass
+    done = cli("run", *CLOTH, "--out", str(small_disk))
+    path = small_disk / "trajectory.h5"
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        f"error: path: the disk is full (No space left on device) before the first frame was "
+        f"written; any earlier run in the file is left as it was, got '{path}'"]
+    (small_disk / "ballast").unlink()
+    assert snapshot(small_disk) == before
+
+
+# -- two runs on one output -------------------------------------------------------------------------
+
+def wait_for_frames(path, count: int, child) -> int:
+    seen, deadline = 0, time.monotonic() + 120
+    while seen < count and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.2)
+        try:
+            seen = read_trajectory(path, frames=0)["total_frames"]
+        except hooke.HookeInputError:
+            pass  # not yet past its first flush
+    return seen
+
+
+def test_a_second_run_on_the_same_output_is_refused_naming_the_first(tmp_path):
+    """While one run writes DIR, a second `hooke run` (or hooke.simulate, hooke.resume) on it is
+    refused in one line naming the first's PID, and the first's frames stay intact. A killed
+    holder blocks nobody: the next run takes the output."""
+    first = subprocess.Popen([sys.executable, "-m", "hooke.cli", "run", "chain", "--t-end", "100",
+                              "--out", str(tmp_path)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    path = tmp_path / "trajectory.h5"
+    try:
+        assert wait_for_frames(path, 30, first) >= 30
+        refusal = (f"path: is being written by another run (PID {first.pid}, lock "
+                   f"trajectory.h5.lock); wait until it ends or write elsewhere, got '{path}'")
+        done = cli("run", "spring1d", "--out", str(tmp_path))
+        assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {refusal}"]
+        for call in (lambda: hooke.simulate(hooke.scene("spring1d"), store=path),
+                     lambda: hooke.resume(path)):
+            with pytest.raises(hooke.HookeInputError) as info:
+                call()
+            assert str(info.value) == refusal
+        assert wait_for_frames(path, 60, first) >= 60  # the first run goes on writing
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=30)
+    stored = read_trajectory(path)
+    reference = hooke.simulate(hooke.scene("chain"), t_end=0.001 * (stored["total_frames"] - 1))
+    assert stored["total_frames"] >= 60
+    assert_frames_equal(stored, reference, stored["total_frames"])
+    done = cli("run", "spring1d", "--t-end", "0.1", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert read_trajectory(path)["attrs"]["scene_name"] == "spring1d"
+
+
+# -- a rejected run ---------------------------------------------------------------------------------
+
+REJECTED = {
+    "huge --save-every": (["--save-every", "99999999999999999999999"], {},
+                          "error: save_every: must be at most 1e+12 steps (the most a run has), "
+                          "got 99999999999999999999999"),
+    "bad SOURCE_DATE_EPOCH": ([], {"SOURCE_DATE_EPOCH": "abc"},
+                              "error: SOURCE_DATE_EPOCH: must be an integer number of seconds "
+                              "since 1970-01-01 UTC, got 'abc'"),
+    "huge SOURCE_DATE_EPOCH": ([], {"SOURCE_DATE_EPOCH": "99999999999999999999"},
+                               "error: SOURCE_DATE_EPOCH: must be within a signed 64-bit number "
+                               "of seconds (|value| < 2**63), got '99999999999999999999'"),
+    "an option the integrator lacks": (["-O", "rtol=1e-3"], {}, None),
+}
+
+
+@pytest.mark.parametrize("case", list(REJECTED))
+def test_a_rejected_run_leaves_the_previous_run_as_it_was(tmp_path, case):
+    assert cli("run", "spring1d", "--t-end", "0.5", "--out", str(tmp_path)).returncode == 0
+    before = snapshot(tmp_path)
+    args, env, line = REJECTED[case]
+    done = cli("run", "spring1d", *args, "--out", str(tmp_path), env=env)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert line is None or done.stderr.splitlines() == [line]
+    assert snapshot(tmp_path) == before
+
+
+def test_the_new_run_replaces_the_old_one_once_it_has_frames(tmp_path):
+    """The new run is written aside (trajectory.h5.new) and takes the old one's name at its
+    first flush: a reader sees the old run or the new one, never an empty file."""
+    path = tmp_path / "trajectory.h5"
+    hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=path)
+    names = []
+
+    def look(done, total):
+        if done == 1:
+            names.append(sorted(p.name for p in tmp_path.iterdir()))
+            assert read_trajectory(path, frames=0)["attrs"]["scene_name"] == "spring1d"
+    result = hooke.simulate(hooke.scene("chain"), t_end=0.5, store=path, progress=look)
+    assert names == [["trajectory.h5", "trajectory.h5.lock", "trajectory.h5.new"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trajectory.h5"]
+    assert hooke.open(path).x.tobytes() == result.x.tobytes()
+
+
+# -- a stored run with edited attributes -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory):
+    """An interrupted spring1d run (rk4, 2 s, stopped at 1 s) and its bytes."""
+    path = tmp_path_factory.mktemp("interrupted") / "trajectory.h5"
+
+    def stop(done, total):
+        if done >= total // 2:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        hooke.simulate(hooke.scene("spring1d"), integrator="rk4", t_end=2.0, store=path,
+                       progress=stop)
+    return path, path.read_bytes()
+
+
+EDITED = {  # attribute: (edited value, the one line's problem, or None: not a format problem)
+    "options": ("{not json", "attribute options = '{not json' is not a JSON object"),
+    "parameters": ("[1, 2]", "attribute parameters = '[1, 2]' is not a JSON object"),
+    "dt": ("fast", "attribute dt = 'fast' is not a finite number > 0"),
+    "t_end": (-1.0, "attribute t_end = -1.0 is not a finite number > 0"),
+    "save_every": (0, "attribute save_every = 0 is not an integer from 1 to 1e+12"),
+    "frames_written": (-5, "attribute frames_written = -5 is not a frame count from 0 to the "
+                           "201 frames stored"),
+    "complete": ("no", "attribute complete = 'no' is not true or false"),
+    "integrator": ("leapfrog", "attribute integrator = 'leapfrog' is not a known integrator"),
+}
+CHANGED = {  # well-formed but not what the run was: caught by the input hash or the version
+    "dt": 0.004, "t_end": 1.0, "save_every": 2, "options": "{}",
+    "scene_source": hooke.scene("oscillator").source, "frames_written": 10**6,
+    "hooke_version": "0.0.1",
+}
+
+
+def edited_copy(interrupted, tmp_path, key, value):
+    source, _ = interrupted
+    path = tmp_path / "trajectory.h5"
+    path.write_bytes(source.read_bytes())
+    with h5py.File(path, "r+") as handle:
+        handle.attrs[key] = value
+    return path
+
+
+@pytest.mark.parametrize("key", list(EDITED))
+def test_a_malformed_stored_attribute_is_one_line_from_open_resume_and_the_cli(interrupted,
+                                                                              tmp_path, key):
+    value, problem = EDITED[key]
+    path = edited_copy(interrupted, tmp_path, key, value)
+    before = path.read_bytes()
+    expected = f"path: {problem} (the file was edited or damaged), got '{path}'"
+    for call in (hooke.open, hooke.resume):
+        with pytest.raises(hooke.HookeInputError) as info:
+            call(path)
+        assert str(info.value) == expected
+    done = cli("run", "--resume", str(tmp_path))
+    assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {expected}"]
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [
+        "trajectory.h5"]
+
+
+@pytest.mark.parametrize("key", list(CHANGED))
+def test_a_changed_stored_run_is_not_resumed(interrupted, tmp_path, key):
+    """A well-formed but changed attribute (a dt, the scene file's text, an inflated frame count,
+    another hooke's version) is refused by --resume, never continued from the wrong state, and
+    never taken for a complete run."""
+    path = edited_copy(interrupted, tmp_path, key, CHANGED[key])
+    before = path.read_bytes()
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.resume(path)
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("path: ") and "complete" not in message
+    if key == "hooke_version":
+        assert message == (f"path: was written by hooke 0.0.1, this is hooke {hooke.__version__}: "
+                           "it would not continue the run exactly; resume it with hooke 0.0.1, "
+                           f"got '{path}'")
+    elif key == "frames_written":
+        assert "attribute frames_written = 1000000 is not a frame count" in message
+    else:
+        assert message == ("path: its settings or scene text differ from those its input_hash "
+                           "was made of (the file was edited): it cannot be continued exactly, "
+                           f"got '{path}'")
+    assert path.read_bytes() == before
+
+
+def test_a_checkpoint_that_is_not_the_last_frames_is_not_resumed(interrupted, tmp_path):
+    """The checkpoint carries the frame count it was written with; a file whose checkpoint
+    belongs to another frame (a write cut short between the two) is refused, never continued
+    from the wrong integrator state."""
+    path = edited_copy(interrupted, tmp_path, "scene_name", "spring1d")
+    with h5py.File(path, "r+") as handle:
+        frames = int(handle.attrs["frames_written"])
+        assert handle["checkpoint"].attrs["frames_written"] == frames
+        handle["checkpoint"].attrs["frames_written"] = frames - 1
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.resume(path)
+    assert str(info.value) == (f"path: its checkpoint follows frame {frames - 1}, not its last "
+                               f"frame {frames} (a write was cut short): it cannot be continued "
+                               f"exactly, got '{path}'")
+
+
+def test_an_unedited_interrupted_run_still_resumes(interrupted, tmp_path):
+    path = edited_copy(interrupted, tmp_path, "scene_name", "spring1d")  # the same value
+    resumed = hooke.resume(path)
+    full = hooke.simulate(hooke.scene("spring1d"), integrator="rk4", t_end=2.0)
+    assert resumed.x.tobytes() == full.x.tobytes() and resumed.v.tobytes() == full.v.tobytes()
+
+
+def test_resume_takes_the_file_or_its_directory(interrupted, tmp_path):
+    source, _ = interrupted
+    for target in ("file", "directory"):
+        folder = tmp_path / target
+        folder.mkdir()
+        (folder / "trajectory.h5").write_bytes(source.read_bytes())
+        argument = folder / "trajectory.h5" if target == "file" else folder
+        done = cli("run", "--resume", str(argument))
+        assert done.returncode == 0, done.stderr
+        assert json.loads((folder / "summary.json").read_text())["frames"] == 401
+
+
+def test_a_frame_range_of_floats_is_the_callers_error_not_the_files(interrupted):
+    path, _ = interrupted
+    for frames in (slice(0.5, 3), slice(0, 3, 1.0), slice("a", None), slice(True, 3)):
+        with pytest.raises(hooke.HookeInputError) as info:
+            hooke.open(path, frames=frames)
+        assert str(info.value).startswith("frames: must be a slice of integers"), frames
