@@ -295,7 +295,7 @@ def test_surface_true_gives_each_body_its_boundary():
 def test_from_mesh_surface_is_the_boundary_of_tetrahedra_and_of_triangles():
     import meshio
 
-    from hooke.builder import lattice_tetrahedra
+    from hooke.mesh_topology import lattice_tetrahedra
 
     points = np.stack(np.meshgrid(*[np.arange(3.0)] * 3, indexing="ij"), -1).reshape(-1, 3)
     b = ModelBuilder(dim=3)

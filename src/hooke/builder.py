@@ -10,9 +10,8 @@ are built on ``add_particle``/``add_spring`` and return index arrays.
 from __future__ import annotations
 
 import math
-from itertools import combinations
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -20,15 +19,9 @@ from .constraints import check_joint_set
 from .errors import HookeInputError, HookeInputErrors, collect, is_count, is_number
 from .model import SPRING_ENERGIES, Model
 from .motion import as_motion
-from .surfaces import boundary_faces, check_face_shapes, check_faces, start_problems
+from .mesh_topology import MESH_EDGES, boundary_faces, lattice_tetrahedra, mesh_edges
+from .surfaces import check_face_shapes, check_faces, start_problems
 
-# Edges of each element type read from a mesh, as local vertex pairs.
-_MESH_EDGES = {
-    "line": [(0, 1)],
-    "triangle": [(0, 1), (1, 2), (2, 0)],
-    "quad": [(0, 1), (1, 2), (2, 3), (3, 0)],
-    "tetra": list(combinations(range(4), 2)),
-}
 
 
 def _strict_array(value, kinds: str, accepts) -> np.ndarray | None:
@@ -502,9 +495,9 @@ class ModelBuilder:
         dropped = points[:, self.dim:]
         if dropped.size and np.any(dropped != 0):
             raise HookeInputError("mesh", f"points leave the first {self.dim} axes", "non-zero extra coordinates")
-        cells = {block.type: np.asarray(block.data) for block in mesh.cells if block.type in _MESH_EDGES}
+        cells = {block.type: np.asarray(block.data) for block in mesh.cells if block.type in MESH_EDGES}
         if not cells:
-            raise HookeInputError("mesh", f"has no cells of type {', '.join(_MESH_EDGES)}",
+            raise HookeInputError("mesh", f"has no cells of type {', '.join(MESH_EDGES)}",
                                   [block.type for block in mesh.cells])
         return self._add_mesh(points[:, : self.dim], cells, mass, stiffness, damping, surface)
 
@@ -612,35 +605,6 @@ def add_contact(model: Model, planes: Sequence[dict] = (), surfaces: Sequence = 
     return replace(model, **b._contact_fields(model.x0, model.pinned))
 
 
-def mesh_edges(cells: dict[str, Iterable]) -> np.ndarray:
-    """Unique undirected edges (sorted pairs, in first-seen order) of the given cells."""
-    pairs = []
-    for cell_type, data in cells.items():
-        data = np.asarray(data, dtype=np.int64)
-        for a, b in _MESH_EDGES[cell_type]:
-            pairs.append(np.stack([data[:, a], data[:, b]], axis=1))
-    edges = np.sort(np.concatenate(pairs), axis=1)
-    _, first = np.unique(edges, axis=0, return_index=True)
-    return edges[np.sort(first)]
-
-
-def lattice_tetrahedra(nx: int, ny: int, nz: int) -> np.ndarray:
-    """Freudenthal split of each cube of an nx × ny × nz point lattice into 6 tetrahedra
-    sharing the main diagonal; vertices numbered (i·ny + j)·nz + k."""
-    def vid(i, j, k):
-        return (i * ny + j) * nz + k
-
-    corners = np.array([[(a >> 2) & 1, (a >> 1) & 1, a & 1] for a in range(8)])
-    paths = [(4, 6), (4, 5), (2, 6), (2, 3), (1, 5), (1, 3)]  # the 6 monotone paths 0 → 7
-    tets = []
-    i, j, k = np.meshgrid(np.arange(nx - 1), np.arange(ny - 1), np.arange(nz - 1), indexing="ij")
-    i, j, k = i.ravel(), j.ravel(), k.ravel()
-    corner_ids = [vid(i + c[0], j + c[1], k + c[2]) for c in corners]
-    for a, b in paths:
-        tets.append(np.stack([corner_ids[0], corner_ids[a], corner_ids[b], corner_ids[7]], axis=1))
-    return np.concatenate(tets) if tets else np.empty((0, 4), dtype=np.int64)
-
-
 def renumbered(model: Model, rank: np.ndarray, spring_order: np.ndarray | None = None) -> Model:
     """The same system of springs with particle p renumbered ``rank[p]`` and its springs taken in
     ``spring_order`` (default: as they are): what an unordered mesh or a script could hand over
@@ -725,26 +689,3 @@ def model_from_arrays(dim: int, x0, mass, springs, stiffness, rest_length=None, 
                  spring_damping=per(damping, s, "damping"), x0=x0, v0=np.zeros_like(x0),
                  spring_energy=spring_energy, particle_names=("",) * n,
                  **b._contact_fields(x0, pins))
-
-
-def grid_springs(nx: int, ny: int, diagonals: bool = True) -> np.ndarray:
-    """(s, 2) springs of :meth:`ModelBuilder.grid` (same order) for particles numbered i·ny + j."""
-    ids = np.arange(nx * ny, dtype=np.int64).reshape(nx, ny)
-    pairs = [(ids[:-1, :], ids[1:, :]), (ids[:, :-1], ids[:, 1:])]
-    if diagonals:
-        pairs += [(ids[:-1, :-1], ids[1:, 1:]), (ids[1:, :-1], ids[:-1, 1:])]
-    return np.concatenate([np.stack([a.ravel(), b.ravel()], axis=1) for a, b in pairs])
-
-
-def lattice_edges(nx: int, ny: int, nz: int) -> np.ndarray:
-    """(s, 2) unique edges of :func:`lattice_tetrahedra` generated directly, with no sort over
-    the tetrahedra: in the Freudenthal split every edge joins lattice point p to p + e for e one
-    of the 7 non-zero 0/1 vectors {100, 010, 001, 110, 101, 011, 111}."""
-    counts = (nx, ny, nz)
-    ids = np.arange(nx * ny * nz, dtype=np.int64).reshape(counts)
-    edges = []
-    for e in ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (1, 0, 1), (0, 1, 1), (1, 1, 1)):
-        start = ids[tuple(slice(0, n - o) for n, o in zip(counts, e))]
-        end = ids[tuple(slice(o, n) for n, o in zip(counts, e))]
-        edges.append(np.stack([start.ravel(), end.ravel()], axis=1))
-    return np.concatenate(edges)

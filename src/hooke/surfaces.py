@@ -9,10 +9,7 @@ Contract:
   repeating a particle) and :func:`check_face_shapes` their shapes at the start (no zero-length
   segment, no zero-area triangle); both raise :class:`HookeInputError` naming
   ``surfaces[s].faces[k]`` and the face;
-- :func:`boundary_faces` extracts a body's boundary from its mesh cells: the edges of 2D
-  triangles/quads that belong to one cell only, the triangles of tetrahedra that belong to one
-  tetrahedron only, 3D triangles (a cloth: both sides, as distances are unsigned) and lines as
-  they are;
+- a body's boundary comes from its mesh cells by :func:`hooke.mesh_topology.boundary_faces`;
 - :func:`start_problems` lists, one line each, the pairs of non-adjacent elements that touch or
   intersect at the start (segments that cross or touch in 2D; an edge through a triangle, or a
   vertex–triangle or edge–edge distance of 0, in 3D), where the barrier between surfaces is
@@ -72,38 +69,6 @@ def check_face_shapes(surface: int, faces: np.ndarray, x: np.ndarray) -> None:
         shape = "its particles coincide" if faces.shape[1] == 2 else "its particles are collinear"
         raise HookeInputError(f"surfaces[{surface}].faces[{k}]", f"is degenerate: {shape} at the "
                               "start", faces[k].tolist())
-
-
-# -- boundaries of meshes ---------------------------------------------------------------------
-_CELL_FACES = {  # local faces whose unpaired copies form the boundary, per cell type and dim
-    ("triangle", 2): [(0, 1), (1, 2), (2, 0)],
-    ("quad", 2): [(0, 1), (1, 2), (2, 3), (3, 0)],
-    ("tetra", 3): [(0, 2, 1), (0, 1, 3), (1, 2, 3), (0, 3, 2)],
-}
-_CELL_AS_FACES = {  # cells that are faces themselves (a rope, a cloth)
-    ("line", 2): [(0, 1)],
-    ("triangle", 3): [(0, 1, 2)],
-    ("quad", 3): [(0, 1, 2), (0, 2, 3)],
-}
-
-
-def boundary_faces(cells: dict[str, np.ndarray], dim: int) -> np.ndarray:
-    """The contact surface of a body meshed by ``cells`` (cell type → (c, k) vertex indices):
-    boundary edges of 2D triangles/quads, boundary triangles of tetrahedra, and lines (2D),
-    triangles and split quads (3D) as they are. (f, dim) int64, in first-seen order."""
-    unpaired, kept = [], []
-    for cell_type, data in cells.items():
-        data = np.asarray(data, dtype=np.int64).reshape(len(data), -1)
-        for table, out in ((_CELL_FACES, unpaired), (_CELL_AS_FACES, kept)):
-            for local in table.get((cell_type, dim), []):
-                out.append(data[:, list(local)])
-    faces = [np.concatenate(kept)] if kept else []
-    if unpaired:
-        candidates = np.concatenate(unpaired)
-        _, first, counts = np.unique(np.sort(candidates, axis=1), axis=0, return_index=True,
-                                     return_counts=True)
-        faces.append(candidates[np.sort(first[counts == 1])])
-    return np.concatenate(faces) if faces else np.empty((0, dim), dtype=np.int64)
 
 
 # -- the start check ---------------------------------------------------------------------------

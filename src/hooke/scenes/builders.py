@@ -15,7 +15,8 @@ from typing import Annotated, Any, Callable, Literal
 import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
-from ..builder import ModelBuilder, _vector, grid_springs, lattice_edges, model_from_arrays
+from ..builder import ModelBuilder, _vector, model_from_arrays
+from ..mesh_topology import grid_springs, lattice_edges
 from ..errors import HookeInputError, collect
 from ..io.pydantic_errors import validation_errors
 from ..model import SPRING_ENERGIES
