@@ -21,23 +21,18 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import time
 
 import ipctk
 import numpy as np
 from numba import njit
 
+from bench import median_time
+
 DHAT, KAPPA = 0.01, 1e5
 
 
 def median_ms(function, repeats: int) -> float:
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return 1e3 * float(np.median(times))
+    return 1e3 * median_time(function, repeats)
 
 
 def two_squares(n_seg: int, gap: float = 0.005):
