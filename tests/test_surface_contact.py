@@ -6,6 +6,7 @@ trajectory store, and bad input."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import numpy as np
@@ -186,6 +187,10 @@ def test_squares_self_contact_never_intersect(squares_run):
     faces = model.surface_faces
     distances = np.array([point_segment_distances(x, faces).min() for x in result.x])
     assert distances.min() > 1e-3  # measured 3.3e-3 m, at t = 0.94 s under the ceiling
+    close = distances < DHAT  # the run's own record (ipctk) agrees where pairs are within d̂
+    assert close.sum() > 100
+    np.testing.assert_allclose(result.surface_distance[close], distances[close], rtol=1e-9)
+    assert np.all(np.isinf(result.surface_distance[~close]))
     assert all(crossing_pairs(x, faces) == 0 for x in result.x)
     assert np.nanmin(result.contact_distance) > 0  # and the planes kept everything above
 
@@ -322,6 +327,8 @@ def test_the_store_reads_the_surfaces_back(tmp_path, squares_run):
     np.testing.assert_array_equal(model.surface_faces, scene.model.surface_faces)
     np.testing.assert_array_equal(model.surface_of_face, scene.model.surface_of_face)
     assert model.self_contact is True and model.n_contact_faces == 16
+    stored = hooke.open(path)
+    np.testing.assert_array_equal(stored.surface_distance, result.surface_distance[:3])
 
 
 # -- bad input -------------------------------------------------------------------------------------
@@ -390,6 +397,14 @@ def surface_scene(tmp_path, **changes):
     path = tmp_path / "surfaces.toml"
     path.write_text(textwrap.dedent(SURFACE_SCENE.format(**values)), encoding="utf-8")
     return path
+
+
+def test_hooke_run_reports_the_smallest_distance_between_surfaces(tmp_path):
+    completed = run_cli("run", "squares_self_contact", "--t-end", "1", "--out", str(tmp_path))
+    assert completed.returncode == 0, completed.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert 1e-3 < summary["min_surface_distance_m"] < DHAT
+    assert "min distance between surfaces" in completed.stdout
 
 
 def test_a_valid_surface_scene_file_runs_and_keeps_the_segments_apart(tmp_path):

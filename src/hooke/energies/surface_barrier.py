@@ -62,7 +62,7 @@ class SurfaceContact:
     def __init__(self, model):
         import ipctk
 
-        self._ipctk = ipctk
+        self.ipctk = ipctk
         self.mesh, self.vertices = collision_mesh(model.surface_faces, model.x0)
         d = model.dim
         self.dofs = (self.vertices[:, None] * d + np.arange(d)).reshape(-1)
@@ -76,7 +76,7 @@ class SurfaceContact:
 
     def collisions(self, vertices: np.ndarray):
         """The pairs closer than d̂ at these vertex positions (broad and narrow phase)."""
-        collisions = self._ipctk.NormalCollisions()
+        collisions = self.ipctk.NormalCollisions()
         collisions.use_area_weighting = True
         collisions.build(self.mesh, vertices, self.dhat)
         return collisions
@@ -112,7 +112,7 @@ def hessian_triplets(model, x: np.ndarray, project_psd: bool = False):
     """(rows, cols, values) of the Hessian at x in flattened model DOFs (only active pairs)."""
     contact = of(model)
     vertices = contact.positions(x)
-    method = contact._ipctk.PSDProjectionMethod
+    method = contact.ipctk.PSDProjectionMethod
     local = contact.potential.hessian(contact.collisions(vertices), contact.mesh, vertices,
                                       method.CLAMP if project_psd else method.NONE).tocoo()
     return contact.dofs[local.row], contact.dofs[local.col], local.data
@@ -124,8 +124,17 @@ def max_step(model, x: np.ndarray, p: np.ndarray) -> float:
     contact = of(model)
     start = contact.positions(x)
     end = contact.positions(np.asarray(x) + np.asarray(p))
-    return min(1.0, float(contact._ipctk.compute_collision_free_stepsize(
+    return min(1.0, float(contact.ipctk.compute_collision_free_stepsize(
         contact.mesh, start, end, narrow_phase_ccd=contact.ccd)))
+
+
+def min_distance(model, x: np.ndarray) -> float:
+    """The smallest distance between two surface elements that share no particle, among the
+    pairs closer than d̂ [m]; +inf when none is."""
+    contact = of(model)
+    vertices = contact.positions(x)
+    squared = contact.collisions(vertices).compute_minimum_distance(contact.mesh, vertices)
+    return float(np.sqrt(squared))
 
 
 def contact_forces(model, x: np.ndarray) -> np.ndarray:
