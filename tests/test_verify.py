@@ -150,7 +150,7 @@ def test_verify_command_prints_verify_numbers_and_writes_the_plot(tmp_path):
         for r in rows:
             row = written[r.name]
             assert float(row["measured_order"]) == pytest.approx(r.measured_order, rel=1e-5)
-            assert float(row["energy_factor"]) == pytest.approx(r.energy_factor, rel=1e-5)
+            assert float(row["energy_change"]) == pytest.approx(r.energy_factor - 1, rel=1e-5)
             assert row["behaviour"] == r.behaviour
             np.testing.assert_allclose([float(e) for e in row["errors"].split(";")], r.errors, rtol=1e-5)
             assert row.get("failed_at", "") == ""  # none stops in 100 steps: an empty field

@@ -237,9 +237,11 @@ def write_csv(rows: list[dict], path) -> Path:
 
 
 def write_reports(reports: list[IntegratorReport] | list[JointReport], path) -> Path:
-    """One row per report, its fields as columns (``hooke verify`` writes verify_spring1d.csv and
+    """One row per report, its fields as columns, and ``energy_change`` = energy_factor − 1 (the
+    factor's six printed digits would lose it) (``hooke verify`` writes verify_spring1d.csv and
     verify_pendulum.csv: the README's tables are rendered from them)."""
-    return write_csv([asdict(report) for report in reports], path)
+    return write_csv([{**asdict(report), "energy_change": report.energy_factor - 1}
+                      for report in reports], path)
 
 
 def convergence_plot(reports: list[IntegratorReport], path=None,
