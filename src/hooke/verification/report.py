@@ -22,7 +22,7 @@ from ..integrators.base import names
 from ..verify import write_csv
 from .matrix import Cell
 
-MARKS = {"off": " ✗", "limited": " ‡", "failed": ""}
+MARKS = {"off": " ✗", "limited": " ‡"}
 STATUS_COLOURS = {"ok": "#5cb85c", "off": "#d9534f", "limited": "#f0ad4e", "failed": "#8e44ad",
                   "n/a": "#eeeeee"}
 KINDS = ("springs", "joints", "contact")
