@@ -429,7 +429,8 @@ def contact(data: Path) -> str:
                  f"peer {significant(peer['peer_newton_per_step'])}, and their trajectories agree "
                  f"to {significant(peer['positions_agree_m'])} m.\n")
     return text
-=======
+
+
 # ---------------------------------------------------------------------------------------------
 # Verification: `hooke verify` (spring1d, the double pendulum) and `hooke verify --all` (the
 # matrix of every integrator × every built-in scene, and its stated limitations).
