@@ -84,7 +84,9 @@ def test_every_accepted_cell_shows_its_order(quick):
         assert float(row["measured_order"]) == pytest.approx(order, rel=1e-5)
         assert float(row["last_ratio"]) == pytest.approx(errors[-2] / errors[-1], rel=1e-5)
         if (name, scene) in LIMITATIONS:
-            assert row["status"] in ("limited", "ok") and row["limitation"] == LIMITATIONS[name, scene]
+            assert row["status"] in ("limited", "ok")  # a stated limitation may not show in 3 levels
+            assert row["limitation"] == (LIMITATIONS[name, scene] if row["status"] == "limited"
+                                         else "")
             continue
         assert row["status"] == "ok", row
         assert abs(order - int(row["expected_order"])) <= ORDER_TOLERANCE, row

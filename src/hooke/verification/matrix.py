@@ -54,7 +54,7 @@ import numpy as np
 
 from ..errors import HookeInputError, SimulationError
 from ..integrators.base import get, names
-from ..scenes import scene as load_scene
+from ..io.scene_file import builtin_scene as load_scene
 from ..simulate import scene_options, simulate
 from ..system import System
 from ..verify import energy_trend
