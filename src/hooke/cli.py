@@ -24,6 +24,7 @@ from rich.table import Table
 
 from .errors import HookeInputError, SimulationError, StoreWriteError, format_value
 from .integrators import base as integrator_registry
+from .run_report import plural, print_summary, summary_data, write_outputs
 from .scene_setup import step_count
 from .scenes import names as scene_names
 
@@ -210,8 +211,6 @@ def run_command(
 def report(result, out: Path) -> None:
     """Write a run's plots and summary (:mod:`hooke.run_report`) and print the summary; one line
     (exit 1) when they cannot be written (a full disk)."""
-    from .run_report import print_summary, summary_data, write_outputs  # Matplotlib: on demand
-
     try:
         written = write_outputs(result, out)
     except OSError as error:

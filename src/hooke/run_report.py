@@ -15,13 +15,14 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
-from .io.export import write_xdmf
 from .result import finite_or_none
-from .viz import plots
 
 
 def write_outputs(result, out: Path) -> list[Path]:
     """Plots, the XDMF sidecar of the stored trajectory, and summary.json."""
+    from .io.export import write_xdmf
+    from .viz import plots  # Matplotlib: loaded by the commands that plot, not by every command
+
     written = [out / "trajectory.h5", write_xdmf(out / "trajectory.h5")]
     if result.n_frames >= 2:
         for name in plots.available(result):
