@@ -95,7 +95,8 @@ def render(text: str, data: Path = DATA) -> str:
     return result
 
 
-# == Figures: hooke study and the benchmarks ======================================================
+# == Figures: hooke study and the benchmarks ===============================================
+
 # Data files written with hooke.provenance.write_measurement: {"command", "measured", "smoke",
 # …, "rows"}. A missing file renders as a line naming the command that writes it.
 
@@ -428,6 +429,110 @@ def contact(data: Path) -> str:
                  f"peer {significant(peer['peer_newton_per_step'])}, and their trajectories agree "
                  f"to {significant(peer['positions_agree_m'])} m.\n")
     return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Verification: `hooke verify` (spring1d, the double pendulum) and `hooke verify --all` (the
+# matrix of every integrator × every built-in scene, and its stated limitations).
+# ---------------------------------------------------------------------------------------------
+VERIFY = "hooke verify --out docs/data"
+VERIFY_ALL = "hooke verify --all --out docs/data"
+MISSING = "—"  # a field the command left empty: not measured
+
+
+def scientific(value: float, digits: int = 1, sign: bool = False) -> str:
+    """``value`` in scientific notation, with a real minus sign."""
+    return f"{value:{'+' if sign else ''}.{digits}e}".replace("-", "−")
+
+
+def exponent(text: str) -> str:
+    """A CSV field's number in scientific notation (two digits), or — when it is empty."""
+    return scientific(float(text)) if text else MISSING
+
+
+def decimals(text: str, digits: int = 2) -> str:
+    return f"{float(text):.{digits}f}".replace("-", "−") if text else MISSING
+
+
+def verify_rows(rows: list[dict[str, str]], drift: bool) -> list[list[str]]:
+    """The rows of a `hooke verify` table: order, measured, energy, factor (and drift)."""
+    table = []
+    for row in rows:
+        behaviour = row["behaviour"] if not row.get("failed_at") else (
+            f"fails at t = {float(row['failed_at']):.2f} s")
+        cells = [row["name"], row["expected_order"], decimals(row["measured_order"]), behaviour,
+                 scientific(float(row["energy_change"]), 3, sign=True)]
+        if drift:
+            cells.append(exponent(row["drift"]))
+        table.append(cells)
+    return table
+
+
+@block("verify-spring1d", VERIFY)
+def verify_spring1d(data: Path) -> str:
+    rows = read_csv(data / "verify_spring1d.csv")
+    return (f"From `{VERIFY}` (`verify_spring1d.csv`):\n\n"
+            + markdown_table(["integrator", "order", "measured", "energy", "E⁺/E − 1 per step"],
+                             verify_rows(rows, drift=False), "lrrlr"))
+
+
+@block("verify-pendulum", VERIFY)
+def verify_pendulum(data: Path) -> str:
+    rows = read_csv(data / "verify_pendulum.csv")
+    return (f"From `{VERIFY}` (`verify_pendulum.csv`):\n\n"
+            + markdown_table(["integrator", "order", "measured", "energy", "E⁺/E − 1 per step",
+                              "max\\|L − L0\\| [m]"], verify_rows(rows, drift=True), "lrrlrr"))
+
+
+MATRIX_MARKS = {"ok": "", "off": " ✗", "limited": " ‡", "failed": ""}
+
+
+def matrix_cell(row: dict[str, str]) -> str:
+    if row["status"] == "n/a":
+        return "·"
+    if row["status"] == "failed":
+        return "failed"
+    text = decimals(row["measured_order"]) + MATRIX_MARKS[row["status"]]
+    return f"**{text}**" if row["status"] == "off" else text
+
+
+@block("verification-matrix", VERIFY_ALL)
+def verification_matrix(data: Path) -> str:
+    rows = read_csv(data / "verification.csv")
+    integrators = list(dict.fromkeys(row["integrator"] for row in rows))
+    scenes = list(dict.fromkeys(row["scene"] for row in rows))
+    by_key = {(row["integrator"], row["scene"]): row for row in rows}
+    expected = {row["integrator"]: row["expected_order"] for row in rows}
+    header = ["scene", "kind", *(f"`{name}` ({expected[name]})" for name in integrators)]
+    body = []
+    for scene in scenes:
+        first = by_key[integrators[0], scene]
+        size = f"{first['dim']}D, {first['particles']} particles"
+        body.append([f"`{scene}`", f"{first['kind']}, {size}",
+                     *(matrix_cell(by_key[name, scene]) for name in integrators)])
+    minutes = sum(float(row["wall_time"]) for row in rows) / 60
+    return (f"From `{VERIFY_ALL}` (`verification.csv`, {len(rows)} cells, {minutes:.0f} min of "
+            "runs): the measured order of convergence of every integrator (expected order in "
+            "brackets) on every built-in scene; · where the integrator refuses the scene, "
+            "✗ off its order by more than 0.3, ‡ a stated limitation (below).\n\n"
+            + markdown_table(header, body, "ll" + "r" * len(integrators)))
+
+
+@block("verification-limitations", VERIFY_ALL)
+def verification_limitations(data: Path) -> str:
+    rows = [row for row in read_csv(data / "verification.csv")
+            if row["status"] in ("off", "limited", "failed")]
+    if not rows:
+        return f"`{VERIFY_ALL}`: every cell shows its integrator's order.\n"
+    body = []
+    for row in rows:
+        errors = ", ".join(exponent(error) for error in row["errors"].split(";") if error)
+        cause = row["limitation"] or f"**not yet explained** ({row['note']})"
+        body.append([f"`{row['integrator']}`", f"`{row['scene']}`", row["expected_order"],
+                     decimals(row["measured_order"]), f"{float(row['dt0']):g} s", errors, cause])
+    return (f"Cells of `{VERIFY_ALL}` off their integrator's order, with their cause:\n\n"
+            + markdown_table(["integrator", "scene", "order", "measured", "dt₀", "errors [m], dt "
+                              "halving", "cause"], body, "llrrrll"))
 
 
 def main(argv: list[str] | None = None) -> int:

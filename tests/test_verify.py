@@ -3,6 +3,8 @@ energy classes and joint drift of the integrators with joints on the double pend
 
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 import pytest
 
@@ -140,6 +142,18 @@ def test_verify_command_prints_verify_numbers_and_writes_the_plot(tmp_path):
                                    r.behaviour, f"{r.energy_factor - 1:+.3e}", f"{r.drift:.2e}"]
     # the closed form shows through the printed factor: explicit Euler gains ω²h² per step
     assert float(table_rows(done.stdout, 5)["explicit_euler"][4]) == pytest.approx(OMEGA2_H2, rel=1e-3)
+    # the CSV tables the README is rendered from hold the same numbers
+    for name, rows in (("verify_spring1d.csv", reports), ("verify_pendulum.csv", joint_reports)):
+        with open(tmp_path / name, newline="", encoding="utf-8") as handle:
+            written = {row["name"]: row for row in csv.DictReader(handle)}
+        assert list(written) == [r.name for r in rows]
+        for r in rows:
+            row = written[r.name]
+            assert float(row["measured_order"]) == pytest.approx(r.measured_order, rel=1e-5)
+            assert float(row["energy_change"]) == pytest.approx(r.energy_factor - 1, rel=1e-5)
+            assert row["behaviour"] == r.behaviour
+            np.testing.assert_allclose([float(e) for e in row["errors"].split(";")], r.errors, rtol=1e-5)
+            assert row.get("failed_at", "") == ""  # none stops in 100 steps: an empty field
 
     picture = imageio.imread(tmp_path / "convergence.png")
     assert picture.shape[:2] == (770, 1430)  # two panels, 13 × 7 in at 110 dpi
@@ -154,3 +168,5 @@ def test_verify_command_prints_verify_numbers_and_writes_the_plot(tmp_path):
             np.testing.assert_array_equal(line.get_xydata(), np.column_stack([r.dts, r.errors]))
     done = CliRunner().invoke(app, ["verify", "--energy-steps", "5"])
     assert done.exit_code == 2 and done.stderr.strip() == "error: --energy-steps: must be an integer >= 10, got 5"
+    done = CliRunner().invoke(app, ["verify", "--quick"])
+    assert done.exit_code == 2 and done.stderr.strip() == "error: --quick: only with --all"

@@ -24,7 +24,7 @@ from rich.table import Table
 
 from .errors import HookeInputError, SimulationError, StoreWriteError, format_value
 from .integrators import base as integrator_registry
-from .result import finite_or_none
+from .run_report import plural, print_summary, summary_data, write_outputs
 from .scene_setup import step_count
 from .scenes import names as scene_names
 
@@ -116,106 +116,6 @@ class LazyProgress:
             self.bar.stop()
 
 
-def write_outputs(result, out: Path) -> list[Path]:
-    """Plots, the XDMF sidecar of the stored trajectory, and summary.json."""
-    from .io.export import write_xdmf
-    from .viz import plots
-
-    written = [out / "trajectory.h5", write_xdmf(out / "trajectory.h5")]
-    if result.n_frames >= 2:
-        for name in plots.available(result):
-            if name != "phase":
-                plots.PLOTS[name](result, out / f"{name}.png")
-                written.append(out / f"{name}.png")
-    summary = summary_data(result)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
-    written.append(out / "summary.json")
-    return written
-
-
-def summary_data(result) -> dict:
-    model = result.scene.model
-    with np.errstate(over="ignore", invalid="ignore"):
-        data = {
-            "scene": result.scene.name, "integrator": result.integrator, "dt": result.dt,
-            "t_end": float(result.t[-1]), "frames": result.n_frames, "complete": result.complete,
-            "particles": model.n_particles, "springs": model.n_springs, "dim": model.dim,
-            "wall_time_s": round(result.wall_time, 4), "stats": result.stats,
-            **energy_change_data(result.energy_change()),
-        }
-        if result.scene.has_analytic:
-            data["max_error_vs_analytic"] = finite_or_none(
-                np.max(np.abs(result.x - result.analytic())))
-        if result.joint_force.size:
-            data["joint_force_range_N"] = [finite_or_none(result.joint_force.min()),
-                                           finite_or_none(result.joint_force.max())]
-    if np.isfinite(result.contact_distance).any():
-        data["min_contact_distance_m"] = finite_or_none(np.nanmin(result.contact_distance))
-    if np.isfinite(result.surface_distance).any():
-        data["min_surface_distance_m"] = finite_or_none(np.nanmin(result.surface_distance))
-    return data
-
-
-def energy_change_data(change) -> dict:
-    """summary.json's energy keys: joules, and the relative change with its scale named
-    (:class:`hooke.result.EnergyChange`); null where a value is not finite or has no scale."""
-    return {"energy_initial_J": change.initial, "energy_final_J": change.final,
-            "energy_change_J": change.change, "energy_change_relative": change.relative,
-            "energy_relative_to": change.relative_to, "energy_scale_J": change.scale}
-
-
-def energy_change_text(summary: dict) -> str:
-    """The change as printed, e.g. "ΔE = -0.003785 J = -1.514 % of the initial energy (0.25 J)",
-    or the joules alone where there is no scale."""
-    if summary["energy_change_J"] is None:
-        return "not finite"
-    text = f"ΔE = {summary['energy_change_J']:+.4g} J"
-    if summary["energy_relative_to"] is None:
-        return text
-    return (f"{text} = {100 * summary['energy_change_relative']:+.4g} % of the "
-            f"{summary['energy_relative_to']} ({summary['energy_scale_J']:.4g} J)")
-
-
-def number(value, spec: str) -> str:
-    return "not finite" if value is None else format(value, spec)
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
-def print_summary(summary: dict, written: list[Path]) -> None:
-    table = Table(title=f"hooke run: {summary['scene']}", title_justify="left", show_header=False)
-    table.add_column(style="bold")
-    table.add_column()
-    rows = [
-        ("system", f"{plural(summary['particles'], 'particle')}, {plural(summary['springs'], 'spring')}, "
-                   f"{summary['dim']}D"),
-        ("integrator", f"{summary['integrator']}, dt = {summary['dt']:g}"),
-        ("simulated", f"{summary['t_end']:g} s in {summary['frames']} frames"
-                      + ("" if summary["complete"] else " (stopped early)")),
-        ("counters", ", ".join(f"{k} {v}" for k, v in summary["stats"].items())),
-        ("wall time", f"{summary['wall_time_s']:.3f} s"),
-        ("total energy", f"{number(summary['energy_initial_J'], '.6g')} → "
-                         f"{number(summary['energy_final_J'], '.6g')} J"),
-        ("energy change", energy_change_text(summary)),
-    ]
-    if "max_error_vs_analytic" in summary:
-        rows.append(("max |x − analytic|", f"{number(summary['max_error_vs_analytic'], '.3e')} m"))
-    if "joint_force_range_N" in summary:
-        low, high = (number(value, ".4g") for value in summary["joint_force_range_N"])
-        rows.append(("joint tension", f"{low} … {high} N"))
-    if "min_contact_distance_m" in summary:
-        rows.append(("min distance to a plane", f"{summary['min_contact_distance_m']:.3e} m"))
-    if "min_surface_distance_m" in summary:
-        rows.append(("min distance between surfaces",
-                     f"{summary['min_surface_distance_m']:.3e} m"))
-    rows.append(("written", "\n".join(str(p) for p in written)))
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
-
-
 def parse_option(text: str) -> tuple[str, object]:
     """``KEY=VALUE`` of ``--option``: VALUE as ``--param`` reads it (``parse_value``: 1e-8, 25,
     inf, a word …), and in any case true/false as a bool and none/null as None (Python options
@@ -295,7 +195,7 @@ def run_command(
     except SimulationError as error:
         partial = getattr(error, "result", None)
         if partial is not None and partial.n_frames > 0:
-            print_summary(summary_data(partial), written_outputs(partial, out))
+            report(partial, out)
         fail(str(error), code=1)
     except KeyboardInterrupt as interrupt:
         from .io.export import write_xdmf
@@ -305,16 +205,18 @@ def run_command(
         sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
         fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'} (ParaView: {sidecar}); "
              f"continue with `hooke run --resume {out}`", code=130)
-    print_summary(summary_data(result), written_outputs(result, out))
+    report(result, out)
 
 
-def written_outputs(result, out: Path) -> list[Path]:
-    """:func:`write_outputs`, or one line (exit 1) when they cannot be written (a full disk)."""
+def report(result, out: Path) -> None:
+    """Write a run's plots and summary (:mod:`hooke.run_report`) and print the summary; one line
+    (exit 1) when they cannot be written (a full disk)."""
     try:
-        return write_outputs(result, out)
+        written = write_outputs(result, out)
     except OSError as error:
         fail(f"--out: cannot write the plots and summary ({error.strerror or error}); the "
              f"trajectory is in {out / 'trajectory.h5'}, got {str(out)!r}", code=1)
+    print_summary(console, summary_data(result), written)
 
 
 @app.command("plot")
@@ -483,17 +385,29 @@ def schema_command() -> None:
 
 @app.command("verify")
 def verify_command(
-    out: Path = typer.Option(Path("out/verify"), "--out", "-o", help="where to write convergence.png"),
+    out: Path = typer.Option(Path("out/verify"), "--out", "-o",
+                             help="where to write the plot and the CSV tables"),
     energy_steps: int = typer.Option(4000, "--energy-steps",
                                      help="steps of each energy run (fewer: a quicker, rougher check)"),
+    every: bool = typer.Option(False, "--all", help="the verification matrix: every integrator × "
+                               "every built-in scene it accepts (about 30 min)"),
+    quick: bool = typer.Option(False, "--quick", help="with --all: the reduced matrix the tests "
+                               "run (a few scenes, three levels, short horizons)"),
 ) -> None:
     """Run every integrator on spring1d, and every one that handles joints on the double pendulum:
-    measured order of convergence, energy behaviour and joint drift."""
-    from .verify import convergence_plot, verify, verify_joints
+    measured order of convergence, energy behaviour and joint drift; writes convergence.png,
+    verify_spring1d.csv and verify_pendulum.csv. With --all, the verification matrix instead:
+    verification.csv and verification.png."""
+    from .verify import convergence_plot, verify, verify_joints, write_reports
 
+    if quick and not every:
+        fail("--quick: only with --all")
     if energy_steps < 10:
         fail(f"--energy-steps: must be an integer >= 10, got {energy_steps}")
     output_directory(out)
+    if every:
+        verify_matrix(out, quick)
+        return
     reports = verify(energy_steps=energy_steps)
     table = Table(title=f"spring1d (ω = √10): convergence order; energy over {energy_steps} steps "
                         "of 0.005 s", title_justify="left")
@@ -520,8 +434,50 @@ def verify_command(
                       f"{r.energy_factor - 1:+.3e}", f"{r.drift:.2e}")
     console.print(table)
     convergence_plot(reports, out / "convergence.png", joint_reports)
-    console.print(f"log-log plot: {out / 'convergence.png'}")
+    write_reports(reports, out / "verify_spring1d.csv")
+    write_reports(joint_reports, out / "verify_pendulum.csv")
+    console.print(f"log-log plot: {out / 'convergence.png'}\ntables: {out / 'verify_spring1d.csv'}, "
+                  f"{out / 'verify_pendulum.csv'}", highlight=False)
     if not all(r.order_ok for r in [*reports, *joint_reports]):
+        raise typer.Exit(1)
+
+
+def verify_matrix(out: Path, quick: bool) -> None:
+    """``hooke verify --all``: run the matrix with a line per cell as it goes, print its table,
+    write verification.csv and verification.png; exit 1 when a cell is off (not a stated
+    limitation) or failed."""
+    from .verification import FULL, QUICK, run_matrix
+    from .verification.report import matrix_plot, table, write_matrix_csv
+
+    configuration = QUICK if quick else FULL
+    started = time.perf_counter()
+
+    def report(cell) -> None:
+        if cell.status != "n/a":
+            order = f"{cell.measured_order:.2f}" if cell.errors else "—"
+            console.print(f"{cell.scene} × {cell.integrator}: {cell.status} (order {order}, "
+                          f"expected {cell.expected_order}; {cell.wall_time:.1f} s)", highlight=False)
+
+    cells = run_matrix(configuration, on_cell=report)
+    minutes = (time.perf_counter() - started) / 60
+    command = f"hooke verify --all{' --quick' if quick else ''}"
+    title = (f"{command}: measured order of convergence ({configuration.levels} levels of dt, "
+             f"halving), {minutes:.1f} min")
+    console.print(table(cells, title))
+    console.print("✗ off its order, ‡ a stated limitation. Default options, with adaptive=False "
+                  "where an integrator has it (fixed steps of dt).", highlight=False)
+    for cell in cells:
+        if cell.status in ("off", "failed", "limited"):
+            console.print(f"[bold]{cell.scene} × {cell.integrator}[/] {cell.status}: errors "
+                          f"{', '.join(f'{e:.2e}' for e in cell.errors)} m at dt = "
+                          f"{', '.join(f'{dt:g}' for dt in cell.dts[:len(cell.errors)])} s. "
+                          f"{cell.limitation or cell.note}")
+    csv_path = write_matrix_csv(cells, out / "verification.csv")
+    plot_path = out / "verification.png"
+    matrix_plot(cells, plot_path, f"{command}: measured order of convergence (expected order in "
+                "brackets)")
+    console.print(f"table: {csv_path}\nplot: {plot_path}", highlight=False)
+    if any(cell.failing for cell in cells):
         raise typer.Exit(1)
 
 

@@ -39,7 +39,11 @@ have swung through 45° and 70° at up to 4.7 m/s — large-amplitude, with no a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import csv
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -123,14 +127,22 @@ def joint_options(integrator: str, tol: float = 1e-12) -> dict:
     return options
 
 
+def energy_trend(deviation: np.ndarray, round_off: float) -> str:
+    """"bounded" | "grows" | "decays": the trend of an energy's deviation from what it should be
+    (e.g. E − E0), over saved frames. Bounded when the largest |deviation| in the second half is
+    at most 1.5× that of the first half (secular drift doubles it, oscillation does not) or below
+    ``round_off`` [J]; otherwise the sign of the last deviation."""
+    size = np.abs(deviation)
+    half = deviation.size // 2
+    if size[half:].max() <= max(1.5 * size[:half].max(initial=0.0), round_off):
+        return "bounded"
+    return "grows" if deviation[-1] > 0 else "decays"
+
+
 def energy_behaviour(total: np.ndarray, round_off: float = 1e-11) -> tuple[float, str]:
-    """(mean factor per saved interval, "grows" | "decays" | "bounded") of an energy series."""
-    deviation = np.abs(total - total[0])
-    half = total.size // 2
+    """(mean factor per saved interval, :func:`energy_trend` of E − E0) of an energy series."""
     factor = float((total[-1] / total[0]) ** (1.0 / (total.size - 1)))
-    if deviation[half:].max() <= max(1.5 * deviation[:half].max(), round_off * abs(total[0])):
-        return factor, "bounded"
-    return factor, "grows" if total[-1] > total[0] else "decays"
+    return factor, energy_trend(total - total[0], round_off * abs(total[0]))
 
 
 def verify(dts=DEFAULT_DTS, t_end: float = 2.0, energy_dt: float = 0.005,
@@ -198,6 +210,38 @@ def verify_joints(dts=JOINT_DTS, t_end: float = 1.5, energy_dt: float = 0.0025,
                                    behaviour, float(np.max(pendulum.model.joint_length_error(run.x))), options,
                                    failed_at))
     return reports
+
+
+def csv_field(value) -> str:
+    """A value as a CSV field: numbers as %.6g (empty when NaN or None: not measured), sequences
+    (one entry per dt) joined by ';', dicts as JSON, anything else as its text."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return ";".join(csv_field(item) for item in value)
+    if isinstance(value, (bool, str, int, np.integer)):
+        return str(value)
+    return "" if math.isnan(value) else f"{float(value):.6g}"
+
+
+def write_csv(rows: list[dict], path) -> Path:
+    """``rows`` (dicts with the same keys, the columns) as a CSV file of :func:`csv_field`s."""
+    path = Path(path)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({key: csv_field(value) for key, value in row.items()} for row in rows)
+    return path
+
+
+def write_reports(reports: list[IntegratorReport] | list[JointReport], path) -> Path:
+    """One row per report, its fields as columns, and ``energy_change`` = energy_factor − 1 (the
+    factor's six printed digits would lose it) (``hooke verify`` writes verify_spring1d.csv and
+    verify_pendulum.csv: the README's tables are rendered from them)."""
+    return write_csv([{**asdict(report), "energy_change": report.energy_factor - 1}
+                      for report in reports], path)
 
 
 def convergence_plot(reports: list[IntegratorReport], path=None,

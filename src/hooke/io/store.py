@@ -17,7 +17,7 @@ Layout of ``trajectory.h5``:
 Contract: datasets are chunked along frames, gzip-compressed and Fletcher-32 checksummed (so a
 flipped bit anywhere in the data is an error, never a silently wrong value); the file is written
 in HDF5's SWMR mode; frames are buffered and written in blocks at least every ``flush_seconds``
-(0.25 s) and at the end, so a run killed at any moment leaves a file that :func:`read_trajectory`
+(0.25 s) or ``FLUSH_FRAMES`` frames, whichever comes first, and at the end, so a run killed at any moment leaves a file that :func:`read_trajectory`
 opens, holding every frame up to the last flush (a Ctrl-C flushes everything); ``close`` rewrites
 the file compactly (:func:`rewrite`), so its layout does not depend on when the flushes happened.
 ``frames_written`` counts only frames on disk: a flush writes them first, then the count and the
@@ -69,6 +69,10 @@ from .lock import OutputLock
 from .scene_file import build, parse
 
 FRAME_CHUNK = 64
+# A flush after at most this many frames as well as after flush_seconds: what a kill can lose,
+# and the size of the first block (which decides whether a run's first frame reaches a nearly
+# full disk), then do not depend on how fast the machine runs.
+FLUSH_FRAMES = FRAME_CHUNK
 # HDF5 file-format bounds: 1.10 at least (SWMR needs its superblock), 1.14 at most, so that the
 # HDF5 1.14 inside ParaView and VTK reads the files; h5py's own HDF5 2.0 would otherwise write
 # object layouts ("latest") that 1.14 refuses ("bad version number for layout message").
@@ -272,7 +276,8 @@ class TrajectoryWriter:
         if checkpoint:
             self._checkpoint = {key: np.array(value) if isinstance(value, np.ndarray) else value
                                 for key, value in checkpoint.items()}
-        if time.perf_counter() - self._last_flush >= self.flush_seconds:
+        if (len(self._buffer) >= FLUSH_FRAMES
+                or time.perf_counter() - self._last_flush >= self.flush_seconds):
             self.flush()
 
     def flush(self) -> None:
