@@ -253,7 +253,8 @@ def w3_row(data: dict) -> list[str]:
     chosen = next(row for row in rows if row["chosen"])
     best = min(row["total_ms"] for row in rows)
     steps = "; ".join(f"from {step['start']} {significant(step['ms'])} ms "
-                      f"({significant(step['newton_iterations'])} Newton iterations)"
+                      f"({significant(step['newton_iterations'])} Newton "
+                      f"iteration{'' if step['newton_iterations'] == 1 else 's'})"
                       for step in data["whole_steps"])
     hooke = (f"whole step {steps}. Per Newton iteration: assembly "
              f"{significant(data['assembly_ms'])} ms, {chosen['solver']} (its choice, analysis "
@@ -479,7 +480,9 @@ def verify_spring1d(data: Path) -> str:
 @block("verify-pendulum", VERIFY)
 def verify_pendulum(data: Path) -> str:
     rows = read_csv(data / "verify_pendulum.csv")
-    return (f"From `{VERIFY}` (`verify_pendulum.csv`):\n\n"
+    reference_error = max(float(row["reference_error"]) for row in rows)
+    return (f"From `{VERIFY}` (`verify_pendulum.csv`; the reference's own error, its distance to "
+            f"the same rk45 at twice its step: {scientific(reference_error)} m):\n\n"
             + markdown_table(["integrator", "order", "measured", "energy", "E⁺/E − 1 per step",
                               "max\\|L − L0\\| [m]"], verify_rows(rows, drift=True), "lrrlrr"))
 

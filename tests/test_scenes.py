@@ -49,6 +49,28 @@ def test_cloth2d_reference():
     np.testing.assert_allclose(sorted(m.x0[pinned, 0]), [m.x0[:, 0].min(), m.x0[:, 0].max()])
 
 
+def test_cloth2d_sits_at_the_edge_of_symplectic_eulers_stability():
+    """The README's note: the sheet's stiffest mode at rest, ω² the largest eigenvalue of M⁻¹K
+    and γ its damping rate φᵀCφ / φᵀMφ, gives h·ω = 1.41 and h·γ = 0.80 at dt = 0.005, so
+    (hω)² + 2hγ = 3.6, inside symplectic Euler's damped stability limit 4 (the Jury condition
+    1 + tr + det > 0 of its 2 × 2 step matrix) but close to it, and 1.3 at make run's 0.0025."""
+    from scipy.sparse.linalg import eigsh
+
+    from hooke.system import System
+
+    scene = hooke.scene("cloth2d")
+    system, x = System(scene.model), scene.model.x0
+    stiffness = system.combined_matrix(x, 0.0, 1.0, 0.0)
+    damping = system.combined_matrix(x, 0.0, 0.0, 1.0)
+    mass = 0.5  # every particle's: the mass matrix is 0.5·I
+    eigenvalue, mode = eigsh(stiffness, k=1, which="LA")
+    omega, gamma = np.sqrt(eigenvalue[0] / mass), (mode[:, 0] @ (damping @ mode[:, 0])) / mass
+    h = scene.dt
+    assert (h * omega, h * gamma) == pytest.approx((1.41, 0.80), abs=0.005)
+    assert (h * omega) ** 2 + 2 * h * gamma == pytest.approx(3.6, abs=0.02)
+    assert (h * omega / 2) ** 2 + h * gamma == pytest.approx(1.3, abs=0.02)
+
+
 def test_soft3d_reference():
     scene = hooke.scene("soft3d")
     m = scene.model
