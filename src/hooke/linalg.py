@@ -396,6 +396,9 @@ class SparseSolver:
     per step after a 42 s first step, 9.5 GB peak; AMG-CG 13–17 s per step, 4.9 GB peak.
 
     ``name`` is the solver doing the work (after the first solve for "auto" and "direct").
+    A matrix whose pattern differs from the previous one's (a contact term's active set changed,
+    see :mod:`hooke.energies`) gets a fresh direct factor: PARDISO's and CHOLMOD's analyses hold
+    for one pattern only.
     """
 
     METHODS = ("direct", "cg", "amg", "auto", *DIRECT_SOLVERS)
@@ -413,6 +416,7 @@ class SparseSolver:
         self.method = method
         self.cg_rtol = cg_rtol
         self._factor = None
+        self._pattern = None  # (indptr, indices) of the last matrix factorised
 
     @property
     def name(self) -> str:
@@ -438,9 +442,20 @@ class SparseSolver:
                                   maxiter=10 * matrix.shape[0])
                 if info == 0:
                     return y
+        if not self._same_pattern(matrix):
+            self._factor = None
         factor = self.direct_factor(matrix.shape[0])
         factor.factorize(matrix)
         return factor.solve(rhs)
+
+    def _same_pattern(self, matrix: sp.spmatrix) -> bool:
+        """Whether ``matrix`` has the last factorised matrix's pattern (then remembered)."""
+        matrix = sp.csr_matrix(matrix)
+        last, self._pattern = self._pattern, (matrix.indptr, matrix.indices)
+        if last is None:
+            return True
+        return all(new is old or np.array_equal(new, old)
+                   for new, old in zip(self._pattern, last))
 
     def _auto_method(self, matrix: sp.spmatrix) -> str:
         """"amg" or "direct" for this pattern (module constants, measured on implicit Euler

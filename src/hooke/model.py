@@ -50,6 +50,14 @@ class Model:
         contact_dhat: barrier activation distance d̂ [m], > 0.
         contact_kappa: barrier stiffness κ [N/m² in 2D, N/m³ in 3D], > 0.
         contact_epsv: friction smoothing velocity ε_v [m/s], > 0: below it friction is viscous.
+        surface_faces: (f, d) int64 particle indices of the faces of every contact surface
+            (see :mod:`hooke.surfaces`): segments (d = 2 indices) in 2D, triangles (3) in 3D;
+            (0, 0) without surfaces.
+        surface_of_face: (f,) int64 index of the surface (the ``ModelBuilder.add_surface`` call,
+            in order) each face belongs to.
+        self_contact: whether the surfaces repel each other and themselves (non-adjacent
+            elements, with the barrier of :mod:`hooke.energies.surface_barrier`, same d̂ and κ
+            as the planes); the surfaces are inert data otherwise.
     """
 
     dim: int
@@ -75,13 +83,17 @@ class Model:
     contact_dhat: float = 0.01
     contact_kappa: float = 1e5
     contact_epsv: float = 1e-3
+    surface_faces: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.int64))
+    surface_of_face: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    self_contact: bool = False
 
     def __post_init__(self) -> None:
         for name in ("mass", "pinned", "gravity", "spring_indices", "spring_rest_length",
                      "spring_stiffness", "spring_damping", "x0", "v0", "joint_indices",
                      "joint_length"):
             getattr(self, name).setflags(write=False)
-        for name in ("plane_normals", "plane_points", "plane_friction", "contact_area"):
+        for name in ("plane_normals", "plane_points", "plane_friction", "contact_area",
+                     "surface_faces", "surface_of_face"):
             getattr(self, name).setflags(write=False)
 
     @property
@@ -99,6 +111,16 @@ class Model:
     @property
     def n_planes(self) -> int:
         return int(self.plane_normals.shape[0])
+
+    @property
+    def n_surface_faces(self) -> int:
+        return int(self.surface_faces.shape[0])
+
+    @property
+    def n_contact_faces(self) -> int:
+        """The faces that take part in contact between surfaces: all with ``self_contact``,
+        none otherwise."""
+        return self.n_surface_faces if self.self_contact else 0
 
     @property
     def n_dofs(self) -> int:

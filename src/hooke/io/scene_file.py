@@ -49,6 +49,12 @@ Contact (any scene, also builder scenes: the planes go under the body the builde
     kappa = 1.0e5            # barrier stiffness
     area = 0.25              # per particle, or a list with one value per particle
     epsv = 1.0e-3            # friction smoothing velocity [m/s]
+    self_contact = true      # the [[surfaces]] repel each other and themselves
+
+Contact surfaces (one table per body; a builder may add its body's with a ``surface`` flag):
+
+    [[surfaces]]
+    faces = [[0, 1], [1, 2], [2, 0]]   # segments in 2D, triangles (index triples) in 3D
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ from ..motion import ConstantVelocity, Sinusoid
 from ..scene_setup import Scene, step_count
 from ..scenes import source as builtin_source
 from ..scenes.builders import parameter_problems, run_builder
+from ..surfaces import check_face_shapes, check_faces, start_problems
 from .pydantic_errors import error_lines
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
@@ -159,6 +166,11 @@ class ContactSpec(Strict):
     kappa: Positive | None = None
     area: Area | None = None
     epsv: Positive | None = None
+    self_contact: bool | None = None
+
+
+class SurfaceSpec(Strict):
+    faces: list[list[Index]]
 
 
 class SceneFile(Strict):
@@ -173,6 +185,7 @@ class SceneFile(Strict):
     springs: list[SpringSpec] = Field(default_factory=list)
     joints: list[JointSpec] = Field(default_factory=list)
     planes: list[PlaneSpec] = Field(default_factory=list)
+    surfaces: list[SurfaceSpec] = Field(default_factory=list)
     contact: ContactSpec | None = None
     run: RunSettings = Field(default_factory=RunSettings)
 
@@ -244,8 +257,8 @@ def consistency_problems(data: dict, errors: list) -> list[str]:
     it (``errors``: the schema's): a file either names a builder or lists particles; vectors have
     ``dim`` components; indices in range; no duplicate, self-connected or zero-length springs and
     joints; no joint between two pinned particles; planes non-degenerate with no particle starting
-    on or below; one contact area per particle; motions; a known integrator; t_end a whole number
-    of steps. The same checks as ModelBuilder's (shared functions of :mod:`hooke.builder`),
+    on or below; one contact area per particle; surface faces valid and, with self-contact, no two
+    surface elements touching; motions; a known integrator; t_end a whole number of steps. The same checks as ModelBuilder's (shared functions of :mod:`hooke.builder`),
     collected instead of stopping at the first."""
     valid, problems = _Valid(data, errors), []
     problems += _run_problems(valid)
@@ -369,6 +382,29 @@ def _contact_problems(valid: _Valid, dim: int, x0: list, pinned: list[bool]) -> 
         collect(problems, check_clear_of_planes, np.array([plane[0] for plane in planes]),
                 np.array([plane[1] for plane in planes]), contact_weights(area, pinned),
                 np.array(x0))
+    return problems + _surface_problems(valid, dim, x0)
+
+
+def _surface_problems(valid: _Valid, dim: int, x0: list) -> list[str]:
+    """[[surfaces]]: faces valid (arity, indices in range, no repeated particle, not degenerate
+    at the start) and, with ``contact.self_contact``, no two elements touching at the start."""
+    problems: list[str] = []
+    surfaces = []
+    for k in range(len(valid.entries("surfaces"))):
+        faces = valid("surfaces", k, "faces")
+        if isinstance(faces, list):
+            surfaces.append(collect(problems, check_faces, k, faces, len(x0), dim))
+    known = all(item is not None for item in x0)
+    if known:
+        for k, faces in enumerate(surfaces):
+            if faces is not None:
+                collect(problems, check_face_shapes, k, faces, np.array(x0))
+    self_contact = valid("contact", "self_contact")
+    if self_contact is True and not valid.entries("surfaces"):
+        problems.append("contact.self_contact: needs a contact surface ([[surfaces]]), got True")
+    if self_contact is True and known and surfaces and not problems \
+            and all(faces is not None for faces in surfaces):
+        problems += start_problems(np.concatenate(surfaces), np.array(x0))
     return problems
 
 
@@ -385,12 +421,13 @@ def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | 
             name = next(iter(overrides))
             raise HookeInputError(name, "is not a parameter: this scene has no builder", overrides[name])
         model = _explicit_model(spec)
-    if spec.planes or spec.contact is not None:
+    if spec.planes or spec.surfaces or spec.contact is not None:
         planes = [dict(normal=plane.normal, point=plane.point, friction=plane.friction,
                        motion=None if plane.motion is None else plane.motion.build())
                   for plane in spec.planes]
         contact = {} if spec.contact is None else spec.contact.model_dump(exclude_none=True)
-        model = add_contact(model, planes, **contact)
+        model = add_contact(model, planes, [surface.faces for surface in spec.surfaces],
+                            **contact)
     run = spec.run
     settings = {key: value for key, value in (("integrator", run.integrator), ("dt", run.dt),
                                               ("t_end", run.t_end), ("save_every", run.save_every))

@@ -3,7 +3,7 @@
 Layout of ``trajectory.h5``:
     /frames/t (F,)  /frames/x (F, n, d)  /frames/v (F, n, d)  /frames/energy/<term> (F,)
     /frames/<extra> (F, ...)   per-frame extras: joint_force (F, joints), contact_distance (F,),
-                               contact_force (F, n, d)
+                               contact_force (F, n, d), surface_distance (F,)
     /model/<array>             every array of the Model (masses, springs, pins, joints, planes …)
     /checkpoint                the integrator's state after the last frame (for --resume): its
                                scalars as attributes, its arrays as datasets

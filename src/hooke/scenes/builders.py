@@ -15,7 +15,8 @@ from typing import Annotated, Any, Callable, Literal
 import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
-from ..builder import ModelBuilder, grid_springs, lattice_edges, model_from_arrays
+from ..builder import ModelBuilder, _vector, model_from_arrays
+from ..mesh_topology import grid_springs, lattice_edges
 from ..errors import HookeInputError, collect
 from ..io.pydantic_errors import validation_errors
 from ..model import SPRING_ENERGIES
@@ -185,6 +186,41 @@ def square(*, side: Positive, n_seg: Count, density: Positive, stiffness: NonNeg
     and both diagonal springs of each cell (rest lengths from this configuration). Contact planes
     come from the scene file's ``[[planes]]``."""
     return _square(side, n_seg, density, stiffness, gravity, spring_energy)[0].finalize(), None
+
+
+def _triangulated_square(b: ModelBuilder, side, n_seg, density, stiffness, origin,
+                         surface: bool) -> np.ndarray:
+    """A square of (n_seg + 1)² nodes on ``b`` (lower-left corner at ``origin``), its cells
+    split into two triangles along alternating diagonals (a union jack, symmetric about the
+    centre), a spring on every triangle edge; returns the (n_seg + 1, n_seg + 1) node indices."""
+    ids = b.grid(n_seg + 1, n_seg + 1, spacing=side / n_seg, origin=origin,
+                 mass=density * side * side / (n_seg + 1) ** 2, stiffness=stiffness,
+                 diagonals=False, surface=surface)
+    for i in range(n_seg):
+        for j in range(n_seg):
+            if (i + j) % 2 == 0:
+                b.add_spring(int(ids[i, j]), int(ids[i + 1, j + 1]), stiffness=stiffness)
+            else:
+                b.add_spring(int(ids[i + 1, j]), int(ids[i, j + 1]), stiffness=stiffness)
+    return ids
+
+
+@builder
+def squares(*, side: Positive, n_seg: Count, density: Positive, stiffness: NonNegative,
+            gravity: list[Finite], spring_energy: Literal[SPRING_ENERGIES],  # type: ignore[valid-type]
+            offset: list[Finite], surface: bool):
+    """The phys-sim-book's self-contact scene as mass-spring bodies: two squares of ``side``
+    with (n_seg + 1)² nodes each of mass density·side²/(n_seg + 1)², the first centred at the
+    origin, the second moved by ``offset``; every cell split into two triangles (alternating
+    diagonals) with a spring on every triangle edge. ``surface``: each square's boundary loop
+    is a contact surface (``[contact] self_contact = true`` makes them repel). Nodes numbered
+    i·(n_seg + 1) + j in the first square, then the same in the second."""
+    b = ModelBuilder(dim=2, gravity=gravity, spring_energy=spring_energy)
+    corner = np.array([-side / 2, -side / 2])
+    shift = _vector(offset, 2, "parameters.offset")
+    for origin in (corner, corner + shift):
+        _triangulated_square(b, side, n_seg, density, stiffness, origin, surface)
+    return b.finalize(), None
 
 
 @builder
