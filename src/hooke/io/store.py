@@ -369,6 +369,19 @@ class TrajectoryWriter:
         self._lock.release()
 
 
+def _copy_group(source, target) -> None:
+    """``source``'s attributes (by name) and members into the new group ``target``; groups are
+    made afresh, not copied, because a copy keeps their object headers' message order, which
+    depends on the order in which the run's flushes rewrote their attributes."""
+    for key in sorted(source.attrs):
+        target.attrs[key] = source.attrs[key]
+    for name, item in source.items():
+        if isinstance(item, h5py.Group):
+            _copy_group(item, target.create_group(name, track_order=False))
+        else:
+            source.copy(item, target, name=name)
+
+
 def rewrite(path: Path, frames: int | None = None) -> None:
     """Copy every object of ``path`` into a fresh file that atomically replaces it, keeping the
     first ``frames`` frames (all when None). The file's layout then depends on its content only,
@@ -381,9 +394,7 @@ def rewrite(path: Path, frames: int | None = None) -> None:
     with open_trajectory(path) as source:
         try:
             with h5py.File(fresh, "w", libver=LIBVER) as target:
-                target.attrs.update(source.attrs)
-                for name in source:
-                    source.copy(source[name], target, name=name)
+                _copy_group(source, target)
 
                 def trim(_, item):
                     if isinstance(item, h5py.Dataset):
