@@ -53,18 +53,18 @@ class AcceptedStep:
     end: State | None = None
 
     def interpolate(self, t: float) -> tuple[np.ndarray, np.ndarray]:
-        """(x, v) at t ∈ [self.t, self.t + h] from the continuous extension."""
+        """(x, v) at t ∈ [self.t, self.t + h] from the continuous extension
+        (:func:`.adaptive_compiled.dense_output`)."""
         theta = (t - self.t) / self.h
-        return tuple(_dense(theta, self.h, y0, y1, k) for y0, y1, k in
-                     ((self.x0, self.x1, self.kx), (self.v0, self.v1, self.kv)))
-
-
-def _dense(theta: float, h: float, y0: np.ndarray, y1: np.ndarray, k: np.ndarray) -> np.ndarray:
-    change = y1 - y0
-    r3 = h * k[0] - change
-    r4 = change - h * k[-1] - r3
-    r5 = h * weighted_sum(DORMAND_PRINCE_DENSE, k)
-    return y0 + theta * (change + (1.0 - theta) * (r3 + theta * (r4 + (1.0 - theta) * r5)))
+        out = []
+        for y0, y1, k in ((self.x0, self.x1, self.kx), (self.v0, self.v1, self.kv)):
+            y = np.empty_like(y0, dtype=float)
+            adaptive_compiled.dense_output(theta, self.h, np.ascontiguousarray(y0, dtype=float),
+                                           np.ascontiguousarray(y1, dtype=float),
+                                           np.ascontiguousarray(k, dtype=float),
+                                           DORMAND_PRINCE_DENSE, y)
+            out.append(y)
+        return tuple(out)
 
 
 @register

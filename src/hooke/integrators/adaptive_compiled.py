@@ -227,6 +227,26 @@ def _run(t, x, v, kx, kv, h, t_target, t_bound, max_step, atol, rtol, free, pinn
         kv[0] = kv[stages - 1]
 
 
+@njit(cache=True, error_model="numpy")
+def dense_output(theta, h, y0, y1, k, weights, out):
+    """out = the continuous extension at θ ∈ [0, 1] of a step of size h from y0 to y1 with stages
+    k (Dormand–Prince's, fourth order; ``weights`` :data:`.tableau.DORMAND_PRINCE_DENSE`), entry
+    by entry in the order NumPy's array expression of it would take."""
+    flat_out, flat0, flat1 = out.reshape(-1), y0.reshape(-1), y1.reshape(-1)
+    last = k.shape[0] - 1
+    for q in range(flat0.size):
+        change = flat1[q] - flat0[q]
+        r3 = h * k[0].reshape(-1)[q] - change
+        r4 = change - h * k[last].reshape(-1)[q] - r3
+        total = 0.0
+        for s in range(weights.size):
+            if weights[s] != 0.0:
+                total += weights[s] * k[s].reshape(-1)[q]
+        r5 = h * total
+        flat_out[q] = flat0[q] + theta * (change + (1.0 - theta) * (r3 + theta * (
+            r4 + (1.0 - theta) * r5)))
+
+
 def _padded(array: np.ndarray) -> np.ndarray:
     """``array`` (n, d) as a C-contiguous (n, 3) float array, zero-padded (the kernels' layout)."""
     out = np.zeros((array.shape[0], 3))
