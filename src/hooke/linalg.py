@@ -168,9 +168,11 @@ class CholmodFactor(DirectFactor):
 
 
 class PardisoFactor(DirectFactor):
-    """MKL PARDISO (pypardiso) for symmetric indefinite matrices (mtype −2, Bunch–Kaufman
-    pivoting; the upper triangle is passed): the analysis (ordering, symbolic factorisation,
-    phase 11) once for the pattern, then numeric factorisation (phase 22) per matrix and
+    """MKL PARDISO (pypardiso) for symmetric matrices, the upper triangle passed: positive
+    definite (mtype 2, Cholesky: the implicit integrators' matrices with a projected Hessian)
+    until a factorisation meets a pivot that is not positive, then symmetric indefinite for good
+    (mtype −2, Bunch–Kaufman pivoting; the analysis redone). The analysis (ordering, symbolic
+    factorisation, phase 11) runs once for the pattern, then numeric factorisation (phase 22) per matrix and
     forward/backward substitution (phase 33) per right-hand side. pypardiso's public ``solve``
     re-runs the analysis whenever the values change (427 ms against 63 ms on W3's matrix), so
     its ctypes call is used with the phases set explicitly.
@@ -185,9 +187,13 @@ class PardisoFactor(DirectFactor):
 
     name = "pardiso"
 
+    POSITIVE_DEFINITE, INDEFINITE = 2, -2  # PARDISO's mtype
+    NOT_POSITIVE = -4  # PARDISO's error for a pivot that is zero (or, with mtype 2, negative)
+
     def __init__(self):
         self._solver = None
         self._upper = None  # positions of the upper triangle in the fixed pattern
+        self.mtype = self.POSITIVE_DEFINITE
 
     def _upper_triangle(self, matrix: sp.spmatrix) -> sp.csr_matrix:
         matrix = sp.csr_matrix(matrix)
@@ -202,11 +208,12 @@ class PardisoFactor(DirectFactor):
 
     def _analyse(self, upper: sp.csr_matrix) -> None:
         if self._solver is None:
-            self._solver = _pypardiso.PyPardisoSolver(mtype=-2)
+            self._solver = _pypardiso.PyPardisoSolver(mtype=self.mtype)
             self._threads = self._solver.libmkl.MKL_Set_Num_Threads_Local
             self._threads.argtypes, self._threads.restype = [ctypes.c_int], ctypes.c_int
             self._call(11, upper, np.zeros(upper.shape[0]))
-            weakref.finalize(self, self._solver.free_memory, True)  # MKL's memory is not Python's
+            # MKL's memory is not Python's: freed with this factor, or when the mtype changes
+            self._release = weakref.finalize(self, self._solver.free_memory, True)
 
     def _call(self, phase: int, matrix: sp.csr_matrix, rhs: np.ndarray) -> np.ndarray:
         """PARDISO's ``phase`` on one thread (see the class's note)."""
@@ -225,7 +232,14 @@ class PardisoFactor(DirectFactor):
     def factorize(self, matrix: sp.spmatrix) -> None:
         self._matrix = self._upper_triangle(matrix)
         self._analyse(self._matrix)
-        self._call(22, self._matrix, np.zeros(matrix.shape[0]))
+        try:
+            self._call(22, self._matrix, np.zeros(matrix.shape[0]))
+        except _pypardiso.pardiso_wrapper.PyPardisoError as error:
+            if self.mtype != self.POSITIVE_DEFINITE or f"code {self.NOT_POSITIVE}." not in str(error):
+                raise
+            self._release()
+            self._solver, self.mtype = None, self.INDEFINITE
+            self.factorize(matrix)
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         return self._call(33, self._matrix, np.ascontiguousarray(rhs, dtype=float))
