@@ -245,12 +245,12 @@ class DormandPrince45(ConstraintForces, Integrator):
         for key, count in zip(("steps", "rejected", "evaluations"), outcome.stats):
             self.stats[key] += count
         self.h = outcome.h_next
+        step = AcceptedStep(*outcome.step)
         if outcome.status == adaptive_compiled.OK:
-            self._finish(AcceptedStep(outcome.t, outcome.h, outcome.t1, outcome.x0, outcome.v0,
-                                      outcome.x1, outcome.v1, outcome.kx, outcome.kv))
+            self._finish(step)
             return
-        self._step, self._start = None, State(outcome.t, outcome.x0, outcome.v0)
-        self._fsal = (outcome.kx[0], outcome.kv[0])
+        self._step, self._start = None, State(step.t, step.x0, step.v0)
+        self._fsal = (step.kx[0], step.kv[0])
         self._accept_next()
 
     # -- the contract -----------------------------------------------------------------------

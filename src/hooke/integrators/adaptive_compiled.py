@@ -256,22 +256,15 @@ def _padded(array: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Outcome:
-    """What :meth:`CompiledDormandPrince.run` did. With ``status`` OK: the last accepted step,
-    from (t, x0, v0) to (t1, x1, v1), of size h, with stages kx, kv (7, n, d). Otherwise the step
-    it stopped before starts at (t, x0, v0) with first stage kx[0], kv[0] (x1, v1 are scratch).
-    ``h_next``: the next trial step; ``stats``: (steps, rejected, evaluations) accepted."""
+    """What :meth:`CompiledDormandPrince.run` did. ``step`` = (t, h, t1, x0, v0, x1, v1, kx, kv),
+    :class:`.adaptive.AcceptedStep`'s fields in the model's (n, d) shape: with ``status`` OK the
+    last accepted step; otherwise the step it stopped before starts at (t, x0, v0) with first
+    stage kx[0], kv[0] (the rest is scratch). ``h_next``: the next trial step; ``stats``:
+    (steps, rejected, evaluations) accepted."""
 
     status: int
-    t: float
-    t1: float
-    h: float
+    step: tuple
     h_next: float
-    x0: np.ndarray
-    v0: np.ndarray
-    x1: np.ndarray
-    v1: np.ndarray
-    kx: np.ndarray
-    kv: np.ndarray
     stats: tuple[int, int, int]
 
 
@@ -327,9 +320,9 @@ class CompiledDormandPrince:
             self.tableau, self.forces, self.joints, self.work, self.step_arrays, self.stats)
         d = self.dim
         x0, v0, x1, v1 = (np.ascontiguousarray(a[:, :d]) for a in self.step_arrays[:4])
-        return Outcome(status, t0, t1, h_step, h_next, x0, v0, x1, v1,
-                       np.ascontiguousarray(kx[:, :, :d]), np.ascontiguousarray(kv[:, :, :d]),
-                       tuple(int(s) for s in self.stats))
+        step = (t0, h_step, t1, x0, v0, x1, v1, np.ascontiguousarray(kx[:, :, :d]),
+                np.ascontiguousarray(kv[:, :, :d]))
+        return Outcome(status, step, h_next, tuple(int(s) for s in self.stats))
 
 
 def build(system, stabilization) -> CompiledDormandPrince | None:
