@@ -488,14 +488,19 @@ def serve_command(
     host: str = typer.Option("127.0.0.1", "--host", help="address to bind (default: this machine only)"),
 ) -> None:
     """Open the browser viewer: the scene simulated live, with controls and plots (works offline)."""
-    from .viz.web.server import create_app, run, url
+    from .viz.web.server import create_app, listen, run, url
 
     try:
         viewer = create_app(scene)
     except HookeInputError as error:
         fail(str(error))
-    console.print(f"hooke viewer: open {url(host, port)} in a browser (Ctrl-C stops it)")
-    run(viewer, host=host, port=port)
+    try:  # bound before the address is printed: a bad host, a bad or busy port is one line
+        listener = listen(host, port)
+    except HookeInputError as error:
+        fail(f"--{error}")  # the server names host or port: the flag's name
+    console.print(f"hooke viewer: open {url(host, listener.getsockname()[1])} in a browser "
+                  "(Ctrl-C stops it)")
+    run(viewer, host=host, listener=listener)
 
 
 @app.command("sweep")
