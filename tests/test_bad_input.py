@@ -107,6 +107,16 @@ API_CASES = {
     "simulate-save-every-huge": (lambda: hooke.simulate(SPRING1D, save_every=10**23),
                                  "save_every", "100000000000000000000000"),
     "Scene-dt-string": (lambda: hooke.Scene(small_model(), dt="0.01"), "dt", "'0.01'"),
+    # every argument is checked by hooke, not by a TypeError from deep inside (issue 15)
+    "builder-float-dim": (lambda: hooke.ModelBuilder(dim=2.0), "dim", "2.0"),
+    "simulate-store-directory": (lambda: hooke.simulate(SPRING1D, store="."), "store", "'.'"),
+    "simulate-store-number": (lambda: hooke.simulate(SPRING1D, store=5), "store", "5"),
+    "simulate-progress-number": (lambda: hooke.simulate(SPRING1D, progress=5), "progress", "5"),
+    "simulate-energy-growth-string": (lambda: hooke.simulate(SPRING1D, max_energy_growth="2"),
+                                      "max_energy_growth", "'2'"),
+    "load-number": (lambda: hooke.load(5), "path", "5"),
+    "open-none": (lambda: hooke.open(None), "path", "None"),
+    "resume-number": (lambda: hooke.resume(5), "path", "5"),
 }
 
 

@@ -199,12 +199,12 @@ class ModelBuilder:
 
     def __init__(self, dim: int = 3, gravity: Sequence[float] | None = None,
                  spring_energy: str = "hookean"):
-        if dim not in (1, 2, 3):
-            raise HookeInputError("dim", "must be 1, 2 or 3", dim)
+        if not is_count(dim) or dim not in (1, 2, 3):  # 2.0 == 2, but is no count
+            raise HookeInputError("dim", "must be the integer 1, 2 or 3", dim)
         if spring_energy not in SPRING_ENERGIES:
             raise HookeInputError("spring_energy", f"must be one of {', '.join(SPRING_ENERGIES)}",
                                   spring_energy)
-        self.dim = dim
+        self.dim = int(dim)
         self.gravity = np.zeros(dim) if gravity is None else _vector(gravity, dim, "gravity")
         self.spring_energy = spring_energy
         self._x: list[np.ndarray] = []

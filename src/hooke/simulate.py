@@ -27,7 +27,7 @@ import numpy as np
 
 from .callable_module import make_callable
 from .energies import barrier, surface_barrier
-from .errors import HookeInputError, SimulationError, StoreWriteError, is_count
+from .errors import HookeInputError, SimulationError, StoreWriteError, as_path, is_count
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
 from .io.scene_file import build, parse
@@ -133,8 +133,13 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         **options: integrator options, e.g. ``rtol=1e-8`` for ``rk45``, ``tol=`` for ``implicit_euler``.
     """
     run = plan(scene, integrator, dt, t_end, save_every, max_energy_growth, **options)
+    check_progress(progress)
     writer = None
     if store is not None:
+        store = as_path(store, "store")
+        if store.is_dir():
+            raise HookeInputError("store", "is a directory; give the trajectory file to write in "
+                                  f"it, e.g. {store / 'trajectory.h5'}", str(store))
         writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
                                   dict(run.stepper.options), run.max_energy_growth)
     return run.execute(progress=progress, writer=writer)
@@ -161,6 +166,12 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
         if max_energy_growth <= 1:
             raise HookeInputError("max_energy_growth", "must be > 1", max_energy_growth)
     return Run(scene, name, dt, t_end, save_every, merged, max_energy_growth)
+
+
+def check_progress(progress) -> None:
+    if progress is not None and not callable(progress):
+        raise HookeInputError("progress", "must be a callable progress(steps_done, steps_total) "
+                              "or None", progress)
 
 
 def check_count_options(integrator: str, options: dict) -> None:
@@ -367,7 +378,8 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     not continue it exactly), its ``input_hash`` against the scene and settings rebuilt from
     it (an edited dt or scene text), and its checkpoint's frame count against its own. A file
     that fails any of these is refused and left unchanged."""
-    path = Path(path)
+    path = as_path(path, "path")
+    check_progress(progress)
     lock = OutputLock(path)
     try:
         run, stored = _stored_run(path)

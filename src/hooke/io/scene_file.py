@@ -70,7 +70,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdap
 from ..builder import (ModelBuilder, _vector, add_contact, check_clear_of_planes,
                        check_distinct_pair, check_index, check_plane, contact_area,
                        contact_weights, joint_length, spring_rest_length)
-from ..errors import HookeInputError, HookeInputErrors, collect, format_value
+from ..errors import HookeInputError, HookeInputErrors, as_path, collect, format_value
 from ..integrators import get as get_integrator
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
@@ -453,7 +453,7 @@ def _explicit_model(spec: SceneFile):
 
 def load(path) -> Scene:
     """Read and build a scene file."""
-    path = Path(path)
+    path = as_path(path, "path")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
