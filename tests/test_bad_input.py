@@ -5,7 +5,10 @@ several problems in one file (one line each), and a blow-up that keeps the finit
 
 from __future__ import annotations
 
+import os
 import textwrap
+from importlib.resources import files
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -275,6 +278,68 @@ def test_scene_file_unknown_option_is_reported_when_run(tmp_path):
 def test_missing_scene_file_names_path(tmp_path):
     missing = tmp_path / "nowhere.toml"
     input_error(lambda: hooke.load(missing), "path", repr(str(missing)))
+
+
+# -- files that cannot be read: one line naming the field and the file, never a crash or a hang --
+
+SOFT3D = files("hooke.scenes").joinpath("soft3d.toml").read_text(encoding="utf-8")
+
+
+def mesh_scene(tmp_path, mesh) -> Path:
+    """soft3d's scene file reading ``mesh`` instead of its shipped mesh."""
+    return write(tmp_path, SOFT3D.replace('mesh = "blob.vtu"', f'mesh = "{mesh}"'))
+
+
+def test_a_corrupt_mesh_is_an_input_error_naming_the_field_and_the_file(tmp_path, capsys):
+    """meshio prints and calls sys.exit(1) on a file it cannot parse: that must not end a
+    notebook's kernel (SystemExit) nor print anything."""
+    bad = tmp_path / "bad.vtu"
+    bad.write_bytes(b"garbage\x00\x01 not a vtu")
+    message = input_error(lambda: hooke.load(mesh_scene(tmp_path, bad)), "parameters.mesh",
+                          repr(str(bad)))
+    assert "cannot be read as a mesh" in message
+    input_error(lambda: hooke.ModelBuilder().from_mesh(bad), "mesh", repr(str(bad)))
+    input_error(lambda: hooke.ModelBuilder().from_mesh("/dev/zero"), "mesh", "'/dev/zero'")
+    assert capsys.readouterr() == ("", "")
+
+
+def test_a_mesh_with_a_nan_point_shows_the_value_on_the_command_line(tmp_path, monkeypatch, capsys):
+    import meshio
+
+    from conftest import run_main
+
+    mesh = meshio.read(files("hooke.scenes").joinpath("meshes", "blob.vtu"))
+    mesh.points[3] = [np.nan, 0.0, 0.0]  # "[nan, 0., 0.]" reads as Rich markup, and vanished
+    meshio.write(tmp_path / "nan.vtu", mesh)
+    code, lines = run_main(monkeypatch, capsys, "check", str(mesh_scene(tmp_path, tmp_path / "nan.vtu")))
+    assert code == 2 and lines == ["error: particles[3].x: must be finite, got [nan,  0.,  0.]"]
+
+
+def test_nesting_past_the_recursion_limit_is_malformed_toml(tmp_path, monkeypatch, capsys):
+    from conftest import run_main
+
+    path = write(tmp_path, "a = " + "[" * 5000)
+    input_error(lambda: hooke.load(path), str(path), None)
+    code, lines = run_main(monkeypatch, capsys, "check", str(path))
+    assert code == 2 and lines == [f"error: {path}: malformed TOML (arrays or tables nested too "
+                                   "deeply)"]
+
+
+def test_scene_files_are_regular_files_of_bounded_size(tmp_path):
+    """A FIFO would block the reader forever and /dev/zero be read until memory runs out."""
+    from hooke.io.files import MAX_TEXT_BYTES
+
+    fifo = tmp_path / "scene.toml"
+    os.mkfifo(fifo)
+    assert "is a FIFO" in input_error(lambda: hooke.load(fifo), "path", repr(str(fifo)))
+    assert "is a device" in input_error(lambda: hooke.load("/dev/zero"), "path", "'/dev/zero'")
+    assert "is a directory" in input_error(lambda: hooke.load(tmp_path), "path", repr(str(tmp_path)))
+    big = tmp_path / "big.toml"
+    with big.open("wb") as handle:  # sparse: no 16 MiB written
+        handle.truncate(MAX_TEXT_BYTES + 1)
+    assert "larger than the 16 MiB" in input_error(lambda: hooke.load(big), "path", repr(str(big)))
+    (tmp_path / "latin1.toml").write_bytes(b"name = '\xe9'")
+    assert "is not UTF-8" in input_error(lambda: hooke.load(tmp_path / "latin1.toml"), "path", None)
 
 
 # -- blow-up ----------------------------------------------------------------------------------------

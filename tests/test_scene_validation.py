@@ -31,6 +31,8 @@ from hooke.io.scene_file import build, parse
 from hooke.scene_setup import step_count
 from hooke.simulate import plan
 
+from conftest import run_main
+
 
 def problems(text: str) -> list[str]:
     """The lines of the error a scene file's text gives (none when it is valid)."""
@@ -340,14 +342,6 @@ def test_coordinates_whose_squares_overflow_are_rejected():
 
 
 # -- the command line -----------------------------------------------------------------------------
-
-def run_main(monkeypatch, capsys, *args) -> tuple[int, list[str]]:
-    """``hooke ARGS`` in this process: (exit code, stderr lines)."""
-    monkeypatch.setattr(sys, "argv", ["hooke", *args])
-    with pytest.raises(SystemExit) as done:
-        cli.main()
-    return done.value.code, capsys.readouterr().err.splitlines()
-
 
 @pytest.mark.parametrize("args, line", [
     (["run", "spring1d", "--dt", "abc"],

@@ -405,6 +405,7 @@ def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
     (["spring1d"], "--param: missing for scene 'spring1d': give at least one (e.g. --param "
                    "spring.k=1e3,1e4) or a sweep file (--file), got nothing"),
     (["--file", "no_such_sweep.toml"], "--file: no such sweep file"),
+    (["--file", "/dev/zero"], "--file: is a device; a sweep file must be a regular file"),
     (["spring1d", "--param", "stiffness=1", "--plot-metric", "speed"], "metric: Input should be"),
     (["spring1d", "--param", "spring.k=1,2", "--scheduler", "nosuch://host"],
      "scheduler: cannot connect (unknown address scheme 'nosuch'"),

@@ -10,13 +10,14 @@ are built on ``add_particle``/``add_spring`` and return index arrays.
 from __future__ import annotations
 
 import math
-from pathlib import Path
+import os
 from typing import Sequence
 
 import numpy as np
 
 from .constraints import check_joint_set
 from .errors import HookeInputError, HookeInputErrors, collect, is_count, is_number
+from .io.files import read_mesh
 from .model import SPRING_ENERGIES, Model
 from .motion import as_motion
 from .mesh_topology import MESH_EDGES, boundary_faces, lattice_tetrahedra, mesh_edges
@@ -481,13 +482,8 @@ class ModelBuilder:
         boundary edges of 2D triangles and quads, boundary triangles of tetrahedra, a 3D
         cloth's triangles, 2D lines).
         """
-        import meshio
-
-        if isinstance(mesh, (str, Path)):
-            try:
-                mesh = meshio.read(mesh)
-            except Exception as error:  # meshio raises many types; report them all the same way
-                raise HookeInputError("mesh", f"cannot be read ({error})", str(mesh)) from None
+        if isinstance(mesh, (str, os.PathLike)):
+            mesh = read_mesh(mesh, "mesh")
         points = np.asarray(mesh.points, dtype=float)
         if points.shape[1] < self.dim:
             raise HookeInputError("mesh", f"points have {points.shape[1]} coordinates, dim is {self.dim}",

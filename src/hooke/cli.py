@@ -19,6 +19,7 @@ from typing import Optional
 import numpy as np
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -40,9 +41,15 @@ console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
 errors = Console(stderr=True)
 
 
+def print_error(line: str) -> None:
+    """``error: line`` on stderr; the line is escaped, as a value such as ``[nan, 0.0]`` would
+    otherwise be taken for Rich markup and vanish."""
+    errors.print(f"[bold red]error:[/] {escape(line)}", highlight=False, markup=True, soft_wrap=True)
+
+
 def fail(message: str, code: int = 2) -> None:
     for line in str(message).splitlines():
-        errors.print(f"[bold red]error:[/] {line}", highlight=False, markup=True, soft_wrap=True)
+        print_error(line)
     raise typer.Exit(code)
 
 
@@ -613,8 +620,7 @@ def main() -> None:
         error.show()
         code = error.exit_code
     except parse_errors.UsageError as error:
-        errors.print(f"[bold red]error:[/] {usage_error(error)}", highlight=False, markup=True,
-                     soft_wrap=True)
+        print_error(usage_error(error))
         code = 2
     except (KeyboardInterrupt, typer.Abort):  # Ctrl-C: a clean message, not a traceback
         errors.print("interrupted")
@@ -622,9 +628,8 @@ def main() -> None:
     except Exception as error:  # the last resort: a bug, reported in one line
         if os.environ.get("HOOKE_DEBUG"):
             raise
-        errors.print(f"[bold red]error:[/] unexpected {type(error).__name__}: "
-                     f"{' '.join(str(error).split())} (a bug in hooke; run with HOOKE_DEBUG=1 to "
-                     "see the traceback)", highlight=False, markup=True, soft_wrap=True)
+        print_error(f"unexpected {type(error).__name__}: {' '.join(str(error).split())} (a bug "
+                    "in hooke; run with HOOKE_DEBUG=1 to see the traceback)")
         code = 1
     sys.exit(code)
 
