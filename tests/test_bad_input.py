@@ -171,6 +171,31 @@ def test_cli_refuses_a_fractional_count_option_and_a_negative_movie_duration(tmp
     assert not (tmp_path / "movie.gif").exists()
 
 
+def test_every_bad_option_is_reported_at_once(tmp_path, monkeypatch, capsys):
+    from conftest import run_main
+
+    text = scene_text(integrator="implicit_euler").replace(
+        "t_end = 1.0\n", "t_end = 1.0\n[run.options]\nmax_iterations = 2.5\ntol = -1.0\n"
+        "norm = 'bad'\nbogus = 3\n")
+    code, lines = run_main(monkeypatch, capsys, "check", str(write(tmp_path, text)))
+    assert code == 2 and lines == [
+        "error: bogus: is not an option of integrator 'implicit_euler' (its options: "
+        "max_iterations, min_iterations, norm, solver, tol), got 3",
+        "error: max_iterations: must be an integer (its default is 100), got 2.5",
+        "error: tol: must be a number > 0 for integrator 'implicit_euler', got -1.0",
+        "error: norm: must be one of max, row_sum for integrator 'implicit_euler', got 'bad'"]
+
+
+def test_integrators_made_directly_refuse_a_fractional_count():
+    """The count check is the integrator's own, not only simulate's."""
+    from hooke.system import System
+
+    make = hooke.get_integrator("implicit_euler")
+    input_error(lambda: make(System(SPRING1D.model), 0.01, max_iterations=2.5), "max_iterations",
+                "2.5")
+    assert make(System(SPRING1D.model), 0.01, max_iterations=np.int64(7)).max_iterations == 7
+
+
 def test_unknown_option_names_integrator_and_its_options():
     message = input_error(lambda: hooke.simulate(SPRING1D, integrator="rk4", rtol=1e-3), "rtol", "0.001")
     assert "'rk4'" in message

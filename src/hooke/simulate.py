@@ -27,7 +27,7 @@ import numpy as np
 
 from .callable_module import make_callable
 from .energies import barrier, surface_barrier
-from .errors import HookeInputError, SimulationError, StoreWriteError, as_path, is_count
+from .errors import HookeInputError, SimulationError, StoreWriteError, as_path
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
 from .io.scene_file import build, parse
@@ -160,7 +160,6 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     t_end = check_positive("t_end", scene.t_end if t_end is None else t_end)
     save_every = check_save_every(scene.save_every if save_every is None else save_every)
     merged = {**scene_options(scene, name)[0], **options}
-    check_count_options(name, merged)
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
@@ -172,15 +171,6 @@ def check_progress(progress) -> None:
     if progress is not None and not callable(progress):
         raise HookeInputError("progress", "must be a callable progress(steps_done, steps_total) "
                               "or None", progress)
-
-
-def check_count_options(integrator: str, options: dict) -> None:
-    """An option whose default is a count (``max_iterations``, ``iterations``, ``substeps`` …)
-    takes an integer only: 2.5 is not quietly 2, nor 0.5 quietly 0 iterations."""
-    defaults = get_integrator(integrator).defaults
-    for key, value in options.items():
-        if is_count(defaults.get(key)) and not is_count(value):
-            raise HookeInputError(key, f"must be an integer (its default is {defaults[key]})", value)
 
 
 class Run:
