@@ -533,7 +533,8 @@ def sweep_command(
 ) -> None:
     """Parameter study on Dask: one simulation per member of a grid (or --random N samples),
     on a local cluster or --scheduler. Writes DIR/summary.parquet, summary.csv, a plot of the
-    metric, and DIR/members/<id>/ (trajectory.h5, row.json). See `hooke.sweep`'s documentation."""
+    metric, and DIR/members/<id>/ (trajectory.h5, row.json). Exits 1 when a member failed or
+    timed out. See `hooke.sweep`'s documentation."""
     from rich.progress import MofNCompleteColumn
 
     from .sweep import is_sweep_file, parse_param, read_sweep_file, sweep
@@ -570,6 +571,8 @@ def sweep_command(
                        TimeElapsedColumn(), TimeRemainingColumn(), console=errors, transient=True)
 
         def progress(done: int, total: int) -> None:
+            if not errors.is_terminal:  # elsewhere Rich ends a bar with an empty line
+                return
             if not bar.tasks:  # started once the input is checked and the cluster is up
                 bar.start()
                 bar.add_task("sweep", total=total)
@@ -578,7 +581,8 @@ def sweep_command(
         try:
             result = sweep(scene, grids, client=scheduler, out=out, progress=progress, **settings)
         finally:
-            bar.stop()
+            if bar.tasks:  # stopping a bar never started prints an empty line too
+                bar.stop()
     except HookeInputError as error:
         fail(str(error))
     except KeyboardInterrupt:
@@ -586,6 +590,11 @@ def sweep_command(
              code=130)
     console.print(result.text(), highlight=False)
     console.print(f"table: {result.parquet}, {result.csv}\nplot: {result.plot}", highlight=False)
+    if result.failed:
+        kinds = ", ".join(f"{n} {status}" for status, n in result.counts().items()
+                          if status != "ok" and n)
+        fail(f"{result.failed} of {len(result.table)} member(s) did not finish ok ({kinds}); "
+             f"their errors are in {result.csv}", code=1)
 
 
 def usage_error(error: parse_errors.UsageError) -> str:

@@ -138,8 +138,8 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
     if store is not None:
         store = as_path(store, "store")
         if store.is_dir():
-            raise HookeInputError("store", "is a directory; give the trajectory file to write in "
-                                  f"it, e.g. {store / 'trajectory.h5'}", str(store))
+            raise HookeInputError("store", "is a directory, not a trajectory file (give the "
+                                  "file to write, e.g. DIR/trajectory.h5)", str(store))
         writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
                                   dict(run.stepper.options), run.max_energy_growth)
     return run.execute(progress=progress, writer=writer)
