@@ -18,6 +18,7 @@ import numpy as np
 from .constraints import check_joint_set
 from .errors import HookeInputError, HookeInputErrors, collect, is_count, is_number
 from .io.files import read_mesh
+from .memory import check_model_size
 from .model import SPRING_ENERGIES, Model
 from .motion import as_motion
 from .mesh_topology import MESH_EDGES, boundary_faces, lattice_tetrahedra, mesh_edges
@@ -416,6 +417,7 @@ class ModelBuilder:
         triangles each.
         """
         nx, ny = _count(nx, "nx"), _count(ny, "ny")
+        check_model_size("nx × ny", (nx, ny), nx * ny, 4 * nx * ny)
         dx, dy = (spacing, spacing) if np.isscalar(spacing) else spacing
         dx = _number(dx, "spacing", positive=True)
         dy = _number(dy, "spacing", positive=True)
@@ -464,6 +466,7 @@ class ModelBuilder:
         if self.dim != 3:
             raise HookeInputError("dim", "lattice needs dim=3", self.dim)
         counts = [_count(n, name) for n, name in ((nx, "nx"), (ny, "ny"), (nz, "nz"))]
+        check_model_size("nx × ny × nz", tuple(counts), math.prod(counts), 7 * math.prod(counts))
         h = _number(spacing, "spacing", positive=True)
         base = np.zeros(3) if origin is None else _vector(origin, 3, "origin")
         grid = np.stack(np.meshgrid(*[np.arange(n) for n in counts], indexing="ij"), axis=-1)
@@ -492,6 +495,8 @@ class ModelBuilder:
         if dropped.size and np.any(dropped != 0):
             raise HookeInputError("mesh", f"points leave the first {self.dim} axes", "non-zero extra coordinates")
         cells = {block.type: np.asarray(block.data) for block in mesh.cells if block.type in MESH_EDGES}
+        check_model_size("mesh", f"{len(points)} points", len(points),
+                         sum(len(data) * len(MESH_EDGES[kind]) for kind, data in cells.items()))
         if not cells:
             raise HookeInputError("mesh", f"has no cells of type {', '.join(MESH_EDGES)}",
                                   [block.type for block in mesh.cells])

@@ -22,8 +22,8 @@ Contract:
   uninterrupted run's (tests/test_store.py checks every registered integrator). Subclasses extend
   both and call ``super()``.
 - Options: every problem at once, one line each — options the integrator does not know, a
-  non-integer for an option whose default is a count (``max_iterations=2.5``), and each value
-  ``check_options`` refuses.
+  non-integer for an option whose default is a count (``max_iterations=2.5``) or one above
+  ``MAX_COUNT_OPTION``, and each value ``check_options`` refuses.
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
 - Capabilities: an integrator declares ``supports_joints`` and ``supports_contact`` (contact
   planes and, with self-contact, surfaces: the barriers, their collision detection and lagged
@@ -51,6 +51,9 @@ from .compiled import all_finite
 
 _REGISTRY: dict[str, type["Integrator"]] = {}
 NON_FINITE = "the state became non-finite"
+# The most a count option (iterations, substeps …) may be: each is work per step, and 10⁹
+# substeps of a 2-step run would take many minutes of what a smaller dt does better.
+MAX_COUNT_OPTION = 10_000
 # (capability flag, the Model's count of what needs it, its name in the refusal)
 CAPABILITIES = (("supports_joints", "n_joints", "joints"),
                 ("supports_contact", "n_planes", "contact planes"),
@@ -100,10 +103,13 @@ class Integrator:
         self.t_bound = np.inf  # the end of the run: adaptive steps stop there
         self.options = {**self.defaults, **options}
         for key, value in options.items():  # a count takes an integer: 2.5 is not quietly 2
-            if is_count(self.defaults[key]) and not is_count(value):
-                problems.append(HookeInputError(
-                    key, f"must be an integer (its default is {self.defaults[key]})", value))
-                self.options[key] = self.defaults[key]
+            default = self.defaults[key]
+            if is_count(default) and not (is_count(value) and value <= MAX_COUNT_OPTION):
+                problems.append(HookeInputError(key, f"must be an integer (its default is {default})"
+                                                if not is_count(value) else
+                                                f"must be at most {MAX_COUNT_OPTION} (per step; "
+                                                "for more, take a smaller dt)", value))
+                self.options[key] = default
         problems += self._option_problems()  # reported together with the unknown options
         if len(problems) == 1:
             raise problems[0]

@@ -28,8 +28,9 @@ A bare NAME is looked up in that order (run setting, option, builder parameter, 
 NAME that is both a builder parameter and an integrator option must be written in dotted form.
 The values a path takes are :mod:`hooke.sweep.settings`'.
 
-Before anything runs the sweep checks its input. Unknown paths, ranges without random mode and
-a range end that cannot be built raise :class:`~hooke.errors.HookeInputError` naming the field
+Before anything runs the sweep checks its input. Unknown paths, ranges without random mode, a
+range end that cannot be built and more members than fit in memory
+(:data:`hooke.memory.MEMBER_BYTES` each) raise :class:`~hooke.errors.HookeInputError` naming the field
 and the value. Each value of a grid is built into a scene and an integrator set-up together
 with the first value of the other paths of its grid; a member holding a value that fails is
 checked in full, and one that fails (a negative dt, an option its integrator does not take) is
@@ -49,6 +50,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -61,6 +63,7 @@ import tomli_w
 from ..errors import HookeInputError, HookeInputErrors
 from ..integrators import base as integrator_registry
 from ..io.scene_file import build, builtin_scene, load, parse
+from ..memory import MEMBER_BYTES, check_fits
 from ..scene_setup import Scene
 from ..scenes import names as scene_names
 from ..scenes.builders import parameter_names, parameter_schema
@@ -216,6 +219,13 @@ def plan_members(base: Scene, settings: SweepSettings) -> list[Member]:
 
     grids = [{path: integral(path, values) for path, values in grid.items()}
              for grid in settings.params]
+    if settings.random is None:  # before any member is made: a grid's product can be vast
+        count = sum(math.prod(len(values) for values in axes.values()) for axes in grids)
+        field, value = "params", {path: len(values) for axes in grids for path, values in axes.items()}
+    else:
+        count, field, value = settings.random, "random", settings.random
+    check_fits(field, value, count * MEMBER_BYTES, f"the sweep would have {count:.4g} members",
+               "choose fewer members, or run the sweep in parts")
 
     def member(values: dict[str, Any]) -> Member:
         chosen = {kind: {name: values[path] for path, (k, name) in targets.items() if k == kind}
