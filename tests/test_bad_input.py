@@ -310,18 +310,22 @@ def test_missing_scene_file_names_path(tmp_path):
 
 # -- joints whose lengths cannot hold: refused up front, not "try a smaller dt" at step 1 ----------
 
+TRIANGLE = [(0.0, 0.0), (1.0, 0.0), (0.5, float(np.sqrt(0.75)))]  # equilateral, side 1
+
+
 def joint_triangle(third: float) -> hooke.ModelBuilder:
-    """An equilateral triangle of side 1, one corner pinned, on joints of lengths 1, 1, ``third``."""
+    """The triangle, one corner pinned, on joints of lengths 1, 1, ``third``."""
     b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
-    b.add_particle((0.0, 0.0), pinned=True)
-    b.add_particle((1.0, 0.0))
-    b.add_particle((0.5, np.sqrt(0.75)))
+    for k, corner in enumerate(TRIANGLE):
+        b.add_particle(corner, pinned=k == 0)
     for i, j, length in ((0, 1, 1.0), (1, 2, 1.0), (2, 0, third)):
         b.add_joint(i, j, length=length)
     return b
 
 
 def test_joint_lengths_that_cannot_hold_are_refused_naming_the_joints(tmp_path, monkeypatch, capsys):
+    import tomli_w
+
     from conftest import run_main
 
     message = input_error(lambda: joint_triangle(5.0).finalize(), "joints", "[0, 1, 2]")
@@ -330,32 +334,13 @@ def test_joint_lengths_that_cannot_hold_are_refused_naming_the_joints(tmp_path, 
     message = input_error(lambda: joint_triangle(2.0).finalize(), "joints", None)
     assert "hold only where the joints are singular" in message  # folded flat
     joint_triangle(1.9).finalize()  # other lengths than the positions' that can hold are fine
-    text = SCENE_TRIANGLE.format(third=5.0)
+    text = tomli_w.dumps({"dim": 2, "particles": [{"x": list(corner), "pinned": k == 0}
+                                                  for k, corner in enumerate(TRIANGLE)],
+                          "joints": [{"i": 0, "j": 1}, {"i": 1, "j": 2},
+                                     {"i": 2, "j": 0, "length": 5.0}]})
     code, lines = run_main(monkeypatch, capsys, "check", str(write(tmp_path, text)))
     assert code == 2 and len(lines) == 1 and lines[0].startswith(
         "error: joints: their lengths cannot all hold"), lines
-
-
-SCENE_TRIANGLE = """\
-dim = 2
-[[particles]]
-x = [0.0, 0.0]
-pinned = true
-[[particles]]
-x = [1.0, 0.0]
-[[particles]]
-x = [0.5, 0.8660254037844386]
-[[joints]]
-i = 0
-j = 1
-[[joints]]
-i = 1
-j = 2
-[[joints]]
-i = 2
-j = 0
-length = {third}
-"""
 
 
 # -- files that cannot be read: one line naming the field and the file, never a crash or a hang --
