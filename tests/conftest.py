@@ -35,6 +35,16 @@ def run_cli(*args, env=None, cwd=None) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+def run_main(monkeypatch, capsys, *args) -> tuple[int, list[str]]:
+    """``hooke ARGS`` in this process (faster than :func:`run_cli`): (exit code, stderr lines)."""
+    from hooke import cli
+
+    monkeypatch.setattr(sys, "argv", ["hooke", *args])
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    return done.value.code, capsys.readouterr().err.splitlines()
+
+
 def load_script(path):
     """A script (not a package module) imported by its path, e.g. scripts/readme_tables.py."""
     import importlib.util

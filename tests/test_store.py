@@ -58,6 +58,9 @@ def test_open_reads_only_a_frame_range(tmp_path):
     np.testing.assert_array_equal(part.energy["total"], result.energy["total"][100:200:10])
     with pytest.raises(hooke.HookeInputError, match="frames"):
         hooke.open(tmp_path / "run.h5", frames=slice(400, 900))
+    with pytest.raises(hooke.HookeInputError) as error:  # the argument's fault, not the file's
+        hooke.open(tmp_path / "run.h5", frames=slice(0.5, 3))
+    assert str(error.value).startswith("frames: must be a slice of integers")
 
 
 def test_open_takes_one_frame_index(tmp_path):

@@ -10,13 +10,15 @@ are built on ``add_particle``/``add_spring`` and return index arrays.
 from __future__ import annotations
 
 import math
-from pathlib import Path
+import os
 from typing import Sequence
 
 import numpy as np
 
 from .constraints import check_joint_set
 from .errors import HookeInputError, HookeInputErrors, collect, is_count, is_number
+from .io.files import read_mesh
+from .memory import check_model_size
 from .model import SPRING_ENERGIES, Model
 from .motion import as_motion
 from .mesh_topology import MESH_EDGES, boundary_faces, lattice_tetrahedra, mesh_edges
@@ -199,12 +201,12 @@ class ModelBuilder:
 
     def __init__(self, dim: int = 3, gravity: Sequence[float] | None = None,
                  spring_energy: str = "hookean"):
-        if dim not in (1, 2, 3):
-            raise HookeInputError("dim", "must be 1, 2 or 3", dim)
+        if not is_count(dim) or dim not in (1, 2, 3):  # 2.0 == 2, but is no count
+            raise HookeInputError("dim", "must be the integer 1, 2 or 3", dim)
         if spring_energy not in SPRING_ENERGIES:
             raise HookeInputError("spring_energy", f"must be one of {', '.join(SPRING_ENERGIES)}",
                                   spring_energy)
-        self.dim = dim
+        self.dim = int(dim)
         self.gravity = np.zeros(dim) if gravity is None else _vector(gravity, dim, "gravity")
         self.spring_energy = spring_energy
         self._x: list[np.ndarray] = []
@@ -415,6 +417,7 @@ class ModelBuilder:
         triangles each.
         """
         nx, ny = _count(nx, "nx"), _count(ny, "ny")
+        check_model_size("nx × ny", (nx, ny), nx * ny, 4 * nx * ny)
         dx, dy = (spacing, spacing) if np.isscalar(spacing) else spacing
         dx = _number(dx, "spacing", positive=True)
         dy = _number(dy, "spacing", positive=True)
@@ -463,6 +466,7 @@ class ModelBuilder:
         if self.dim != 3:
             raise HookeInputError("dim", "lattice needs dim=3", self.dim)
         counts = [_count(n, name) for n, name in ((nx, "nx"), (ny, "ny"), (nz, "nz"))]
+        check_model_size("nx × ny × nz", tuple(counts), math.prod(counts), 7 * math.prod(counts))
         h = _number(spacing, "spacing", positive=True)
         base = np.zeros(3) if origin is None else _vector(origin, 3, "origin")
         grid = np.stack(np.meshgrid(*[np.arange(n) for n in counts], indexing="ij"), axis=-1)
@@ -481,13 +485,8 @@ class ModelBuilder:
         boundary edges of 2D triangles and quads, boundary triangles of tetrahedra, a 3D
         cloth's triangles, 2D lines).
         """
-        import meshio
-
-        if isinstance(mesh, (str, Path)):
-            try:
-                mesh = meshio.read(mesh)
-            except Exception as error:  # meshio raises many types; report them all the same way
-                raise HookeInputError("mesh", f"cannot be read ({error})", str(mesh)) from None
+        if isinstance(mesh, (str, os.PathLike)):
+            mesh = read_mesh(mesh, "mesh")
         points = np.asarray(mesh.points, dtype=float)
         if points.shape[1] < self.dim:
             raise HookeInputError("mesh", f"points have {points.shape[1]} coordinates, dim is {self.dim}",
@@ -496,6 +495,8 @@ class ModelBuilder:
         if dropped.size and np.any(dropped != 0):
             raise HookeInputError("mesh", f"points leave the first {self.dim} axes", "non-zero extra coordinates")
         cells = {block.type: np.asarray(block.data) for block in mesh.cells if block.type in MESH_EDGES}
+        check_model_size("mesh", f"{len(points)} points", len(points),
+                         sum(len(data) * len(MESH_EDGES[kind]) for kind, data in cells.items()))
         if not cells:
             raise HookeInputError("mesh", f"has no cells of type {', '.join(MESH_EDGES)}",
                                   [block.type for block in mesh.cells])

@@ -19,6 +19,7 @@ from typing import Optional
 import numpy as np
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -40,9 +41,15 @@ console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
 errors = Console(stderr=True)
 
 
+def print_error(line: str) -> None:
+    """``error: line`` on stderr; the line is escaped, as a value such as ``[nan, 0.0]`` would
+    otherwise be taken for Rich markup and vanish."""
+    errors.print(f"[bold red]error:[/] {escape(line)}", highlight=False, markup=True, soft_wrap=True)
+
+
 def fail(message: str, code: int = 2) -> None:
     for line in str(message).splitlines():
-        errors.print(f"[bold red]error:[/] {line}", highlight=False, markup=True, soft_wrap=True)
+        print_error(line)
     raise typer.Exit(code)
 
 
@@ -488,14 +495,19 @@ def serve_command(
     host: str = typer.Option("127.0.0.1", "--host", help="address to bind (default: this machine only)"),
 ) -> None:
     """Open the browser viewer: the scene simulated live, with controls and plots (works offline)."""
-    from .viz.web.server import create_app, run, url
+    from .viz.web.server import create_app, listen, run, url
 
     try:
         viewer = create_app(scene)
     except HookeInputError as error:
         fail(str(error))
-    console.print(f"hooke viewer: open {url(host, port)} in a browser (Ctrl-C stops it)")
-    run(viewer, host=host, port=port)
+    try:  # bound before the address is printed: a bad host, a bad or busy port is one line
+        listener = listen(host, port)
+    except HookeInputError as error:
+        fail(f"--{error}")  # the server names host or port: the flag's name
+    console.print(f"hooke viewer: open {url(host, listener.getsockname()[1])} in a browser "
+                  "(Ctrl-C stops it)")
+    run(viewer, host=host, listener=listener)
 
 
 @app.command("sweep")
@@ -521,7 +533,8 @@ def sweep_command(
 ) -> None:
     """Parameter study on Dask: one simulation per member of a grid (or --random N samples),
     on a local cluster or --scheduler. Writes DIR/summary.parquet, summary.csv, a plot of the
-    metric, and DIR/members/<id>/ (trajectory.h5, row.json). See `hooke.sweep`'s documentation."""
+    metric, and DIR/members/<id>/ (trajectory.h5, row.json). Exits 1 when a member failed or
+    timed out. See `hooke.sweep`'s documentation."""
     from rich.progress import MofNCompleteColumn
 
     from .sweep import is_sweep_file, parse_param, read_sweep_file, sweep
@@ -558,6 +571,8 @@ def sweep_command(
                        TimeElapsedColumn(), TimeRemainingColumn(), console=errors, transient=True)
 
         def progress(done: int, total: int) -> None:
+            if not errors.is_terminal:  # elsewhere Rich ends a bar with an empty line
+                return
             if not bar.tasks:  # started once the input is checked and the cluster is up
                 bar.start()
                 bar.add_task("sweep", total=total)
@@ -566,7 +581,8 @@ def sweep_command(
         try:
             result = sweep(scene, grids, client=scheduler, out=out, progress=progress, **settings)
         finally:
-            bar.stop()
+            if bar.tasks:  # stopping a bar never started prints an empty line too
+                bar.stop()
     except HookeInputError as error:
         fail(str(error))
     except KeyboardInterrupt:
@@ -574,6 +590,11 @@ def sweep_command(
              code=130)
     console.print(result.text(), highlight=False)
     console.print(f"table: {result.parquet}, {result.csv}\nplot: {result.plot}", highlight=False)
+    if result.failed:
+        kinds = ", ".join(f"{n} {status}" for status, n in result.counts().items()
+                          if status != "ok" and n)
+        fail(f"{result.failed} of {len(result.table)} member(s) did not finish ok ({kinds}); "
+             f"their errors are in {result.csv}", code=1)
 
 
 def usage_error(error: parse_errors.UsageError) -> str:
@@ -608,8 +629,7 @@ def main() -> None:
         error.show()
         code = error.exit_code
     except parse_errors.UsageError as error:
-        errors.print(f"[bold red]error:[/] {usage_error(error)}", highlight=False, markup=True,
-                     soft_wrap=True)
+        print_error(usage_error(error))
         code = 2
     except (KeyboardInterrupt, typer.Abort):  # Ctrl-C: a clean message, not a traceback
         errors.print("interrupted")
@@ -617,9 +637,8 @@ def main() -> None:
     except Exception as error:  # the last resort: a bug, reported in one line
         if os.environ.get("HOOKE_DEBUG"):
             raise
-        errors.print(f"[bold red]error:[/] unexpected {type(error).__name__}: "
-                     f"{' '.join(str(error).split())} (a bug in hooke; run with HOOKE_DEBUG=1 to "
-                     "see the traceback)", highlight=False, markup=True, soft_wrap=True)
+        print_error(f"unexpected {type(error).__name__}: {' '.join(str(error).split())} (a bug "
+                    "in hooke; run with HOOKE_DEBUG=1 to see the traceback)")
         code = 1
     sys.exit(code)
 

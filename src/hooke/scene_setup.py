@@ -11,7 +11,6 @@ name must not hide a module.)
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -21,6 +20,7 @@ from .builder import check_clear_of_planes
 from .energies.barrier import plane_displacements
 from .errors import HookeInputError, is_count, is_number
 from .integrators import get as get_integrator
+from .memory import check_fits
 from .model import Model, State
 
 
@@ -77,23 +77,9 @@ def check_frames_fit(model: Model, n_steps: int, save_every: int, t_end: float, 
     frames = frame_count(n_steps, save_every)
     vectors = 3 if model.n_planes else 2  # x, v (and contact_force)
     frame_bytes = 8 * (vectors * model.n_particles * model.dim + model.n_joints + 8)
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # not POSIX: assume a 16 GiB machine
-        memory = 16 * 2**30
-    if frames * frame_bytes > memory:
-        raise HookeInputError("t_end", f"the run would keep {frames:.4g} frames of {frame_bytes} bytes "
-                              f"({_bytes(frames * frame_bytes)}) in memory, more than this machine's "
-                              f"{_bytes(memory)}: choose a shorter t_end, a larger dt = {dt!r} or a "
-                              f"larger save_every = {save_every}", t_end)
-
-
-def _bytes(count: float) -> str:
-    units = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
-    power = 0
-    while count >= 1024 and power < len(units) - 1:
-        count, power = count / 1024, power + 1
-    return f"{count:.3g} {units[power]}"
+    check_fits("t_end", t_end, frames * frame_bytes,
+               f"the run would keep {frames:.4g} frames of {frame_bytes} bytes",
+               f"choose a shorter t_end, a larger dt = {dt!r} or a larger save_every = {save_every}")
 
 
 @dataclass

@@ -27,7 +27,7 @@ import numpy as np
 
 from .callable_module import make_callable
 from .energies import barrier, surface_barrier
-from .errors import HookeInputError, SimulationError, StoreWriteError, is_count
+from .errors import HookeInputError, SimulationError, StoreWriteError, as_path
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
 from .io.scene_file import build, parse
@@ -133,8 +133,13 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         **options: integrator options, e.g. ``rtol=1e-8`` for ``rk45``, ``tol=`` for ``implicit_euler``.
     """
     run = plan(scene, integrator, dt, t_end, save_every, max_energy_growth, **options)
+    check_progress(progress)
     writer = None
     if store is not None:
+        store = as_path(store, "store")
+        if store.is_dir():
+            raise HookeInputError("store", "is a directory, not a trajectory file (give the "
+                                  "file to write, e.g. DIR/trajectory.h5)", str(store))
         writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
                                   dict(run.stepper.options), run.max_energy_growth)
     return run.execute(progress=progress, writer=writer)
@@ -155,7 +160,6 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     t_end = check_positive("t_end", scene.t_end if t_end is None else t_end)
     save_every = check_save_every(scene.save_every if save_every is None else save_every)
     merged = {**scene_options(scene, name)[0], **options}
-    check_count_options(name, merged)
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
@@ -163,13 +167,10 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     return Run(scene, name, dt, t_end, save_every, merged, max_energy_growth)
 
 
-def check_count_options(integrator: str, options: dict) -> None:
-    """An option whose default is a count (``max_iterations``, ``iterations``, ``substeps`` …)
-    takes an integer only: 2.5 is not quietly 2, nor 0.5 quietly 0 iterations."""
-    defaults = get_integrator(integrator).defaults
-    for key, value in options.items():
-        if is_count(defaults.get(key)) and not is_count(value):
-            raise HookeInputError(key, f"must be an integer (its default is {defaults[key]})", value)
+def check_progress(progress) -> None:
+    if progress is not None and not callable(progress):
+        raise HookeInputError("progress", "must be a callable progress(steps_done, steps_total) "
+                              "or None", progress)
 
 
 class Run:
@@ -367,7 +368,8 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     not continue it exactly), its ``input_hash`` against the scene and settings rebuilt from
     it (an edited dt or scene text), and its checkpoint's frame count against its own. A file
     that fails any of these is refused and left unchanged."""
-    path = Path(path)
+    path = as_path(path, "path")
+    check_progress(progress)
     lock = OutputLock(path)
     try:
         run, stored = _stored_run(path)

@@ -60,7 +60,6 @@ Contact surfaces (one table per body; a builder may add its body's with a ``surf
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
@@ -70,7 +69,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdap
 from ..builder import (ModelBuilder, _vector, add_contact, check_clear_of_planes,
                        check_distinct_pair, check_index, check_plane, contact_area,
                        contact_weights, joint_length, spring_rest_length)
-from ..errors import HookeInputError, HookeInputErrors, collect, format_value
+from ..errors import HookeInputError, HookeInputErrors, as_path, collect, format_value
 from ..integrators import get as get_integrator
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
@@ -78,6 +77,7 @@ from ..scene_setup import Scene, step_count
 from ..scenes import source as builtin_source
 from ..scenes.builders import parameter_problems, run_builder
 from ..surfaces import check_face_shapes, check_faces, start_problems
+from .files import parse_toml, read_text
 from .pydantic_errors import error_lines
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
@@ -201,7 +201,7 @@ def parse_value(text: str):
     as correction)."""
     try:
         return tomllib.loads(f"value = {text}")["value"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # [[[[…: nested past the recursion limit
         pass
     try:
         return float(text)
@@ -213,10 +213,7 @@ def parse(text: str, source: str = "scene file") -> SceneFile:
     """Validate a scene file's text; every problem is reported at once, one line each: the
     schema's (types, ranges, unknown and missing fields) and the checks between fields
     (:func:`consistency_problems`)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise HookeInputError(source, f"malformed TOML ({error})", show_value=False) from None
+    data = parse_toml(text, source)
     try:
         spec, errors = SceneFile.model_validate(data), []
     except ValidationError as error:
@@ -453,14 +450,8 @@ def _explicit_model(spec: SceneFile):
 
 def load(path) -> Scene:
     """Read and build a scene file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise HookeInputError("path", "no such scene file", str(path)) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
-        raise HookeInputError("path", f"cannot read the scene file ({error.__class__.__name__})",
-                              str(path)) from None
+    path = as_path(path, "path")
+    text = read_text(path, "path", "scene file")
     return build(parse(text, source=str(path)), text, default_name=path.stem)
 
 

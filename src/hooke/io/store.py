@@ -58,8 +58,8 @@ from typing import Any, Iterator
 import h5py
 import numpy as np
 
-from ..errors import (HookeInputError, HookeInputErrors, StoreWriteError, format_value, is_count,
-                      is_number)
+from ..errors import (HookeInputError, HookeInputErrors, StoreWriteError, as_path, format_value,
+                      is_count, is_number)
 from ..model import Model
 from ..result import Result, frame_extras
 from ..scene_setup import MAX_STEPS, Scene
@@ -481,7 +481,7 @@ def open_trajectory(path) -> Iterator[h5py.File]:
     """A stored run opened for reading. A missing, truncated, corrupted or foreign file — found
     on opening or while reading inside the ``with`` block — is a one-line
     :class:`HookeInputError` naming the file, raised within a second."""
-    path = Path(path)
+    path = as_path(path, "path")
     if not path.is_file():
         raise HookeInputError("path", "no such trajectory file", str(path))
     handle = _open_file(path)
