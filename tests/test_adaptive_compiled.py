@@ -22,6 +22,8 @@ CASES = [  # (scene, simulate's keywords): joints under each stabilisation it co
     ("crane", {"t_end": 1.0, "stabilization": "correction"}),  # joints and a spring
     ("chain", {"t_end": 1.0}),  # springs only, 3D
     ("spring1d", {"t_end": 5.0}),  # 1D
+    # one frame of 50,000 steps: the compiled steps pause (STEPS_PER_CALL) and go on
+    ("spring1d", {"t_end": 0.5, "dt": 0.5, "max_step": 1e-5}),
 ]
 
 

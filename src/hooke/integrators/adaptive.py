@@ -246,7 +246,7 @@ class DormandPrince45(ConstraintForces, Integrator):
             self.stats[key] += count
         self.h = outcome.h_next
         step = AcceptedStep(*outcome.step)
-        if outcome.status == adaptive_compiled.OK:
+        if outcome.status in (adaptive_compiled.OK, adaptive_compiled.PAUSED):
             self._finish(step)
             return
         self._step, self._start = None, State(step.t, step.x0, step.v0)

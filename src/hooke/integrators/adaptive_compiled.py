@@ -44,7 +44,10 @@ from ..kernels import _accelerations_serial
 from .compiled import all_finite
 from .tableau import DORMAND_PRINCE
 
-OK, TENSION_RHS, SINGULAR, UNDERFLOW = 0, 1, 2, 3
+OK, TENSION_RHS, SINGULAR, UNDERFLOW, PAUSED = 0, 1, 2, 3, 4
+# Accepted steps per call at most: the call returns to Python now and then (Ctrl-C, and a Dask
+# worker's other threads, which run meanwhile as the call holds no GIL), and goes on from there.
+STEPS_PER_CALL = 20_000
 NO_JOINTS, BARE, CORRECTION, BAUMGARTE = 0, 1, 2, 3
 METHODS = {None: BARE, "correction": CORRECTION, "baumgarte": BAUMGARTE}
 
@@ -159,12 +162,14 @@ def _weighted(weights, k, h, out):
         flat_out[q] = h * total
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def _run(t, x, v, kx, kv, h, t_target, t_bound, max_step, atol, rtol, free, pinned,
          pinned_x0, tableau, forces, joints, work, step, stats):
     """Accepted steps from (t, x, v), whose first stage is in kx[0], kv[0], until one ends at or
-    past t_target. Returns (status, accepted steps, the step's t and t1, its h, the next trial h).
-    With a status other than OK: t, x0, v0, kx[0], kv[0] are where the stopped step started.
+    past t_target (status OK) or STEPS_PER_CALL were accepted (PAUSED: the last one returned as
+    for OK, to be gone on from). Returns (status, accepted steps, the step's t and t1, its h,
+    the next trial h). With another status: t, x0, v0, kx[0], kv[0] are where the stopped step
+    started.
 
     ``step`` = (x0, v0, x1, v1, ex, ev, xs, vs) arrays: on return x0, v0 hold the last accepted
     step's start and x1, v1 its end, kx, kv its stages; ``stats`` (steps, rejected, evaluations)
@@ -220,6 +225,8 @@ def _run(t, x, v, kx, kv, h, t_target, t_bound, max_step, atol, rtol, free, pinn
         h = hh * (min(factor, 1.0) if rejected else factor)
         if t1 >= t_target:
             return OK, accepted, t, t1, hh, h
+        if accepted >= STEPS_PER_CALL:
+            return PAUSED, accepted, t, t1, hh, h
         t = t1  # the next step starts from this one's end, its first stage the last (FSAL)
         x0[:] = x1
         v0[:] = v1
@@ -259,7 +266,7 @@ class Outcome:
     """What :meth:`CompiledDormandPrince.run` did. ``step`` = (t, h, t1, x0, v0, x1, v1, kx, kv),
     :class:`.adaptive.AcceptedStep`'s fields in the model's (n, d) shape: with ``status`` OK the
     last accepted step; otherwise the step it stopped before starts at (t, x0, v0) with first
-    stage kx[0], kv[0] (the rest is scratch). ``h_next``: the next trial step; ``stats``:
+    stage kx[0], kv[0] (the rest is scratch). PAUSED is as OK, short of t_target. ``h_next``: the next trial step; ``stats``:
     (steps, rejected, evaluations) accepted."""
 
     status: int
