@@ -84,3 +84,147 @@ def test_cells_are_stored_but_not_hashed(tmp_path):
     bare = replace(scene, model=replace(scene.model, triangles=np.empty((0, 3), dtype=np.int64)))
     assert len(scene.model.triangles) == 32
     assert input_hash(scene, settings) == input_hash(bare, settings)
+
+
+# -- XDMF as VTK's reader (ParaView's "XDMF Reader") reads it ---------------------------------------
+def stored_run(folder, name, t_end, **parameters):
+    """A short stored run of the built-in scene ``name``: (trajectory path, stored data)."""
+    path = folder / name / "trajectory.h5"
+    hooke.simulate(hooke.scene(name, **parameters), t_end=t_end, store=path)
+    return path, read_trajectory(path)
+
+
+def padded3(values: np.ndarray) -> np.ndarray:
+    return np.column_stack([values, np.zeros((len(values), 3 - values.shape[1]))])
+
+
+def vtk_leaves(dataset) -> list:
+    if dataset.IsA("vtkMultiBlockDataSet"):
+        return [leaf for b in range(dataset.GetNumberOfBlocks())
+                for leaf in vtk_leaves(dataset.GetBlock(b))]
+    return [dataset]
+
+
+def test_vtks_xdmf_reader_gets_3_component_vectors_and_the_cells_without_a_complaint(tmp_path, capfd):
+    """square_drop (2D: springs, triangles, contact forces), crane (3D: springs, joints), a
+    small lattice (3D: springs, tetrahedra) and spring1d (1D): at three time steps read one after
+    another (the reader caches a block's points between steps), every block's points, velocity
+    and contact force are (n, 3) arrays equal to the stored frame's, padded with zeros, and its
+    cells are the model's; neither VTK's output window nor XDMF's own printing says anything."""
+    vtk = pytest.importorskip("vtk")
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline
+
+    log = tmp_path / "vtk.log"
+    window = vtk.vtkFileOutputWindow()
+    window.SetFileName(str(log))
+    window.SetFlush(1)
+    previous = vtk.vtkOutputWindow.GetInstance()
+    vtk.vtkOutputWindow.SetInstance(window)
+    capfd.readouterr()
+    try:
+        for name, t_end, parameters in (("square_drop", 0.4, {}), ("crane", 0.05, {}),
+                                        ("lattice", 0.02, {"nx": 3, "ny": 3, "nz": 2}),
+                                        ("spring1d", 0.05, {})):
+            path, stored = stored_run(tmp_path, name, t_end, **parameters)
+            model = stored["model"]
+            cells = {4: np.concatenate([model.spring_indices, model.joint_indices]),  # VTK_POLY_LINE
+                     5: model.triangles, 10: model.tetrahedra}  # VTK_TRIANGLE, VTK_TETRA
+            reader = vtk.vtkXdmfReader()
+            reader.SetFileName(str(write_xdmf(path)))
+            reader.UpdateInformation()
+            times = reader.GetOutputInformation(0).Get(vtkStreamingDemandDrivenPipeline.TIME_STEPS())
+            assert len(times) == len(stored["t"]) >= 3
+            for k in (len(times) // 2, len(times) - 1, 1):
+                reader.UpdateTimeStep(times[k])
+                found = {}
+                for block in vtk_leaves(reader.GetOutputDataObject(0)):
+                    np.testing.assert_array_equal(vtk_to_numpy(block.GetPoints().GetData()),
+                                                  padded3(stored["x"][k]))
+                    data = block.GetPointData()
+                    np.testing.assert_array_equal(vtk_to_numpy(data.GetArray("velocity")),
+                                                  padded3(stored["v"][k]))
+                    if "contact_force" in stored["extras"]:
+                        force = stored["extras"]["contact_force"][k]
+                        np.testing.assert_array_equal(vtk_to_numpy(data.GetArray("contact_force")),
+                                                      padded3(force))
+                        assert k < len(times) - 1 or force[:, 1].sum() > 0  # landed by the end
+                    kinds = set(vtk_to_numpy(block.GetDistinctCellTypesArray()).tolist())
+                    assert len(kinds) == 1
+                    found.setdefault(kinds.pop(), []).append(vtk_to_numpy(
+                        block.GetCells().GetConnectivityArray()).reshape(block.GetNumberOfCells(), -1))
+                expected = {kind: value for kind, value in cells.items() if len(value)}
+                assert sorted(found) == sorted(expected or {1: None})  # 1: VTK_VERTEX
+                for kind, value in expected.items():
+                    np.testing.assert_array_equal(np.concatenate(found[kind]), value)
+    finally:
+        vtk.vtkOutputWindow.SetInstance(previous)
+    printed = capfd.readouterr()
+    assert "Cannot find DataItem" not in printed.out + printed.err
+    assert printed.out + printed.err == ""
+    assert not log.exists() or log.read_text() == ""
+
+
+# -- VTU, OBJ and PLY frames --------------------------------------------------------------------
+def test_vtu_frames_carry_tetrahedra_and_surface_sequences_read_back(tmp_path):
+    """A small lattice: its VTU frames have the springs as lines and the tetrahedra; its OBJ and
+    PLY frames the boundary triangles over every particle at the frame's positions. A 2D sheet
+    (square_drop) gives its triangles at z = 0."""
+    path, stored = stored_run(tmp_path, "lattice", 0.05, nx=3, ny=2, nz=2)
+    model = stored["model"]
+    calls = []
+    written = export_frames(path, tmp_path / "lattice", ("vtu", "obj", "ply"),
+                            progress=lambda done, total: calls.append((done, total)))
+    frames = len(stored["t"])
+    assert calls == [(k, 3 * frames) for k in range(1, 3 * frames + 1)]
+    assert len(written) == 3 * frames + 1  # + frames.pvd
+    k = frames - 1
+    vtu = meshio.read(tmp_path / "lattice" / "vtu" / f"frame_{k:05d}.vtu")
+    assert [block.type for block in vtu.cells] == ["line", "tetra"]
+    np.testing.assert_array_equal(vtu.cells_dict["line"], model.spring_indices)
+    np.testing.assert_array_equal(vtu.cells_dict["tetra"], model.tetrahedra)
+    assert not np.array_equal(stored["x"][k], stored["x"][0])  # it sagged: the frame matters
+    for fmt in ("obj", "ply"):
+        mesh = meshio.read(tmp_path / "lattice" / fmt / f"frame_{k:05d}.{fmt}")
+        np.testing.assert_allclose(mesh.points, stored["x"][k], rtol=0, atol=1e-6 if fmt == "obj" else 0)
+        np.testing.assert_array_equal(mesh.cells_dict["triangle"], model.surface_triangles())
+        assert len(model.surface_triangles()) == 2 * 2 * (1 * 1 + 2 * 1 + 2 * 1)  # 2 per cube face
+
+    path, stored = stored_run(tmp_path, "square_drop", 0.05)
+    export_frames(path, tmp_path / "square", ("obj",))
+    mesh = meshio.read(tmp_path / "square" / "obj" / "frame_00003.obj")
+    np.testing.assert_allclose(mesh.points, padded3(stored["x"][3]), rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(mesh.cells_dict["triangle"], stored["model"].triangles)
+    assert export_vtu(path, tmp_path / "vtu")[-1] == tmp_path / "vtu" / "frames.pvd"
+
+
+def test_cli_export_formats(tmp_path, monkeypatch):
+    """``hooke export DIR --format obj`` writes DIR/obj, ``--vtu`` stays ``--format vtu``, both
+    report progress through the run's LazyProgress (in files); a surface format for a run
+    without cells, or an unknown format, is one line naming --format (exit 2) and writes
+    nothing."""
+    from hooke import cli
+
+    bars = []
+
+    class Recording(cli.LazyProgress):
+        def __call__(self, done, total):
+            bars.append((self.label, self.unit, done, total))
+
+    monkeypatch.setattr(cli, "LazyProgress", Recording)
+    path, stored = stored_run(tmp_path, "cloth_drop", 0.02)
+    frames = len(stored["t"])
+    done = CliRunner().invoke(app, ["export", str(path.parent), "--vtu", "--format", "obj"])
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in path.parent.iterdir()) == ["obj", "trajectory.h5", "trajectory.xdmf", "vtu"]
+    assert len(list((path.parent / "obj").iterdir())) == frames
+    assert bars[-1] == ("export", "files", 2 * frames, 2 * frames)
+
+    path, _ = stored_run(tmp_path, "chain", 0.02)
+    for flag, message in (("ply", "--format: a surface format needs the body's triangles or "
+                           "tetrahedra, which this run's model has none of (grid, lattice and "
+                           "from_mesh bodies have them), got 'ply'"),
+                          ("stl", "--format: unknown export format (known: vtu, obj, ply), got 'stl'")):
+        done = CliRunner().invoke(app, ["export", str(path.parent), "--vtu", "--format", flag])
+        assert done.exit_code == 2 and done.stderr.strip() == f"error: {message}"
+        assert sorted(p.name for p in path.parent.iterdir()) == ["trajectory.h5"]

@@ -227,8 +227,10 @@ def test_xdmf_sidecar_and_vtu_export(tmp_path):
     grids = tree.getroot().findall(".//Grid[@GridType='Uniform']")
     assert len(grids) == 51
     assert float(grids[-1].find("Time").get("Value")) == pytest.approx(0.05)
-    slab = grids[7].find("Geometry/DataItem/DataItem").text.split()
-    assert slab[:3] == ["7", "0", "0"]  # frame 7's hyperslab of /frames/x
+    reference = grids[7].find("Geometry/DataItem")  # frame 7's points, named at the domain level
+    assert reference.text == '/Xdmf/Domain/DataItem[@Name="x 7"]'
+    np.testing.assert_array_equal(resolve(reference, out, tree.getroot()),
+                                  padded3(read_trajectory(out / "trajectory.h5")["x"][7]))
     done = subprocess.run([sys.executable, "-m", "hooke.cli", "export", str(out), "--vtu"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -239,15 +241,26 @@ def test_xdmf_sidecar_and_vtu_export(tmp_path):
     assert "frame_00050.vtu" in (out / "vtu" / "frames.pvd").read_text()
 
 
-def resolve(item, folder):
+def resolve(item, folder, root):
     """The array an XDMF DataItem stands for: inline XML, an HDF5 dataset ("file:/path", which
-    must exist with the declared dimensions) or a HyperSlab of one. (meshio's XDMF time-series
-    reader expects one fixed mesh and no hyperslabs, so it cannot read a moving one.)"""
+    must exist with the declared dimensions), a HyperSlab of one, a JOIN of items (interleaved
+    as columns) or a reference to a named item of the domain (``root``: the document). (meshio's
+    XDMF time-series reader expects one fixed mesh and no hyperslabs, so it cannot read a moving
+    one.)"""
     dims = [int(d) for d in item.get("Dimensions").split()]
+    if item.get("Reference") == "XML":
+        name = item.text.strip().removeprefix('/Xdmf/Domain/DataItem[@Name="').removesuffix('"]')
+        (target,) = [found for found in root.findall("Domain/DataItem") if found.get("Name") == name]
+        data = resolve(target, folder, root)
+        assert list(data.shape) == dims
+        return data
+    if item.get("ItemType") == "Function":
+        assert item.get("Function") == "JOIN($0, $1, $2)"
+        return np.column_stack([resolve(part, folder, root) for part in item]).reshape(dims)
     if item.get("ItemType") == "HyperSlab":
         selection, source = list(item)
         start, stride, count = np.array(selection.text.split(), dtype=int).reshape(3, -1)
-        data = resolve(source, folder)
+        data = resolve(source, folder, root)
         return data[tuple(slice(b, b + s * c, s) for b, s, c in zip(start, stride, count))].reshape(dims)
     if item.get("Format") == "HDF":
         name, dataset = item.text.strip().split(":")
@@ -256,6 +269,11 @@ def resolve(item, folder):
         assert list(data.shape) == dims
         return data
     return np.array(item.text.split(), dtype=float).reshape(dims)
+
+
+def padded3(values: np.ndarray) -> np.ndarray:
+    """(n, d) values as (n, 3), zeros in the missing components."""
+    return np.column_stack([values, np.zeros((len(values), 3 - values.shape[1]))])
 
 
 def blocks_of(frame) -> dict:
@@ -267,15 +285,17 @@ def blocks_of(frame) -> dict:
 
 
 def vtu_cells(mesh) -> tuple[np.ndarray, dict]:
-    """All cells of a meshio mesh in file order, and each cell data array likewise."""
-    return (np.concatenate([block.data for block in mesh.cells]),
+    """The line (or vertex) cells of a meshio mesh in file order, and each cell data array over
+    all its cells likewise."""
+    return (np.concatenate([block.data for block in mesh.cells if block.type in ("line", "vertex")]),
             {key: np.concatenate(value) for key, value in mesh.cell_data.items()})
 
 
 def test_exports_carry_joints_and_forces(tmp_path):
-    """crane: springs and joints (two blocks), pendulum: joints only, square_drop: springs and
-    contact forces, a lone particle: neither (vertices). No block is ever empty; every value read
-    back from the XDMF (through its HDF5 references) and from the VTU files equals the store's."""
+    """crane: springs and joints (two blocks), pendulum: joints only, square_drop: springs,
+    triangles and contact forces, a lone particle: neither (vertices). No block is ever empty;
+    every value read back from the XDMF (through its HDF5 references) and from the VTU files
+    equals the store's, vectors padded to 3 components."""
     lone = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
     lone.add_particle((0.0, 1.0), mass=1.0)
     cases = {"crane": (hooke.scene("crane"), 10), "pendulum": (hooke.scene("pendulum"), 1),
@@ -289,6 +309,7 @@ def test_exports_carry_joints_and_forces(tmp_path):
         stored = read_trajectory(folder / "trajectory.h5")
         model, extras, frames = stored["model"], stored["extras"], stored["total_frames"]
         springs, joints = model.spring_indices, model.joint_indices
+        triangles = model.triangles
         padded = np.zeros((model.n_particles, 3))
 
         xdmf = ET.parse(write_xdmf(folder / "trajectory.h5")).getroot()
@@ -297,28 +318,30 @@ def test_exports_carry_joints_and_forces(tmp_path):
         for k, frame in enumerate(series):
             assert float(frame.find("Time").get("Value")) == stored["t"][k]
             blocks = blocks_of(frame)
-            names = [name for name, cells in (("springs", springs), ("joints", joints)) if len(cells)]
+            names = [name for name, cells in (("springs", springs), ("joints", joints),
+                                              ("triangles", triangles)) if len(cells)]
             assert len(blocks) == max(len(names), 1)
             for name, grid in blocks.items():
                 kind = name or (names[0] if names else "particles")  # one block: no name
                 topology = grid.find("Topology")
-                cells = resolve(topology.find("DataItem"), folder)
-                expected = {"springs": springs, "joints": joints}.get(kind, np.arange(model.n_particles))
+                cells = resolve(topology.find("DataItem"), folder, xdmf)
+                expected = {"springs": springs, "joints": joints, "triangles": triangles}.get(
+                    kind, np.arange(model.n_particles))
                 np.testing.assert_array_equal(cells, expected)
                 assert int(topology.get("NumberOfElements")) == len(expected) > 0
-                geometry = [resolve(item, folder) for item in grid.find("Geometry")]
-                points = np.column_stack(geometry) if len(geometry) > 1 else geometry[0]
-                np.testing.assert_array_equal(points[:, : model.dim], stored["x"][k])
-                attributes = {a.get("Name"): (a.get("Center"), resolve(a.find("DataItem"), folder))
+                (geometry,) = [resolve(item, folder, xdmf) for item in grid.find("Geometry")]
+                np.testing.assert_array_equal(geometry, padded3(stored["x"][k]))
+                attributes = {a.get("Name"): (a.get("Center"), a.get("AttributeType"),
+                                              resolve(a.find("DataItem"), folder, xdmf))
                               for a in grid.findall("Attribute")}
-                np.testing.assert_array_equal(attributes.pop("velocity")[1], stored["v"][k])
+                np.testing.assert_array_equal(attributes.pop("velocity")[2], padded3(stored["v"][k]))
                 if "contact_force" in extras:
-                    center, value = attributes.pop("contact_force")
-                    assert center == "Node"
-                    np.testing.assert_array_equal(value, extras["contact_force"][k])
+                    center, kind_of, value = attributes.pop("contact_force")
+                    assert (center, kind_of) == ("Node", "Vector")
+                    np.testing.assert_array_equal(value, padded3(extras["contact_force"][k]))
                 if kind == "joints":
-                    center, value = attributes.pop("joint_force")
-                    assert center == "Cell"
+                    center, kind_of, value = attributes.pop("joint_force")
+                    assert (center, kind_of) == ("Cell", "Scalar")
                     np.testing.assert_array_equal(value, extras["joint_force"][k])
                 assert not attributes
 
@@ -330,8 +353,11 @@ def test_exports_carry_joints_and_forces(tmp_path):
             np.testing.assert_array_equal(mesh.point_data["velocity"], padded)
             cells, cell_data = vtu_cells(mesh)
             if len(springs) + len(joints):
-                assert {block.type for block in mesh.cells} == {"line"}
                 np.testing.assert_array_equal(cells, np.concatenate([springs, joints]))
+                assert [block.type for block in mesh.cells if block.type != "line"] == (
+                    ["triangle"] if len(triangles) else [])
+                if len(triangles):
+                    np.testing.assert_array_equal(mesh.cells_dict["triangle"], triangles)
             else:
                 assert [block.type for block in mesh.cells] == ["vertex"]
                 np.testing.assert_array_equal(cells[:, 0], np.arange(model.n_particles))
@@ -430,13 +456,14 @@ def test_paraviews_xdmf_reader_reads_the_sidecar(tmp_path):
         k = len(times) // 2
         reader.UpdateTimeStep(times[k])
         blocks = vtk_blocks(reader.GetOutputDataObject(0))
-        assert sum(block.GetNumberOfCells() for block in blocks) == model.n_springs + model.n_joints
+        assert sum(block.GetNumberOfCells() for block in blocks) == (
+            model.n_springs + model.n_joints + len(model.triangles))
         expected = np.zeros((model.n_particles, 3))
         expected[:, :model.dim] = stored["x"][k]
         for block in blocks:
             np.testing.assert_array_equal(vtk_to_numpy(block.GetPoints().GetData()), expected)
             velocity = vtk_to_numpy(block.GetPointData().GetArray("velocity"))
-            np.testing.assert_array_equal(velocity.reshape(stored["v"][k].shape), stored["v"][k])
+            np.testing.assert_array_equal(velocity, padded3(stored["v"][k]))  # (n, 3) in 2D too
         if model.n_joints:
             forces = [vtk_to_numpy(block.GetCellData().GetArray("joint_force")) for block in blocks
                       if block.GetCellData().GetArray("joint_force") is not None]

@@ -1,18 +1,35 @@
 """Exports of a stored trajectory for ParaView and other tools.
 
 - :func:`write_xdmf`: an XDMF sidecar next to ``trajectory.h5``, a temporal collection with one
-  grid per frame whose points are hyperslabs of /frames/x, so ParaView opens the time series
-  directly without copying data. Its cells are the springs and the joints as 2-node polylines (a
-  spatial collection of a ``springs`` and a ``joints`` block when the model has both; only the
-  particles as vertices when it has neither); point data ``velocity`` and ``contact_force``, cell
-  data ``joint_force`` (the joint's tension) on the joints, where the run recorded them.
-- :func:`export_vtu`: one .vtu file per frame via meshio — springs then joints as ``line`` cells
-  (cell data ``joint``: 1 on joints, 0 on springs, and ``joint_force``, 0 on springs), or the
-  particles as ``vertex`` cells when there are neither; point data ``velocity`` and
-  ``contact_force`` — plus a .pvd collection listing them with their times.
+  grid per frame that points into the HDF5 file (hyperslabs of /frames/x …), so ParaView opens
+  the time series directly without copying data. Each frame is a spatial collection of the
+  model's blocks of cells that are not empty, in this order: ``springs`` and ``joints`` (2-node
+  polylines), ``triangles`` and ``tetrahedra`` (the body's mesh cells, ``Model.triangles`` and
+  ``Model.tetrahedra``); a single block is the frame itself, and a model with none of them is its
+  particles as vertices. Every block has the frame's point data ``velocity`` and
+  ``contact_force`` (where the run recorded it) as 3-component vectors, 2D and 1D padded with
+  zeros, and the joints block its cell data ``joint_force`` (the joint's tension).
+- :func:`export_frames` (and :func:`export_vtu`): one file per stored frame for each of
+  ``FORMATS``, in ``<out>/<format>/frame_00000.<format>`` via meshio, numbered as the frames:
+  ``vtu`` — the same blocks as ``line``, ``triangle`` and ``tetra`` cells (cell data ``joint``:
+  1 on joints, 0 elsewhere, and ``joint_force``, 0 off the joints, when the model has joints),
+  or the particles as ``vertex`` cells, point data ``velocity`` and ``contact_force`` (3
+  components), plus ``frames.pvd`` listing them with their times; ``obj`` and ``ply`` — the
+  body's surface (``Model.surface_triangles``: a 2D sheet's triangles at z = 0, a 3D body's
+  triangles and tetrahedra's boundary) with every particle as a vertex (vertex i is particle
+  i in every frame, so tools that play mesh sequences see one topology), positions only.
 
-Both read the whole trajectory (or its header) before writing anything, so a file that cannot be
-read leaves the existing exports as they were; the sidecar is replaced atomically.
+Both read the whole trajectory (or its header) and check every requested format before writing
+anything, so a file that cannot be read, or a format the model cannot give (a surface format
+for a run without triangles), leaves the existing exports as they were; the sidecar is replaced
+atomically.
+
+XDMF as VTK's reader (ParaView's "XDMF Reader") reads it without a complaint: per-frame point
+arrays are named DataItems at the domain level, referenced by XPath from the frames. The reader
+caches a block's points under the text of its geometry's first DataItem; a reference gives a
+text unique to each frame (a HyperSlab written inline has none: the reader then logs "Cannot
+find DataItem element in geometry xml" at every step), and the zeros that pad 2D and 1D vectors
+are written once (a JOIN of the components and the zeros).
 """
 
 from __future__ import annotations
@@ -23,19 +40,28 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from ..errors import HookeInputError
 from .store import open_trajectory, read_trajectory
 
 POINT_DATA = ("v", "contact_force")  # per-particle frame datasets, exported as point data
 POINT_NAMES = {"v": "velocity"}
+# Blocks of cells: (name, /model dataset, XDMF topology, meshio cell type).
+CELL_BLOCKS = (("springs", "spring_indices", "Polyline", "line"),
+               ("joints", "joint_indices", "Polyline", "line"),
+               ("triangles", "triangles", "Triangle", "triangle"),
+               ("tetrahedra", "tetrahedra", "Tetrahedron", "tetra"))
+FORMATS = ("vtu", "obj", "ply")
+SURFACE_FORMATS = ("obj", "ply")
 
 
-def _blocks(handle) -> list[tuple[str, str | None, int]]:
-    """(name, connectivity dataset or None for the particles as vertices, cell count) of each
-    block of cells: never an empty one."""
-    blocks = [(name, f"/model/{dataset}", handle[f"model/{dataset}"].shape[0])
-              for name, dataset in (("springs", "spring_indices"), ("joints", "joint_indices"))]
+def _blocks(handle) -> list[tuple[str, str | None, int, int]]:
+    """(name, connectivity dataset or None for the particles as vertices, cell count, nodes per
+    cell) of each block of cells: never an empty one (files written before the model had cells
+    have no triangles or tetrahedra datasets)."""
+    blocks = [(name, f"/model/{dataset}", *handle[f"model/{dataset}"].shape)
+              for name, dataset, _, _ in CELL_BLOCKS if f"model/{dataset}" in handle]
     blocks = [block for block in blocks if block[2]]
-    return blocks or [("particles", None, handle["frames/x"].shape[1])]
+    return blocks or [("particles", None, handle["frames/x"].shape[1], 1)]
 
 
 def write_xdmf(h5_path) -> Path:
@@ -48,20 +74,29 @@ def write_xdmf(h5_path) -> Path:
         shapes = {key: stored[key].shape for key in ("x", *POINT_DATA, "joint_force") if key in stored}
         blocks = _blocks(handle)
     name = escape(h5_path.name)
+    n, d = shapes["x"][1:]
+    points = ["x"] + [key for key in POINT_DATA if key in shapes and shapes[key][1]]
+    shared = ""
+    if d < 3:
+        shared += f'    <DataItem Name="zeros" Dimensions="{n}" Format="XML">{" ".join(["0"] * n)}</DataItem>\n'
+    if blocks[0][1] is None:
+        shared += (f'    <DataItem Name="vertices" Dimensions="{n}" NumberType="Int" Format="XML">'
+                   f'{" ".join(map(str, range(n)))}</DataItem>\n')
     grids = []
     for k in range(count):
-        parts = [_block(name, k, block, shapes) for block in blocks]
+        shared += "".join(f'    {_vectors(name, key, k, shapes[key])}\n' for key in points)
+        parts = [_block(name, k, block, shapes, points) for block in blocks]
         time_tag = f'        <Time Value="{float(times[k])!r}"/>\n'
         if len(parts) == 1:
             grids.append(f'      <Grid Name="frame {k}" GridType="Uniform">\n{time_tag}{parts[0]}'
                          '      </Grid>\n')
         else:
             inner = "".join(f'        <Grid Name="{label}" GridType="Uniform">\n{part}        </Grid>\n'
-                            for (label, _, _), part in zip(blocks, parts))
+                            for (label, *_), part in zip(blocks, parts))
             grids.append(f'      <Grid Name="frame {k}" GridType="Collection" CollectionType="Spatial">\n'
                          f'{time_tag}{inner}      </Grid>\n')
-    text = ('<?xml version="1.0" ?>\n<Xdmf Version="3.0">\n  <Domain>\n'
-            '    <Grid Name="trajectory" GridType="Collection" CollectionType="Temporal">\n'
+    text = ('<?xml version="1.0" ?>\n<Xdmf Version="3.0">\n  <Domain>\n' + shared
+            + '    <Grid Name="trajectory" GridType="Collection" CollectionType="Temporal">\n'
             + "".join(grids) + '    </Grid>\n  </Domain>\n</Xdmf>\n')
     path = h5_path.with_suffix(".xdmf")
     partial = path.with_name(path.name + ".partial")
@@ -70,33 +105,51 @@ def write_xdmf(h5_path) -> Path:
     return path
 
 
-def _block(name: str, k: int, block, shapes: dict) -> str:
+def _reference(item: str, dims) -> str:
+    """The named domain-level item ``item`` by XPath, with its dimensions (which XDMF's
+    attributes read before they resolve a reference)."""
+    return (f'<DataItem Reference="XML" Dimensions="{" ".join(map(str, dims))}">'
+            f'/Xdmf/Domain/DataItem[@Name="{item}"]</DataItem>')
+
+
+def _vectors(name: str, key: str, k: int, shape) -> str:
+    """The named domain-level item ``<key> k``: frame k of /frames/<key> (F, n, d) as (n, 3)
+    values, the d stored components JOINed (interleaved) with 3 − d references to the zeros."""
+    n, d = shape[1:]
+    if d == 3:
+        return _slab(name, key, k, shape, label=f"{key} {k}")
+    parts = [_slab(name, key, k, shape, c) for c in range(d)] + [_reference("zeros", (n,))] * (3 - d)
+    joined = ", ".join(f"${i}" for i in range(3))
+    return (f'<DataItem Name="{key} {k}" ItemType="Function" Function="JOIN({joined})" '
+            f'Dimensions="{n} 3">{"".join(parts)}</DataItem>')
+
+
+def _block(name: str, k: int, block, shapes: dict, points: list[str]) -> str:
     """Topology, geometry and attributes of one block of frame k."""
-    label, connectivity, cells = block
-    n, d = shapes["x"][1:]
+    label, connectivity, cells, nodes = block
+    n = shapes["x"][1]
+    kind = {block_name: topology for block_name, _, topology, _ in CELL_BLOCKS}.get(label)
     if connectivity is None:
-        topology = (f'        <Topology TopologyType="Polyvertex" NodesPerElement="1" NumberOfElements="{n}">\n'
-                    f'          <DataItem Dimensions="{n}" NumberType="Int" Format="XML">'
-                    f'{" ".join(map(str, range(n)))}</DataItem>\n        </Topology>\n')
+        topology = (f'        <Topology TopologyType="Polyvertex" NodesPerElement="1" NumberOfElements="{cells}">\n'
+                    f'          {_reference("vertices", (cells,))}\n        </Topology>\n')
     else:
-        topology = (f'        <Topology TopologyType="Polyline" NodesPerElement="2" NumberOfElements="{cells}">\n'
-                    f'          <DataItem Dimensions="{cells} 2" NumberType="Int" Precision="8" '
+        topology = (f'        <Topology TopologyType="{kind}" NodesPerElement="{nodes}" NumberOfElements="{cells}">\n'
+                    f'          <DataItem Dimensions="{cells} {nodes}" NumberType="Int" Precision="8" '
                     f'Format="HDF">{name}:{connectivity}</DataItem>\n        </Topology>\n')
-    out = topology + _geometry(name, k, shapes["x"])
-    for key in POINT_DATA:
-        if key in shapes and shapes[key][1]:
-            kind = "Vector" if d == 3 else "Matrix"
-            out += (f'        <Attribute Name="{POINT_NAMES.get(key, key)}" AttributeType="{kind}" '
-                    f'Center="Node">{_slab(name, key, k, shapes[key])}</Attribute>\n')
+    out = topology + f'        <Geometry GeometryType="XYZ">{_reference(f"x {k}", (n, 3))}</Geometry>\n'
+    for key in points[1:]:
+        out += (f'        <Attribute Name="{POINT_NAMES.get(key, key)}" AttributeType="Vector" '
+                f'Center="Node">{_reference(f"{key} {k}", (n, 3))}</Attribute>\n')
     if label == "joints" and "joint_force" in shapes:
         out += ('        <Attribute Name="joint_force" AttributeType="Scalar" Center="Cell">'
                 f'{_slab(name, "joint_force", k, shapes["joint_force"])}</Attribute>\n')
     return out
 
 
-def _slab(name: str, dataset: str, k: int, shape, component: int | None = None) -> str:
+def _slab(name: str, dataset: str, k: int, shape, component: int | None = None,
+          label: str | None = None) -> str:
     """Frame k of /frames/<dataset> (F, ...) as a HyperSlab data item (one component of the last
-    axis when ``component`` is given)."""
+    axis when ``component`` is given), named ``label`` when given."""
     rest = list(shape[1:])
     start = [k] + [0] * len(rest)
     count = [1] + rest
@@ -106,55 +159,94 @@ def _slab(name: str, dataset: str, k: int, shape, component: int | None = None) 
     rank = len(shape)
     numbers = " ".join(str(v) for v in [*start, *([1] * rank), *count])
     full = " ".join(str(s) for s in shape)
-    return (f'<DataItem ItemType="HyperSlab" Dimensions="{dims}" Type="HyperSlab">'
+    named = "" if label is None else f'Name="{label}" '
+    return (f'<DataItem {named}ItemType="HyperSlab" Dimensions="{dims}" Type="HyperSlab">'
             f'<DataItem Dimensions="3 {rank}" Format="XML">{numbers}</DataItem>'
             f'<DataItem Dimensions="{full}" NumberType="Float" Precision="8" Format="HDF">'
             f'{name}:/frames/{dataset}</DataItem></DataItem>')
 
 
-def _geometry(name: str, k: int, shape) -> str:
-    n, d = shape[1:]
-    if d > 1:
-        return (f'        <Geometry GeometryType="{"XYZ" if d == 3 else "XY"}">'
-                f'{_slab(name, "x", k, shape)}</Geometry>\n')
-    zeros = f'<DataItem Dimensions="{n}" Format="XML">{" ".join(["0"] * n)}</DataItem>'
-    return (f'        <Geometry GeometryType="X_Y_Z">{_slab(name, "x", k, shape, 0)}'
-            f'{zeros}{zeros}</Geometry>\n')
+def export_vtu(h5_path, out_dir, progress=None) -> list[Path]:
+    """One ``frame_00000.vtu`` per stored frame plus ``frames.pvd`` in ``out_dir``; returns the
+    written paths."""
+    out_dir = Path(out_dir)
+    return export_frames(h5_path, out_dir.parent, ("vtu",), progress, {"vtu": out_dir})
 
 
-def export_vtu(h5_path, out_dir) -> list[Path]:
-    """One ``frame_00000.vtu`` per stored frame plus ``frames.pvd``; returns the written paths."""
+def export_frames(h5_path, out_dir, formats=("vtu",), progress=None, folders=None,
+                  field: str = "formats") -> list[Path]:
+    """One file per stored frame for each of ``formats`` (``FORMATS``) in
+    ``out_dir/<format>`` (or ``folders[format]``), plus ``frames.pvd`` for vtu; returns the
+    written paths. ``progress(done, total)`` is called after each file. A format that is
+    unknown or that the run's model cannot give is an input error on ``field`` before any
+    write."""
+    for fmt in formats:
+        if fmt not in FORMATS:
+            raise HookeInputError(field, f"unknown export format (known: {', '.join(FORMATS)})", fmt)
+    data = read_trajectory(h5_path)
+    model = data["model"]
+    faces = model.surface_triangles()
+    if not faces.size and set(formats) & set(SURFACE_FORMATS):
+        raise HookeInputError(field, "a surface format needs the body's triangles or tetrahedra, "
+                              "which this run's model has none of (grid, lattice and from_mesh "
+                              "bodies have them)", next(f for f in formats if f in SURFACE_FORMATS))
+    total, done, written = len(data["t"]) * len(formats), 0, []
+    folders = {fmt: Path((folders or {}).get(fmt, Path(out_dir) / fmt)) for fmt in formats}
+    for fmt in formats:
+        folders[fmt].mkdir(parents=True, exist_ok=True)
+        meshes = _vtu_meshes(data) if fmt == "vtu" else _surface_meshes(data, faces)
+        for k, mesh in enumerate(meshes):
+            written.append(folders[fmt] / f"frame_{k:05d}.{fmt}")
+            mesh.write(written[-1])
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        if fmt == "vtu":
+            written.append(_pvd(folders[fmt], data["t"]))
+    return written
+
+
+def _pvd(folder: Path, times) -> Path:
+    entries = "".join(f'    <DataSet timestep="{float(t)!r}" file="frame_{k:05d}.vtu"/>\n'
+                      for k, t in enumerate(times))
+    collection = folder / "frames.pvd"
+    collection.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1">\n'
+                          f'  <Collection>\n{entries}  </Collection>\n</VTKFile>\n')
+    return collection
+
+
+def _vtu_meshes(data):
+    """The meshio Mesh of each frame for the vtu format (see the module's contract)."""
     import meshio
 
-    data = read_trajectory(h5_path)
     model = data["model"]
     point_data = {"velocity": data["v"], **{key: value for key, value in data["extras"].items()
                                             if key == "contact_force" and value.shape[1]}}
-    blocks = [indices.astype(np.int64) for indices in (model.spring_indices, model.joint_indices)
-              if indices.shape[0]]
-    cells = [("line", indices) for indices in blocks] or [
-        ("vertex", np.arange(model.n_particles, dtype=np.int64)[:, None])]
-    joint = [np.zeros(model.n_springs, dtype=np.int8)] * (model.n_springs > 0) + [
-        np.ones(model.n_joints, dtype=np.int8)] * (model.n_joints > 0)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written, entries = [], []
-    for k, (t, x) in enumerate(zip(data["t"], data["x"])):
+    blocks = [(cell_type, getattr(model, dataset).astype(np.int64))
+              for _, dataset, _, cell_type in CELL_BLOCKS if getattr(model, dataset).shape[0]]
+    cells = blocks or [("vertex", np.arange(model.n_particles, dtype=np.int64)[:, None])]
+    joint_block = [dataset == "joint_indices" for _, dataset, _, _ in CELL_BLOCKS
+                   if getattr(model, dataset).shape[0]]
+    joint = [np.full(len(indices), int(is_joint), dtype=np.int8)
+             for (_, indices), is_joint in zip(blocks, joint_block)]
+    for k, x in enumerate(data["x"]):
         cell_data = {}
         if model.n_joints:
             force = data["extras"]["joint_force"][k]
-            cell_data = {"joint": joint,
-                         "joint_force": [np.zeros(model.n_springs)] * (model.n_springs > 0) + [force]}
-        path = out_dir / f"frame_{k:05d}.vtu"
-        meshio.write(path, meshio.Mesh(_padded(x), cells, cell_data=cell_data,
-                                       point_data={key: _padded(value[k])
-                                                   for key, value in point_data.items()}))
-        written.append(path)
-        entries.append(f'    <DataSet timestep="{float(t)!r}" file="{path.name}"/>')
-    collection = out_dir / "frames.pvd"
-    collection.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1">\n'
-                          '  <Collection>\n' + "\n".join(entries) + '\n  </Collection>\n</VTKFile>\n')
-    return written + [collection]
+            cell_data = {"joint": joint, "joint_force": [
+                force if is_joint else np.zeros(len(indices))
+                for (_, indices), is_joint in zip(blocks, joint_block)]}
+        yield meshio.Mesh(_padded(x), cells, cell_data=cell_data,
+                          point_data={key: _padded(value[k]) for key, value in point_data.items()})
+
+
+def _surface_meshes(data, faces: np.ndarray):
+    """Each frame's surface triangles over all particles, positions only (obj, ply)."""
+    import meshio
+
+    faces = faces.astype(np.int32)  # what PLY stores (meshio warns on every int64 frame)
+    for x in data["x"]:
+        yield meshio.Mesh(_padded(x), [("triangle", faces)])
 
 
 def _padded(values: np.ndarray) -> np.ndarray:
