@@ -18,6 +18,8 @@ from hooke.io.export import export_frames, export_vtu, write_xdmf
 from hooke.io.store import input_hash, read_trajectory
 from hooke.mesh_topology import boundary_faces, lattice_tetrahedra
 
+from conftest import padded3, vtk_blocks
+
 
 # -- the cells a model keeps ----------------------------------------------------------------------
 def test_builders_keep_their_cells():
@@ -94,17 +96,6 @@ def stored_run(folder, name, t_end, **parameters):
     return path, read_trajectory(path)
 
 
-def padded3(values: np.ndarray) -> np.ndarray:
-    return np.column_stack([values, np.zeros((len(values), 3 - values.shape[1]))])
-
-
-def vtk_leaves(dataset) -> list:
-    if dataset.IsA("vtkMultiBlockDataSet"):
-        return [leaf for b in range(dataset.GetNumberOfBlocks())
-                for leaf in vtk_leaves(dataset.GetBlock(b))]
-    return [dataset]
-
-
 def test_vtks_xdmf_reader_gets_3_component_vectors_and_the_cells_without_a_complaint(tmp_path, capfd):
     """square_drop (2D: springs, triangles, contact forces), crane (3D: springs, joints), a
     small lattice (3D: springs, tetrahedra) and spring1d (1D): at three time steps read one after
@@ -138,7 +129,7 @@ def test_vtks_xdmf_reader_gets_3_component_vectors_and_the_cells_without_a_compl
             for k in (len(times) // 2, len(times) - 1, 1):
                 reader.UpdateTimeStep(times[k])
                 found = {}
-                for block in vtk_leaves(reader.GetOutputDataObject(0)):
+                for block in vtk_blocks(reader.GetOutputDataObject(0)):
                     np.testing.assert_array_equal(vtk_to_numpy(block.GetPoints().GetData()),
                                                   padded3(stored["x"][k]))
                     data = block.GetPointData()
@@ -198,27 +189,18 @@ def test_vtu_frames_carry_tetrahedra_and_surface_sequences_read_back(tmp_path):
     assert export_vtu(path, tmp_path / "vtu")[-1] == tmp_path / "vtu" / "frames.pvd"
 
 
-def test_cli_export_formats(tmp_path, monkeypatch):
+def test_cli_export_formats(tmp_path, progress_bars):
     """``hooke export DIR --format obj`` writes DIR/obj, ``--vtu`` stays ``--format vtu``, both
     report progress through the run's LazyProgress (in files); a surface format for a run
     without cells, or an unknown format, is one line naming --format (exit 2) and writes
     nothing."""
-    from hooke import cli
-
-    bars = []
-
-    class Recording(cli.LazyProgress):
-        def __call__(self, done, total):
-            bars.append((self.label, self.unit, done, total))
-
-    monkeypatch.setattr(cli, "LazyProgress", Recording)
     path, stored = stored_run(tmp_path, "cloth_drop", 0.02)
     frames = len(stored["t"])
     done = CliRunner().invoke(app, ["export", str(path.parent), "--vtu", "--format", "obj"])
     assert done.exit_code == 0, done.output
     assert sorted(p.name for p in path.parent.iterdir()) == ["obj", "trajectory.h5", "trajectory.xdmf", "vtu"]
     assert len(list((path.parent / "obj").iterdir())) == frames
-    assert bars[-1] == ("export", "files", 2 * frames, 2 * frames)
+    assert progress_bars[-1] == ("export", "files", 2 * frames, 2 * frames)
 
     path, _ = stored_run(tmp_path, "chain", 0.02)
     for flag, message in (("ply", "--format: a surface format needs the body's triangles or "

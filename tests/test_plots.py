@@ -267,20 +267,11 @@ def test_a_3d_body_with_cells_is_drawn_as_a_lit_surface():
     assert [c for c in top.collections if isinstance(c, Line3DCollection)]
 
 
-def test_cli_animate_reports_progress_in_frames(tmp_path, monkeypatch):
+def test_cli_animate_reports_progress_in_frames(tmp_path, progress_bars):
     """``hooke animate`` feeds ``hooke run``'s LazyProgress (shown on a terminal after a second),
     counting frames."""
-    from hooke import cli
-
-    bars = []
-
-    class Recording(cli.LazyProgress):
-        def __call__(self, done, total):
-            bars.append((self.label, self.unit, done, total))
-
-    monkeypatch.setattr(cli, "LazyProgress", Recording)
     hooke.simulate(hooke.scene("chain"), t_end=0.5, save_every=10, store=tmp_path / "trajectory.h5")
     done = CliRunner().invoke(app, ["animate", str(tmp_path), "--out", str(tmp_path / "chain.gif"),
                                     "--fps", "20"])
     assert done.exit_code == 0, done.output
-    assert bars == [("animate", "frames", k, 10) for k in range(1, 11)]  # 0.5 s at 20 fps
+    assert progress_bars == [("animate", "frames", k, 10) for k in range(1, 11)]  # 0.5 s at 20 fps

@@ -22,6 +22,8 @@ from hooke.integrators import newmark
 from hooke.io.export import export_vtu, write_xdmf
 from hooke.io.store import read_trajectory, rewrite
 
+from conftest import padded3, vtk_blocks
+
 FRAME_KEYS = ("t", "x", "v")
 
 
@@ -271,11 +273,6 @@ def resolve(item, folder, root):
     return np.array(item.text.split(), dtype=float).reshape(dims)
 
 
-def padded3(values: np.ndarray) -> np.ndarray:
-    """(n, d) values as (n, 3), zeros in the missing components."""
-    return np.column_stack([values, np.zeros((len(values), 3 - values.shape[1]))])
-
-
 def blocks_of(frame) -> dict:
     """{block name: Uniform grid} of one frame: the frame itself, or its spatial collection's."""
     if frame.get("GridType") == "Uniform":
@@ -423,14 +420,6 @@ def test_interrupted_cli_run_keeps_a_sidecar_of_its_frames(tmp_path):
     grids = ET.parse(tmp_path / "trajectory.xdmf").getroot().findall(".//Grid[@GridType='Uniform']")
     assert len(grids) == stored["total_frames"]
     assert float(grids[-1].find("Time").get("Value")) == stored["t"][-1]
-
-
-def vtk_blocks(dataset) -> list:
-    """The leaf datasets of what VTK's reader returns (one grid, or a multiblock of grids)."""
-    if dataset.IsA("vtkMultiBlockDataSet"):
-        return [leaf for b in range(dataset.GetNumberOfBlocks())
-                for leaf in vtk_blocks(dataset.GetBlock(b))]
-    return [dataset]
 
 
 def test_paraviews_xdmf_reader_reads_the_sidecar(tmp_path):
