@@ -229,10 +229,9 @@ def test_xdmf_sidecar_and_vtu_export(tmp_path):
     grids = tree.getroot().findall(".//Grid[@GridType='Uniform']")
     assert len(grids) == 51
     assert float(grids[-1].find("Time").get("Value")) == pytest.approx(0.05)
-    reference = grids[7].find("Geometry/DataItem")  # frame 7's points, named at the domain level
-    assert reference.text == '/Xdmf/Domain/DataItem[@Name="x 7"]'
-    np.testing.assert_array_equal(resolve(reference, out, tree.getroot()),
+    np.testing.assert_array_equal(resolve(grids[7].find("Geometry/DataItem"), out),  # frame 7's points
                                   padded3(read_trajectory(out / "trajectory.h5")["x"][7]))
+    assert "<!-- frame 7 -->" in (out / "trajectory.xdmf").read_text()  # VTK's cache key: see export
     done = subprocess.run([sys.executable, "-m", "hooke.cli", "export", str(out), "--vtu"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -243,26 +242,22 @@ def test_xdmf_sidecar_and_vtu_export(tmp_path):
     assert "frame_00050.vtu" in (out / "vtu" / "frames.pvd").read_text()
 
 
-def resolve(item, folder, root):
+def resolve(item, folder):
     """The array an XDMF DataItem stands for: inline XML, an HDF5 dataset ("file:/path", which
-    must exist with the declared dimensions), a HyperSlab of one, a JOIN of items (interleaved
-    as columns) or a reference to a named item of the domain (``root``: the document). (meshio's
-    XDMF time-series reader expects one fixed mesh and no hyperslabs, so it cannot read a moving
-    one.)"""
+    must exist with the declared dimensions), a HyperSlab of one, or a JOIN of items (columns
+    interleaved) with zeros. (meshio's XDMF time-series reader expects one fixed mesh and no
+    hyperslabs, so it cannot read a moving one.)"""
     dims = [int(d) for d in item.get("Dimensions").split()]
-    if item.get("Reference") == "XML":
-        name = item.text.strip().removeprefix('/Xdmf/Domain/DataItem[@Name="').removesuffix('"]')
-        (target,) = [found for found in root.findall("Domain/DataItem") if found.get("Name") == name]
-        data = resolve(target, folder, root)
-        assert list(data.shape) == dims
-        return data
-    if item.get("ItemType") == "Function":
-        assert item.get("Function") == "JOIN($0, $1, $2)"
-        return np.column_stack([resolve(part, folder, root) for part in item]).reshape(dims)
+    if item.get("ItemType") == "Function":  # JOIN of the components and zeros written 0 * $0
+        parts = [resolve(part, folder) for part in item]
+        terms = item.get("Function").removeprefix("JOIN(").removesuffix(")").split(", ")
+        columns = [parts[int(term[1:])] if term.startswith("$") else 0 * parts[0] for term in terms]
+        assert terms[len(parts):] == ["0 * $0"] * (3 - len(parts))
+        return np.column_stack(columns).reshape(dims)
     if item.get("ItemType") == "HyperSlab":
         selection, source = list(item)
         start, stride, count = np.array(selection.text.split(), dtype=int).reshape(3, -1)
-        data = resolve(source, folder, root)
+        data = resolve(source, folder)
         return data[tuple(slice(b, b + s * c, s) for b, s, c in zip(start, stride, count))].reshape(dims)
     if item.get("Format") == "HDF":
         name, dataset = item.text.strip().split(":")
@@ -278,7 +273,10 @@ def blocks_of(frame) -> dict:
     if frame.get("GridType") == "Uniform":
         return {None: frame}
     assert frame.get("CollectionType") == "Spatial"
-    return {grid.get("Name"): grid for grid in frame.findall("Grid")}
+    frame_number = frame.get("Name").removeprefix("frame ")
+    names = [grid.get("Name").split() for grid in frame.findall("Grid")]
+    assert all(number == frame_number for _, number in names)  # "springs 7" in frame 7
+    return {name: grid for (name, _), grid in zip(names, frame.findall("Grid"))}
 
 
 def vtu_cells(mesh) -> tuple[np.ndarray, dict]:
@@ -321,15 +319,15 @@ def test_exports_carry_joints_and_forces(tmp_path):
             for name, grid in blocks.items():
                 kind = name or (names[0] if names else "particles")  # one block: no name
                 topology = grid.find("Topology")
-                cells = resolve(topology.find("DataItem"), folder, xdmf)
+                cells = resolve(topology.find("DataItem"), folder)
                 expected = {"springs": springs, "joints": joints, "triangles": triangles}.get(
                     kind, np.arange(model.n_particles))
                 np.testing.assert_array_equal(cells, expected)
                 assert int(topology.get("NumberOfElements")) == len(expected) > 0
-                (geometry,) = [resolve(item, folder, xdmf) for item in grid.find("Geometry")]
+                (geometry,) = [resolve(item, folder) for item in grid.find("Geometry")]
                 np.testing.assert_array_equal(geometry, padded3(stored["x"][k]))
                 attributes = {a.get("Name"): (a.get("Center"), a.get("AttributeType"),
-                                              resolve(a.find("DataItem"), folder, xdmf))
+                                              resolve(a.find("DataItem"), folder))
                               for a in grid.findall("Attribute")}
                 np.testing.assert_array_equal(attributes.pop("velocity")[2], padded3(stored["v"][k]))
                 if "contact_force" in extras:
