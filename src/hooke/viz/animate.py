@@ -1,5 +1,4 @@
-"""Animations of a Result as .mp4 (imageio with its bundled ffmpeg) or .gif (imageio's Pillow
-plugin).
+"""Animations of a Result as .mp4 (imageio with its bundled ffmpeg) or .gif (Pillow).
 
 Contract: ``animate(result, path, fps=30, duration=None, progress=None)`` renders frames with the
 same drawing as :func:`hooke.viz.plots.snapshot_plot` (axes in metres; a 3D body's lit surface
@@ -58,24 +57,34 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
         raise HookeInputError("fps", f"must be <= {GIF_MAX_FPS:g} for a GIF (browsers show frame "
                               "delays under 0.02 s as 0.1 s); use an .mp4", fps)
     frames = frame_indices(result.t, fps, duration)
+    pictures = _render(result, frames, dpi, progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".mp4":
+        with imageio.get_writer(path, fps=fps, macro_block_size=1) as writer:
+            for picture in pictures:
+                writer.append_data(picture)
+    else:  # Pillow itself: its delays are in ms whatever imageio's version, loop 0 = forever
+        from PIL import Image
+
+        images = [Image.fromarray(picture) for picture in pictures]
+        images[0].save(path, save_all=True, append_images=images[1:], loop=0,
+                       duration=gif_durations(len(images), fps))
+    return path
+
+
+def _render(result, frames: np.ndarray, dpi: int, progress):
+    """The RGB pixels (h, w, 3) of each frame shown, one at a time."""
     view = ConfigurationView(result.scene.model, result.x[frames])
     fig = new_figure(figsize=(6, 5), dpi=dpi)
-    if suffix == ".mp4":
-        options = {"fps": fps, "macro_block_size": 1}
-    else:  # Pillow's GIF writer: delays in ms (it floors them to cs), loop 0 = forever
-        options = {"duration": gif_durations(len(frames), fps), "loop": 0}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with imageio.get_writer(path, **options) as writer:
-        for done, frame in enumerate(frames, start=1):
-            fig.clear()
-            ax = fig.add_subplot(1, 1, 1, projection=view.projection)
-            if view.projection == "3d":  # a 3D box keeps its labels inside its axes: fill the frame
-                fig.subplots_adjust(left=0, right=1, bottom=0, top=0.95)
-            view.draw(ax, result.x[frame], result.t[frame])
-            ax.set_title(f"{result.scene.name} — {result.integrator}   t = {result.t[frame]:.3f} s",
-                         fontsize=10)
-            fig.canvas.draw()
-            writer.append_data(np.asarray(fig.canvas.buffer_rgba())[..., :3])
-            if progress is not None:
-                progress(done, len(frames))
-    return path
+    for done, frame in enumerate(frames, start=1):
+        fig.clear()
+        ax = fig.add_subplot(1, 1, 1, projection=view.projection)
+        if view.projection == "3d":  # a 3D box keeps its labels inside its axes: fill the frame
+            fig.subplots_adjust(left=0, right=1, bottom=0, top=0.95)
+        view.draw(ax, result.x[frame], result.t[frame])
+        ax.set_title(f"{result.scene.name} — {result.integrator}   t = {result.t[frame]:.3f} s",
+                     fontsize=10)
+        fig.canvas.draw()
+        yield np.array(fig.canvas.buffer_rgba())[..., :3]
+        if progress is not None:
+            progress(done, len(frames))
