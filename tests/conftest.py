@@ -92,6 +92,35 @@ def tight_options(name: str, tol: float = 1e-8) -> dict:
     return {"tol": tol} if "tol" in getattr(integrator_class(name), "defaults", {}) else {}
 
 
+def padded3(values: np.ndarray) -> np.ndarray:
+    """(n, d) values as (n, 3), zeros in the missing components."""
+    return np.column_stack([values, np.zeros((len(values), 3 - values.shape[1]))])
+
+
+def vtk_blocks(dataset) -> list:
+    """The leaf datasets of what VTK's reader returns (one grid, or a multiblock of grids)."""
+    if dataset.IsA("vtkMultiBlockDataSet"):
+        return [leaf for b in range(dataset.GetNumberOfBlocks())
+                for leaf in vtk_blocks(dataset.GetBlock(b))]
+    return [dataset]
+
+
+@pytest.fixture
+def progress_bars(monkeypatch) -> list:
+    """(label, unit, done, total) of every update the CLI's LazyProgress bars get (``hooke run``,
+    ``animate``, ``export``), recorded instead of drawn; the CLI runs in this process (CliRunner)."""
+    from hooke import cli
+
+    updates: list = []
+
+    class Recording(cli.LazyProgress):
+        def __call__(self, done: int, total: int) -> None:
+            updates.append((self.label, self.unit, done, total))
+
+    monkeypatch.setattr(cli, "LazyProgress", Recording)
+    return updates
+
+
 @pytest.fixture(params=INTEGRATORS)
 def integrator(request) -> str:
     """Every registered integrator, by name."""

@@ -21,9 +21,9 @@ from .io.files import read_mesh
 from .memory import check_model_size
 from .model import SPRING_ENERGIES, Model
 from .motion import as_motion
-from .mesh_topology import MESH_EDGES, boundary_faces, lattice_tetrahedra, mesh_edges
+from .mesh_topology import (MESH_EDGES, boundary_faces, grid_quads, lattice_tetrahedra, mesh_cells,
+                            mesh_edges)
 from .surfaces import check_face_shapes, check_faces, start_problems
-
 
 
 def _strict_array(value, kinds: str, accepts) -> np.ndarray | None:
@@ -230,6 +230,7 @@ class ModelBuilder:
         self._joints: list[tuple[int, int]] = []
         self._joint_length: list[float] = []
         self._joint_keys: dict[tuple[int, int], int] = {}
+        self._cells: list[dict[str, np.ndarray]] = []  # helpers' cells: Model.triangles …
 
     # -- particles ------------------------------------------------------------------------
     @property
@@ -403,7 +404,6 @@ class ModelBuilder:
         return dict(surface_faces=faces, surface_of_face=owner.astype(np.int64),
                     self_contact=self._self_contact)
 
-
     # -- helpers --------------------------------------------------------------------------
     def grid(self, nx: int, ny: int, spacing: float | Sequence[float] = 1.0, origin=None,
              mass: float = 1.0, stiffness: float = 1.0, damping: float = 0.0,
@@ -441,10 +441,11 @@ class ModelBuilder:
         for first, second in pairs:
             for p, q in zip(first.ravel(), second.ravel()):
                 self.add_spring(int(p), int(q), stiffness=stiffness, damping=damping)
+        quads = ids.reshape(-1)[grid_quads(nx, ny)]
+        self._cells.append({"quad": quads})
         if self._surface_flag(surface):
             if nx > 1 and ny > 1:
-                cells = {"quad": np.stack([ids[:-1, :-1], ids[1:, :-1], ids[1:, 1:], ids[:-1, 1:]],
-                                          axis=-1).reshape(-1, 4)}
+                cells = {"quad": quads}
             else:
                 chain = ids.reshape(-1)
                 cells = {"line": np.stack([chain[:-1], chain[1:]], axis=1)}
@@ -508,6 +509,7 @@ class ModelBuilder:
         ids = np.array([self.add_particle(p, mass=mass) for p in points], dtype=np.int64)
         for a, b in mesh_edges(cells):
             self.add_spring(int(ids[a]), int(ids[b]), stiffness=stiffness, damping=damping)
+        self._cells.append({cell_type: ids[data] for cell_type, data in cells.items()})
         if surface:
             self.add_surface(ids[boundary_faces(cells, self.dim)])
         return ids
@@ -541,11 +543,10 @@ class ModelBuilder:
             pinned_motions=tuple(sorted(self._motions.items(), key=lambda item: item[0])),
             joint_indices=np.array(self._joints, dtype=np.int64).reshape(-1, 2),
             joint_length=np.array(self._joint_length, dtype=float),
-            **self._contact_fields(x0, pinned),
+            **self._contact_fields(x0, pinned), **mesh_cells(self._cells),
         )
         check_joint_set(model)
         return model
-
 
 
 def check_clear_of_planes(normals: np.ndarray, points: np.ndarray, area: np.ndarray,
@@ -627,12 +628,15 @@ def renumbered(model: Model, rank: np.ndarray, spring_order: np.ndarray | None =
 
 
 def model_from_arrays(dim: int, x0, mass, springs, stiffness, rest_length=None, damping=0.0,
-                      pinned=None, gravity=None, spring_energy: str = "hookean") -> Model:
+                      pinned=None, gravity=None, spring_energy: str = "hookean",
+                      cells: dict | None = None) -> Model:
     """A Model straight from arrays, validated with whole-array checks (no per-item Python loop):
     the path for generated bodies of millions of springs, where :meth:`ModelBuilder.add_spring`
     would take minutes. ``mass``, ``stiffness``, ``rest_length`` (None: the current lengths) and
     ``damping`` are one number or one per particle/spring; every spring must be distinct and join
-    two distinct particles. No joints, no contact planes (add planes with :func:`add_contact`)."""
+    two distinct particles. No joints, no contact planes (add planes with :func:`add_contact`).
+    ``cells`` (cell type → indices: triangle, quad, tetra) become ``Model.triangles`` and
+    ``Model.tetrahedra`` (:func:`hooke.mesh_topology.mesh_cells`), for drawing and export."""
     b = ModelBuilder(dim=dim, gravity=gravity, spring_energy=spring_energy)
     positions = _numbers(x0)
     if positions is None or positions.ndim != 2 or positions.shape[1] != dim \
@@ -684,9 +688,12 @@ def model_from_arrays(dim: int, x0, mass, springs, stiffness, rest_length=None, 
     if pins is None or pins.shape != (n,):
         raise HookeInputError("pinned", f"must be a boolean array of {n} entries", np.shape(pinned))
     pins = pins.astype(bool)
+    mesh = mesh_cells([cells or {}])
+    if any(part.size and not 0 <= part.min() <= part.max() < n for part in mesh.values()):
+        raise HookeInputError("cells", f"particle index out of range [0, {n})", "array")
     return Model(dim=dim, mass=masses, pinned=pins, gravity=b.gravity.copy(),
                  spring_indices=springs, spring_rest_length=rest,
                  spring_stiffness=per(stiffness, s, "stiffness"),
                  spring_damping=per(damping, s, "damping"), x0=x0, v0=np.zeros_like(x0),
                  spring_energy=spring_energy, particle_names=("",) * n,
-                 **b._contact_fields(x0, pins))
+                 **b._contact_fields(x0, pins), **mesh)

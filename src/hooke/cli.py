@@ -100,8 +100,8 @@ class LazyProgress:
     """A progress bar that appears only once a run has taken longer than ``delay`` seconds, on a
     terminal (elsewhere Rich ends it with an empty line before the run's own last line)."""
 
-    def __init__(self, label: str, delay: float = 1.0):
-        self.label, self.delay = label, delay
+    def __init__(self, label: str, delay: float = 1.0, unit: str = "steps"):
+        self.label, self.delay, self.unit = label, delay, unit
         self.started = time.perf_counter()
         self.bar: Progress | None = None
         self.task = None
@@ -111,7 +111,7 @@ class LazyProgress:
             if time.perf_counter() - self.started < self.delay or not errors.is_terminal:
                 return
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                TextColumn("{task.completed}/{task.total} steps"),
+                                TextColumn(f"{{task.completed}}/{{task.total}} {self.unit}"),
                                 TimeElapsedColumn(), TimeRemainingColumn(), console=errors,
                                 transient=True)
             self.bar.start()
@@ -256,13 +256,23 @@ def plot_command(
 @app.command("export")
 def export_command(
     directory: Path = typer.Argument(..., metavar="DIR", help="a run's output directory"),
-    vtu: bool = typer.Option(False, "--vtu", help="one .vtu file per frame (+ frames.pvd) in DIR/vtu"),
+    vtu: bool = typer.Option(False, "--vtu", help="one .vtu file per frame (+ frames.pvd) in "
+                             "DIR/vtu: the same as --format vtu"),
+    formats: list[str] = typer.Option(
+        None, "--format", "-f", help="vtu, obj or ply (repeatable): one file per frame in "
+        "DIR/<format>; vtu has every cell and the point data, obj and ply the body's surface"),
 ) -> None:
-    """Export a stored run for ParaView (the XDMF sidecar is always rewritten)."""
-    from .io.export import export_vtu, write_xdmf
+    """Export a stored run for ParaView and other tools (the XDMF sidecar is always rewritten)."""
+    from .io.export import export_frames, write_xdmf
 
-    try:  # the VTU export reads every frame first: a corrupted file stops it before any write
-        written = export_vtu(directory / "trajectory.h5", directory / "vtu") if vtu else []
+    chosen = list(dict.fromkeys((["vtu"] if vtu else []) + list(formats or [])))
+    progress = LazyProgress("export", unit="files")
+    try:  # every frame is read and every format checked first: nothing is written on an error
+        try:
+            written = export_frames(directory / "trajectory.h5", directory, chosen,
+                                    progress=progress, field="--format") if chosen else []
+        finally:
+            progress.close()
         written.insert(0, write_xdmf(directory / "trajectory.h5"))
     except HookeInputError as error:
         fail(str(error))
@@ -284,10 +294,14 @@ def animate_command(
 
     if duration is not None and not duration > 0:  # NaN too
         fail(f"--duration: must be a number > 0 (seconds), got {duration}")
+    progress = LazyProgress("animate", unit="frames")
     try:
-        path = animate(open_result(directory / "trajectory.h5"), out, fps=fps, duration=duration)
+        path = animate(open_result(directory / "trajectory.h5"), out, fps=fps, duration=duration,
+                       progress=progress)
     except HookeInputError as error:
         fail(str(error))
+    finally:
+        progress.close()
     console.print(f"wrote {path}")
 
 

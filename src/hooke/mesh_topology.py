@@ -7,6 +7,7 @@ local to the arrays passed in, and every result is an int64 array in a determini
 :func:`boundary_faces` gives the edges of 2D triangles/quads that belong to one cell only, the
 triangles of tetrahedra that belong to one tetrahedron only, 3D triangles (a cloth: both sides,
 as contact distances are unsigned) and split quads, and 2D lines, as they are.
+:func:`mesh_cells` gives a Model's ``triangles`` and ``tetrahedra`` from blocks of cells.
 """
 
 from __future__ import annotations
@@ -63,6 +64,13 @@ def grid_springs(nx: int, ny: int, diagonals: bool = True) -> np.ndarray:
     return np.concatenate([np.stack([a.ravel(), b.ravel()], axis=1) for a, b in pairs])
 
 
+def grid_quads(nx: int, ny: int) -> np.ndarray:
+    """((nx − 1)(ny − 1), 4) cells of an nx × ny grid numbered i·ny + j, each counter-clockwise
+    from its lowest corner: (i, j), (i + 1, j), (i + 1, j + 1), (i, j + 1)."""
+    ids = np.arange(nx * ny, dtype=np.int64).reshape(nx, ny)
+    return np.stack([ids[:-1, :-1], ids[1:, :-1], ids[1:, 1:], ids[:-1, 1:]], -1).reshape(-1, 4)
+
+
 def lattice_edges(nx: int, ny: int, nz: int) -> np.ndarray:
     """(s, 2) unique edges of :func:`lattice_tetrahedra` generated directly, with no sort over
     the tetrahedra: in the Freudenthal split every edge joins lattice point p to p + e for e one
@@ -106,3 +114,23 @@ def boundary_faces(cells: dict[str, np.ndarray], dim: int) -> np.ndarray:
                                      return_counts=True)
         faces.append(candidates[np.sort(first[counts == 1])])
     return np.concatenate(faces) if faces else np.empty((0, dim), dtype=np.int64)
+
+
+def mesh_cells(blocks: Iterable[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """``triangles`` (c, 3) and ``tetrahedra`` (c, 4) of blocks of cells (cell type → (c, k)
+    vertex indices): triangles as they are, quads split along their 0–2 diagonal as
+    :func:`boundary_faces` splits them, tetrahedra as they are; lines and other types dropped."""
+    found: dict[str, list] = {"triangles": [], "tetrahedra": []}
+    for cells in blocks:
+        for cell_type, data in cells.items():
+            data = np.asarray(data, dtype=np.int64)
+            if cell_type == "triangle":
+                found["triangles"].append(data.reshape(-1, 3))
+            elif cell_type == "quad":
+                found["triangles"] += [data.reshape(-1, 4)[:, list(local)]
+                                       for local in _CELL_AS_FACES[("quad", 3)]]
+            elif cell_type == "tetra":
+                found["tetrahedra"].append(data.reshape(-1, 4))
+    return {name: np.concatenate(parts) if parts else np.empty((0, 3 + (name == "tetrahedra")),
+                                                                 dtype=np.int64)
+            for name, parts in found.items()}

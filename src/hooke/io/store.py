@@ -5,14 +5,16 @@ Layout of ``trajectory.h5``:
     /frames/<extra> (F, ...)   per-frame extras: joint_force (F, joints), contact_distance (F,),
                                contact_force (F, n, d), surface_distance (F,)
     /model/<array>             every array of the Model (masses, springs, pins, joints, planes …)
+                               with its mesh cells /model/triangles, /model/tetrahedra: (0, k)
+                               when none; files without them read as (0, k)
     /checkpoint                the integrator's state after the last frame (for --resume): its
                                scalars as attributes, its arrays as datasets
     attributes: hooke_version, scene_name, scene_source (the scene file's text), parameters,
     integrator, dt, t_end, save_every, options (JSON: the integrator's effective options, its
     defaults included), created (ISO date; SOURCE_DATE_EPOCH when set), input_hash (SHA-256 of
-    the scene text, parameters, model arrays, initial state and settings), frames_written,
-    complete, stats (JSON), failure (why the blow-up guard stopped the run, when it did); the
-    checkpoint's own frames_written: the frame count it belongs to.
+    the scene text, parameters, model arrays but the cells, initial state and settings),
+    frames_written, complete, stats (JSON), failure (why the blow-up guard stopped the run, when
+    it did); the checkpoint's own frames_written: the frame count it belongs to.
 
 Contract: datasets are chunked along frames, gzip-compressed and Fletcher-32 checksummed (so a
 flipped bit anywhere in the data is an error, never a silently wrong value); the file is written
@@ -82,13 +84,20 @@ REQUIRED_ATTRIBUTES = ("scene_name", "scene_source", "parameters", "integrator",
                        "save_every", "options", "complete")
 
 
+# Model arrays no result depends on (see Model.triangles): hashing them would refuse to resume
+# the files written before they existed.
+DRAWING_ONLY = ("triangles", "tetrahedra")
+
+
 def input_hash(scene, settings: dict) -> str:
     """SHA-256 of everything a run's result depends on: the scene (its file text, parameters,
-    model arrays and initial state) and the run settings (effective integrator options)."""
+    model arrays but ``DRAWING_ONLY``, and initial state) and the run settings (effective
+    integrator options)."""
     digest = hashlib.sha256(json.dumps(
         {"scene": scene.source, "parameters": scene.parameters, "settings": settings},
         sort_keys=True, default=str).encode())
-    arrays = [(item.name, getattr(scene.model, item.name)) for item in dataclasses.fields(scene.model)]
+    arrays = [(item.name, getattr(scene.model, item.name)) for item in dataclasses.fields(scene.model)
+              if item.name not in DRAWING_ONLY]
     for name, value in [*arrays, ("state.x", scene.state.x), ("state.v", scene.state.v)]:
         if isinstance(value, np.ndarray):
             digest.update(f"{name}{value.dtype}{value.shape}".encode())

@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from ..builder import ModelBuilder, _vector, model_from_arrays
-from ..mesh_topology import grid_springs, lattice_edges
+from ..mesh_topology import grid_quads, grid_springs, lattice_edges, lattice_tetrahedra
 from ..errors import HookeInputError, collect
 from ..io.files import read_mesh
 from ..io.pydantic_errors import validation_errors
@@ -252,7 +252,7 @@ def cloth3d(*, nx: Count, nz: Count, spacing: Positive, height: Finite, tilt: Fi
     x0 = np.stack([np.cos(angle) * across, height + np.sin(angle) * across,
                    spacing * k.ravel()], axis=1)
     return model_from_arrays(3, x0, mass, grid_springs(nx, nz), stiffness, damping=damping,
-                             gravity=gravity), None
+                             gravity=gravity, cells={"quad": grid_quads(nx, nz)}), None
 
 
 def _stacked_pendulum(masses, length, gravity, top_velocity, support_amplitude, support_omega):
@@ -302,7 +302,7 @@ def cloth(*, n: Annotated[int, Field(ge=2)], size: Positive, height: Finite, mas
     pinned = np.zeros(n * n, dtype=bool)
     pinned[[0, n - 1]] = True
     return model_from_arrays(3, x0, mass, grid_springs(n, n), stiffness, damping=damping,
-                             pinned=pinned, gravity=gravity), None
+                             pinned=pinned, gravity=gravity, cells={"quad": grid_quads(n, n)}), None
 
 
 @builder
@@ -320,4 +320,5 @@ def lattice(*, nx: Annotated[int, Field(ge=2)], ny: Annotated[int, Field(ge=2)],
     x0 = spacing * grid.reshape(-1, 3).astype(float)
     pinned = (grid.reshape(-1, 3)[:, 1] == 0) & pin_bottom
     return model_from_arrays(3, x0, mass, lattice_edges(nx, ny, nz), stiffness, damping=damping,
-                             pinned=pinned, gravity=gravity), None
+                             pinned=pinned, gravity=gravity,
+                             cells={"tetra": lattice_tetrahedra(nx, ny, nz)}), None
