@@ -355,6 +355,40 @@ def study_command(
         console.print(f"data: {written}")
 
 
+@app.command("bench")
+def bench_command(
+    workloads: list[str] = typer.Argument(
+        None, metavar="[WORKLOAD]...", help="W1 … W6, W8, joints, contact, startup (default: all)"),
+    peers: bool = typer.Option(False, "--peers", help="also the installed peers, timed in turn "
+                               "with hooke (Taichi, Warp, Newton: pip install hooke[bench])"),
+    smoke: bool = typer.Option(False, "--smoke", help="a few steps of small sizes: a check that "
+                               "it runs, not a measurement"),
+    data: Optional[Path] = typer.Option(None, "--data", help="also write DIR/bench_<workload>.json "
+                                        "with the provenance (docs/data: the README's tables)"),
+    repeats: Optional[int] = typer.Option(None, "--repeats", help="timed runs per measurement "
+                                          "(default: each workload's)"),
+    rounds: Optional[int] = typer.Option(None, "--rounds", help="W1, W2: hooke and the peers "
+                                         "in turn this many times (default 3)"),
+) -> None:
+    """Run the speed workloads and print their tables: the machine's load, medians, ratios to
+    the peers of the same run (quoted once both computed the same trajectory). See hooke.bench."""
+    from .bench import WORKLOADS, Options, resolve, run
+    from .provenance import command_line
+
+    try:
+        resolve(workloads or [])
+    except ValueError as unknown:
+        fail(f"WORKLOAD: unknown workload (known: {', '.join(WORKLOADS)}), got "
+             f"{format_value(unknown.args[0])}")
+    for flag, value in (("--repeats", repeats), ("--rounds", rounds)):
+        if value is not None and value < 1:
+            fail(f"{flag}: must be an integer >= 1, got {value}")
+    if data is not None:
+        output_directory(data, "--data")
+    run(workloads or [], Options(smoke=smoke, peers=peers, repeats=repeats, rounds=rounds), data,
+        command_line("hooke"))
+
+
 @app.command("check")
 def check_command(
     scene_file: Path = typer.Argument(..., metavar="FILE", help="a .toml scene file"),
