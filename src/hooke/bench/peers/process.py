@@ -15,15 +15,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 
 
 class PeerProcess:
     def __init__(self, name: str, n: int):
         self.name = name
         self.error: str | None = None
+        # A file, not a pipe: a peer that prints much would otherwise fill the pipe and stall.
+        self.log = tempfile.TemporaryFile(mode="w+")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "hooke.bench.peers.worker", name, str(n)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
         self._answer()
 
     def _answer(self) -> dict:
@@ -32,7 +35,8 @@ class PeerProcess:
             answer = json.loads(line)
         except ValueError:
             self.process.wait(timeout=30)
-            lines = self.process.stderr.read().strip().splitlines()
+            self.log.seek(0)
+            lines = self.log.read().strip().splitlines()
             answer = {"error": lines[-1] if lines else f"exited with code {self.process.returncode}"}
         if "error" in answer and self.error is None:
             self.error = answer["error"]
@@ -58,7 +62,7 @@ class PeerProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+        for stream in (self.process.stdin, self.process.stdout, self.log):
             stream.close()
 
     def __enter__(self) -> PeerProcess:
