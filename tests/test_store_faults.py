@@ -136,8 +136,8 @@ def test_a_second_run_on_the_same_output_is_refused_naming_the_first(tmp_path):
     refused in one line naming the first's PID, and the first's frames stay intact. A killed
     holder blocks nobody: the next run takes the output."""
     first = subprocess.Popen([sys.executable, "-m", "hooke.cli", "run", "chain", "--t-end", "100",
-                              "--out", str(tmp_path)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+                              "--save-every", "1", "--out", str(tmp_path)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     path = tmp_path / "trajectory.h5"
     try:
         assert wait_for_frames(path, 30, first) >= 30
