@@ -24,9 +24,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from .errors import HookeInputError, SimulationError, StoreWriteError, format_value
-from .integrators import base as integrator_registry
 from .run_report import plural, print_summary, summary_data, write_outputs
-from .scene_setup import step_count
 from .scenes import names as scene_names
 
 try:  # typer vendors click from 0.2x on; its parse errors are click's classes
@@ -78,6 +76,7 @@ def load_scene(scene_or_file: str):
 @app.command("list")
 def list_command() -> None:
     """List the built-in scenes and the integrators."""
+    from .integrators import base as integrator_registry
     from .io.scene_file import builtin_scene
 
     table = Table(title="scenes", title_justify="left")
@@ -144,8 +143,10 @@ def run_command(
     integrator: Optional[str] = typer.Option(None, "--integrator", "-i", help="integrator name"),
     dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]"),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]"),
-    save_every: Optional[int] = typer.Option(None, "--save-every",
-                                             help="save a frame every N steps (default: the scene's, 1)"),
+    save_every: Optional[int] = typer.Option(
+        None, "--save-every", help="save a frame every N steps (default: the scene file's "
+        "save_every, else ⌈steps / 1000⌉: at most about 1,000 frames; the last step is always "
+        "saved)"),
     out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory"),
     option: list[str] = typer.Option(
         None, "--option", "-O", help="an integrator option KEY=VALUE, e.g. rtol=1e-8 or "
@@ -154,12 +155,13 @@ def run_command(
     max_energy_growth: Optional[float] = typer.Option(
         None, "--max-energy-growth", help="stop when the total energy grows by more than this factor of its scale"),
 ) -> None:
-    """Simulate a scene. Writes into --out: trajectory.h5 (frame by frame, as the run goes) with
+    """Simulate a scene. Keeps at most about 1,000 frames unless --save-every or the scene file's
+    save_every says otherwise. Writes into --out: trajectory.h5 (frame by frame, as the run goes) with
     its ParaView sidecar trajectory.xdmf, energy.png, snapshot.png, analytic.png (when the scene
     has an analytic solution) and summary.json; prints a summary. A scene's own integrator
     options that another --integrator does not take are dropped, with a note."""
+    from .simulate import FRAME_BUDGET, scene_options, simulate
     from .simulate import resume as resume_run
-    from .simulate import scene_options, simulate
 
     if resume is not None:
         if (scene_or_file is not None or integrator or dt or t_end or option
@@ -192,7 +194,7 @@ def run_command(
                 result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                   save_every=save_every, progress=progress,
                                   store=out / "trajectory.h5", max_energy_growth=max_energy_growth,
-                                  **options)
+                                  max_frames=FRAME_BUDGET, **options)
         finally:
             progress.close()
     except HookeInputError as error:
@@ -348,6 +350,7 @@ def study_command(
     pendulum for k_c ∈ {0 … 0.04} (β_c = 0.2) and β_c ∈ {0 … 0.4} (k_c = 0) with RK45 at
     rtol = atol = 1e-4, plus Baumgarte, projection and generalized-α; a log plot and a table."""
     from .provenance import LoadMonitor, command_line
+    from .scene_setup import step_count
     from .studies import run_pendulum_correction_study
 
     if name != "pendulum-correction":
@@ -371,6 +374,40 @@ def study_command(
     if data is not None:
         written = table.write_data(data, command_line("hooke"), load.others)
         console.print(f"data: {written}")
+
+
+@app.command("bench")
+def bench_command(
+    workloads: list[str] = typer.Argument(
+        None, metavar="[WORKLOAD]...", help="W1 … W6, W8, joints, contact, startup (default: all)"),
+    peers: bool = typer.Option(False, "--peers", help="also the installed peers, timed in turn "
+                               "with hooke (Taichi, Warp, Newton: pip install hooke[bench])"),
+    smoke: bool = typer.Option(False, "--smoke", help="a few steps of small sizes: a check that "
+                               "it runs, not a measurement"),
+    data: Optional[Path] = typer.Option(None, "--data", help="also write DIR/bench_<workload>.json "
+                                        "with the provenance (docs/data: the README's tables)"),
+    repeats: Optional[int] = typer.Option(None, "--repeats", help="timed runs per measurement "
+                                          "(default: each workload's)"),
+    rounds: Optional[int] = typer.Option(None, "--rounds", help="W1, W2: hooke and the peers "
+                                         "in turn this many times (default 3)"),
+) -> None:
+    """Run the speed workloads and print their tables: the machine's load, medians, ratios to
+    the peers of the same run (quoted once both computed the same trajectory). See hooke.bench."""
+    from .bench import WORKLOADS, Options, resolve, run
+    from .provenance import command_line
+
+    try:
+        resolve(workloads or [])
+    except ValueError as unknown:
+        fail(f"WORKLOAD: unknown workload (known: {', '.join(WORKLOADS)}), got "
+             f"{format_value(unknown.args[0])}")
+    for flag, value in (("--repeats", repeats), ("--rounds", rounds)):
+        if value is not None and value < 1:
+            fail(f"{flag}: must be an integer >= 1, got {value}")
+    if data is not None:
+        output_directory(data, "--data")
+    run(workloads or [], Options(smoke=smoke, peers=peers, repeats=repeats, rounds=rounds), data,
+        command_line("hooke"))
 
 
 @app.command("check")

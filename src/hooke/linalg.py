@@ -25,6 +25,7 @@ supernodal takes 153 ms against 275 ms.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import weakref
 from typing import Sequence
 
@@ -33,17 +34,35 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-try:  # CHOLMOD is optional: scikit-sparse only builds where SuiteSparse headers exist.
-    from sksparse.cholmod import CholmodNotPositiveDefiniteError
-    from sksparse.cholmod import analyze as _cholmod_analyze
-except ImportError:  # pragma: no cover - depends on the machine
-    _cholmod_analyze = None
-    CholmodNotPositiveDefiniteError = None
 
-try:  # MKL PARDISO is optional too (pip only): the fastest direct solver measured here.
-    import pypardiso as _pypardiso
-except ImportError:  # pragma: no cover - depends on the machine
-    _pypardiso = None
+
+class OptionalModule:
+    """An optional solver's module (scikit-sparse's CHOLMOD, pypardiso), imported when first
+    needed: importing pypardiso loads MKL (0.35 s), which a run without a large sparse solve
+    never needs. ``bool()`` says whether it imports here; ``load()`` gives it (None if not)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._module = None
+        self._tried = False
+
+    def load(self):
+        if not self._tried:
+            self._tried = True
+            try:
+                self._module = importlib.import_module(self.name)
+            except ImportError:  # pragma: no cover - depends on the machine
+                self._module = None
+        return self._module
+
+    def __bool__(self) -> bool:
+        return self.load() is not None
+
+
+# CHOLMOD: scikit-sparse only builds where SuiteSparse headers exist. MKL PARDISO: pip only, the
+# fastest direct solver measured here.
+CHOLMOD = OptionalModule("sksparse.cholmod")
+PARDISO = OptionalModule("pypardiso")
 
 DENSE_LIMIT = 200
 SUPERNODAL_MIN_DOFS = 20_000
@@ -82,7 +101,7 @@ def factorize(matrix: sp.spmatrix):
         return lambda rhs: np.zeros_like(rhs, dtype=float)
     if size <= DENSE_LIMIT:
         factor = DenseFactor()
-    elif _cholmod_analyze is not None:
+    elif CHOLMOD:
         factor = CholmodFactor()
     else:
         factor = SuperLUFactor(positive_definite=True)
@@ -155,10 +174,10 @@ class CholmodFactor(DirectFactor):
     def factorize(self, matrix: sp.spmatrix) -> None:
         matrix = sp.csc_matrix(matrix)
         if self._symbolic is None:
-            self._symbolic = _cholmod_analyze(matrix, mode=_cholmod_mode(matrix))
+            self._symbolic = CHOLMOD.load().analyze(matrix, mode=_cholmod_mode(matrix))
         try:
             self._solve = self._symbolic.cholesky(matrix)
-        except CholmodNotPositiveDefiniteError:
+        except CHOLMOD.load().CholmodNotPositiveDefiniteError:
             fallback = SuperLUFactor()
             fallback.factorize(matrix)
             self._solve = fallback.solve
@@ -208,7 +227,7 @@ class PardisoFactor(DirectFactor):
 
     def _analyse(self, upper: sp.csr_matrix) -> None:
         if self._solver is None:
-            self._solver = _pypardiso.PyPardisoSolver(mtype=self.mtype)
+            self._solver = PARDISO.load().PyPardisoSolver(mtype=self.mtype)
             self._threads = self._solver.libmkl.MKL_Set_Num_Threads_Local
             self._threads.argtypes, self._threads.restype = [ctypes.c_int], ctypes.c_int
             self._call(11, upper, np.zeros(upper.shape[0]))
@@ -247,8 +266,9 @@ class PardisoFactor(DirectFactor):
 
 # The sparse direct solvers by name, fastest first (W3, the 30k-DOF cloth Hessian, factorisation
 # + solve: PARDISO 63 ms, CHOLMOD supernodal 88, SuperLU 234), with whether each is installed.
-DIRECT_SOLVERS = {"pardiso": (PardisoFactor, _pypardiso is not None),
-                  "cholmod": (CholmodFactor, _cholmod_analyze is not None),
+# (Whether one is installed is an OptionalModule: true or false once asked, imported then.)
+DIRECT_SOLVERS = {"pardiso": (PardisoFactor, PARDISO),
+                  "cholmod": (CholmodFactor, CHOLMOD),
                   "superlu": (SuperLUFactor, True)}
 INSTALL_HINT = {"pardiso": "pip install pypardiso (or hooke[fast])",
                 "cholmod": "apt-get install libsuitesparse-dev, then pip install "

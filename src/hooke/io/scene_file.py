@@ -431,7 +431,8 @@ def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | 
                 if value is not None}
     return Scene(model, options=dict(run.options), name=spec.name or default_name,
                  description=spec.description, parameters=parameters,
-                 analytic_solution=analytic, source=text, **settings)
+                 analytic_solution=analytic, source=text,
+                 save_every_given=run.save_every is not None, **settings)
 
 
 def _explicit_model(spec: SceneFile):
