@@ -35,7 +35,6 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 
-
 class OptionalModule:
     """An optional solver's module (scikit-sparse's CHOLMOD, pypardiso), imported when first
     needed: importing pypardiso loads MKL (0.35 s), which a run without a large sparse solve
@@ -253,7 +252,7 @@ class PardisoFactor(DirectFactor):
         self._analyse(self._matrix)
         try:
             self._call(22, self._matrix, np.zeros(matrix.shape[0]))
-        except _pypardiso.pardiso_wrapper.PyPardisoError as error:
+        except PARDISO.load().pardiso_wrapper.PyPardisoError as error:
             if self.mtype != self.POSITIVE_DEFINITE or f"code {self.NOT_POSITIVE}." not in str(error):
                 raise
             self._release()
