@@ -7,6 +7,9 @@ Matplotlib ``Figure`` (shown inline by Jupyter), also written as a PNG when a pa
 The plotted lines are the Result's own arrays (``fig.axes[0].lines[k].get_xydata()``). Figures
 are not registered with pyplot, so they are freed like any object and never pile up. ``PLOTS``
 maps the names used by ``hooke plot`` to them, and ``available(result)`` says which apply.
+Configurations (snapshots, mode shapes, movie frames) are drawn by :class:`ConfigurationView`:
+axes labelled in metres; in 3D at most five ticks an axis with labels that fit the figure, and
+a body with cells (``Model.surface_triangles``) as its lit surface.
 
 A plot that needs what a run lacks (``NEEDS``: joints for ``drift``, contact planes for
 ``penetration``, an analytic solution for ``analytic``, a free particle for ``phase`` and
