@@ -32,8 +32,9 @@ def reference(system, result) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("name", hooke.scenes())
 def test_a_run_saves_exactly_what_frame_by_frame_derivation_gives(name):
-    """Energies by term, tensions, contact distance and forces of a run (derived in blocks)
-    equal frame_data's of the same states bit for bit, and derive_block keys them alike."""
+    """Energies by term, tensions, contact distance and forces and the surfaces' distance of a
+    run (derived in blocks) equal frame_data's of the same states bit for bit, and derive_block
+    keys them alike."""
     scene = hooke.scene(name, **SMALL.get(name, {}))
     result = hooke.simulate(scene, t_end=30 * scene.dt)
     system = System(scene.model)
@@ -45,6 +46,8 @@ def test_a_run_saves_exactly_what_frame_by_frame_derivation_gives(name):
     if scene.model.n_planes:
         saved["contact_distance"] = result.contact_distance
         saved["contact_force"] = result.contact_force
+    if scene.model.n_contact_faces:
+        saved["surface_distance"] = result.surface_distance
     assert sorted(saved) == sorted(expected)
     for key, value in expected.items():
         assert saved[key].tobytes() == value.tobytes(), key
