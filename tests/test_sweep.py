@@ -262,7 +262,7 @@ def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tm
     killed = []
 
     def kill_its_worker() -> None:
-        for _ in range(400):
+        for _ in range(1200):  # up to 60 s: a loaded machine schedules it late
             for worker, keys in client.processing().items():
                 if any(key.startswith(f"hooke-member-{stuck.id}-") for key in keys):
                     killed.append(worker)
@@ -280,6 +280,8 @@ def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tm
     result = hooke.sweep("spring1d", params, client=client, out=tmp_path, timeout=60,
                          progress=progress)
     rows = result.table.set_index("max_step")
+    if rows.loc[1e-9, "status"] == "timeout":  # not killed: free its worker for the next tests
+        client.restart_workers([rows.loc[1e-9, "error"].split("its worker ")[1].split()[0]])
     assert len(killed) == 1
     assert rows.loc[0.01, "status"] == "ok" and rows.loc[0.02, "status"] == "ok"
     died = rows.loc[1e-9]
