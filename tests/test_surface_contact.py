@@ -468,3 +468,25 @@ def test_a_moving_floor_segment_lifts_a_damped_triangle_without_touching_it():
     gaps = [distance_matrix(x, np.array(tri), np.array([floor])).min() for x in result.x]
     assert 0 < min(gaps) < DHAT  # carried on the barrier, never touching
     assert result.x[-1, tri, 1].min() > 0.45  # lifted with the floor
+
+
+def test_the_surface_barrier_repeats_bit_for_bit_on_a_busy_machine():
+    """ipctk runs on one thread (surfaces.load_ipctk): on two threads under load its gradient of
+    the same state differed in the last bit now and then (2 values in 3,000 calls measured), and a
+    run's saved energies then differed from a re-derivation (CI, squares_self_contact)."""
+    import subprocess
+    import sys
+
+    scene = hooke.scene("squares_self_contact")
+    x = hooke.simulate(scene, t_end=60 * scene.dt).x[-1]
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        values = {surface_barrier.value(scene.model, x) for _ in range(500)}
+        gradients = {surface_barrier.gradient(scene.model, x).tobytes() for _ in range(2000)}
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert surface_barrier.of(scene.model).ipctk.get_num_threads() == 1
+    assert len(gradients) == 1 and len(values) == 1
+    assert np.abs(np.frombuffer(gradients.pop())).max() > 0.0  # pairs are in contact at x

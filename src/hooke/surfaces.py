@@ -71,11 +71,23 @@ def check_face_shapes(surface: int, faces: np.ndarray, x: np.ndarray) -> None:
                               "start", faces[k].tolist())
 
 
+def load_ipctk():
+    """ipctk, set to run on one thread. Its parallel loops (TBB) add per-thread parts in an order
+    that depends on scheduling, so on two threads the same state gives gradients that differ in
+    the last bit from run to run under load, and neither runs nor their resumes would repeat bit
+    for bit; on this project's 2-core machines one thread is also faster for hooke's scenes."""
+    import ipctk
+
+    if ipctk.get_num_threads() != 1:
+        ipctk.set_num_threads(1)
+    return ipctk
+
+
 # -- the start check ---------------------------------------------------------------------------
 def collision_mesh(faces: np.ndarray, x: np.ndarray):
     """(ipctk.CollisionMesh over the surface vertices at x, the particle index of each of its
     vertices). Only particles on a surface are vertices: a particle on no face takes no part."""
-    import ipctk
+    ipctk = load_ipctk()
 
     vertices, local = np.unique(faces, return_inverse=True)
     local = np.asfortranarray(local.reshape(faces.shape).astype(np.int32))
@@ -92,7 +104,7 @@ def _named(face_kind: str, particles) -> str:
 def start_problems(faces: np.ndarray, x: np.ndarray, limit: int = 10) -> list[str]:
     """One line per pair of non-adjacent surface elements that touch or intersect at x (at most
     ``limit``), naming their particles; [] when every distance is > 0."""
-    import ipctk
+    ipctk = load_ipctk()
 
     mesh, vertices = collision_mesh(faces, x)
     V = np.asfortranarray(x[vertices], dtype=float)

@@ -40,7 +40,7 @@ import weakref
 
 import numpy as np
 
-from ..surfaces import collision_mesh
+from ..surfaces import collision_mesh, load_ipctk
 
 NAME = "surface_barrier"
 CCD_FRACTION = 0.9  # of the first time of impact, as the planes' CCD
@@ -60,9 +60,7 @@ class SurfaceContact:
     """
 
     def __init__(self, model):
-        import ipctk
-
-        self.ipctk = ipctk
+        self.ipctk = ipctk = load_ipctk()
         self.mesh, self.vertices = collision_mesh(model.surface_faces, model.x0)
         d = model.dim
         self.dofs = (self.vertices[:, None] * d + np.arange(d)).reshape(-1)
