@@ -206,6 +206,22 @@ def test_invalid_parameters_are_rejected_and_the_run_keeps_its_values(client):
         assert {p["name"]: p["value"] for p in scene["parameters"]}["mass"] == 2.0
 
 
+def test_integer_parameters_restart_with_counts_and_refuse_fractions():
+    """The page's numbers arrive as JSON floats; a count (cloth2d's nx) is restarted with it as an
+    int, and a fraction is refused naming the field."""
+    session = Session("cloth2d")
+
+    def restart(nx):
+        return session.tick([parse_command(json.dumps(
+            {"type": "restart", "integrator": "symplectic_euler", "dt": 0.005,
+             "parameters": {"nx": nx}}))])
+
+    assert restart(20)[0]["n_particles"] == 20 * 30 == session.scene.model.n_particles
+    error = restart(20.5)[0]
+    assert error["field"] == "parameters.nx" and "must be a whole number" in error["message"]
+    assert session.scene.model.n_particles == 600
+
+
 def test_model_size_requests_are_bounded():
     session = Session("cloth2d")
     fields = {f["name"]: f for f in session.scene_message()["parameters"]}

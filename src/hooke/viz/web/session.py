@@ -229,9 +229,14 @@ class Session:
             raise HookeInputError("scene", f"unknown scene (built-in: {', '.join(scene_names())})", name)
         defaults = builtin_scene(name)
         fields = {field["name"]: field for field in parameter_fields(defaults)}
+        parameters = dict(parameters)
         for key, value in parameters.items():
             if key not in fields:
                 raise HookeInputError(f"parameters.{key}", f"is not a parameter of scene '{name}'", value)
+            if fields[key]["integer"]:  # JSON numbers arrive as floats; builders take counts as int
+                if not float(value).is_integer():
+                    raise HookeInputError(f"parameters.{key}", "must be a whole number", value)
+                parameters[key] = value = int(value)
             bound = fields[key].get("exclusive_minimum")
             if bound is not None and not value > bound:
                 raise HookeInputError(f"parameters.{key}", f"must be > {bound}", value)
