@@ -15,8 +15,9 @@ its frames/s and its longest gap between two frames, while:
 - ``lattice``: one other client restarts a 40 x 31 x 40 = 49,600-particle ``lattice`` (symplectic
   Euler) every 0.25 s;
 - ``memory``: ``--rounds`` rounds of 10 clients that connect (several scenes, a large lattice
-  among them), run and restart for a few seconds and leave; the server's idle memory (RSS of the
-  server and every process under it) is printed before the first round and after each.
+  among them), restart for ``--seconds`` and leave; the server's idle memory (RSS of the server
+  and every process under it), once its session processes have ended and ``--settle`` seconds
+  more, is printed before the first round and after each.
 
 Every row also prints the machine's load average and the share of CPU time the server (and its
 session processes) used. Benchmarks print; they assert nothing.
@@ -73,6 +74,13 @@ class Server:
     def processes(self) -> list[psutil.Process]:
         root = psutil.Process(self.process.pid)
         return [root, *root.children(recursive=True)]
+
+    def sessions(self) -> int:
+        """Session processes alive: the children of the server's children (its fork server's)."""
+        try:
+            return sum(len(child.children()) for child in psutil.Process(self.process.pid).children())
+        except psutil.NoSuchProcess:
+            return 0
 
     def rss_mib(self) -> float:
         """RSS of the server and every process under it (session workers, their helpers) [MiB]."""
@@ -178,11 +186,13 @@ class Restarter(threading.Thread):
             until = time.monotonic() + self.interval
             while (left := until - time.monotonic()) > 0:
                 try:
-                    kind = json.loads(ws.recv(timeout=left))["type"]
+                    head = ws.recv(timeout=left, decode=False)[:40]
                 except TimeoutError:
                     break
-                self.started += kind == "scene"
-                self.errors += kind == "error"
+                # Not decoded: a large scene's megabytes of JSON would hold this process's GIL
+                # and delay the watcher's thread, not the server.
+                self.started += b'"type":"scene"' in head
+                self.errors += b'"type":"error"' in head
 
 
 def measure(server: Server, others: list[Restarter], seconds: float, warmup: float) -> dict:
@@ -224,39 +234,55 @@ def scene_names() -> list[str]:
     return hooke.scenes()
 
 
-def memory_rounds(server: Server, rounds: int, seconds: float, idle: float) -> None:
-    def idle_rss() -> float:
-        time.sleep(idle)  # sessions end, the server settles
-        return server.rss_mib()
-
-    print(f"{'round':>5s} {'idle RSS MiB':>13s} {'processes':>10s}")
-    print(f"{'start':>5s} {idle_rss():13.0f} {len(server.processes()):10d}")
+def memory_round(server: Server, seconds: float) -> None:
+    """One round of 10 clients (a 27,000-particle lattice among them) restarting scenes for
+    ``seconds``, then leaving."""
     scenes = ["cloth2d", "soft3d", "cloth", "top", "square_drop", "chain", "crane", "cloth_drop",
               "pendulum"]
+    clients = [Restarter(server.url, "lattice", 1.0, {"nx": 30, "ny": 30, "nz": 30})]
+    clients += [Restarter(server.url, name, 0.5) for name in scenes]
+    for client in clients:
+        client.start()
+    time.sleep(seconds)
+    for client in clients:
+        client.stop.set()
+    for client in clients:
+        client.join(60)
+
+
+def idle_rss(server: Server, settle: float, timeout: float = 60.0) -> float:
+    """The server's RSS with its session processes [MiB] once none is left (at most ``timeout``
+    seconds) and ``settle`` seconds more."""
+    deadline = time.monotonic() + timeout
+    while server.sessions() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(settle)
+    return server.rss_mib()
+
+
+def memory_rounds(server: Server, rounds: int, seconds: float, settle: float) -> None:
+    print(f"{'round':>5s} {'idle RSS MiB':>13s} {'sessions left':>14s}")
+    print(f"{'start':>5s} {idle_rss(server, settle):13.0f} {server.sessions():14d}")
     for round_ in range(1, rounds + 1):
-        clients = [Restarter(server.url, "lattice", 1.0, {"nx": 30, "ny": 30, "nz": 30})]
-        clients += [Restarter(server.url, name, 0.5) for name in scenes]
-        for client in clients:
-            client.start()
-        time.sleep(seconds)
-        for client in clients:
-            client.stop.set()
-        for client in clients:
-            client.join(60)
-        print(f"{round_:5d} {idle_rss():13.0f} {len(server.processes()):10d}")
+        memory_round(server, seconds)
+        print(f"{round_:5d} {idle_rss(server, settle):13.0f} {server.sessions():14d}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenarios", nargs="*", choices=SCENARIOS, default=list(SCENARIOS))
+    parser.add_argument("scenarios", nargs="*", metavar="SCENARIO",
+                        help=f"any of {', '.join(SCENARIOS)} (default: all)")
     parser.add_argument("--seconds", type=float, default=10.0, help="measured time per scenario")
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring")
     parser.add_argument("--clients", type=int, default=20, help="other clients in 'restarts'")
     parser.add_argument("--interval", type=float, default=0.05, help="seconds between their restarts")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of clients in 'memory'")
-    parser.add_argument("--idle", type=float, default=3.0,
-                        help="seconds after a round before its RSS is read ('memory')")
+    parser.add_argument("--settle", type=float, default=3.0, help="seconds after a round's "
+                        "sessions ended (at most 60 s) before its RSS is read ('memory')")
     args = parser.parse_args()
+    args.scenarios = args.scenarios or list(SCENARIOS)
+    if unknown := set(args.scenarios) - set(SCENARIOS):
+        parser.error(f"unknown scenario(s): {', '.join(sorted(unknown))}")
 
     print(f"# {Path(__file__).name} on {os.cpu_count()} cores; load average before: "
           f"{os.getloadavg()[0]:.2f}")
@@ -278,7 +304,7 @@ def main() -> None:
     if "memory" in args.scenarios:
         server = Server()
         try:
-            memory_rounds(server, args.rounds, args.seconds, args.idle)
+            memory_rounds(server, args.rounds, args.seconds, args.settle)
         finally:
             server.stop()
 

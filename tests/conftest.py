@@ -163,6 +163,22 @@ def log_slope(xs, ys) -> float:
 
 # -- the browser viewer ---------------------------------------------------------------------------
 
+@pytest.fixture
+def uvicorn_configs(monkeypatch) -> list:
+    """The uvicorn configs that `hooke serve` would serve (in order), with serving itself replaced
+    by recording them."""
+    import uvicorn
+
+    configs = []
+
+    def run(self, sockets=None):  # uvicorn.Server.run, without serving
+        configs.append(self.config)
+        self.started = True
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    return configs
+
+
 @pytest.fixture(scope="module")
 def viewer_url():
     """A `hooke serve spring1d` app in a background thread on a free 127.0.0.1 port, with the same

@@ -23,7 +23,7 @@ from hooke.viz.web.session import Session
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(server.create_app("spring1d")) as test_client:
+    with TestClient(server.create_app("spring1d", allow_hosts=["testserver"])) as test_client:
         yield test_client
 
 
@@ -339,18 +339,10 @@ def test_every_built_in_scene_opens_and_steps(scene):
 
 # -- the command line ----------------------------------------------------------------------------
 
-def test_serve_binds_localhost_by_default_and_prints_the_address(monkeypatch):
-    import uvicorn
-
+def test_serve_binds_localhost_by_default_and_prints_the_address(uvicorn_configs):
     from hooke.cli import app
 
-    configs = []
-
-    def run(self, sockets=None):  # uvicorn.Server.run, without serving
-        configs.append(self.config)
-        self.started = True
-
-    monkeypatch.setattr(uvicorn.Server, "run", run)
+    configs = uvicorn_configs
     result = CliRunner().invoke(app, ["serve", "cloth2d", "--port", "8123"])
     assert result.exit_code == 0, result.output
     assert "http://127.0.0.1:8123/" in result.output
