@@ -17,7 +17,7 @@ its frames/s and its longest gap between two frames, while:
 - ``memory``: ``--rounds`` rounds of 10 clients that connect (several scenes, a large lattice
   among them), restart for ``--seconds`` and leave; the server's idle memory (RSS of the server
   and every process under it), once its session processes have ended and ``--settle`` seconds
-  more, is printed before the first round and after each.
+  more, is printed after one page has opened and left (start) and after each round.
 
 Every row also prints the machine's load average and the share of CPU time the server (and its
 session processes) used. Benchmarks print; they assert nothing.
@@ -260,7 +260,15 @@ def idle_rss(server: Server, settle: float, timeout: float = 60.0) -> float:
     return server.rss_mib()
 
 
+def first_page(server: Server) -> None:
+    """Open a page and leave: the server is then started through (its fork server warm)."""
+    with connection(server.url, "spring1d") as ws:
+        if first_scene(ws) is None:
+            raise SystemExit("the server opened no page")
+
+
 def memory_rounds(server: Server, rounds: int, seconds: float, settle: float) -> None:
+    first_page(server)
     print(f"{'round':>5s} {'idle RSS MiB':>13s} {'sessions left':>14s}")
     print(f"{'start':>5s} {idle_rss(server, settle):13.0f} {server.sessions():14d}")
     for round_ in range(1, rounds + 1):

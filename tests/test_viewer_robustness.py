@@ -43,8 +43,7 @@ def served():
     server is warm)."""
     running = bench.Server()
     try:
-        with bench.connection(running.url, "spring1d") as ws:
-            assert bench.first_scene(ws) is not None
+        bench.first_page(running)
         yield running
     finally:
         running.stop()

@@ -48,7 +48,7 @@ from typing import Any, AsyncIterator
 from ...errors import HookeError
 from .session import Session, error_message
 
-NICENESS = 10
+NICENESS = 5
 GRACE = 2.0  # seconds a session process has to end after its page left
 # Stepped once in the fork server: between them they use the kernels most scenes need (explicit,
 # linearly implicit with a direct solve, Newton with the barrier, generalized-α with joints).
@@ -159,7 +159,7 @@ def zygote_main(control_fd: int) -> None:
     channel and reply with its pid (4 bytes). Ends when the control socket closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C ends the server, which ends this
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps ended sessions: no zombies
-    warm_up()
+    warm_up()  # its scenes are small: Numba's thread pool, which must not run at a fork, stays off
     with socket.socket(fileno=control_fd) as control:
         while True:
             request, fds, _, _ = socket.recv_fds(control, 4096, 1)
@@ -204,17 +204,17 @@ class Zygote:
     def fork(self, scene: str, fallback: str) -> tuple[int, socket.socket]:
         """A new session process (blocking until the fork server is ready): its pid and channel."""
         ours, theirs = socket.socketpair()
-        with theirs, self.lock:
-            socket.send_fds(self.control, [json.dumps([scene, fallback]).encode()], [theirs.fileno()])
-            reply = self.control.recv(PID.size)
-        if len(reply) != PID.size:
+        try:
+            with theirs, self.lock:
+                socket.send_fds(self.control, [json.dumps([scene, fallback]).encode()],
+                                [theirs.fileno()])
+                reply = self.control.recv(PID.size)
+        except OSError:
+            reply = b""
+        if len(reply) != PID.size:  # it has ended: the next page starts another
             ours.close()
-            raise SessionEnded("the viewer's fork server ended; restart hooke serve")
+            raise SessionEnded("the viewer's fork server ended; reload the page to start again")
         return PID.unpack(reply)[0], ours
-
-    def close(self) -> None:
-        self.control.close()  # it ends when its control socket closes
-        self.process.wait()
 
 
 _zygote: Zygote | None = None
@@ -237,12 +237,13 @@ class Child:
     one, so that a signal can never reach another process that reused its pid."""
 
     def __init__(self, pid: int):
-        self.pid = pid
+        self.pid, self.pidfd = pid, None
         try:
             self.pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
         except ProcessLookupError:  # it has ended already
-            self.pidfd = None
             self.pid = None
+        except OSError:  # a kernel without pidfds (before Linux 5.3): by pid, then
+            pass
 
     def alive(self) -> bool:
         if self.pid is None:
