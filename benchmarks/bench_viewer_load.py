@@ -154,20 +154,20 @@ class Watcher(threading.Thread):
 
 
 class Restarter(threading.Thread):
-    """Another client: opens ``scene`` and restarts it every ``interval`` seconds, reading what
-    comes back (with ``parameters``, and ``integrator``: (name, dt) instead of the scene's)."""
+    """Another client (``spec``: see :func:`restarter`): opens ``scene`` and restarts it every
+    ``interval`` seconds with ``parameters`` (and ``integrator``: [name, dt] instead of the
+    scene's), reading what comes back."""
 
-    def __init__(self, url: str, scene: str, interval: float, parameters=None, integrator=None):
+    def __init__(self, url: str, spec: dict):
         super().__init__(daemon=True)
-        self.url, self.scene, self.interval = url, scene, interval
-        self.parameters, self.integrator = parameters or {}, integrator
+        self.url, self.spec = url, spec
         self.stop = threading.Event()
         self.sent = self.started = self.errors = 0
         self.refused: str | None = None
 
     def run(self) -> None:
         try:
-            with connection(self.url, self.scene) as ws:
+            with connection(self.url, self.spec["scene"]) as ws:
                 self.restart(ws)
         except (InvalidStatus, ConnectionClosed, OSError) as error:
             self.refused = f"{type(error).__name__}: {error}"
@@ -177,55 +177,86 @@ class Restarter(threading.Thread):
         if scene is None:
             self.refused = "no scene message"
             return
-        integrator, dt = self.integrator or (scene["integrator"], scene["dt"])
+        integrator, dt = self.spec["integrator"] or (scene["integrator"], scene["dt"])
         restart = json.dumps({"type": "restart", "integrator": integrator, "dt": dt,
-                              "parameters": self.parameters})
+                              "parameters": self.spec["parameters"]})
         while not self.stop.is_set():
             ws.send(restart)
             self.sent += 1
-            until = time.monotonic() + self.interval
+            until = time.monotonic() + self.spec["interval"]
             while (left := until - time.monotonic()) > 0:
                 try:
                     head = ws.recv(timeout=left, decode=False)[:40]
                 except TimeoutError:
                     break
-                # Not decoded: a large scene's megabytes of JSON would hold this process's GIL
-                # and delay the watcher's thread, not the server.
-                self.started += b'"type":"scene"' in head
+                self.started += b'"type":"scene"' in head  # not decoded: megabytes, often
                 self.errors += b'"type":"error"' in head
 
 
-def measure(server: Server, others: list[Restarter], seconds: float, warmup: float) -> dict:
+def restarter(scene: str, interval: float, parameters=None, integrator=None) -> dict:
+    return {"scene": scene, "interval": interval, "parameters": parameters or {},
+            "integrator": integrator}
+
+
+class Others:
+    """The other clients, in a process of their own (this script, ``--clients-of``): reading
+    their messages in the watcher's process would make its thread wait for the GIL, a delay of
+    the measurement, not of the server."""
+
+    def __init__(self, url: str, specs: list[dict]):
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--clients-of", url, "--specs", json.dumps(specs)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def stop(self) -> dict:
+        """Stop them; their totals: restarts sent, scenes started, errors, clients refused."""
+        totals, _ = self.process.communicate(timeout=120)  # closing stdin stops them
+        return json.loads(totals)
+
+
+def run_clients(url: str, specs: list[dict]) -> None:
+    """``--clients-of``: run ``specs`` until stdin closes, then print their totals (JSON)."""
+    clients = [Restarter(url, spec) for spec in specs]
+    for client in clients:
+        client.start()
+    sys.stdin.read()
+    for client in clients:
+        client.stop.set()
+    for client in clients:
+        client.join(60)
+    print(json.dumps({"restarts_sent": sum(c.sent for c in clients),
+                      "scenes_started": sum(c.started for c in clients),
+                      "errors": sum(c.errors for c in clients),
+                      "refused": sum(c.refused is not None for c in clients)}))
+
+
+def measure(server: Server, specs: list[dict], seconds: float, warmup: float) -> dict:
+    """The watcher's frames/s and longest gap over ``seconds`` while clients ``specs`` run."""
     watcher = Watcher(server.url)
     watcher.start()
     watcher.ready.wait(60)
-    for other in others:
-        other.start()
+    others = Others(server.url, specs)
     time.sleep(warmup)
     cpu0, start = server.cpu_seconds(), time.monotonic()
     time.sleep(seconds)
     end, cpu1 = time.monotonic(), server.cpu_seconds()
     rate, gap = watcher.summary(start, end)
     load = os.getloadavg()[0]
-    for thread in (*others, watcher):
-        thread.stop.set()
-    for thread in (*others, watcher):
-        thread.join(30)
+    watcher.stop.set()
+    totals = others.stop()
+    watcher.join(30)
     return {"frames_per_s": rate, "longest_gap_s": gap, "load1": load,
-            "server_cpu": (cpu1 - cpu0) / (end - start),
-            "restarts_sent": sum(o.sent for o in others),
-            "scenes_started": sum(o.started for o in others),
-            "errors": sum(o.errors for o in others),
-            "refused": sum(o.refused is not None for o in others)}
+            "server_cpu": (cpu1 - cpu0) / (end - start), **totals}
 
 
-def others_for(scenario: str, url: str, clients: int, interval: float) -> list[Restarter]:
+def others_for(scenario: str, clients: int, interval: float) -> list[dict]:
+    """The other clients of a scenario."""
     if scenario == "alone":
         return []
     if scenario == "lattice":
-        return [Restarter(url, "lattice", 0.25, BIG_LATTICE, EXPLICIT)]
+        return [restarter("lattice", 0.25, BIG_LATTICE, EXPLICIT)]
     scenes = [name for name in scene_names() if name != "spring1d"]
-    return [Restarter(url, scenes[k % len(scenes)], interval) for k in range(clients)]
+    return [restarter(scenes[k % len(scenes)], interval) for k in range(clients)]
 
 
 def scene_names() -> list[str]:
@@ -234,20 +265,15 @@ def scene_names() -> list[str]:
     return hooke.scenes()
 
 
-def memory_round(server: Server, seconds: float) -> None:
-    """One round of 10 clients (a 27,000-particle lattice among them) restarting scenes for
-    ``seconds``, then leaving."""
+def memory_round(server: Server, seconds: float) -> dict:
+    """One round of 10 clients (a 27,000-particle lattice with an implicit solver among them)
+    restarting scenes for ``seconds``, then leaving; their totals."""
     scenes = ["cloth2d", "soft3d", "cloth", "top", "square_drop", "chain", "crane", "cloth_drop",
               "pendulum"]
-    clients = [Restarter(server.url, "lattice", 1.0, {"nx": 30, "ny": 30, "nz": 30})]
-    clients += [Restarter(server.url, name, 0.5) for name in scenes]
-    for client in clients:
-        client.start()
+    others = Others(server.url, [restarter("lattice", 1.0, {"nx": 30, "ny": 30, "nz": 30}),
+                                 *(restarter(name, 0.5) for name in scenes)])
     time.sleep(seconds)
-    for client in clients:
-        client.stop.set()
-    for client in clients:
-        client.join(60)
+    return others.stop()
 
 
 def idle_rss(server: Server, settle: float, timeout: float = 60.0) -> float:
@@ -287,7 +313,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="rounds of clients in 'memory'")
     parser.add_argument("--settle", type=float, default=3.0, help="seconds after a round's "
                         "sessions ended (at most 60 s) before its RSS is read ('memory')")
+    parser.add_argument("--clients-of", help=argparse.SUPPRESS)  # see Others
+    parser.add_argument("--specs", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.clients_of:
+        run_clients(args.clients_of, json.loads(args.specs))
+        return
     args.scenarios = args.scenarios or list(SCENARIOS)
     if unknown := set(args.scenarios) - set(SCENARIOS):
         parser.error(f"unknown scenario(s): {', '.join(sorted(unknown))}")
@@ -302,7 +333,7 @@ def main() -> None:
     for scenario in rows:
         server = Server()
         try:
-            row = measure(server, others_for(scenario, server.url, args.clients, args.interval),
+            row = measure(server, others_for(scenario, args.clients, args.interval),
                           args.seconds, args.warmup)
         finally:
             server.stop()

@@ -55,8 +55,8 @@ def test_restart_floods_and_a_49600_particle_lattice_do_not_starve_another_page(
     """20 clients restarting scenes every 50 ms and one restarting a 49,600-particle lattice
     every 250 ms: a spring1d page keeps receiving frames, never waiting 1.5 s (before: gaps of
     5-8 s at 0.1-0.5 frames/s)."""
-    others = (bench.others_for("restarts", served.url, clients=20, interval=0.05)
-              + bench.others_for("lattice", served.url, clients=0, interval=0.0))
+    others = (bench.others_for("restarts", clients=20, interval=0.05)
+              + bench.others_for("lattice", clients=0, interval=0.0))
     row = bench.measure(served, others, seconds=6.0, warmup=2.0)
     assert row["refused"] == 0 and row["scenes_started"] >= 20, row  # the flood really ran
     assert row["longest_gap_s"] < 1.5, row
@@ -66,11 +66,11 @@ def test_memory_returns_after_rounds_of_clients_leave(served):
     """Three rounds of 10 clients (cloth, soft bodies, contact, a 27,000-particle lattice with an
     implicit solver) that restart scenes and leave: every session process ends, and the server
     with everything under it stays where the first round left it and near its start (before:
-    +85 MiB after the first round, +50 MiB more over the next two)."""
+    +70-85 MiB after the first round, and growing over the rounds)."""
     start = bench.idle_rss(served, settle=1.0)
     after = []
     for _ in range(3):
-        bench.memory_round(served, seconds=2.0)
+        assert bench.memory_round(served, seconds=2.0)["scenes_started"] > 0
         after.append(bench.idle_rss(served, settle=1.0))
         assert served.sessions() == 0
     assert max(after) - after[0] < 25 and max(after) - start < 50, (start, after)
