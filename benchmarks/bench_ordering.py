@@ -5,7 +5,7 @@ numbering against the same cloth with its particles (and springs) randomly renum
     .venv/bin/python benchmarks/bench_ordering.py --sides 100 --repeats 7
 
 Each row: symplectic Euler through the integrator's own step (the fused
-:meth:`hooke.kernels.SpringGather.symplectic_euler`, as W1/W2 of ``bench.py``), steps/s and
+:meth:`hooke.kernels.SpringGather.symplectic_euler`, as W1/W2 of ``hooke bench``), steps/s and
 springs·steps/s as the median of ``--repeats`` runs after a warm-up, with 1 and with all Numba
 threads, and whether :class:`~hooke.kernels.SpringGather` renumbered the particles internally
 (its ``permutation``), with its ordering metric (mean spring span |i − j|) before and after.
@@ -15,22 +15,17 @@ Benchmarks print; they assert nothing.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numba
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import hooke  # noqa: E402
-from hooke.builder import renumbered  # noqa: E402
-from hooke.kernels import SpringGather  # noqa: E402
-from hooke.provenance import LoadMonitor  # noqa: E402
-
-from bench import fmt, symplectic_euler_rate, table  # noqa: E402
+import hooke
+from hooke.bench.cloth import symplectic_euler_rate
+from hooke.bench.measure import fmt, table
+from hooke.builder import renumbered
+from hooke.kernels import SpringGather
+from hooke.provenance import LoadMonitor
 
 
 def shuffled(model, seed: int = 0):

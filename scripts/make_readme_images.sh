@@ -9,12 +9,14 @@ mkdir -p "$img"
 .venv/bin/hooke run cloth2d --dt 0.0025 --t-end 2 --out "$out/cloth2d" >/dev/null
 .venv/bin/hooke run square_drop --out "$out/square" >/dev/null
 .venv/bin/hooke run top --t-end 2 --out "$out/top" >/dev/null
+.venv/bin/hooke run squares_self_contact --out "$out/squares" >/dev/null
 .venv/bin/hooke modes crane -k 5 --out "$out/crane" >/dev/null
 .venv/bin/hooke animate "$out/cloth2d" --out "$img/cloth2d.gif" --fps 12 >/dev/null
 cp "$out/spring1d/analytic.png" "$img/spring1d_analytic.png"
 cp "$out/cloth2d/snapshot.png" "$img/cloth2d_snapshot.png"
 cp "$out/square/snapshot.png" "$img/square_drop_snapshot.png"
 cp "$out/top/snapshot.png" "$img/top_snapshot.png"
+cp "$out/squares/snapshot.png" "$img/squares_self_contact_snapshot.png"
 cp "$out/crane/modes.png" "$img/crane_modes.png"
 rm -rf "$out"
 ls -la "$img"

@@ -109,6 +109,18 @@ def not_measured(command: str) -> str:
     return f"Not measured yet: run `{command}`.\n"
 
 
+def measured_block(name: str, command: str, filename: str):
+    """Register the renderer of a block drawn from one data file of ``command``:
+    ``function(measurement)``; without the file, the block names the command that writes it."""
+    def register(function: Callable[[dict], str]) -> Callable[[dict], str]:
+        def render(data: Path) -> str:
+            measurement = read_measurement(data / filename)
+            return not_measured(command) if measurement is None else function(measurement)
+        block(name, command)(render)
+        return function
+    return register
+
+
 def provenance(data: dict, load: bool = True) -> str:
     """Where and when: date, commit, CPU, threads, BLAS kernel and, for timings (``load``), how
     busy the machine was; SMOKE in bold when the rows come from a smoke run."""
@@ -371,11 +383,8 @@ def speed_w5(data: Path) -> str:
 JOINTS_COMMAND = "python benchmarks/bench_joints.py --data docs/data"
 
 
-@block("joints", JOINTS_COMMAND)
-def joints(data: Path) -> str:
-    bench = read_measurement(data / "bench_joints.json")
-    if bench is None:
-        return not_measured(JOINTS_COMMAND)
+@measured_block("joints", JOINTS_COMMAND, "bench_joints.json")
+def joints(bench: dict) -> str:
     rows = [[row["case"], str(row["particles"]), str(row["joints"]),
              significant(row["steps_per_s"]), significant(row["cpp_steps_per_s"]),
              "" if row["cpp_steps_per_s"] is None
@@ -395,11 +404,8 @@ CONTACT_COMMAND = "python benchmarks/bench_contact.py --data docs/data"
 BOOK_FIRST_CONTACT = {"square_drop": 32}
 
 
-@block("contact", CONTACT_COMMAND)
-def contact(data: Path) -> str:
-    bench = read_measurement(data / "bench_contact.json")
-    if bench is None:
-        return not_measured(CONTACT_COMMAND)
+@measured_block("contact", CONTACT_COMMAND, "bench_contact.json")
+def contact(bench: dict) -> str:
     rows = []
     for row in bench["rows"]:
         first = "–" if row["first_contact"] is None else str(row["first_contact"])
@@ -419,7 +425,7 @@ def contact(data: Path) -> str:
     peer = bench.get("peer")
     if peer:
         text += (f"\nAgainst a peer in the same process — the book's algorithm in the book's "
-                 f"Python style (`benchmarks/peers_book.py`: a loop per spring for energy, "
+                 f"Python style (`hooke.bench.peers.book`: a loop per spring for energy, "
                  f"gradient and Hessian, an eigen-decomposition per spring, SciPy sparse assembly "
                  f"and `spsolve`), its runs alternated with hooke's: on the {peer['steps']} steps "
                  f"of `square_drop` hooke takes {significant(peer['hooke_ms_per_step'])} ms per "
@@ -430,6 +436,57 @@ def contact(data: Path) -> str:
                  f"peer {significant(peer['peer_newton_per_step'])}, and their trajectories agree "
                  f"to {significant(peer['positions_agree_m'])} m.\n")
     return text
+
+
+FRAMES_COMMAND = "hooke bench W6 --data docs/data"
+GOAL_FRAME_US = 5.0  # issue 16: a saved frame of a small system
+SMALL_SYSTEMS = ("spring1d", "pendulum")
+
+
+@measured_block("frames", FRAMES_COMMAND, "bench_W6.json")
+def frames(bench: dict) -> str:
+    rows = []
+    for row in bench["rows"]:
+        goal = (f"≤ {GOAL_FRAME_US:g} µs: {verdict(row['us_per_frame'] <= GOAL_FRAME_US)}"
+                if row["case"] in SMALL_SYSTEMS else "")
+        cpp = row["cpp_steps_per_s"]
+        if cpp is not None:
+            cpp = (f"{significant(cpp)} "
+                   f"(hooke ×{significant(row['steps_per_s_with_frames'] / cpp)})")
+        rows.append([f"`{row['case']}`", f"`{row['integrator']}`", significant(row["dt"]),
+                     significant(row["us_per_step_without_frames"]),
+                     significant(row["us_per_frame"]), significant(row["us_per_frame_stored"]),
+                     significant(row["us_per_frame_saving_alone"]),
+                     significant(row["steps_per_s_with_frames"]), cpp or "", goal])
+    return (f"`{FRAMES_COMMAND}` ({provenance(bench)}; medians over {bench['repeats']} rounds of "
+            "four runs in turn: a frame every step or only the first and last, in memory or "
+            "written to a trajectory file). A saved frame costs the difference per frame; it "
+            "includes the integrator's cost of being called once per frame, which the saving "
+            "alone (recording and deriving the same frames, no stepping) does not. Seed 002's "
+            "C++ as the issue measured it, not rerun:\n\n"
+            + markdown_table(["scene", "integrator", "dt [s]", "µs/step without frames",
+                              "µs per saved frame", "stored in the file", "saving alone",
+                              "steps/s with a frame every step", "C++ steps/s (ratio)",
+                              "goal (issue 16)"], rows, "llrrrrrrrl"))
+
+
+STARTUP_COMMAND = "hooke bench startup --data docs/data"
+
+
+@measured_block("startup", STARTUP_COMMAND, "bench_startup.json")
+def startup(bench: dict) -> str:
+    rows = []
+    for row in bench["rows"]:
+        goal = ("" if row["goal_s"] is None else
+                f"≤ {row['goal_s']:g} s: {verdict(row['best_s'] <= row['goal_s'])}")
+        rows.append([f"`{row['command']}`", row["what"], significant(row["best_s"]),
+                     significant(row["median_s"]), significant(row["median_cpu_s"]),
+                     str(row["modules"]), ", ".join(row["heavy"]) or "none", goal])
+    return (f"`{STARTUP_COMMAND}` ({provenance(bench)}; {bench['repeats']} fresh processes of each "
+            "command in turn, warm caches; heavy: of " + ", ".join(bench["heavy"]) + "):\n\n"
+            + markdown_table(["command", "timed", "best s", "median s", "median CPU s",
+                              "modules loaded", "heavy modules loaded", "goal (issue 16)"], rows,
+                             "llrrrrll"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,6 +35,16 @@ def run_cli(*args, env=None, cwd=None) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+def run_main(monkeypatch, capsys, *args) -> tuple[int, list[str]]:
+    """``hooke ARGS`` in this process (faster than :func:`run_cli`): (exit code, stderr lines)."""
+    from hooke import cli
+
+    monkeypatch.setattr(sys, "argv", ["hooke", *args])
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    return done.value.code, capsys.readouterr().err.splitlines()
+
+
 def load_script(path):
     """A script (not a package module) imported by its path, e.g. scripts/readme_tables.py."""
     import importlib.util
@@ -80,6 +90,35 @@ def tight_options(name: str, tol: float = 1e-8) -> dict:
     iteration: with its default 1e-2 m/s a step whose velocity change is below it is not taken.
     """
     return {"tol": tol} if "tol" in getattr(integrator_class(name), "defaults", {}) else {}
+
+
+def padded3(values: np.ndarray) -> np.ndarray:
+    """(n, d) values as (n, 3), zeros in the missing components."""
+    return np.column_stack([values, np.zeros((len(values), 3 - values.shape[1]))])
+
+
+def vtk_blocks(dataset) -> list:
+    """The leaf datasets of what VTK's reader returns (one grid, or a multiblock of grids)."""
+    if dataset.IsA("vtkMultiBlockDataSet"):
+        return [leaf for b in range(dataset.GetNumberOfBlocks())
+                for leaf in vtk_blocks(dataset.GetBlock(b))]
+    return [dataset]
+
+
+@pytest.fixture
+def progress_bars(monkeypatch) -> list:
+    """(label, unit, done, total) of every update the CLI's LazyProgress bars get (``hooke run``,
+    ``animate``, ``export``), recorded instead of drawn; the CLI runs in this process (CliRunner)."""
+    from hooke import cli
+
+    updates: list = []
+
+    class Recording(cli.LazyProgress):
+        def __call__(self, done: int, total: int) -> None:
+            updates.append((self.label, self.unit, done, total))
+
+    monkeypatch.setattr(cli, "LazyProgress", Recording)
+    return updates
 
 
 @pytest.fixture(params=INTEGRATORS)
@@ -164,19 +203,22 @@ def log_slope(xs, ys) -> float:
 # -- the browser viewer ---------------------------------------------------------------------------
 
 @pytest.fixture
-def uvicorn_configs(monkeypatch) -> list:
-    """The uvicorn configs that `hooke serve` would serve (in order), with serving itself replaced
-    by recording them."""
+def uvicorn_served(monkeypatch):
+    """What `hooke serve` would serve, with serving itself replaced by recording it: ``configs``,
+    the uvicorn configs, and ``bound``, the address of the socket each was given (in order)."""
+    from types import SimpleNamespace
+
     import uvicorn
 
-    configs = []
+    served = SimpleNamespace(configs=[], bound=[])
 
     def run(self, sockets=None):  # uvicorn.Server.run, without serving
-        configs.append(self.config)
+        served.configs.append(self.config)
+        served.bound.append(sockets[0].getsockname() if sockets else None)
         self.started = True
 
     monkeypatch.setattr(uvicorn.Server, "run", run)
-    return configs
+    return served
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,10 @@ several problems in one file (one line each), and a blow-up that keeps the finit
 
 from __future__ import annotations
 
+import os
 import textwrap
+from importlib.resources import files
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,9 +107,22 @@ API_CASES = {
     "simulate-count-option-half": (lambda: hooke.simulate(SPRING1D, integrator="implicit_euler",
                                                           max_iterations=0.5),
                                    "max_iterations", "0.5"),
+    "simulate-count-option-huge": (lambda: hooke.simulate(SPRING1D, integrator="xpbd",
+                                                          substeps=10**9),
+                                   "substeps", "1000000000"),
     "simulate-save-every-huge": (lambda: hooke.simulate(SPRING1D, save_every=10**23),
                                  "save_every", "100000000000000000000000"),
     "Scene-dt-string": (lambda: hooke.Scene(small_model(), dt="0.01"), "dt", "'0.01'"),
+    # every argument is checked by hooke, not by a TypeError from deep inside (issue 15)
+    "builder-float-dim": (lambda: hooke.ModelBuilder(dim=2.0), "dim", "2.0"),
+    "simulate-store-directory": (lambda: hooke.simulate(SPRING1D, store="."), "store", "'.'"),
+    "simulate-store-number": (lambda: hooke.simulate(SPRING1D, store=5), "store", "5"),
+    "simulate-progress-number": (lambda: hooke.simulate(SPRING1D, progress=5), "progress", "5"),
+    "simulate-energy-growth-string": (lambda: hooke.simulate(SPRING1D, max_energy_growth="2"),
+                                      "max_energy_growth", "'2'"),
+    "load-number": (lambda: hooke.load(5), "path", "5"),
+    "open-none": (lambda: hooke.open(None), "path", "None"),
+    "resume-number": (lambda: hooke.resume(5), "path", "5"),
 }
 
 
@@ -156,6 +172,31 @@ def test_cli_refuses_a_fractional_count_option_and_a_negative_movie_duration(tmp
         assert done.returncode == 2 and done.stderr.splitlines() == [
             f"error: --duration: must be a number > 0 (seconds), got {float(duration)}"]
     assert not (tmp_path / "movie.gif").exists()
+
+
+def test_every_bad_option_is_reported_at_once(tmp_path, monkeypatch, capsys):
+    from conftest import run_main
+
+    text = scene_text(integrator="implicit_euler").replace(
+        "t_end = 1.0\n", "t_end = 1.0\n[run.options]\nmax_iterations = 2.5\ntol = -1.0\n"
+        "norm = 'bad'\nbogus = 3\n")
+    code, lines = run_main(monkeypatch, capsys, "check", str(write(tmp_path, text)))
+    assert code == 2 and lines == [
+        "error: bogus: is not an option of integrator 'implicit_euler' (its options: "
+        "max_iterations, min_iterations, norm, solver, tol), got 3",
+        "error: max_iterations: must be an integer (its default is 100), got 2.5",
+        "error: tol: must be a number > 0 for integrator 'implicit_euler', got -1.0",
+        "error: norm: must be one of max, row_sum for integrator 'implicit_euler', got 'bad'"]
+
+
+def test_integrators_made_directly_refuse_a_fractional_count():
+    """The count check is the integrator's own, not only simulate's."""
+    from hooke.system import System
+
+    make = hooke.get_integrator("implicit_euler")
+    input_error(lambda: make(System(SPRING1D.model), 0.01, max_iterations=2.5), "max_iterations",
+                "2.5")
+    assert make(System(SPRING1D.model), 0.01, max_iterations=np.int64(7)).max_iterations == 7
 
 
 def test_unknown_option_names_integrator_and_its_options():
@@ -265,6 +306,103 @@ def test_scene_file_unknown_option_is_reported_when_run(tmp_path):
 def test_missing_scene_file_names_path(tmp_path):
     missing = tmp_path / "nowhere.toml"
     input_error(lambda: hooke.load(missing), "path", repr(str(missing)))
+
+
+# -- joints whose lengths cannot hold: refused up front, not "try a smaller dt" at step 1 ----------
+
+TRIANGLE = [(0.0, 0.0), (1.0, 0.0), (0.5, float(np.sqrt(0.75)))]  # equilateral, side 1
+
+
+def joint_triangle(third: float) -> hooke.ModelBuilder:
+    """The triangle, one corner pinned, on joints of lengths 1, 1, ``third``."""
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    for k, corner in enumerate(TRIANGLE):
+        b.add_particle(corner, pinned=k == 0)
+    for i, j, length in ((0, 1, 1.0), (1, 2, 1.0), (2, 0, third)):
+        b.add_joint(i, j, length=length)
+    return b
+
+
+def test_joint_lengths_that_cannot_hold_are_refused_naming_the_joints(tmp_path, monkeypatch, capsys):
+    import tomli_w
+
+    from conftest import run_main
+
+    message = input_error(lambda: joint_triangle(5.0).finalize(), "joints", "[0, 1, 2]")
+    assert "their lengths cannot all hold" in message
+    assert "2 (2–0: length 5, distance 1)" in message
+    message = input_error(lambda: joint_triangle(2.0).finalize(), "joints", None)
+    assert "hold only where the joints are singular" in message  # folded flat
+    joint_triangle(1.9).finalize()  # other lengths than the positions' that can hold are fine
+    text = tomli_w.dumps({"dim": 2, "particles": [{"x": list(corner), "pinned": k == 0}
+                                                  for k, corner in enumerate(TRIANGLE)],
+                          "joints": [{"i": 0, "j": 1}, {"i": 1, "j": 2},
+                                     {"i": 2, "j": 0, "length": 5.0}]})
+    code, lines = run_main(monkeypatch, capsys, "check", str(write(tmp_path, text)))
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(
+        "error: joints: their lengths cannot all hold"), lines
+
+
+# -- files that cannot be read: one line naming the field and the file, never a crash or a hang --
+
+SOFT3D = files("hooke.scenes").joinpath("soft3d.toml").read_text(encoding="utf-8")
+
+
+def mesh_scene(tmp_path, mesh) -> Path:
+    """soft3d's scene file reading ``mesh`` instead of its shipped mesh."""
+    return write(tmp_path, SOFT3D.replace('mesh = "blob.vtu"', f'mesh = "{mesh}"'))
+
+
+def test_a_corrupt_mesh_is_an_input_error_naming_the_field_and_the_file(tmp_path, capsys):
+    """meshio prints and calls sys.exit(1) on a file it cannot parse: that must not end a
+    notebook's kernel (SystemExit) nor print anything."""
+    bad = tmp_path / "bad.vtu"
+    bad.write_bytes(b"garbage\x00\x01 not a vtu")
+    message = input_error(lambda: hooke.load(mesh_scene(tmp_path, bad)), "parameters.mesh",
+                          repr(str(bad)))
+    assert "cannot be read as a mesh" in message
+    input_error(lambda: hooke.ModelBuilder().from_mesh(bad), "mesh", repr(str(bad)))
+    input_error(lambda: hooke.ModelBuilder().from_mesh("/dev/zero"), "mesh", "'/dev/zero'")
+    assert capsys.readouterr() == ("", "")
+
+
+def test_a_mesh_with_a_nan_point_shows_the_value_on_the_command_line(tmp_path, monkeypatch, capsys):
+    import meshio
+
+    from conftest import run_main
+
+    mesh = meshio.read(files("hooke.scenes").joinpath("meshes", "blob.vtu"))
+    mesh.points[3] = [np.nan, 0.0, 0.0]  # "[nan, 0., 0.]" reads as Rich markup, and vanished
+    meshio.write(tmp_path / "nan.vtu", mesh)
+    code, lines = run_main(monkeypatch, capsys, "check", str(mesh_scene(tmp_path, tmp_path / "nan.vtu")))
+    assert code == 2 and lines == ["error: particles[3].x: must be finite, got [nan,  0.,  0.]"]
+
+
+def test_nesting_past_the_recursion_limit_is_malformed_toml(tmp_path, monkeypatch, capsys):
+    from conftest import run_main
+
+    path = write(tmp_path, "a = " + "[" * 5000)
+    input_error(lambda: hooke.load(path), str(path), None)
+    code, lines = run_main(monkeypatch, capsys, "check", str(path))
+    assert code == 2 and lines == [f"error: {path}: malformed TOML (arrays or tables nested too "
+                                   "deeply)"]
+
+
+def test_scene_files_are_regular_files_of_bounded_size(tmp_path):
+    """A FIFO would block the reader forever and /dev/zero be read until memory runs out."""
+    from hooke.io.files import MAX_TEXT_BYTES
+
+    fifo = tmp_path / "scene.toml"
+    os.mkfifo(fifo)
+    assert "is a FIFO" in input_error(lambda: hooke.load(fifo), "path", repr(str(fifo)))
+    assert "is a device" in input_error(lambda: hooke.load("/dev/zero"), "path", "'/dev/zero'")
+    assert "is a directory" in input_error(lambda: hooke.load(tmp_path), "path", repr(str(tmp_path)))
+    big = tmp_path / "big.toml"
+    with big.open("wb") as handle:  # sparse: no 16 MiB written
+        handle.truncate(MAX_TEXT_BYTES + 1)
+    assert "larger than the 16 MiB" in input_error(lambda: hooke.load(big), "path", repr(str(big)))
+    (tmp_path / "latin1.toml").write_bytes(b"name = '\xe9'")
+    assert "is not UTF-8" in input_error(lambda: hooke.load(tmp_path / "latin1.toml"), "path", None)
 
 
 # -- blow-up ----------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""The benchmark scripts run end to end in their smoke modes: benchmarks/bench.py (every workload at
-small sizes, no peers), bench_ordering.py, bench_contact.py (a few steps, with its same-process
-peer), bench_joints.py (tiny sizes) and bench_viewer_load.py (a page alone for a second). They
-time nothing against a threshold (benchmarks are not tests)."""
+"""The benchmarks run end to end in their smoke modes: `hooke bench` (the workloads issue 16 added,
+a peer in its own process and the trajectory check before a ratio) and the documented scripts,
+benchmarks/bench.py (W1–W5 at small sizes, no peers), bench_ordering.py, bench_contact.py (a few
+steps, with its same-process peer), bench_joints.py (tiny sizes) and bench_viewer_load.py (a page
+alone for a second). They time nothing against a threshold (benchmarks are not tests)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import load_script
+import hooke
+from conftest import load_script, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks" / "bench.py"
@@ -34,22 +36,52 @@ def assert_rendered_as_smoke(readme_tables, names, data) -> None:
         assert "SMOKE RUN" in text and "Not measured yet" not in text, text
 
 
-def test_bench_smoke_mode_prints_every_workload(tmp_path, readme_tables):
-    done = subprocess.run([sys.executable, str(BENCH), "--smoke", "--data", str(tmp_path)],
-                          capture_output=True, text=True, timeout=600)
+def test_hooke_bench_smoke_runs_every_workload_and_writes_its_data(tmp_path, readme_tables):
+    """`hooke bench --smoke --data DIR`: every workload's table printed and its data file written
+    (a smoke run, its command `hooke bench …`), and every README block renders from them; the
+    load-independent facts hold: `import hooke` and `hooke --help` load none of the heavy
+    modules, hooke's RK45 and the seed's solve_ivp agree to round-off over the first second."""
+    done = subprocess.run([sys.executable, "-m", "hooke.cli", "bench", "--smoke", "--data",
+                           str(tmp_path)], capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     for title in ("memory bandwidth", "W1: cloth", "W2: cloth", "W3: implicit_euler", "W4: fast_mass_spring",
                   "W5: one step", "bandwidth bound", "fitted exponent", "bytes per spring",
                   "factorisation ms", "solve ms", "(its choice)", "lattice implicit_euler_linear",
-                  "one whole implicit_euler step from rest", "from crumpled"):
+                  "one whole implicit_euler step from rest", "from crumpled",
+                  "other processes' share of the CPU just now", "W6: a saved frame",
+                  "W8: seed 003's double pendulum", "startup: fresh processes", "chain n=4",
+                  "book peer", "(other processes used"):
         assert title in out, f"{title!r} missing from:\n{out}"
-    assert "failed" not in out
-    for workload in ("W1", "W2", "W3", "W4", "W5"):
-        data = json.loads((tmp_path / f"bench_{workload}.json").read_text())
-        assert data["smoke"] is True and data["command"].startswith("python benchmarks/bench.py")
-        assert 0 <= data["measured"]["others_cpu_share"] <= 1 and data["rows"]
-    assert_rendered_as_smoke(readme_tables, ["speed", "speed-w5"], tmp_path)
+    assert "failed" not in out and "DIFFERS" not in out
+    data = {}
+    for name in ("W1", "W2", "W3", "W4", "W5", "W6", "W8", "joints", "contact", "startup"):
+        data[name] = json.loads((tmp_path / f"bench_{name}.json").read_text())
+        assert data[name]["smoke"] is True, name
+        assert data[name]["command"] == f"hooke bench --smoke --data {tmp_path}", name
+        assert 0 <= data[name]["measured"]["others_cpu_share"] <= 1 and data[name]["rows"], name
+    assert [row["case"] for row in data["W6"]["rows"]] == ["spring1d", "pendulum", "square_drop"]
+    for row in data["W6"]["rows"]:
+        assert row["frames"] == row["steps"] + 1 and 0 < row["us_per_frame_saving_alone"] < 1e4
+    assert data["W8"]["agrees"] and data["W8"]["difference_m"] < 1e-9
+    startup = {row["command"]: row for row in data["startup"]["rows"]}
+    assert startup["import hooke"]["heavy"] == startup["hooke --help"]["heavy"] == []
+    assert {"h5py", "matplotlib"} <= set(startup["hooke run spring1d"]["heavy"])
+    assert all(row["agrees"] for row in data["W3"]["rows"]) and data["contact"]["peer"]["agrees"]
+    assert_rendered_as_smoke(readme_tables, ["speed", "speed-w5", "joints", "contact", "frames",
+                                             "startup"], tmp_path)
+
+
+def test_bench_script_keeps_its_command_line(tmp_path):
+    """benchmarks/bench.py runs the same workloads under its documented flags and records its own
+    command line."""
+    done = subprocess.run([sys.executable, str(BENCH), "W4", "--smoke", "--data", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "W4: fast_mass_spring" in done.stdout and "peak memory of this process" in done.stdout
+    data = json.loads((tmp_path / "bench_W4.json").read_text())
+    assert data["smoke"] is True and data["command"] == (
+        f"python benchmarks/bench.py W4 --smoke --data {tmp_path}")
 
 
 def test_ordering_bench_smoke():
@@ -132,3 +164,49 @@ def test_joints_bench_smoke(tmp_path, readme_tables):
     data = json.loads((tmp_path / "bench_joints.json").read_text())
     assert [row["case"] for row in data["rows"]] == list(rows)
     assert_rendered_as_smoke(readme_tables, ["joints"], tmp_path)
+
+
+# -- hooke bench ------------------------------------------------------------------------------------
+
+def test_hooke_bench_names_an_unknown_workload():
+    done = run_cli("bench", "W7")
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        "error: WORKLOAD: unknown workload (known: W1, W2, W3, W4, W5, W6, W8, joints, contact, "
+        "startup), got 'W7'"]
+
+
+def test_a_peer_is_timed_in_its_own_process_after_its_trajectory_agrees(monkeypatch, capsys):
+    """The always-installed NumPy peer runs the W1 cloth (6 x 6) in its own process: its
+    positions after the check agree with hooke's to round-off, so its ratio is quoted; a peer
+    that is not installed is a row that says so, not an error."""
+    from hooke.bench import cloth, peers
+    from hooke.bench.measure import Options
+
+    monkeypatch.setattr(peers, "CLOTH_PEERS", ("plain", "taichi"))
+    monkeypatch.setattr(cloth.peer_modules, "status", lambda name: "installed" if name == "plain"
+                        else "not installed")
+    data = cloth.workload("W1", 6, 5, Options(smoke=True, peers=True), bandwidth=1e10)
+    rows = {row["name"]: row for row in data["rows"]}
+    assert rows["plain"]["agrees"] and rows["plain"]["difference_m"] < 1e-15
+    assert rows["plain"]["hooke_over_peer"] > 0 and len(rows["plain"]["rounds"]) == 1
+    assert rows["taichi"]["status"] == "not installed" and rows["taichi"]["steps_per_s"] is None
+    assert "Taichi: not installed" in capsys.readouterr().out
+
+
+def test_the_agreement_check_tells_round_off_from_another_scheme():
+    """Symplectic Euler against itself with the sums in another order agrees; against explicit
+    Euler (the same cloth, 100 steps) it does not; float32 positions agree at float32's rounding
+    only."""
+    from hooke.bench.measure import agreement
+
+    scene = hooke.scene("cloth", n=6)
+    runs = {}
+    for name in ("symplectic_euler", "explicit_euler"):
+        runs[name] = hooke.simulate(scene, integrator=name, t_end=100 * scene.dt,
+                                    save_every=100).x[-1]
+    start, mine = scene.state.x, runs["symplectic_euler"]
+    reordered = mine * (1 + 1e-15)  # round-off of a reordered sum
+    assert agreement(mine, reordered, start) == (True, pytest.approx(np.abs(mine).max() * 1e-15))
+    assert not agreement(mine, runs["explicit_euler"], start)[0]
+    single = mine.astype(np.float32)
+    assert agreement(mine, single, start, "float32")[0] and not agreement(mine, single, start)[0]

@@ -13,7 +13,7 @@ import hooke
 from hooke.cli import app
 from hooke.errors import HookeInputError
 from hooke.viz import plots
-from hooke.viz.animate import animate, frame_indices
+from hooke.viz.animate import animate, frame_indices, gif_durations
 
 
 def xy(line) -> tuple[np.ndarray, np.ndarray]:
@@ -171,3 +171,107 @@ def test_animation_of_a_3d_scene(tmp_path):
     assert len(masks) == len(frame_indices(result.t, 10, None)) == 6  # 0.6 s in real time
     for before, after in zip(masks[:-1], masks[1:]):
         assert (before & after).sum() <= 0.2 * before.sum()
+
+
+def frame_delays(path) -> tuple[list[int], object]:
+    """Each GIF frame's delay [ms] and the file's loop count, as Pillow reads them."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        delays = []
+        for k in range(image.n_frames):
+            image.seek(k)
+            delays.append(image.info["duration"])
+        return delays, image.info.get("loop")
+
+
+def test_gif_durations_round_to_hundredths_and_keep_the_total():
+    assert gif_durations(3, 30) == [30, 40, 30]  # 1/30 s = 3.33 cs: ends at 3, 7, 10 cs
+    assert gif_durations(5, 12) == [80, 90, 80, 80, 90]  # ends at 8, 17, 25, 33, 42 cs
+    assert gif_durations(4, 25) == [40] * 4
+    for fps in (7.0, 12.0, 24.0, 29.97, 30.0, 50.0):
+        delays = gif_durations(300, fps)
+        assert abs(sum(delays) - 300 * 1000 / fps) <= 5 and min(delays) >= 20
+
+
+def test_a_gif_plays_at_its_fps_and_loops_and_an_mp4_stores_its_fps(tmp_path):
+    """The chain swings (every frame differs, so Pillow merges none): the GIF's delays read back
+    are 1/fps in whole hundredths, looping forever; the mp4's container says its fps."""
+    result = hooke.simulate(hooke.scene("chain"), t_end=1.0, save_every=5)
+    for fps in (30.0, 12.0):
+        path = animate(result, tmp_path / f"chain{fps:g}.gif", fps=fps)
+        delays, loop = frame_delays(path)
+        count = len(frame_indices(result.t, fps, None))
+        assert count == fps  # 1 s of real time
+        assert delays == gif_durations(count, fps) and loop == 0
+        assert sum(delays) == 1000
+    assert set(frame_delays(tmp_path / "chain30.gif")[0]) == {30, 40}
+    path = animate(result, tmp_path / "chain.mp4", fps=20)
+    assert imageio.get_reader(path).get_meta_data()["fps"] == 20
+    with pytest.raises(HookeInputError, match=r"^fps: must be <= 50 for a GIF .*; use an .mp4, got 60$"):
+        animate(result, tmp_path / "fast.gif", fps=60)
+
+
+def test_snapshots_label_their_axes_in_metres_and_3d_text_fits(monkeypatch):
+    """2D and 1D axes say x [m] (and y [m]); 3D ones x, y, z [m], and as drawn (each text's box
+    taken while Matplotlib draws it: 3D tick labels are placed only then) no two tick labels of
+    an axis overlap and no tick or axis label reaches outside the figure."""
+    from itertools import combinations
+
+    from matplotlib.text import Text
+
+    square = plots.snapshot_plot(hooke.simulate(hooke.scene("square_drop"), t_end=0.05))
+    assert {(ax.get_xlabel(), ax.get_ylabel()) for ax in square.axes} == {("x [m]", "y [m]")}
+    spring1d = plots.snapshot_plot(hooke.simulate(hooke.scene("spring1d"), t_end=0.05))
+    assert {ax.get_xlabel() for ax in spring1d.axes} == {"x [m]"}
+    for name in ("top", "cloth_drop"):
+        fig = plots.snapshot_plot(hooke.simulate(hooke.scene(name), t_end=0.3, save_every=10))
+        drawn, draw = {}, Text.draw
+
+        def record(text, renderer):
+            draw(text, renderer)
+            if text.get_visible() and text.get_text():
+                drawn[id(text)] = text.get_window_extent(renderer)
+
+        monkeypatch.setattr(Text, "draw", record)
+        fig.canvas.draw()
+        monkeypatch.setattr(Text, "draw", draw)
+        for ax in fig.axes:
+            assert [ax.get_xlabel(), ax.get_ylabel(), ax.get_zlabel()] == [
+                f"{axis} [m]" for axis in ("xzy" if name == "cloth_drop" else "xyz")]
+            for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+                boxes = [drawn[id(tick.label1)] for tick in axis.majorTicks if id(tick.label1) in drawn]
+                assert len(boxes) >= 2
+                assert not any(a.overlaps(b) for a, b in combinations(boxes, 2))
+                for box in [*boxes, drawn[id(axis.label)]]:
+                    assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1
+                    assert fig.bbox.y0 <= box.y0 and box.y1 <= fig.bbox.y1
+
+
+def test_a_3d_body_with_cells_is_drawn_as_a_lit_surface():
+    """A small block of tetrahedra: its boundary triangles, one polygon each, shaded by their
+    direction (the box's three visible orientations give at least three shades), drawn in place
+    of the springs; a body without cells (the top) keeps its particles and lines."""
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
+
+    result = hooke.simulate(hooke.scene("lattice", nx=3, ny=3, nz=3), t_end=0.01)
+    fig = plots.snapshot_plot(result, n_snapshots=1)
+    fig.canvas.draw()  # a 3D collection has its 2D paths once projected
+    ax = fig.axes[0]
+    (surface,) = [c for c in ax.collections if isinstance(c, Poly3DCollection)]
+    assert len(surface.get_paths()) == len(result.scene.model.surface_triangles()) == 2 * 6 * 4
+    assert len(np.unique(surface.get_facecolor().round(3), axis=0)) >= 3
+    assert not [c for c in ax.collections if isinstance(c, Line3DCollection)]
+    top = plots.snapshot_plot(hooke.simulate(hooke.scene("top"), t_end=0.01), n_snapshots=1).axes[0]
+    assert not [c for c in top.collections if isinstance(c, Poly3DCollection)]
+    assert [c for c in top.collections if isinstance(c, Line3DCollection)]
+
+
+def test_cli_animate_reports_progress_in_frames(tmp_path, progress_bars):
+    """``hooke animate`` feeds ``hooke run``'s LazyProgress (shown on a terminal after a second),
+    counting frames."""
+    hooke.simulate(hooke.scene("chain"), t_end=0.5, save_every=10, store=tmp_path / "trajectory.h5")
+    done = CliRunner().invoke(app, ["animate", str(tmp_path), "--out", str(tmp_path / "chain.gif"),
+                                    "--fps", "20"])
+    assert done.exit_code == 0, done.output
+    assert progress_bars == [("animate", "frames", k, 10) for k in range(1, 11)]  # 0.5 s at 20 fps

@@ -47,7 +47,8 @@ def test_a_renderer_must_name_its_command(tables, tmp_path):
 # -- the figures' blocks: the study and the benchmarks ---------------------------------------------
 
 def test_a_block_without_its_data_names_the_command_that_writes_it(tables, tmp_path):
-    for name in ("pendulum-correction", "speed", "speed-w5", "joints", "contact"):
+    for name in ("pendulum-correction", "speed", "speed-w5", "joints", "contact", "frames",
+                 "startup"):
         renderer = tables.RENDERERS[name]
         assert renderer(tmp_path) == f"Not measured yet: run `{renderer.command}`.\n"
 

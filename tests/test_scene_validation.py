@@ -31,6 +31,8 @@ from hooke.io.scene_file import build, parse
 from hooke.scene_setup import step_count
 from hooke.simulate import plan
 
+from conftest import run_main
+
 
 def problems(text: str) -> list[str]:
     """The lines of the error a scene file's text gives (none when it is valid)."""
@@ -302,6 +304,42 @@ def test_absurd_run_sizes_are_input_errors_before_any_allocation():
                                      "save_every = 10, got 5000000000.0")
 
 
+def test_models_and_sweeps_that_cannot_fit_are_refused_before_anything_is_built(monkeypatch,
+                                                                                tmp_path):
+    """Estimated from the counts, against the machine's memory (here 1 GiB), in milliseconds:
+    before, a chain of 10⁹ particles grew for minutes and a cloth of n = 200000 asked NumPy for
+    298 GiB."""
+    import hooke.memory
+    from hooke.sweep import plan as plan_sweep
+
+    monkeypatch.setattr(hooke.memory, "physical_memory", lambda: 2**30)
+    text = files("hooke.scenes").joinpath("chain.toml").read_text()
+    text = text.replace("n = 10\n", "n = 1000000000\n")
+    (tmp_path / "chain.toml").write_text(text)
+    cases = [
+        (lambda: hooke.load(tmp_path / "chain.toml"),
+         "parameters.n: the model would have 1e+09 particles and 1e+09 springs (1.86 TiB) in "
+         "memory, more than this machine's 1 GiB: choose a smaller parameters.n, got 1000000000"),
+        (lambda: hooke.scene("cloth", n=200_000), "parameters.n: the model would have 4e+10 "
+         "particles and 1.6e+11 springs (32.6 TiB) in memory"),
+        (lambda: hooke.scene("cloth2d", nx=10**5, ny=40), "parameters.nx × ny: the model would "
+         "have 4e+06 particles and 1.6e+07 springs (19.1 GiB)"),
+        (lambda: hooke.ModelBuilder(dim=3).lattice(1000, 1000, 10), "nx × ny × nz: the model "
+         "would have 1e+07 particles and 7e+07 springs"),
+        (lambda: plan_sweep("spring1d", {"stiffness": {"range": [1.0, 2.0]}}, random=10**8),
+         "random: the sweep would have 1e+08 members (381 GiB) in memory, more than this "
+         "machine's 1 GiB: choose fewer members, or run the sweep in parts, got 100000000"),
+        (lambda: plan_sweep("spring1d", {"stiffness": list(range(1, 101)), "x0": list(range(1, 101)),
+                                         "mass": list(range(1, 101))}),
+         "params: the sweep would have 1e+06 members (3.81 GiB)"),
+    ]
+    for call, message in cases:
+        with pytest.raises(hooke.HookeInputError) as error:
+            call()
+        assert str(error.value).startswith(message), str(error.value)
+    assert hooke.scene("cloth2d").model.n_particles == 1200  # the shipped sizes fit
+
+
 def test_run_save_every_comes_from_the_file_unless_given():
     text = TWO + '[run]\nintegrator = "rk4"\ndt = 0.01\nt_end = 0.12\nsave_every = 5\n'
     scene = build(parse(text), text)
@@ -340,14 +378,6 @@ def test_coordinates_whose_squares_overflow_are_rejected():
 
 
 # -- the command line -----------------------------------------------------------------------------
-
-def run_main(monkeypatch, capsys, *args) -> tuple[int, list[str]]:
-    """``hooke ARGS`` in this process: (exit code, stderr lines)."""
-    monkeypatch.setattr(sys, "argv", ["hooke", *args])
-    with pytest.raises(SystemExit) as done:
-        cli.main()
-    return done.value.code, capsys.readouterr().err.splitlines()
-
 
 @pytest.mark.parametrize("args, line", [
     (["run", "spring1d", "--dt", "abc"],
@@ -415,7 +445,7 @@ def doc_table(heading: str) -> dict[str, str]:
 
 def test_every_documented_example_is_valid_and_runs(tmp_path):
     examples = [text for kind, text in BLOCKS if kind == "toml"]
-    assert len(examples) == 6
+    assert len(examples) == 7
     for k, text in enumerate(examples):
         path = tmp_path / f"example{k}.toml"
         path.write_text(text)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import hooke
-from hooke.builder import lattice_tetrahedra, mesh_edges
+from hooke.mesh_topology import lattice_tetrahedra, mesh_edges
 
 
 def test_every_builtin_scene_loads_and_steps():

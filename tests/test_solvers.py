@@ -73,6 +73,23 @@ def test_each_direct_solver_handles_an_indefinite_hessian(name):
     assert _relative_residual(matrix, y, rhs) < 1e-9
 
 
+def test_pardiso_factorises_by_cholesky_until_a_matrix_is_not_positive_definite():
+    """The projected implicit-Euler matrices are positive definite: PARDISO's Cholesky (mtype 2)
+    takes them; the first indefinite one (no projection, a compressed cloth) makes the factor
+    indefinite (mtype −2) for good, and every solve stays exact."""
+    _installed("pardiso")
+    definite, _ = _cloth_matrices()
+    system = hooke.System(hooke.scene("cloth", n=24).model)
+    indefinite = system.combined_matrix(hooke.scene("cloth", n=24).model.x0 * 0.8, 1.0, 1.0, 0.0)
+    np.testing.assert_array_equal(definite.indices, indefinite.indices)
+    factor = linalg.PardisoFactor()
+    rhs = np.random.default_rng(3).normal(size=definite.shape[0])
+    for matrix, mtype in ((definite, 2), (indefinite, -2), (definite, -2)):
+        factor.factorize(matrix)
+        assert factor.mtype == mtype
+        assert _relative_residual(matrix, factor.solve(rhs), rhs) < 1e-9
+
+
 def test_direct_takes_dense_below_the_limit_and_the_fastest_installed_above():
     small = sp.csr_matrix(np.diag(np.arange(1.0, 11.0)))
     solver = linalg.SparseSolver("direct")

@@ -5,6 +5,8 @@ that restarts a worker runs last."""
 
 from __future__ import annotations
 
+import importlib
+import json
 import logging
 import math
 import os
@@ -245,7 +247,7 @@ def test_failing_members_are_recorded_and_the_others_finish_with_retries(client,
     assert 0 < unstable["steps"] < 200 and math.isnan(unstable["energy_error"])
     raised = rows.loc[80.0]  # any exception inside a member becomes its row
     assert raised["status"] == "failed" and raised["attempts"] == 2 and raised["steps"] == 0
-    assert raised["error"].startswith("HookeInputError: path: is a directory, not a trajectory "
+    assert raised["error"].startswith("HookeInputError: store: is a directory, not a trajectory "
                                       "file"), raised["error"]
     assert "\n" not in raised["error"]
     assert math.isnan(raised["energy_error"]) and raised["trajectory"] == ""
@@ -260,7 +262,7 @@ def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tm
     killed = []
 
     def kill_its_worker() -> None:
-        for _ in range(400):
+        for _ in range(1200):  # up to 60 s: a loaded machine schedules it late
             for worker, keys in client.processing().items():
                 if any(key.startswith(f"hooke-member-{stuck.id}-") for key in keys):
                     killed.append(worker)
@@ -278,6 +280,8 @@ def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tm
     result = hooke.sweep("spring1d", params, client=client, out=tmp_path, timeout=60,
                          progress=progress)
     rows = result.table.set_index("max_step")
+    if rows.loc[1e-9, "status"] == "timeout":  # not killed: free its worker for the next tests
+        client.restart_workers([rows.loc[1e-9, "error"].split("its worker ")[1].split()[0]])
     assert len(killed) == 1
     assert rows.loc[0.01, "status"] == "ok" and rows.loc[0.02, "status"] == "ok"
     died = rows.loc[1e-9]
@@ -340,8 +344,8 @@ def test_paths_and_values_are_checked_before_anything_runs():
             "run settings: integrator, dt, t_end; or an integrator option), got 'nosuch'"),
            ({"spring.k": [-1.0]}, "parameters.stiffness: Input should be greater than 0"),
            ({"stiffness": [-1.0]}, "parameters.stiffness: Input should be greater than 0"),
-           ({"integrator": ["rk4", "rk5"]}, "integrator: unknown integrator"),
-           ({"integrator": ["rk4", "rk45"], "rtol": [1e-6]}, "rtol: is not an option of integrator 'rk4'"),
+           ({"integrator": ["rk5"]}, "integrator: unknown integrator"),  # every member invalid
+           ({"integrator": ["rk4"], "rtol": [1e-6]}, "rtol: is not an option of integrator 'rk4'"),
            ({"dt": [0.01], "run.dt": [0.02]}, "run.dt: sets the same run as dt"),
            ({"stiffness": {"range": [1.0, 2.0]}}, "params.stiffness: a range needs random mode"),
            ({"stiffness": []}, "params.stiffness: must be a non-empty list"),
@@ -355,6 +359,40 @@ def test_paths_and_values_are_checked_before_anything_runs():
         assert str(caught.value).startswith(message), str(caught.value)
     with pytest.raises(HookeInputError, match=r"^random: draws from one grid, not from a list of 2, got 5$"):
         plan("spring1d", [{"x0": [1.0]}, {"x0": [2.0]}], random=5)
+
+
+def test_a_member_with_invalid_settings_fails_alone_and_the_others_run(client, tmp_path):
+    """Not the whole sweep refused up front: the member is a failed row (0 attempts), never run."""
+    members = plan("spring1d", {"integrator": ["rk4", "rk5", "rk45"], "rtol": [1e-6]})
+    assert [bool(m.invalid) for m in members] == [True, True, False]
+    assert members[0].invalid == ("rtol: is not an option of integrator 'rk4' (its options: "
+                                  "baumgarte_alpha, baumgarte_beta, beta_c, k_c, stabilization), "
+                                  "got 1e-06")
+    assert members[1].invalid.startswith("integrator: unknown integrator")
+    # the first value's check fails through another path's bad first value: each member decides
+    assert [bool(m.invalid) for m in plan("spring1d", {"dt": [-1.0, 0.01], "t_end": [0.1, 0.2]})] == [
+        True, True, False, False]
+    result = hooke.sweep("spring1d", {"dt": [0.01, -1.0], "t_end": [0.1]}, client=client, out=tmp_path)
+    rows = result.table.set_index("dt")
+    assert rows.loc[0.01, "status"] == "ok" and result.failed == 1
+    bad = rows.loc[-1.0]
+    assert (bad["status"], bad["attempts"]) == ("failed", 0) and math.isnan(bad["wall_time"])
+    assert bad["error"] == "HookeInputError: dt: must be a finite number > 0, got -1.0"
+    for member in result.table["member"]:  # strict JSON: no bare NaN
+        text = (tmp_path / "members" / member / "row.json").read_text()
+        row = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in {text}"))
+        assert row["constraint_drift"] is None and row["penetration"] is None
+
+
+def test_rows_keep_an_infinite_metric_as_strict_json(tmp_path):
+    from hooke.sweep.storage import _read_row, write_row
+
+    member = plan("spring1d", {"stiffness": [5.0]})[0]
+    write_row(tmp_path, member, {"status": "ok", "energy_error": math.inf, "wall_time": math.nan})
+    text = (tmp_path / "members" / member.id / "row.json").read_text()
+    assert '"energy_error": "inf"' in text and '"wall_time": null' in text
+    row = _read_row(tmp_path, member)
+    assert row["energy_error"] == math.inf and math.isnan(row["wall_time"])
 
 
 def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
@@ -405,6 +443,7 @@ def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
     (["spring1d"], "--param: missing for scene 'spring1d': give at least one (e.g. --param "
                    "spring.k=1e3,1e4) or a sweep file (--file), got nothing"),
     (["--file", "no_such_sweep.toml"], "--file: no such sweep file"),
+    (["--file", "/dev/zero"], "--file: is a device; a sweep file must be a regular file"),
     (["spring1d", "--param", "stiffness=1", "--plot-metric", "speed"], "metric: Input should be"),
     (["spring1d", "--param", "spring.k=1,2", "--scheduler", "nosuch://host"],
      "scheduler: cannot connect (unknown address scheme 'nosuch'"),
@@ -422,8 +461,10 @@ def test_cli_the_issues_example_on_a_scheduler_with_retries_and_summary_only(cli
         "sweep", "spring1d", "--param", "spring.k=1e3,1e4,1e5", "--param",
         "integrator=symplectic_euler,rk4", "--out", str(tmp_path),
         "--scheduler", client.scheduler.address, "--retries", "1", "--summary-only"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # a member failed: the table, then one line
     assert "6 member(s): 5 ok, 1 failed, 0 timeout" in result.stdout
+    assert result.stderr.splitlines() == [f"error: 1 of 6 member(s) did not finish ok (1 failed); "
+                                          f"their errors are in {tmp_path / 'summary.csv'}"]
     table = pd.read_parquet(tmp_path / "summary.parquet")
     assert list(zip(table["spring.k"], table["integrator"], table["status"], table["attempts"])) == [
         (1e3, "symplectic_euler", "ok", 1), (1e3, "rk4", "ok", 1), (1e4, "symplectic_euler", "ok", 1),
@@ -457,15 +498,26 @@ def test_cli_runs_the_study_file_given_as_scene_or_file(client, tmp_path):
     assert (tmp_path / "constraint_drift.png").stat().st_size > 0
 
 
-def test_timeouts_stop_slow_and_stuck_members(client, tmp_path):
-    """Runs last: the stuck member's worker is restarted."""
+def test_timeouts_stop_slow_and_stuck_members(client, tmp_path, monkeypatch):
+    """Runs last: a stuck member's worker is restarted on the sweep's own cluster only."""
     slow = hooke.sweep("spring1d", {"dt": [1e-5], "t_end": [100.0]}, client=client,
                        out=tmp_path / "slow", timeout=0.5, save_every=100)
     row = slow.table.iloc[0]
     assert row["status"] == "timeout" and "time limit" in row["error"] and row["steps"] > 0
     assert not read_trajectory(slow.directory / row["trajectory"])["attrs"]["complete"]
-    stuck = hooke.sweep("spring1d", {"integrator": ["rk45"], "max_step": [1e-9], "dt": [1.0],
-                                     "t_end": [1.0]}, client=client, out=tmp_path / "stuck", timeout=0.5)
-    row = stuck.table.iloc[0]
+    stuck = {"integrator": ["rk45"], "max_step": [1e-9], "dt": [1.0], "t_end": [1.0]}
+    sweep_module = importlib.import_module("hooke.sweep")
+    given = sweep_module.connect
+    # client=None: the sweep's own cluster, here the module's (a LocalCluster starts slowly)
+    monkeypatch.setattr(sweep_module, "connect", lambda address: given(client))
+    row = hooke.sweep("spring1d", stuck, out=tmp_path / "own", timeout=0.5).table.iloc[0]
     assert row["status"] == "timeout" and "was restarted" in row["error"], row["error"]
+    monkeypatch.undo()
+    client.wait_for_workers(2, timeout=60)
+    before = set(client.scheduler_info()["workers"])
+    row = hooke.sweep("spring1d", {**stuck, "t_end": [2.0]}, client=client, out=tmp_path / "given",
+                      timeout=0.5).table.iloc[0]
+    assert row["status"] == "timeout" and "was not restarted" in row["error"], row["error"]
+    assert set(client.scheduler_info()["workers"]) == before  # other people's tasks live on
     assert client.submit(lambda: 1).result() == 1  # the cluster works on
+    client.restart_workers([row["error"].split("its worker ")[1].split()[0]])  # the stuck task

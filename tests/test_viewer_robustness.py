@@ -235,11 +235,12 @@ def test_the_served_page_and_websocket_refuse_another_host(viewer_url):
     assert page.getresponse().status == 200
 
 
-def test_serve_allow_host_adds_a_name_to_a_server_on_all_addresses(uvicorn_configs):
+def test_serve_allow_host_adds_a_name_to_a_server_on_all_addresses(uvicorn_served):
     from hooke.cli import app
 
-    result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0", "--allow-host", "viewer.lan"])
+    result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0", "--port", "0",
+                                      "--allow-host", "viewer.lan"])
     assert result.exit_code == 0, result.output
-    viewer = TestClient(uvicorn_configs[-1].app)
+    viewer = TestClient(uvicorn_served.configs[-1].app)
     assert viewer.get("/", headers={"host": "viewer.lan:8000"}).status_code == 200
     assert viewer.get("/", headers={"host": "evil.example:8000"}).status_code == 403

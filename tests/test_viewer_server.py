@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import time
 from contextlib import contextmanager
 from importlib import resources
@@ -339,18 +340,56 @@ def test_every_built_in_scene_opens_and_steps(scene):
 
 # -- the command line ----------------------------------------------------------------------------
 
-def test_serve_binds_localhost_by_default_and_prints_the_address(uvicorn_configs):
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_serve_binds_localhost_by_default_and_prints_the_address(uvicorn_served, monkeypatch):
     from hooke.cli import app
 
-    configs = uvicorn_configs
-    result = CliRunner().invoke(app, ["serve", "cloth2d", "--port", "8123"])
+    configs, bound = uvicorn_served.configs, uvicorn_served.bound
+    port = free_port()
+    result = CliRunner().invoke(app, ["serve", "cloth2d", "--port", str(port)])
     assert result.exit_code == 0, result.output
-    assert "http://127.0.0.1:8123/" in result.output
+    assert f"http://127.0.0.1:{port}/" in result.output
     config = configs[-1]
-    assert (config.host, config.port) == ("127.0.0.1", 8123)
+    assert (config.host, config.port) == ("127.0.0.1", port) and bound[-1] == ("127.0.0.1", port)
     assert config.ws_max_size == server.WS_MAX_SIZE == 1024 * 1024  # uvicorn closes larger frames
+    listen = server.listen  # the defaults, without binding port 8000 (another program may hold it)
+    calls = []
+    monkeypatch.setattr(server, "listen", lambda host, port: calls.append((host, port)) or listen(host, 0))
     result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0"])
-    assert result.exit_code == 0 and (configs[-1].host, configs[-1].port) == ("0.0.0.0", 8000)
+    assert result.exit_code == 0 and calls == [("0.0.0.0", 8000)] and configs[-1].host == "0.0.0.0"
+    assert f"http://0.0.0.0:{bound[-1][1]}/" in result.output  # port 0: the one given, printed
+
+
+@pytest.mark.parametrize("args, flag, value", [
+    (["--port", "70000"], "--port", "70000"),
+    (["--port", "-1"], "--port", "-1"),
+    (["--host", "999.1.1.1"], "--host", "'999.1.1.1'"),
+    (["--host", "192.0.2.1"], "--host", "'192.0.2.1'"),  # TEST-NET: not an address of this machine
+])
+def test_serve_bad_port_or_host_is_one_line_before_the_address(args, flag, value):
+    from hooke.cli import app
+
+    result = CliRunner().invoke(app, ["serve", *args])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert "http://" not in result.output and result.output.count("error:") == 1
+    assert result.output.startswith(f"error: {flag}: ") and f"got {value}" in result.output
+
+
+def test_serve_port_in_use_is_one_line_naming_it():
+    from hooke.cli import app
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = CliRunner().invoke(app, ["serve", "--port", str(port)])
+    assert result.exit_code == 2 and "http://" not in result.output, result.output
+    assert "--port: is in use by another program" in result.output and f"got {port}" in result.output
 
 
 def test_serve_unknown_scene_exits_2():

@@ -10,24 +10,20 @@ are built on ``add_particle``/``add_spring`` and return index arrays.
 from __future__ import annotations
 
 import math
-from itertools import combinations
-from pathlib import Path
-from typing import Iterable, Sequence
+import os
+from typing import Sequence
 
 import numpy as np
 
 from .constraints import check_joint_set
 from .errors import HookeInputError, HookeInputErrors, collect, is_count, is_number
+from .io.files import read_mesh
+from .memory import check_model_size
 from .model import SPRING_ENERGIES, Model
 from .motion import as_motion
-
-# Edges of each element type read from a mesh, as local vertex pairs.
-_MESH_EDGES = {
-    "line": [(0, 1)],
-    "triangle": [(0, 1), (1, 2), (2, 0)],
-    "quad": [(0, 1), (1, 2), (2, 3), (3, 0)],
-    "tetra": list(combinations(range(4), 2)),
-}
+from .mesh_topology import (MESH_EDGES, boundary_faces, grid_quads, lattice_tetrahedra, mesh_cells,
+                            mesh_edges)
+from .surfaces import check_face_shapes, check_faces, start_problems
 
 
 def _strict_array(value, kinds: str, accepts) -> np.ndarray | None:
@@ -205,12 +201,12 @@ class ModelBuilder:
 
     def __init__(self, dim: int = 3, gravity: Sequence[float] | None = None,
                  spring_energy: str = "hookean"):
-        if dim not in (1, 2, 3):
-            raise HookeInputError("dim", "must be 1, 2 or 3", dim)
+        if not is_count(dim) or dim not in (1, 2, 3):  # 2.0 == 2, but is no count
+            raise HookeInputError("dim", "must be the integer 1, 2 or 3", dim)
         if spring_energy not in SPRING_ENERGIES:
             raise HookeInputError("spring_energy", f"must be one of {', '.join(SPRING_ENERGIES)}",
                                   spring_energy)
-        self.dim = dim
+        self.dim = int(dim)
         self.gravity = np.zeros(dim) if gravity is None else _vector(gravity, dim, "gravity")
         self.spring_energy = spring_energy
         self._x: list[np.ndarray] = []
@@ -229,9 +225,12 @@ class ModelBuilder:
         self._contact: dict[str, float] = {"contact_dhat": 0.01, "contact_kappa": 1e5,
                                            "contact_epsv": 1e-3}
         self._contact_area: float | np.ndarray = 1.0
+        self._self_contact = False
+        self._surfaces: list[np.ndarray] = []  # (m, dim) faces of each add_surface call
         self._joints: list[tuple[int, int]] = []
         self._joint_length: list[float] = []
         self._joint_keys: dict[tuple[int, int], int] = {}
+        self._cells: list[dict[str, np.ndarray]] = []  # helpers' cells: Model.triangles …
 
     # -- particles ------------------------------------------------------------------------
     @property
@@ -337,22 +336,46 @@ class ModelBuilder:
         return index
 
     def set_contact(self, dhat: float | None = None, kappa: float | None = None, area=None,
-                    epsv: float | None = None) -> None:
-        """Contact settings shared by every plane; None keeps the current value (defaults, the
-        book's: d̂ = 0.01 m, κ = 1e5, area A = 1 per particle, ε_v = 1e-3 m/s).
+                    epsv: float | None = None, self_contact: bool | None = None) -> None:
+        """Contact settings shared by every plane and surface; None keeps the current value
+        (defaults, the book's: d̂ = 0.01 m, κ = 1e5, area A = 1 per particle, ε_v = 1e-3 m/s,
+        no self-contact).
 
-        ``area`` is the barrier weight A (boundary length or area a particle stands for): one
-        number for every particle or one per particle; pinned particles get 0 (no contact).
+        ``area`` is the planes' barrier weight A (boundary length or area a particle stands
+        for): one number for every particle or one per particle; pinned particles get 0 (no
+        contact). ``self_contact=True`` makes the surfaces (:meth:`add_surface`) repel each
+        other and themselves with the same d̂ and κ (:mod:`hooke.energies.surface_barrier`);
+        :meth:`finalize` then checks that no two non-adjacent surface elements touch.
         """
         for key, value in (("dhat", dhat), ("kappa", kappa), ("epsv", epsv)):
             if value is not None:
                 self._contact[f"contact_{key}"] = _number(value, f"contact.{key}", positive=True)
         if area is not None:
             self._contact_area = contact_area(area)
+        if self_contact is not None:
+            if not isinstance(self_contact, (bool, np.bool_)):
+                raise HookeInputError("contact.self_contact", "must be True or False", self_contact)
+            self._self_contact = bool(self_contact)
+
+    def add_surface(self, faces) -> np.ndarray:
+        """Add a contact surface: ``faces`` are index pairs (segments) in 2D, index triples
+        (triangles) in 3D, over particles already added; returns the new faces' indices.
+
+        Each call is one surface (one body's boundary, say): with
+        ``set_contact(self_contact=True)`` every pair of non-adjacent elements repels, within a
+        surface and between surfaces. Faces are validated at once (arity, indices in range, no
+        repeated particle); their shapes (no zero length or area) and the start (no two
+        elements touching) when the model is finalized.
+        """
+        checked = check_faces(len(self._surfaces), faces, self.n_particles, self.dim)
+        start = sum(len(surface) for surface in self._surfaces)
+        self._surfaces.append(checked)
+        return np.arange(start, start + len(checked), dtype=np.int64)
 
     def _contact_fields(self, x0: np.ndarray, pinned: np.ndarray) -> dict:
         """The Model's contact fields, after checking that no contact particle starts on or
-        below a plane."""
+        below a plane, that no surface face is degenerate and, with self-contact, that no two
+        surface elements touch (all surface problems at once)."""
         d, n = self.dim, x0.shape[0]
         area = contact_weights(contact_area(self._contact_area, n), pinned)
         normals = np.array([plane[0] for plane in self._planes], dtype=float).reshape(-1, d)
@@ -361,19 +384,40 @@ class ModelBuilder:
         return dict(plane_normals=normals, plane_points=points,
                     plane_friction=np.array([plane[2] for plane in self._planes], dtype=float),
                     plane_motions=tuple(sorted(self._plane_motions.items(), key=lambda kv: kv[0])),
-                    contact_area=area, **self._contact)
+                    contact_area=area, **self._contact, **self._surface_fields(x0))
 
+    def _surface_fields(self, x0: np.ndarray) -> dict:
+        problems: list[str] = []
+        for k, faces in enumerate(self._surfaces):
+            collect(problems, check_face_shapes, k, faces, x0)
+        if self._self_contact and not self._surfaces:
+            problems.append("contact.self_contact: needs a contact surface (add_surface, or "
+                            "surface=True on grid, lattice or from_mesh), got True")
+        faces = np.concatenate(self._surfaces) if self._surfaces else None
+        if self._self_contact and faces is not None and not problems:
+            problems += start_problems(faces, x0)
+        if problems:
+            raise HookeInputErrors(problems)
+        if faces is None:
+            return dict(self_contact=self._self_contact)
+        owner = np.repeat(np.arange(len(self._surfaces)), [len(f) for f in self._surfaces])
+        return dict(surface_faces=faces, surface_of_face=owner.astype(np.int64),
+                    self_contact=self._self_contact)
 
     # -- helpers --------------------------------------------------------------------------
     def grid(self, nx: int, ny: int, spacing: float | Sequence[float] = 1.0, origin=None,
              mass: float = 1.0, stiffness: float = 1.0, damping: float = 0.0,
-             diagonals: bool = True, plane: str = "xy") -> np.ndarray:
+             diagonals: bool = True, plane: str = "xy", surface: bool = False) -> np.ndarray:
         """A rectangular nx × ny grid of particles with structural springs (and both diagonals).
 
         Particle (i, j) sits at origin + i·dx·e1 + j·dy·e2 where (e1, e2) span ``plane``; the
         returned (nx, ny) array holds the indices, numbered i·ny + j from the first new index.
+        ``surface=True`` adds the grid's contact surface (:meth:`add_surface`): in 2D its
+        boundary loop (the chain itself for a single row), in 3D (a cloth) its cells as two
+        triangles each.
         """
         nx, ny = _count(nx, "nx"), _count(ny, "ny")
+        check_model_size("nx × ny", (nx, ny), nx * ny, 4 * nx * ny)
         dx, dy = (spacing, spacing) if np.isscalar(spacing) else spacing
         dx = _number(dx, "spacing", positive=True)
         dy = _number(dy, "spacing", positive=True)
@@ -397,36 +441,53 @@ class ModelBuilder:
         for first, second in pairs:
             for p, q in zip(first.ravel(), second.ravel()):
                 self.add_spring(int(p), int(q), stiffness=stiffness, damping=damping)
+        quads = ids.reshape(-1)[grid_quads(nx, ny)]
+        self._cells.append({"quad": quads})
+        if self._surface_flag(surface):
+            if nx > 1 and ny > 1:
+                cells = {"quad": quads}
+            else:
+                chain = ids.reshape(-1)
+                cells = {"line": np.stack([chain[:-1], chain[1:]], axis=1)}
+            self.add_surface(boundary_faces(cells, self.dim))
         return ids
 
+    @staticmethod
+    def _surface_flag(surface) -> bool:
+        if not isinstance(surface, (bool, np.bool_)):
+            raise HookeInputError("surface", "must be True or False", surface)
+        return bool(surface)
+
     def lattice(self, nx: int, ny: int, nz: int, spacing: float = 1.0, origin=None,
-                mass: float = 1.0, stiffness: float = 1.0, damping: float = 0.0) -> np.ndarray:
+                mass: float = 1.0, stiffness: float = 1.0, damping: float = 0.0,
+                surface: bool = False) -> np.ndarray:
         """A 3D block of (nx·ny·nz) particles; each cube split into 6 tetrahedra whose edges
-        become springs. Returns the (nx, ny, nz) index array."""
+        become springs. Returns the (nx, ny, nz) index array. ``surface=True`` adds the block's
+        boundary triangles as a contact surface (:meth:`add_surface`)."""
         if self.dim != 3:
             raise HookeInputError("dim", "lattice needs dim=3", self.dim)
         counts = [_count(n, name) for n, name in ((nx, "nx"), (ny, "ny"), (nz, "nz"))]
+        check_model_size("nx × ny × nz", tuple(counts), math.prod(counts), 7 * math.prod(counts))
         h = _number(spacing, "spacing", positive=True)
         base = np.zeros(3) if origin is None else _vector(origin, 3, "origin")
         grid = np.stack(np.meshgrid(*[np.arange(n) for n in counts], indexing="ij"), axis=-1)
         points = base + h * grid.reshape(-1, 3)
         tets = lattice_tetrahedra(*counts)
-        return self._add_mesh(points, {"tetra": tets}, mass, stiffness, damping).reshape(counts)
+        return self._add_mesh(points, {"tetra": tets}, mass, stiffness, damping,
+                              surface).reshape(counts)
 
     def from_mesh(self, mesh, mass: float = 1.0, stiffness: float = 1.0,
-                  damping: float = 0.0) -> np.ndarray:
+                  damping: float = 0.0, surface: bool = False) -> np.ndarray:
         """Add every vertex of a mesh (a meshio.Mesh or a path meshio can read) as a particle
         and every element edge (line, triangle, quad, tetra) once as a spring.
 
-        Returns the indices of the new particles, in the mesh's vertex order.
+        Returns the indices of the new particles, in the mesh's vertex order. ``surface=True``
+        adds the body's boundary as a contact surface (:func:`hooke.surfaces.boundary_faces`:
+        boundary edges of 2D triangles and quads, boundary triangles of tetrahedra, a 3D
+        cloth's triangles, 2D lines).
         """
-        import meshio
-
-        if isinstance(mesh, (str, Path)):
-            try:
-                mesh = meshio.read(mesh)
-            except Exception as error:  # meshio raises many types; report them all the same way
-                raise HookeInputError("mesh", f"cannot be read ({error})", str(mesh)) from None
+        if isinstance(mesh, (str, os.PathLike)):
+            mesh = read_mesh(mesh, "mesh")
         points = np.asarray(mesh.points, dtype=float)
         if points.shape[1] < self.dim:
             raise HookeInputError("mesh", f"points have {points.shape[1]} coordinates, dim is {self.dim}",
@@ -434,17 +495,23 @@ class ModelBuilder:
         dropped = points[:, self.dim:]
         if dropped.size and np.any(dropped != 0):
             raise HookeInputError("mesh", f"points leave the first {self.dim} axes", "non-zero extra coordinates")
-        cells = {block.type: np.asarray(block.data) for block in mesh.cells if block.type in _MESH_EDGES}
+        cells = {block.type: np.asarray(block.data) for block in mesh.cells if block.type in MESH_EDGES}
+        check_model_size("mesh", f"{len(points)} points", len(points),
+                         sum(len(data) * len(MESH_EDGES[kind]) for kind, data in cells.items()))
         if not cells:
-            raise HookeInputError("mesh", f"has no cells of type {', '.join(_MESH_EDGES)}",
+            raise HookeInputError("mesh", f"has no cells of type {', '.join(MESH_EDGES)}",
                                   [block.type for block in mesh.cells])
-        return self._add_mesh(points[:, : self.dim], cells, mass, stiffness, damping)
+        return self._add_mesh(points[:, : self.dim], cells, mass, stiffness, damping, surface)
 
     def _add_mesh(self, points: np.ndarray, cells: dict[str, np.ndarray], mass, stiffness,
-                  damping) -> np.ndarray:
+                  damping, surface: bool = False) -> np.ndarray:
+        surface = self._surface_flag(surface)
         ids = np.array([self.add_particle(p, mass=mass) for p in points], dtype=np.int64)
         for a, b in mesh_edges(cells):
             self.add_spring(int(ids[a]), int(ids[b]), stiffness=stiffness, damping=damping)
+        self._cells.append({cell_type: ids[data] for cell_type, data in cells.items()})
+        if surface:
+            self.add_surface(ids[boundary_faces(cells, self.dim)])
         return ids
 
     # -- freeze ---------------------------------------------------------------------------
@@ -476,11 +543,10 @@ class ModelBuilder:
             pinned_motions=tuple(sorted(self._motions.items(), key=lambda item: item[0])),
             joint_indices=np.array(self._joints, dtype=np.int64).reshape(-1, 2),
             joint_length=np.array(self._joint_length, dtype=float),
-            **self._contact_fields(x0, pinned),
+            **self._contact_fields(x0, pinned), **mesh_cells(self._cells),
         )
         check_joint_set(model)
         return model
-
 
 
 def check_clear_of_planes(normals: np.ndarray, points: np.ndarray, area: np.ndarray,
@@ -505,11 +571,12 @@ def check_clear_of_planes(normals: np.ndarray, points: np.ndarray, area: np.ndar
         raise HookeInputErrors([str(problem) for problem in problems])
 
 
-def add_contact(model: Model, planes: Sequence[dict] = (), **settings) -> Model:
+def add_contact(model: Model, planes: Sequence[dict] = (), surfaces: Sequence = (),
+                **settings) -> Model:
     """A copy of ``model`` with more contact planes (dicts of :meth:`ModelBuilder.add_plane`'s
-    arguments) and contact settings (:meth:`ModelBuilder.set_contact`'s), validated the same way
-    but all problems reported at once; scene files use it to put planes under a body a builder
-    function made."""
+    arguments), surfaces (faces for :meth:`ModelBuilder.add_surface`) and contact settings
+    (:meth:`ModelBuilder.set_contact`'s), validated the same way but all problems reported at
+    once; scene files use it to put planes and surfaces on a body a builder function made."""
     from dataclasses import replace
 
     b = ModelBuilder(dim=model.dim)
@@ -517,10 +584,14 @@ def add_contact(model: Model, planes: Sequence[dict] = (), **settings) -> Model:
     for k in range(model.n_planes):
         b.add_plane(model.plane_normals[k], model.plane_points[k], model.plane_friction[k],
                     motions.get(k))
-    if model.n_planes:
+    for k in range(int(model.surface_of_face.max(initial=-1)) + 1):
+        b._surfaces.append(model.surface_faces[model.surface_of_face == k])
+    if model.n_planes or model.n_surface_faces or model.self_contact:
         b.set_contact(model.contact_dhat, model.contact_kappa, model.contact_area,
-                      model.contact_epsv)
+                      model.contact_epsv, model.self_contact)
     problems: list[str] = []
+    checked = [collect(problems, check_faces, k, faces, model.n_particles, model.dim)
+               for k, faces in enumerate(surfaces, start=len(b._surfaces))]
     for k, plane in enumerate(planes, start=model.n_planes):
         collect(problems, check_plane, k, plane["normal"], plane["point"],
                 plane.get("friction", 0.0), model.dim)
@@ -532,36 +603,8 @@ def add_contact(model: Model, planes: Sequence[dict] = (), **settings) -> Model:
         raise HookeInputErrors(problems)
     for plane in planes:
         b.add_plane(**plane)
+    b._surfaces += checked
     return replace(model, **b._contact_fields(model.x0, model.pinned))
-
-
-def mesh_edges(cells: dict[str, Iterable]) -> np.ndarray:
-    """Unique undirected edges (sorted pairs, in first-seen order) of the given cells."""
-    pairs = []
-    for cell_type, data in cells.items():
-        data = np.asarray(data, dtype=np.int64)
-        for a, b in _MESH_EDGES[cell_type]:
-            pairs.append(np.stack([data[:, a], data[:, b]], axis=1))
-    edges = np.sort(np.concatenate(pairs), axis=1)
-    _, first = np.unique(edges, axis=0, return_index=True)
-    return edges[np.sort(first)]
-
-
-def lattice_tetrahedra(nx: int, ny: int, nz: int) -> np.ndarray:
-    """Freudenthal split of each cube of an nx × ny × nz point lattice into 6 tetrahedra
-    sharing the main diagonal; vertices numbered (i·ny + j)·nz + k."""
-    def vid(i, j, k):
-        return (i * ny + j) * nz + k
-
-    corners = np.array([[(a >> 2) & 1, (a >> 1) & 1, a & 1] for a in range(8)])
-    paths = [(4, 6), (4, 5), (2, 6), (2, 3), (1, 5), (1, 3)]  # the 6 monotone paths 0 → 7
-    tets = []
-    i, j, k = np.meshgrid(np.arange(nx - 1), np.arange(ny - 1), np.arange(nz - 1), indexing="ij")
-    i, j, k = i.ravel(), j.ravel(), k.ravel()
-    corner_ids = [vid(i + c[0], j + c[1], k + c[2]) for c in corners]
-    for a, b in paths:
-        tets.append(np.stack([corner_ids[0], corner_ids[a], corner_ids[b], corner_ids[7]], axis=1))
-    return np.concatenate(tets) if tets else np.empty((0, 4), dtype=np.int64)
 
 
 def renumbered(model: Model, rank: np.ndarray, spring_order: np.ndarray | None = None) -> Model:
@@ -585,12 +628,15 @@ def renumbered(model: Model, rank: np.ndarray, spring_order: np.ndarray | None =
 
 
 def model_from_arrays(dim: int, x0, mass, springs, stiffness, rest_length=None, damping=0.0,
-                      pinned=None, gravity=None, spring_energy: str = "hookean") -> Model:
+                      pinned=None, gravity=None, spring_energy: str = "hookean",
+                      cells: dict | None = None) -> Model:
     """A Model straight from arrays, validated with whole-array checks (no per-item Python loop):
     the path for generated bodies of millions of springs, where :meth:`ModelBuilder.add_spring`
     would take minutes. ``mass``, ``stiffness``, ``rest_length`` (None: the current lengths) and
     ``damping`` are one number or one per particle/spring; every spring must be distinct and join
-    two distinct particles. No joints, no contact planes (add planes with :func:`add_contact`)."""
+    two distinct particles. No joints, no contact planes (add planes with :func:`add_contact`).
+    ``cells`` (cell type → indices: triangle, quad, tetra) become ``Model.triangles`` and
+    ``Model.tetrahedra`` (:func:`hooke.mesh_topology.mesh_cells`), for drawing and export."""
     b = ModelBuilder(dim=dim, gravity=gravity, spring_energy=spring_energy)
     positions = _numbers(x0)
     if positions is None or positions.ndim != 2 or positions.shape[1] != dim \
@@ -642,32 +688,12 @@ def model_from_arrays(dim: int, x0, mass, springs, stiffness, rest_length=None, 
     if pins is None or pins.shape != (n,):
         raise HookeInputError("pinned", f"must be a boolean array of {n} entries", np.shape(pinned))
     pins = pins.astype(bool)
+    mesh = mesh_cells([cells or {}])
+    if any(part.size and not 0 <= part.min() <= part.max() < n for part in mesh.values()):
+        raise HookeInputError("cells", f"particle index out of range [0, {n})", "array")
     return Model(dim=dim, mass=masses, pinned=pins, gravity=b.gravity.copy(),
                  spring_indices=springs, spring_rest_length=rest,
                  spring_stiffness=per(stiffness, s, "stiffness"),
                  spring_damping=per(damping, s, "damping"), x0=x0, v0=np.zeros_like(x0),
                  spring_energy=spring_energy, particle_names=("",) * n,
-                 **b._contact_fields(x0, pins))
-
-
-def grid_springs(nx: int, ny: int, diagonals: bool = True) -> np.ndarray:
-    """(s, 2) springs of :meth:`ModelBuilder.grid` (same order) for particles numbered i·ny + j."""
-    ids = np.arange(nx * ny, dtype=np.int64).reshape(nx, ny)
-    pairs = [(ids[:-1, :], ids[1:, :]), (ids[:, :-1], ids[:, 1:])]
-    if diagonals:
-        pairs += [(ids[:-1, :-1], ids[1:, 1:]), (ids[1:, :-1], ids[:-1, 1:])]
-    return np.concatenate([np.stack([a.ravel(), b.ravel()], axis=1) for a, b in pairs])
-
-
-def lattice_edges(nx: int, ny: int, nz: int) -> np.ndarray:
-    """(s, 2) unique edges of :func:`lattice_tetrahedra` generated directly, with no sort over
-    the tetrahedra: in the Freudenthal split every edge joins lattice point p to p + e for e one
-    of the 7 non-zero 0/1 vectors {100, 010, 001, 110, 101, 011, 111}."""
-    counts = (nx, ny, nz)
-    ids = np.arange(nx * ny * nz, dtype=np.int64).reshape(counts)
-    edges = []
-    for e in ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (1, 0, 1), (0, 1, 1), (1, 1, 1)):
-        start = ids[tuple(slice(0, n - o) for n, o in zip(counts, e))]
-        end = ids[tuple(slice(o, n) for n, o in zip(counts, e))]
-        edges.append(np.stack([start.ravel(), end.ravel()], axis=1))
-    return np.concatenate(edges)
+                 **b._contact_fields(x0, pins), **mesh)

@@ -19,13 +19,12 @@ from typing import Optional
 import numpy as np
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from .errors import HookeInputError, SimulationError, StoreWriteError, format_value
-from .integrators import base as integrator_registry
 from .run_report import plural, print_summary, summary_data, write_outputs
-from .scene_setup import step_count
 from .scenes import names as scene_names
 
 try:  # typer vendors click from 0.2x on; its parse errors are click's classes
@@ -40,9 +39,15 @@ console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
 errors = Console(stderr=True)
 
 
+def print_error(line: str) -> None:
+    """``error: line`` on stderr; the line is escaped, as a value such as ``[nan, 0.0]`` would
+    otherwise be taken for Rich markup and vanish."""
+    errors.print(f"[bold red]error:[/] {escape(line)}", highlight=False, markup=True, soft_wrap=True)
+
+
 def fail(message: str, code: int = 2) -> None:
     for line in str(message).splitlines():
-        errors.print(f"[bold red]error:[/] {line}", highlight=False, markup=True, soft_wrap=True)
+        print_error(line)
     raise typer.Exit(code)
 
 
@@ -71,6 +76,7 @@ def load_scene(scene_or_file: str):
 @app.command("list")
 def list_command() -> None:
     """List the built-in scenes and the integrators."""
+    from .integrators import base as integrator_registry
     from .io.scene_file import builtin_scene
 
     table = Table(title="scenes", title_justify="left")
@@ -93,8 +99,8 @@ class LazyProgress:
     """A progress bar that appears only once a run has taken longer than ``delay`` seconds, on a
     terminal (elsewhere Rich ends it with an empty line before the run's own last line)."""
 
-    def __init__(self, label: str, delay: float = 1.0):
-        self.label, self.delay = label, delay
+    def __init__(self, label: str, delay: float = 1.0, unit: str = "steps"):
+        self.label, self.delay, self.unit = label, delay, unit
         self.started = time.perf_counter()
         self.bar: Progress | None = None
         self.task = None
@@ -104,7 +110,7 @@ class LazyProgress:
             if time.perf_counter() - self.started < self.delay or not errors.is_terminal:
                 return
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                TextColumn("{task.completed}/{task.total} steps"),
+                                TextColumn(f"{{task.completed}}/{{task.total}} {self.unit}"),
                                 TimeElapsedColumn(), TimeRemainingColumn(), console=errors,
                                 transient=True)
             self.bar.start()
@@ -137,8 +143,10 @@ def run_command(
     integrator: Optional[str] = typer.Option(None, "--integrator", "-i", help="integrator name"),
     dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]"),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]"),
-    save_every: Optional[int] = typer.Option(None, "--save-every",
-                                             help="save a frame every N steps (default: the scene's, 1)"),
+    save_every: Optional[int] = typer.Option(
+        None, "--save-every", help="save a frame every N steps (default: the scene file's "
+        "save_every, else ⌈steps / 1000⌉: at most about 1,000 frames; the last step is always "
+        "saved)"),
     out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory"),
     option: list[str] = typer.Option(
         None, "--option", "-O", help="an integrator option KEY=VALUE, e.g. rtol=1e-8 or "
@@ -147,12 +155,13 @@ def run_command(
     max_energy_growth: Optional[float] = typer.Option(
         None, "--max-energy-growth", help="stop when the total energy grows by more than this factor of its scale"),
 ) -> None:
-    """Simulate a scene. Writes into --out: trajectory.h5 (frame by frame, as the run goes) with
+    """Simulate a scene. Keeps at most about 1,000 frames unless --save-every or the scene file's
+    save_every says otherwise. Writes into --out: trajectory.h5 (frame by frame, as the run goes) with
     its ParaView sidecar trajectory.xdmf, energy.png, snapshot.png, analytic.png (when the scene
     has an analytic solution) and summary.json; prints a summary. A scene's own integrator
     options that another --integrator does not take are dropped, with a note."""
+    from .simulate import FRAME_BUDGET, scene_options, simulate
     from .simulate import resume as resume_run
-    from .simulate import scene_options, simulate
 
     if resume is not None:
         if (scene_or_file is not None or integrator or dt or t_end or option
@@ -185,7 +194,7 @@ def run_command(
                 result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                   save_every=save_every, progress=progress,
                                   store=out / "trajectory.h5", max_energy_growth=max_energy_growth,
-                                  **options)
+                                  max_frames=FRAME_BUDGET, **options)
         finally:
             progress.close()
     except HookeInputError as error:
@@ -249,13 +258,23 @@ def plot_command(
 @app.command("export")
 def export_command(
     directory: Path = typer.Argument(..., metavar="DIR", help="a run's output directory"),
-    vtu: bool = typer.Option(False, "--vtu", help="one .vtu file per frame (+ frames.pvd) in DIR/vtu"),
+    vtu: bool = typer.Option(False, "--vtu", help="one .vtu file per frame (+ frames.pvd) in "
+                             "DIR/vtu: the same as --format vtu"),
+    formats: list[str] = typer.Option(
+        None, "--format", "-f", help="vtu, obj or ply (repeatable): one file per frame in "
+        "DIR/<format>; vtu has every cell and the point data, obj and ply the body's surface"),
 ) -> None:
-    """Export a stored run for ParaView (the XDMF sidecar is always rewritten)."""
-    from .io.export import export_vtu, write_xdmf
+    """Export a stored run for ParaView and other tools (the XDMF sidecar is always rewritten)."""
+    from .io.export import export_frames, write_xdmf
 
-    try:  # the VTU export reads every frame first: a corrupted file stops it before any write
-        written = export_vtu(directory / "trajectory.h5", directory / "vtu") if vtu else []
+    chosen = list(dict.fromkeys((["vtu"] if vtu else []) + list(formats or [])))
+    progress = LazyProgress("export", unit="files")
+    try:  # every frame is read and every format checked first: nothing is written on an error
+        try:
+            written = export_frames(directory / "trajectory.h5", directory, chosen,
+                                    progress=progress, field="--format") if chosen else []
+        finally:
+            progress.close()
         written.insert(0, write_xdmf(directory / "trajectory.h5"))
     except HookeInputError as error:
         fail(str(error))
@@ -277,10 +296,14 @@ def animate_command(
 
     if duration is not None and not duration > 0:  # NaN too
         fail(f"--duration: must be a number > 0 (seconds), got {duration}")
+    progress = LazyProgress("animate", unit="frames")
     try:
-        path = animate(open_result(directory / "trajectory.h5"), out, fps=fps, duration=duration)
+        path = animate(open_result(directory / "trajectory.h5"), out, fps=fps, duration=duration,
+                       progress=progress)
     except HookeInputError as error:
         fail(str(error))
+    finally:
+        progress.close()
     console.print(f"wrote {path}")
 
 
@@ -327,6 +350,7 @@ def study_command(
     pendulum for k_c ∈ {0 … 0.04} (β_c = 0.2) and β_c ∈ {0 … 0.4} (k_c = 0) with RK45 at
     rtol = atol = 1e-4, plus Baumgarte, projection and generalized-α; a log plot and a table."""
     from .provenance import LoadMonitor, command_line
+    from .scene_setup import step_count
     from .studies import run_pendulum_correction_study
 
     if name != "pendulum-correction":
@@ -350,6 +374,40 @@ def study_command(
     if data is not None:
         written = table.write_data(data, command_line("hooke"), load.others)
         console.print(f"data: {written}")
+
+
+@app.command("bench")
+def bench_command(
+    workloads: list[str] = typer.Argument(
+        None, metavar="[WORKLOAD]...", help="W1 … W6, W8, joints, contact, startup (default: all)"),
+    peers: bool = typer.Option(False, "--peers", help="also the installed peers, timed in turn "
+                               "with hooke (Taichi, Warp, Newton: pip install hooke[bench])"),
+    smoke: bool = typer.Option(False, "--smoke", help="a few steps of small sizes: a check that "
+                               "it runs, not a measurement"),
+    data: Optional[Path] = typer.Option(None, "--data", help="also write DIR/bench_<workload>.json "
+                                        "with the provenance (docs/data: the README's tables)"),
+    repeats: Optional[int] = typer.Option(None, "--repeats", help="timed runs per measurement "
+                                          "(default: each workload's)"),
+    rounds: Optional[int] = typer.Option(None, "--rounds", help="W1, W2: hooke and the peers "
+                                         "in turn this many times (default 3)"),
+) -> None:
+    """Run the speed workloads and print their tables: the machine's load, medians, ratios to
+    the peers of the same run (quoted once both computed the same trajectory). See hooke.bench."""
+    from .bench import WORKLOADS, Options, resolve, run
+    from .provenance import command_line
+
+    try:
+        resolve(workloads or [])
+    except ValueError as unknown:
+        fail(f"WORKLOAD: unknown workload (known: {', '.join(WORKLOADS)}), got "
+             f"{format_value(unknown.args[0])}")
+    for flag, value in (("--repeats", repeats), ("--rounds", rounds)):
+        if value is not None and value < 1:
+            fail(f"{flag}: must be an integer >= 1, got {value}")
+    if data is not None:
+        output_directory(data, "--data")
+    run(workloads or [], Options(smoke=smoke, peers=peers, repeats=repeats, rounds=rounds), data,
+        command_line("hooke"))
 
 
 @app.command("check")
@@ -492,14 +550,19 @@ def serve_command(
                                          "(repeatable; any other Host is refused)"),
 ) -> None:
     """Open the browser viewer: the scene simulated live, with controls and plots (works offline)."""
-    from .viz.web.server import create_app, run, url
+    from .viz.web.server import create_app, listen, run, url
 
     try:
         viewer = create_app(scene, host=host, allow_hosts=allow_host or ())
     except HookeInputError as error:
         fail(str(error))
-    console.print(f"hooke viewer: open {url(host, port)} in a browser (Ctrl-C stops it)")
-    run(viewer, host=host, port=port)
+    try:  # bound before the address is printed: a bad host, a bad or busy port is one line
+        listener = listen(host, port)
+    except HookeInputError as error:
+        fail(f"--{error}")  # the server names host or port: the flag's name
+    console.print(f"hooke viewer: open {url(host, listener.getsockname()[1])} in a browser "
+                  "(Ctrl-C stops it)")
+    run(viewer, host=host, listener=listener)
 
 
 @app.command("sweep")
@@ -525,7 +588,8 @@ def sweep_command(
 ) -> None:
     """Parameter study on Dask: one simulation per member of a grid (or --random N samples),
     on a local cluster or --scheduler. Writes DIR/summary.parquet, summary.csv, a plot of the
-    metric, and DIR/members/<id>/ (trajectory.h5, row.json). See `hooke.sweep`'s documentation."""
+    metric, and DIR/members/<id>/ (trajectory.h5, row.json). Exits 1 when a member failed or
+    timed out. See `hooke.sweep`'s documentation."""
     from rich.progress import MofNCompleteColumn
 
     from .sweep import is_sweep_file, parse_param, read_sweep_file, sweep
@@ -562,6 +626,8 @@ def sweep_command(
                        TimeElapsedColumn(), TimeRemainingColumn(), console=errors, transient=True)
 
         def progress(done: int, total: int) -> None:
+            if not errors.is_terminal:  # elsewhere Rich ends a bar with an empty line
+                return
             if not bar.tasks:  # started once the input is checked and the cluster is up
                 bar.start()
                 bar.add_task("sweep", total=total)
@@ -570,7 +636,8 @@ def sweep_command(
         try:
             result = sweep(scene, grids, client=scheduler, out=out, progress=progress, **settings)
         finally:
-            bar.stop()
+            if bar.tasks:  # stopping a bar never started prints an empty line too
+                bar.stop()
     except HookeInputError as error:
         fail(str(error))
     except KeyboardInterrupt:
@@ -578,6 +645,11 @@ def sweep_command(
              code=130)
     console.print(result.text(), highlight=False)
     console.print(f"table: {result.parquet}, {result.csv}\nplot: {result.plot}", highlight=False)
+    if result.failed:
+        kinds = ", ".join(f"{n} {status}" for status, n in result.counts().items()
+                          if status != "ok" and n)
+        fail(f"{result.failed} of {len(result.table)} member(s) did not finish ok ({kinds}); "
+             f"their errors are in {result.csv}", code=1)
 
 
 def usage_error(error: parse_errors.UsageError) -> str:
@@ -612,8 +684,7 @@ def main() -> None:
         error.show()
         code = error.exit_code
     except parse_errors.UsageError as error:
-        errors.print(f"[bold red]error:[/] {usage_error(error)}", highlight=False, markup=True,
-                     soft_wrap=True)
+        print_error(usage_error(error))
         code = 2
     except (KeyboardInterrupt, typer.Abort):  # Ctrl-C: a clean message, not a traceback
         errors.print("interrupted")
@@ -621,9 +692,8 @@ def main() -> None:
     except Exception as error:  # the last resort: a bug, reported in one line
         if os.environ.get("HOOKE_DEBUG"):
             raise
-        errors.print(f"[bold red]error:[/] unexpected {type(error).__name__}: "
-                     f"{' '.join(str(error).split())} (a bug in hooke; run with HOOKE_DEBUG=1 to "
-                     "see the traceback)", highlight=False, markup=True, soft_wrap=True)
+        print_error(f"unexpected {type(error).__name__}: {' '.join(str(error).split())} (a bug "
+                    "in hooke; run with HOOKE_DEBUG=1 to see the traceback)")
         code = 1
     sys.exit(code)
 

@@ -42,7 +42,8 @@ integrator option ``stabilization``:
 
 A joint set whose G M⁻¹ Gᵀ is singular (redundant joints, a joint between two pinned particles)
 is a :class:`HookeInputError` naming the joints (:func:`check_joint_set`, run by
-``ModelBuilder.finalize``); if it happens during a run it is a :class:`SimulationError`.
+``ModelBuilder.finalize``); if it happens during a run it is a :class:`SimulationError`. So are
+lengths that cannot all hold at once (:func:`check_joint_lengths`: 1, 1 and 5 on a triangle).
 """
 
 from __future__ import annotations
@@ -311,7 +312,7 @@ class JointSet:
     def project(self, x: np.ndarray, v: np.ndarray, t: float, max_iterations: int = 50):
         """New (x, v) with g(x) = 0 and ġ = 0 (to round-off): mass-weighted projections."""
         length, n0 = self.geometry(x)
-        tolerance = 1e-12 * float(np.max(self.rest)) + 1e-15 * float(np.max(np.abs(x)))
+        tolerance = _projection_tolerance(self, x)
         solve = self.factor_normal(n0, t)
         x = x.copy()
         history = []
@@ -351,19 +352,86 @@ def singular_joints(matrix: sp.spmatrix) -> list[int]:
 
 
 def check_joint_set(model) -> None:
-    """Raise HookeInputError naming the joints if G M⁻¹ Gᵀ is singular at the initial positions."""
+    """Raise HookeInputError naming the joints if G M⁻¹ Gᵀ is singular at the initial positions,
+    or if the joints' lengths cannot all hold there (:func:`check_joint_lengths`)."""
     if model.n_joints == 0:
         return
     joints = JointSet(model)
-    _, n = joints.geometry(model.x0)
-    matrix = joints.normal_matrix(n)
+    matrix = _singular_normal_matrix(joints, model.x0)
+    if matrix is not None:
+        raise joints.singular_error(matrix, None)
+    check_joint_lengths(joints, model.x0)
+
+
+def _singular_normal_matrix(joints: JointSet, x: np.ndarray) -> sp.csc_matrix | None:
+    """G M⁻¹ Gᵀ at ``x`` if it is singular (an LU pivot below ``_SINGULAR_PIVOT``), else None."""
+    matrix = joints.normal_matrix(joints.geometry(x)[1])
     try:
         lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A")
     except RuntimeError:
-        raise joints.singular_error(matrix, None) from None
+        return matrix
     pivots = np.abs(lu.U.diagonal())
-    if pivots.min() <= _SINGULAR_PIVOT * max(pivots.max(), np.finfo(float).tiny):
-        raise joints.singular_error(matrix, None)
+    return matrix if pivots.min() <= _SINGULAR_PIVOT * max(pivots.max(), np.finfo(float).tiny) else None
+
+
+def check_joint_lengths(joints: JointSet, x0: np.ndarray, max_iterations: int = 100) -> None:
+    """Raise HookeInputError naming the joints if no positions near ``x0`` give every joint its
+    length (say 1, 1 and 5 on a triangle), or only positions where the joints are singular (1, 1
+    and 2: the triangle folded flat): every integrator would fail at its first step, where "try a
+    smaller dt" cannot help.
+
+    Lengths taken from the positions (the default) hold at once. Others are checked by Newton's
+    method on g(x) = 0 with the projection's mass-weighted least-norm step (pinned particles
+    stay), halving a step until max |g| decreases, to the projection's tolerance: it converges
+    where the lengths can hold (quadratically, or linearly towards a singular solution), and
+    stalls where they cannot.
+    """
+    tolerance = _projection_tolerance(joints, x0)
+    start = joints.values(x0)
+    x, g = x0, start
+    if np.max(np.abs(g)) <= tolerance:
+        return
+    for _ in range(max_iterations):
+        _, n = joints.geometry(x)
+        try:
+            step = joints.inverse_mass[:, None] * joints.transpose_times(n, joints.factor_normal(n)(g))
+        except HookeInputError:  # singular on the way: a stall
+            break
+        worst, scale = np.max(np.abs(g)), 1.0
+        while scale > 1e-6:
+            trial = x - scale * step
+            trial_g = joints.values(trial)
+            if np.max(np.abs(trial_g)) < worst:  # NaN (coinciding ends) is no decrease
+                break
+            scale /= 2
+        else:
+            break
+        x, g = trial, trial_g
+        if np.max(np.abs(g)) <= tolerance:
+            matrix = _singular_normal_matrix(joints, x)
+            if matrix is None:
+                return
+            bad = singular_joints(matrix)
+            raise HookeInputError("joints", "their lengths hold only where the joints are "
+                                  "singular (a triangle folded flat, e.g. lengths 1, 1 and 2): "
+                                  f"joints {_joint_list(joints, bad, start)}", bad)
+    bad = [int(k) for k in np.flatnonzero(np.abs(g) > tolerance)]
+    raise HookeInputError("joints", "their lengths cannot all hold (no positions near the initial "
+                          "ones satisfy them; Newton's projection stalls at max |distance − "
+                          f"length| = {np.max(np.abs(g)):.3g}): joints {_joint_list(joints, bad, start)}",
+                          bad)
+
+
+def _joint_list(joints: JointSet, ks: list[int], start: np.ndarray, shown: int = 6) -> str:
+    """``k (i–j: length L, distance d)`` for the first ``shown`` joints ``ks``."""
+    listed = ", ".join(f"{k} ({joints.i[k]}–{joints.j[k]}: length {joints.rest[k]:.6g}, "
+                       f"distance {joints.rest[k] + start[k]:.6g})" for k in ks[:shown])
+    return listed + (f" and {len(ks) - shown} more" if len(ks) > shown else "")
+
+
+def _projection_tolerance(joints: JointSet, x: np.ndarray) -> float:
+    """max |g| at which :meth:`JointSet.project` counts the joints as holding."""
+    return 1e-12 * float(np.max(joints.rest)) + 1e-15 * float(np.max(np.abs(x)))
 
 
 @dataclass(frozen=True)

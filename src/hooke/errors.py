@@ -8,6 +8,8 @@ code 2 without a traceback. Numerical failures during a run are :class:`Simulati
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,6 +67,14 @@ def is_number(value) -> bool:
 def is_count(value) -> bool:
     """An integer (Python's or NumPy's), not a bool and not a float, however whole."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def as_path(value, field: str) -> Path:
+    """``value`` (a str or an os.PathLike) as a Path; anything else (None, a number, bytes) is bad
+    input naming ``field``, not a TypeError from deep inside ``pathlib``."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise HookeInputError(field, "must be a path (a str or a pathlib.Path)", value)
+    return Path(value)
 
 
 def collect(problems: list[str], check, *args, prefix: str = "", **kwargs):

@@ -25,6 +25,7 @@ supernodal takes 153 ms against 275 ms.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import weakref
 from typing import Sequence
 
@@ -33,17 +34,34 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-try:  # CHOLMOD is optional: scikit-sparse only builds where SuiteSparse headers exist.
-    from sksparse.cholmod import CholmodNotPositiveDefiniteError
-    from sksparse.cholmod import analyze as _cholmod_analyze
-except ImportError:  # pragma: no cover - depends on the machine
-    _cholmod_analyze = None
-    CholmodNotPositiveDefiniteError = None
 
-try:  # MKL PARDISO is optional too (pip only): the fastest direct solver measured here.
-    import pypardiso as _pypardiso
-except ImportError:  # pragma: no cover - depends on the machine
-    _pypardiso = None
+class OptionalModule:
+    """An optional solver's module (scikit-sparse's CHOLMOD, pypardiso), imported when first
+    needed: importing pypardiso loads MKL (0.35 s), which a run without a large sparse solve
+    never needs. ``bool()`` says whether it imports here; ``load()`` gives it (None if not)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._module = None
+        self._tried = False
+
+    def load(self):
+        if not self._tried:
+            self._tried = True
+            try:
+                self._module = importlib.import_module(self.name)
+            except ImportError:  # pragma: no cover - depends on the machine
+                self._module = None
+        return self._module
+
+    def __bool__(self) -> bool:
+        return self.load() is not None
+
+
+# CHOLMOD: scikit-sparse only builds where SuiteSparse headers exist. MKL PARDISO: pip only, the
+# fastest direct solver measured here.
+CHOLMOD = OptionalModule("sksparse.cholmod")
+PARDISO = OptionalModule("pypardiso")
 
 DENSE_LIMIT = 200
 SUPERNODAL_MIN_DOFS = 20_000
@@ -82,7 +100,7 @@ def factorize(matrix: sp.spmatrix):
         return lambda rhs: np.zeros_like(rhs, dtype=float)
     if size <= DENSE_LIMIT:
         factor = DenseFactor()
-    elif _cholmod_analyze is not None:
+    elif CHOLMOD:
         factor = CholmodFactor()
     else:
         factor = SuperLUFactor(positive_definite=True)
@@ -155,10 +173,10 @@ class CholmodFactor(DirectFactor):
     def factorize(self, matrix: sp.spmatrix) -> None:
         matrix = sp.csc_matrix(matrix)
         if self._symbolic is None:
-            self._symbolic = _cholmod_analyze(matrix, mode=_cholmod_mode(matrix))
+            self._symbolic = CHOLMOD.load().analyze(matrix, mode=_cholmod_mode(matrix))
         try:
             self._solve = self._symbolic.cholesky(matrix)
-        except CholmodNotPositiveDefiniteError:
+        except CHOLMOD.load().CholmodNotPositiveDefiniteError:
             fallback = SuperLUFactor()
             fallback.factorize(matrix)
             self._solve = fallback.solve
@@ -168,9 +186,11 @@ class CholmodFactor(DirectFactor):
 
 
 class PardisoFactor(DirectFactor):
-    """MKL PARDISO (pypardiso) for symmetric indefinite matrices (mtype −2, Bunch–Kaufman
-    pivoting; the upper triangle is passed): the analysis (ordering, symbolic factorisation,
-    phase 11) once for the pattern, then numeric factorisation (phase 22) per matrix and
+    """MKL PARDISO (pypardiso) for symmetric matrices, the upper triangle passed: positive
+    definite (mtype 2, Cholesky: the implicit integrators' matrices with a projected Hessian)
+    until a factorisation meets a pivot that is not positive, then symmetric indefinite for good
+    (mtype −2, Bunch–Kaufman pivoting; the analysis redone). The analysis (ordering, symbolic
+    factorisation, phase 11) runs once for the pattern, then numeric factorisation (phase 22) per matrix and
     forward/backward substitution (phase 33) per right-hand side. pypardiso's public ``solve``
     re-runs the analysis whenever the values change (427 ms against 63 ms on W3's matrix), so
     its ctypes call is used with the phases set explicitly.
@@ -185,9 +205,13 @@ class PardisoFactor(DirectFactor):
 
     name = "pardiso"
 
+    POSITIVE_DEFINITE, INDEFINITE = 2, -2  # PARDISO's mtype
+    NOT_POSITIVE = -4  # PARDISO's error for a pivot that is zero (or, with mtype 2, negative)
+
     def __init__(self):
         self._solver = None
         self._upper = None  # positions of the upper triangle in the fixed pattern
+        self.mtype = self.POSITIVE_DEFINITE
 
     def _upper_triangle(self, matrix: sp.spmatrix) -> sp.csr_matrix:
         matrix = sp.csr_matrix(matrix)
@@ -202,11 +226,12 @@ class PardisoFactor(DirectFactor):
 
     def _analyse(self, upper: sp.csr_matrix) -> None:
         if self._solver is None:
-            self._solver = _pypardiso.PyPardisoSolver(mtype=-2)
+            self._solver = PARDISO.load().PyPardisoSolver(mtype=self.mtype)
             self._threads = self._solver.libmkl.MKL_Set_Num_Threads_Local
             self._threads.argtypes, self._threads.restype = [ctypes.c_int], ctypes.c_int
             self._call(11, upper, np.zeros(upper.shape[0]))
-            weakref.finalize(self, self._solver.free_memory, True)  # MKL's memory is not Python's
+            # MKL's memory is not Python's: freed with this factor, or when the mtype changes
+            self._release = weakref.finalize(self, self._solver.free_memory, True)
 
     def _call(self, phase: int, matrix: sp.csr_matrix, rhs: np.ndarray) -> np.ndarray:
         """PARDISO's ``phase`` on one thread (see the class's note)."""
@@ -225,7 +250,14 @@ class PardisoFactor(DirectFactor):
     def factorize(self, matrix: sp.spmatrix) -> None:
         self._matrix = self._upper_triangle(matrix)
         self._analyse(self._matrix)
-        self._call(22, self._matrix, np.zeros(matrix.shape[0]))
+        try:
+            self._call(22, self._matrix, np.zeros(matrix.shape[0]))
+        except PARDISO.load().pardiso_wrapper.PyPardisoError as error:
+            if self.mtype != self.POSITIVE_DEFINITE or f"code {self.NOT_POSITIVE}." not in str(error):
+                raise
+            self._release()
+            self._solver, self.mtype = None, self.INDEFINITE
+            self.factorize(matrix)
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         return self._call(33, self._matrix, np.ascontiguousarray(rhs, dtype=float))
@@ -233,8 +265,9 @@ class PardisoFactor(DirectFactor):
 
 # The sparse direct solvers by name, fastest first (W3, the 30k-DOF cloth Hessian, factorisation
 # + solve: PARDISO 63 ms, CHOLMOD supernodal 88, SuperLU 234), with whether each is installed.
-DIRECT_SOLVERS = {"pardiso": (PardisoFactor, _pypardiso is not None),
-                  "cholmod": (CholmodFactor, _cholmod_analyze is not None),
+# (Whether one is installed is an OptionalModule: true or false once asked, imported then.)
+DIRECT_SOLVERS = {"pardiso": (PardisoFactor, PARDISO),
+                  "cholmod": (CholmodFactor, CHOLMOD),
                   "superlu": (SuperLUFactor, True)}
 INSTALL_HINT = {"pardiso": "pip install pypardiso (or hooke[fast])",
                 "cholmod": "apt-get install libsuitesparse-dev, then pip install "
@@ -396,6 +429,9 @@ class SparseSolver:
     per step after a 42 s first step, 9.5 GB peak; AMG-CG 13–17 s per step, 4.9 GB peak.
 
     ``name`` is the solver doing the work (after the first solve for "auto" and "direct").
+    A matrix whose pattern differs from the previous one's (a contact term's active set changed,
+    see :mod:`hooke.energies`) gets a fresh direct factor: PARDISO's and CHOLMOD's analyses hold
+    for one pattern only.
     """
 
     METHODS = ("direct", "cg", "amg", "auto", *DIRECT_SOLVERS)
@@ -413,6 +449,7 @@ class SparseSolver:
         self.method = method
         self.cg_rtol = cg_rtol
         self._factor = None
+        self._pattern = None  # (indptr, indices) of the last matrix factorised
 
     @property
     def name(self) -> str:
@@ -438,9 +475,20 @@ class SparseSolver:
                                   maxiter=10 * matrix.shape[0])
                 if info == 0:
                     return y
+        if not self._same_pattern(matrix):
+            self._factor = None
         factor = self.direct_factor(matrix.shape[0])
         factor.factorize(matrix)
         return factor.solve(rhs)
+
+    def _same_pattern(self, matrix: sp.spmatrix) -> bool:
+        """Whether ``matrix`` has the last factorised matrix's pattern (then remembered)."""
+        matrix = sp.csr_matrix(matrix)
+        last, self._pattern = self._pattern, (matrix.indptr, matrix.indices)
+        if last is None:
+            return True
+        return all(new is old or np.array_equal(new, old)
+                   for new, old in zip(self._pattern, last))
 
     def _auto_method(self, matrix: sp.spmatrix) -> str:
         """"amg" or "direct" for this pattern (module constants, measured on implicit Euler

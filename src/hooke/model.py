@@ -50,6 +50,21 @@ class Model:
         contact_dhat: barrier activation distance d̂ [m], > 0.
         contact_kappa: barrier stiffness κ [N/m² in 2D, N/m³ in 3D], > 0.
         contact_epsv: friction smoothing velocity ε_v [m/s], > 0: below it friction is viscous.
+        surface_faces: (f, d) int64 particle indices of the faces of every contact surface
+            (see :mod:`hooke.surfaces`): segments (d = 2 indices) in 2D, triangles (3) in 3D;
+            (0, 0) without surfaces.
+        surface_of_face: (f,) int64 index of the surface (the ``ModelBuilder.add_surface`` call,
+            in order) each face belongs to.
+        self_contact: whether the surfaces repel each other and themselves (non-adjacent
+            elements, with the barrier of :mod:`hooke.energies.surface_barrier`, same d̂ and κ
+            as the planes); the surfaces are inert data otherwise.
+        triangles: (c, 3) int64 particle indices of the body's triangles where its builder knew
+            them (a grid's cells split along one diagonal: a 2D sheet's area, a 3D cloth's
+            surface; a mesh's triangles and split quads); (0, 3) otherwise.
+        tetrahedra: (c, 4) int64 particle indices of the body's tetrahedra (a lattice's, a
+            tetrahedral mesh's); (0, 4) otherwise. Cells are for drawing and export only: no
+            energy reads them (the springs are the mechanics), so they are left out of a run's
+            ``input_hash`` and files written before they existed still resume.
     """
 
     dim: int
@@ -75,13 +90,19 @@ class Model:
     contact_dhat: float = 0.01
     contact_kappa: float = 1e5
     contact_epsv: float = 1e-3
+    surface_faces: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.int64))
+    surface_of_face: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    self_contact: bool = False
+    triangles: np.ndarray = field(default_factory=lambda: np.empty((0, 3), dtype=np.int64))
+    tetrahedra: np.ndarray = field(default_factory=lambda: np.empty((0, 4), dtype=np.int64))
 
     def __post_init__(self) -> None:
         for name in ("mass", "pinned", "gravity", "spring_indices", "spring_rest_length",
                      "spring_stiffness", "spring_damping", "x0", "v0", "joint_indices",
                      "joint_length"):
             getattr(self, name).setflags(write=False)
-        for name in ("plane_normals", "plane_points", "plane_friction", "contact_area"):
+        for name in ("plane_normals", "plane_points", "plane_friction", "contact_area",
+                     "surface_faces", "surface_of_face", "triangles", "tetrahedra"):
             getattr(self, name).setflags(write=False)
 
     @property
@@ -99,6 +120,30 @@ class Model:
     @property
     def n_planes(self) -> int:
         return int(self.plane_normals.shape[0])
+
+    @property
+    def n_surface_faces(self) -> int:
+        return int(self.surface_faces.shape[0])
+
+    @property
+    def n_contact_faces(self) -> int:
+        """The faces that take part in contact between surfaces: all with ``self_contact``,
+        none otherwise."""
+        return self.n_surface_faces if self.self_contact else 0
+
+    def surface_triangles(self) -> np.ndarray:
+        """(f, 3) triangles of the body's surface: in 2D its triangles (the sheet itself), in 3D
+        its triangles and the boundary of its tetrahedra, else its contact surface's triangles;
+        (0, 3) when it has none (always in 1D)."""
+        from .mesh_topology import boundary_faces
+
+        if self.dim != 3:
+            return self.triangles if self.dim == 2 else np.empty((0, 3), dtype=np.int64)
+        cells = {kind: data for kind, data in (("triangle", self.triangles),
+                                                ("tetra", self.tetrahedra)) if data.size}
+        if cells:
+            return boundary_faces(cells, 3)
+        return self.surface_faces.reshape(-1, 3)
 
     @property
     def n_dofs(self) -> int:

@@ -7,7 +7,10 @@ joint pulls its ends together (compressed joints push: negative; see :mod:`hooke
 (frames, 0) for a model without joints; ``contact_distance`` (frames,) the smallest signed
 distance of any contact particle to any contact plane [m] (+inf without contact);
 ``contact_force`` (frames, n, d) the barrier's force on each particle summed over the planes [N]
-(:func:`hooke.energies.barrier.contact_forces`), (frames, 0, d) without planes; ``stats`` counts
+(:func:`hooke.energies.barrier.contact_forces`), (frames, 0, d) without planes;
+``surface_distance`` (frames,) the smallest distance between two surface elements that share no
+particle, among those closer than d̂ [m] (+inf when none is, and without self-contact;
+:func:`hooke.energies.surface_barrier.min_distance`); ``stats`` counts
 steps (and rejected steps or Newton iterations where they apply); ``wall_time`` in seconds.
 """
 
@@ -31,7 +34,8 @@ def frame_extras(extras: dict[str, np.ndarray], frames: int, dim: int) -> dict[s
     planes filled in where ``extras`` has none."""
     return {"joint_force": extras.get("joint_force", np.empty((frames, 0))),
             "contact_distance": extras.get("contact_distance", np.full(frames, np.inf)),
-            "contact_force": extras.get("contact_force", np.empty((frames, 0, dim)))}
+            "contact_force": extras.get("contact_force", np.empty((frames, 0, dim))),
+            "surface_distance": extras.get("surface_distance", np.full(frames, np.inf))}
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ class Result:
     contact_distance: np.ndarray = field(default_factory=lambda: np.empty(0))
     # (frames, n, d) barrier force on each particle [N], (frames, 0, d) without contact planes
     contact_force: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0)))
+    # (frames,) smallest distance between surface elements closer than d̂ [m], +inf where none is
+    surface_distance: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     @property
     def n_frames(self) -> int:

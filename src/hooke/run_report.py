@@ -53,6 +53,8 @@ def summary_data(result) -> dict:
                                            finite_or_none(result.joint_force.max())]
     if np.isfinite(result.contact_distance).any():
         data["min_contact_distance_m"] = finite_or_none(np.nanmin(result.contact_distance))
+    if np.isfinite(result.surface_distance).any():
+        data["min_surface_distance_m"] = finite_or_none(np.nanmin(result.surface_distance))
     return data
 
 
@@ -108,6 +110,9 @@ def print_summary(console, summary: dict, written: list[Path]) -> None:
         rows.append(("joint tension", f"{low} … {high} N"))
     if "min_contact_distance_m" in summary:
         rows.append(("min distance to a plane", f"{summary['min_contact_distance_m']:.3e} m"))
+    if "min_surface_distance_m" in summary:
+        rows.append(("min distance between surfaces",
+                     f"{summary['min_surface_distance_m']:.3e} m"))
     rows.append(("written", "\n".join(str(p) for p in written)))
     for row in rows:
         table.add_row(*row)

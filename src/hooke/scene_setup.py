@@ -11,7 +11,6 @@ name must not hide a module.)
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -21,6 +20,7 @@ from .builder import check_clear_of_planes
 from .energies.barrier import plane_displacements
 from .errors import HookeInputError, is_count, is_number
 from .integrators import get as get_integrator
+from .memory import check_fits
 from .model import Model, State
 
 
@@ -70,30 +70,20 @@ def frame_count(n_steps: int, save_every: int) -> int:
     return n_steps // save_every + 1 + (n_steps % save_every > 0)
 
 
+def frame_bytes(model: Model) -> int:
+    """Bytes of one saved frame: x, v (and contact_force), energies, joint forces."""
+    vectors = 3 if model.n_planes else 2
+    return 8 * (vectors * model.n_particles * model.dim + model.n_joints + 8)
+
+
 def check_frames_fit(model: Model, n_steps: int, save_every: int, t_end: float, dt: float) -> None:
     """A run keeps every saved frame (x and v, contact forces with planes, energies, joint
     forces) in memory: refuse one whose frames would not fit in this machine's memory, before
     anything is allocated."""
     frames = frame_count(n_steps, save_every)
-    vectors = 3 if model.n_planes else 2  # x, v (and contact_force)
-    frame_bytes = 8 * (vectors * model.n_particles * model.dim + model.n_joints + 8)
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # not POSIX: assume a 16 GiB machine
-        memory = 16 * 2**30
-    if frames * frame_bytes > memory:
-        raise HookeInputError("t_end", f"the run would keep {frames:.4g} frames of {frame_bytes} bytes "
-                              f"({_bytes(frames * frame_bytes)}) in memory, more than this machine's "
-                              f"{_bytes(memory)}: choose a shorter t_end, a larger dt = {dt!r} or a "
-                              f"larger save_every = {save_every}", t_end)
-
-
-def _bytes(count: float) -> str:
-    units = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
-    power = 0
-    while count >= 1024 and power < len(units) - 1:
-        count, power = count / 1024, power + 1
-    return f"{count:.3g} {units[power]}"
+    size = frame_bytes(model)
+    check_fits("t_end", t_end, frames * size, f"the run would keep {frames:.4g} frames of {size} bytes",
+               f"choose a shorter t_end, a larger dt = {dt!r} or a larger save_every = {save_every}")
 
 
 @dataclass
@@ -108,6 +98,9 @@ class Scene:
         state: initial state; ``model.initial_state()`` when not given.
         options: default integrator options.
         save_every: default number of steps between saved frames.
+        save_every_given: whether ``save_every`` was set on purpose (a scene file's [run]
+            ``save_every``); when not, ``hooke run`` keeps at most about 1,000 frames
+            (:func:`hooke.simulate.frame_budget`), where ``hooke.simulate`` saves every step.
         name, description: labels.
         parameters: the values the scene was built from (for builder scenes).
         analytic_solution: optional t (frames,) -> x (frames, n, d).
@@ -121,6 +114,7 @@ class Scene:
     state: State | None = None
     options: dict[str, Any] = field(default_factory=dict)
     save_every: int = 1
+    save_every_given: bool = False
     name: str = "custom"
     description: str = ""
     parameters: dict[str, Any] = field(default_factory=dict)

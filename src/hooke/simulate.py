@@ -26,74 +26,17 @@ from typing import Callable
 import numpy as np
 
 from .callable_module import make_callable
-from .energies import barrier
-from .errors import HookeInputError, SimulationError, StoreWriteError, is_count
+from .errors import HookeInputError, SimulationError, StoreWriteError, as_path, is_count
+from .frames import FrameSeries, energy_terms, frame_data, frame_steps
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
-from .io.scene_file import build, parse
 from .io.lock import OutputLock
-from .io.store import (CHECKPOINT_STAMP, TrajectoryWriter, input_hash, read_trajectory,
-                       run_settings)
 from .model import State
-from .result import Result, frame_extras
-from .scene_setup import Scene, check_frames_fit, check_positive, check_save_every, step_count
+from .result import Result
+from .scene_setup import (Scene, check_frames_fit, check_positive, check_save_every, frame_bytes,
+                          step_count)
 from .system import System
 from .version import __version__
-
-
-def frame_steps(n_steps: int, save_every: int) -> np.ndarray:
-    steps = np.arange(0, n_steps + 1, save_every)
-    return steps if steps[-1] == n_steps else np.append(steps, n_steps)
-
-
-def energy_terms(system: System, state: State) -> dict[str, float]:
-    """The kinetic energy and each potential term [J]."""
-    return {"kinetic": system.kinetic_energy(state.v), **system.potential_energies(state.x, state.t)}
-
-
-def frame_data(system: System, state: State, terms: dict[str, float] | None = None
-               ) -> dict[str, np.ndarray]:
-    """Everything saved per frame, keyed as in the trajectory store (``terms``: the state's
-    :func:`energy_terms` when the caller has them already)."""
-    model = system.model
-    terms = dict(energy_terms(system, state) if terms is None else terms)
-    kinetic = terms.pop("kinetic")
-    potential = sum(terms.values())
-    data = {"t": np.float64(state.t), "x": state.x, "v": state.v,
-            "energy/kinetic": np.float64(kinetic), "energy/potential": np.float64(potential),
-            "energy/total": np.float64(kinetic + potential)}
-    data.update({f"energy/{key}": np.float64(value) for key, value in terms.items()})
-    if system.joints is not None:
-        data["joint_force"] = system.joint_tensions(state.x, state.v, state.t)
-    if barrier.active(model):
-        data["contact_distance"] = np.float64(barrier.min_distance(model, state.x, state.t))
-        data["contact_force"] = barrier.contact_forces(model, state.x, state.t)
-    return data
-
-
-class FrameSeries:
-    """Per-frame arrays, allocated from the first frame's shapes."""
-
-    def __init__(self, n_frames: int):
-        self.n_frames = n_frames
-        self.arrays: dict[str, np.ndarray] = {}
-
-    def put(self, frame: int, data: dict[str, np.ndarray]) -> None:
-        for key, value in data.items():
-            if key not in self.arrays:
-                value = np.asarray(value)
-                self.arrays[key] = np.empty((self.n_frames,) + value.shape, dtype=value.dtype)
-            self.arrays[key][frame] = value
-
-    def result(self, frames: int, **fields) -> Result:
-        cut = {key: array[:frames] for key, array in self.arrays.items()}
-        if "t" not in cut:  # the first frame failed (e.g. a singular joint set at the start)
-            model = fields["scene"].model
-            cut = {"t": np.empty(0), "x": np.empty((0, model.n_particles, model.dim)),
-                   "v": np.empty((0, model.n_particles, model.dim))}
-        energy = {key.split("/", 1)[1]: value for key, value in cut.items() if key.startswith("energy/")}
-        extras = frame_extras(cut, frames, cut["x"].shape[-1])
-        return Result(t=cut["t"], x=cut["x"], v=cut["v"], energy=energy, **extras, **fields)
 
 
 def scene_options(scene: Scene, integrator: str) -> tuple[dict, list[str]]:
@@ -112,7 +55,8 @@ def scene_options(scene: Scene, integrator: str) -> tuple[dict, list[str]]:
 def simulate(scene: Scene, integrator: str | None = None, dt: float | None = None,
              t_end: float | None = None, save_every: int | None = None,
              progress: Callable[[int, int], None] | None = None, store=None,
-             max_energy_growth: float | None = None, **options) -> Result:
+             max_energy_growth: float | None = None, max_frames: int | None = None,
+             **options) -> Result:
     """Simulate ``scene`` and return a :class:`Result`.
 
     Args:
@@ -123,6 +67,9 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         t_end: duration [s].
         save_every: save a frame every this many steps (the last step is always saved); the
             scene's ``save_every`` (default 1) when None.
+        max_frames: with neither ``save_every`` nor a scene that sets it (``save_every_given``),
+            save at most about this many frames: ``save_every`` = ⌈steps / max_frames⌉
+            (``hooke run`` passes 1,000, :data:`FRAME_BUDGET`); None: every step.
         progress: optional callback ``progress(steps_done, steps_total)`` called per frame.
         store: optional path of an HDF5 trajectory file written frame by frame as the run goes.
         max_energy_growth: optional blow-up guard, checked after every step: stop when the total
@@ -130,17 +77,37 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
             the start (or at the first step where they are not all zero).
         **options: integrator options, e.g. ``rtol=1e-8`` for ``rk45``, ``tol=`` for ``implicit_euler``.
     """
-    run = plan(scene, integrator, dt, t_end, save_every, max_energy_growth, **options)
+    run = plan(scene, integrator, dt, t_end, save_every, max_energy_growth, max_frames, **options)
+    check_progress(progress)
     writer = None
     if store is not None:
+        from .io.store import TrajectoryWriter  # h5py: loaded by runs that store
+
+        store = as_path(store, "store")
+        if store.is_dir():
+            raise HookeInputError("store", "is a directory, not a trajectory file (give the "
+                                  "file to write, e.g. DIR/trajectory.h5)", str(store))
         writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
                                   dict(run.stepper.options), run.max_energy_growth)
     return run.execute(progress=progress, writer=writer)
 
 
+# The frames `hooke run` keeps at most (about) unless told otherwise: ~1,000 frames draw any plot
+# and animation smoothly, where a frame per step made `hooke run cloth` write 738 MB in 33 s for
+# 0.4 s of stepping.
+FRAME_BUDGET = 1000
+
+
+def frame_budget(n_steps: int, max_frames: int = FRAME_BUDGET) -> int:
+    """``save_every`` that keeps at most ``max_frames`` + 1 frames of a run of ``n_steps``."""
+    if not is_count(max_frames) or max_frames < 1:
+        raise HookeInputError("max_frames", "must be an integer >= 1", max_frames)
+    return max(1, -(-int(n_steps) // int(max_frames)))
+
+
 def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
          t_end: float | None = None, save_every: int | None = None,
-         max_energy_growth: float | None = None,
+         max_energy_growth: float | None = None, max_frames: int | None = None,
          **options) -> "Run":
     """Validate a run's settings exactly as :func:`simulate` does (``hooke check`` uses it) and
     return its :class:`Run`: the integrator made with its options, the frames planned."""
@@ -151,9 +118,10 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     get_integrator(name)
     dt = check_positive("dt", scene.dt if dt is None else dt)
     t_end = check_positive("t_end", scene.t_end if t_end is None else t_end)
+    if save_every is None and not scene.save_every_given and max_frames is not None:
+        save_every = frame_budget(step_count(t_end, dt), max_frames)
     save_every = check_save_every(scene.save_every if save_every is None else save_every)
     merged = {**scene_options(scene, name)[0], **options}
-    check_count_options(name, merged)
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
@@ -161,13 +129,71 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     return Run(scene, name, dt, t_end, save_every, merged, max_energy_growth)
 
 
-def check_count_options(integrator: str, options: dict) -> None:
-    """An option whose default is a count (``max_iterations``, ``iterations``, ``substeps`` …)
-    takes an integer only: 2.5 is not quietly 2, nor 0.5 quietly 0 iterations."""
-    defaults = get_integrator(integrator).defaults
-    for key, value in options.items():
-        if is_count(defaults.get(key)) and not is_count(value):
-            raise HookeInputError(key, f"must be an integer (its default is {defaults[key]})", value)
+def check_progress(progress) -> None:
+    if progress is not None and not callable(progress):
+        raise HookeInputError("progress", "must be a callable progress(steps_done, steps_total) "
+                              "or None", progress)
+
+
+# Frames derived together when no store sets the blocks: large enough that a block's fixed
+# cost vanishes per frame, small enough that its arrays stay in the cache.
+DERIVE_FRAMES = 1024
+# An advance that takes this long or longer is followed by a checkpoint (see StoreFeed): a few
+# microseconds then cost under 1% of the run.
+EAGER_CHECKPOINT_SECONDS = 1e-3
+
+
+class StoreFeed:
+    """Writes a run's frames to its :class:`~hooke.io.store.TrajectoryWriter` in blocks.
+
+    A block is written when the writer is due (:meth:`TrajectoryWriter.due`: by frame count or
+    by time since its last write), right after a frame is recorded: the integrator's state is
+    then the last frame's, so the checkpoint written with the block is taken there, once per
+    block instead of once per frame (4–12 µs each). A Ctrl-C can also arrive while the
+    integrator is between frames; then only the frames up to the last checkpoint taken are
+    written: the last block's, or a frame's whose advance took ``EAGER_CHECKPOINT_SECONDS`` or
+    more (each such frame takes its checkpoint as it is recorded). What such a Ctrl-C does not
+    write is at most one block, which a resumed run computes again; a resumed run always
+    continues exactly from the file's last frame."""
+
+    def __init__(self, writer, series: FrameSeries, stepper, frame_bytes: int):
+        self.writer, self.series, self.stepper = writer, series, stepper
+        self.frame_bytes = frame_bytes
+        self.held: tuple[int, dict] | None = None  # (frames it follows, checkpoint)
+
+    def checkpoint(self) -> dict:
+        """The integrator's checkpoint, copied (an integrator may reuse its arrays)."""
+        return {key: np.array(value) if isinstance(value, np.ndarray) else value
+                for key, value in self.stepper.checkpoint().items()}
+
+    def recorded(self, advance_seconds: float) -> None:
+        """After a frame's state is recorded: write a block when the writer is due."""
+        series = self.series
+        if advance_seconds >= EAGER_CHECKPOINT_SECONDS:
+            self.held = (series.recorded, self.checkpoint())
+        if self.writer.due(series.recorded - self.writer.count, self.frame_bytes):
+            self.write(series.recorded, self.checkpoint())
+
+    def write(self, frames: int, checkpoint: dict) -> None:
+        """Derive and write the frames up to ``frames`` with the checkpoint that follows them."""
+        self.series.derive(frames)
+        frames = min(frames, self.series.derived)
+        if frames > self.writer.count:
+            self.writer.write_frames(self.series.block(self.writer.count, frames), checkpoint)
+        self.held = (frames, checkpoint)
+
+    def close(self, complete: bool, failure: str = "", in_sync: bool = True) -> None:
+        """Write what is left and close the writer. ``in_sync``: the integrator's state is the
+        last recorded frame's (else only frames up to the last checkpoint are written; a run
+        with a ``failure`` is not resumed, so any checkpoint does)."""
+        if in_sync or failure:
+            try:
+                self.write(self.series.recorded, self.checkpoint())
+            except SimulationError:  # a frame's derivation failed: those before it are written
+                self.write(self.series.derived, self.checkpoint())
+        elif self.held is not None:
+            self.write(*self.held)
+        self.writer.close(complete=complete, stats=self.stepper.stats, failure=failure)
 
 
 class Run:
@@ -188,78 +214,81 @@ class Run:
         self.save_every = save_every
         self.max_energy_growth = max_energy_growth
         self._energy_reference: tuple[float, float] | None = None  # (E0, scale S)
-        self._guarded_terms: tuple[State, dict] | None = None  # the last state the guard checked
         self.n_steps = step_count(t_end, dt)
         check_frames_fit(scene.model, self.n_steps, save_every, t_end, dt)
         self.system = System(scene.model)
         self.stepper = get_integrator(integrator)(self.system, dt, **options)
         self.steps = frame_steps(self.n_steps, save_every)
-        self.series = FrameSeries(self.steps.size)
+        self.series = FrameSeries(self.system, self.steps.size)
 
     def execute(self, progress=None, writer=None, start_frame: int = 0, state: State | None = None,
                 t0: float | None = None) -> Result:
         """Run from ``start_frame`` (whose state is ``state``; the scene's initial one at 0) to the
-        end; frames before ``start_frame`` must already be in ``self.series``."""
+        end; frames before ``start_frame`` must already be in ``self.series``. A saved frame
+        records its state only; the rest is derived in blocks (:mod:`hooke.frames`), when the
+        writer is due to write (:class:`StoreFeed`) and at the end."""
         state = self.scene.state if state is None else state
         t0 = state.t if t0 is None else t0
         self.stepper.t_bound = t0 + self.steps[-1] * self.dt  # the last frame's time
         started = time.perf_counter()
+        series = self.series
+        feed = None if writer is None else StoreFeed(writer, series, self.stepper,
+                                                     frame_bytes(self.scene.model))
 
         def result(frames: int, complete: bool) -> Result:
-            return self.series.result(frames, scene=self.scene, integrator=self.name, dt=self.dt,
-                                      options=dict(self.stepper.options), stats=dict(self.stepper.stats),
-                                      wall_time=time.perf_counter() - started, complete=complete)
+            return series.result(frames, scene=self.scene, integrator=self.name, dt=self.dt,
+                                 options=dict(self.stepper.options), stats=dict(self.stepper.stats),
+                                 wall_time=time.perf_counter() - started, complete=complete)
 
-        kept = start_frame + 1 if start_frame else 0  # frames recorded (a resumed run's are in the file)
-
-        def record(frame: int, current: State) -> None:
-            nonlocal kept
-            guarded = self._guarded_terms
-            data = frame_data(self.system, current,
-                              guarded[1] if guarded and guarded[0] is current else None)
-            self.series.put(frame, data)
-            kept = frame + 1
-            if writer is not None:
-                writer.write_frame(data, checkpoint=self.stepper.checkpoint())
-
-        def close(complete: bool, failure: str = "") -> None:
-            if writer is not None:
+        def close(complete: bool, failure: str = "", in_sync: bool = True) -> None:
+            if feed is not None:
                 try:
-                    writer.close(complete=complete, stats=self.stepper.stats, failure=failure)
+                    feed.close(complete, failure, in_sync)
                 except StoreWriteError as error:
-                    error.result = result(kept, complete=False)
+                    error.result = result(series.derived, complete=False)
                     raise
 
         # The guard handles overflow and NaN: NumPy's warnings on the way there are noise.
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            in_sync = True  # the stepper's state is the last recorded frame's (see StoreFeed)
             try:
                 if start_frame == 0:
-                    record(0, state)
+                    series.put_state(0, state)
+                    series.derive()  # a problem with the start shows before any step
                     self._guard_energy(state, t0)
                 for frame in range(start_frame + 1, self.steps.size):
+                    in_sync = False
+                    began = time.perf_counter()
                     state = self._advance(state, t0, frame)
-                    record(frame, state)
+                    series.put_state(frame, state)
+                    in_sync = True
+                    if feed is not None:
+                        feed.recorded(time.perf_counter() - began)
+                    elif series.recorded - series.derived >= DERIVE_FRAMES:
+                        series.derive()
                     if progress is not None:
                         progress(int(self.steps[frame]), self.n_steps)
+                series.derive()
             except StoreWriteError as error:  # the file keeps its flushed frames; none is lost here
-                error.result = result(kept, complete=False)
+                error.result = result(series.derived, complete=False)
                 raise
             except Stopped as stop:
-                if stop.last.t > self.series.arrays["t"][kept - 1]:
-                    try:
-                        record(kept, stop.last)
-                    except SimulationError:
-                        pass  # its joint tensions overflow: the frames before it stay
-                error = SimulationError(stop.message(kept))
-                error.result = result(kept, complete=False)
+                try:
+                    series.derive()
+                    if stop.last.t > series.arrays["t"][series.derived - 1]:
+                        series.put(series.derived, frame_data(self.system, stop.last))
+                except SimulationError:
+                    pass  # a frame's joint tensions overflow: the frames before it stay
+                error = SimulationError(stop.message(series.derived))
+                error.result = result(series.derived, complete=False)
                 close(complete=False, failure=str(error))
                 raise error from stop.__cause__
-            except SimulationError as error:
-                error.result = result(kept, complete=False)
-                close(complete=False)
+            except SimulationError as error:  # a saved frame's derivation failed
+                error.result = result(series.derived, complete=False)
+                close(complete=False, failure=str(error))
                 raise
             except KeyboardInterrupt as interrupt:
-                close(complete=False)
+                close(complete=False, in_sync=in_sync)
                 interrupt.frames_kept = 0 if writer is None else writer.count  # for the CLI's message
                 raise
         close(complete=True)
@@ -282,7 +311,6 @@ class Run:
         if self.max_energy_growth is None:
             return
         terms = energy_terms(self.system, state)
-        self._guarded_terms = (state, terms)  # the saved frame's energies, if it is this state
         total = sum(terms.values())
         if self._energy_reference is None:
             scale = sum(abs(value) for value in terms.values())
@@ -373,15 +401,17 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     not continue it exactly), its ``input_hash`` against the scene and settings rebuilt from
     it (an edited dt or scene text), and its checkpoint's frame count against its own. A file
     that fails any of these is refused and left unchanged."""
-    path = Path(path)
+    from .io.store import TrajectoryWriter
+
+    path = as_path(path, "path")
+    check_progress(progress)
     lock = OutputLock(path)
     try:
         run, stored = _stored_run(path)
         frames = stored["total_frames"]
-        prefix = {"t": stored["t"], "x": stored["x"], "v": stored["v"],
-                  **{f"energy/{k}": v for k, v in stored["energy"].items()}, **stored["extras"]}
-        for frame in range(frames):
-            run.series.put(frame, {key: value[frame] for key, value in prefix.items()})
+        run.series.put_block(0, {"t": stored["t"], "x": stored["x"], "v": stored["v"],
+                                 **{f"energy/{k}": v for k, v in stored["energy"].items()},
+                                 **stored["extras"]})
         run.stepper.restore(stored["checkpoint"])
         t0 = float(stored["t"][0])
         run._guard_energy(State(t0, stored["x"][0], stored["v"][0]), t0)  # its reference: the start
@@ -395,6 +425,9 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
 
 def _stored_run(path: Path) -> tuple[Run, dict]:
     """The stored run's :class:`Run` (its plan rebuilt) and its content, or a one-line refusal."""
+    from .io.scene_file import build, parse
+    from .io.store import CHECKPOINT_STAMP, input_hash, read_trajectory, run_settings
+
     stored = read_trajectory(path)
     settings = run_settings(stored["attrs"], path)
     if settings.get("hooke_version", __version__) != __version__:

@@ -10,6 +10,11 @@ terms at time t + h (moving contact planes placed there) followed by the step te
 the start (lagged friction), in the order of ``terms`` + ``lagged_terms``. ``potential_energy``,
 ``potential_gradient``, ``combined_matrix`` and ``max_step`` take such a list as ``terms``
 (default: the potential terms alone); ``newton_start`` places the Dirichlet data at t + h.
+
+Matrices: the terms with a fixed Hessian pattern share one precomputed pattern (``assembler``);
+a term whose pattern changes with x (``hessian_triplets``: contact between surfaces) has its
+triplets added per evaluation, so the matrix's pattern may change between calls (the linear
+solver notices: :class:`hooke.linalg.SparseSolver`).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .energies import damping, gravity, kinetic, potential_terms, spring, step_terms
+from .energies import (damping, gravity, has_fixed_pattern, kinetic, potential_terms, spring,
+                       step_terms)
 from .constraints import JointSet
 from .kernels import SpringGather, spring_matrix
 from .linalg import BlockPattern, FixedPatternAssembler, diagonal_structure
@@ -30,6 +36,8 @@ class System:
         self.terms = potential_terms(model)
         self.lagged_terms = step_terms(model)
         self.free_dofs = model.free_dofs
+        self._free_index = np.full(model.n_dofs, -1, dtype=np.int64)  # −1: a pinned DOF
+        self._free_index[self.free_dofs] = np.arange(self.free_dofs.size)
         self.inverse_mass = np.where(model.pinned, 0.0, 1.0 / model.mass)[:, None]
         self.mass_free = kinetic.mass_diagonal(model)[self.free_dofs]
         self.has_damping = model.has_damping
@@ -170,7 +178,7 @@ class System:
         if self._assembler is None:
             structures = [diagonal_structure(self.model.n_dofs)]
             structures += [term.hessian_structure(self.model)
-                           for term in self.terms + self.lagged_terms]
+                           for term in self.terms + self.lagged_terms if has_fixed_pattern(term)]
             structures.append(damping.jacobian_structure(self.model))
             self._assembler = FixedPatternAssembler(structures, self.model.n_dofs, self.free_dofs)
         return self._assembler
@@ -201,14 +209,16 @@ class System:
                                 damping_weight: float, project_psd: bool = False,
                                 terms=None) -> sp.csr_matrix:
         """:meth:`combined_matrix` term by term through triplets and one bincount: the path for
-        every term, and the reference the in-place kernel is checked against."""
+        every term, and the reference the in-place kernel is checked against. Terms without a
+        fixed pattern are added through their own triplets (:meth:`varying_matrix`)."""
         terms = self.terms if terms is None else terms
+        fixed = [term for term in terms if has_fixed_pattern(term)]
         values = [kinetic.mass_diagonal(self.model)]
         weights = [mass_weight]
-        for term in terms:
+        for term in fixed:
             values.append(term.hessian_values(self.model, x, project_psd))
             weights.append(hessian_weight)
-        for size in self.assembler.sizes[1 + len(terms):-1]:  # lagged terms not in ``terms``
+        for size in self.assembler.sizes[1 + len(fixed):-1]:  # lagged terms not in ``terms``
             values.append(np.zeros(size))
             weights.append(0.0)
         if self.has_damping and damping_weight != 0.0:
@@ -216,21 +226,45 @@ class System:
         else:
             values.append(np.zeros(self.assembler.sizes[-1]))
         weights.append(damping_weight)
-        return self.assembler.assemble(values, weights)
+        matrix = self.assembler.assemble(values, weights)
+        varying = [term for term in terms if not has_fixed_pattern(term)]
+        if varying and hessian_weight != 0.0:
+            matrix = matrix + hessian_weight * self.varying_matrix(varying, x, project_psd)
+        return matrix
+
+    def varying_matrix(self, terms, x: np.ndarray, project_psd: bool = False,
+                       free: bool = True) -> sp.csr_matrix:
+        """Σ of the Hessians of ``terms`` (each with ``hessian_triplets``) at x, on the free
+        DOFs (entries in a pinned row or column dropped, as P A Pᵀ) or, ``free=False``, on all."""
+        index = self._free_index if free else np.arange(self.model.n_dofs)
+        rows, cols, values = [np.empty(0, dtype=np.int64)] * 2 + [np.empty(0)]
+        for term in terms:
+            r, c, v = term.hessian_triplets(self.model, x, project_psd)
+            r, c = index[r], index[c]
+            keep = (r >= 0) & (c >= 0)
+            rows, cols = np.concatenate([rows, r[keep]]), np.concatenate([cols, c[keep]])
+            values = np.concatenate([values, v[keep]])
+        size = self.free_dofs.size if free else self.model.n_dofs
+        return sp.coo_matrix((values, (rows, cols)), shape=(size, size)).tocsr()
 
     def combined_matrix_full(self, x: np.ndarray, mass_weight: float, hessian_weight: float,
                              damping_weight: float) -> sp.csr_matrix:
         """Like :meth:`combined_matrix` over all DOFs (for the coupling to moving pins)."""
+        fixed = [term for term in self.terms if has_fixed_pattern(term)]
         if self._full_assembler is None:
             self._full_assembler = FixedPatternAssembler(
                 [diagonal_structure(self.model.n_dofs)]
-                + [term.hessian_structure(self.model) for term in self.terms]
+                + [term.hessian_structure(self.model) for term in fixed]
                 + [damping.jacobian_structure(self.model)], self.model.n_dofs)
         values = [kinetic.mass_diagonal(self.model)]
-        values += [term.hessian_values(self.model, x) for term in self.terms]
+        values += [term.hessian_values(self.model, x) for term in fixed]
         values.append(damping.jacobian_values(self.model, x))
-        weights = [mass_weight] + [hessian_weight] * len(self.terms) + [damping_weight]
-        return self._full_assembler.assemble(values, weights)
+        weights = [mass_weight] + [hessian_weight] * len(fixed) + [damping_weight]
+        matrix = self._full_assembler.assemble(values, weights)
+        varying = [term for term in self.terms if not has_fixed_pattern(term)]
+        if varying and hessian_weight != 0.0:
+            matrix = matrix + hessian_weight * self.varying_matrix(varying, x, free=False)
+        return matrix
 
     def stiffness_free(self, x: np.ndarray) -> sp.csr_matrix:
         """K = ∂f/∂x = −∇²U on the free DOFs."""

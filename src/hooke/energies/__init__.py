@@ -8,7 +8,13 @@ Contract of a potential term (a module with these names):
 - ``hessian_structure(model) -> (rows, cols)``: fixed triplet pattern in flattened DOFs;
 - ``hessian_values(model, x, project_psd=False) -> (len(rows),)``: the Hessian's entries in that
   pattern; with ``project_psd`` each element's block is clamped to positive semi-definite.
-``hessian(term, model, x)`` builds the sparse matrix from these for checks and analysis.
+A term whose active set changes with x (contact between surfaces: which pairs are within d̂)
+has no fixed pattern: instead of ``hessian_structure``/``hessian_values`` it defines
+- ``hessian_triplets(model, x, project_psd=False) -> (rows, cols, values)``: the Hessian at x as
+  triplets in flattened DOFs (duplicates summed), a new pattern at every evaluation;
+:func:`has_fixed_pattern` tells the two kinds apart; assembly (:class:`hooke.system.System`) puts
+the fixed terms on its precomputed pattern and adds the others' triplets per evaluation.
+``hessian(term, model, x)`` builds the sparse matrix of either kind for checks and analysis.
 Optional hooks of a potential term (the contact barrier has them):
 - ``max_step(model, x, p) -> float``: largest α ≤ 1 keeping x + α p in the term's domain
   (continuous collision detection; the implicit line search starts there);
@@ -31,9 +37,9 @@ from __future__ import annotations
 import scipy.sparse as sp
 
 from ..linalg import triplets_to_csr
-from . import barrier, friction, gravity, spring
+from . import barrier, friction, gravity, spring, surface_barrier
 
-POTENTIAL_TERMS = (spring, gravity, barrier)
+POTENTIAL_TERMS = (spring, gravity, barrier, surface_barrier)
 STEP_TERMS = (friction,)
 
 
@@ -47,6 +53,13 @@ def step_terms(model) -> list:
     return [term for term in STEP_TERMS if term.active(model)]
 
 
+def has_fixed_pattern(term) -> bool:
+    """Whether the term's Hessian has one pattern per model (else: ``hessian_triplets``)."""
+    return not hasattr(term, "hessian_triplets")
+
+
 def hessian(term, model, x, project_psd: bool = False) -> sp.csr_matrix:
+    if not has_fixed_pattern(term):
+        return triplets_to_csr(*term.hessian_triplets(model, x, project_psd), model.n_dofs)
     rows, cols = term.hessian_structure(model)
     return triplets_to_csr(rows, cols, term.hessian_values(model, x, project_psd), model.n_dofs)

@@ -1,8 +1,8 @@
 """``rk45``: Dormand–Prince 5(4) with error control and dense output (seed 003's ``solve_ivp``).
 
 Steps are accepted when the scaled RMS error ‖e / (atol + rtol·max(|s|, |s⁺|))‖ < 1, over the
-free DOFs of (x, v); the step-size controller is a separate object (h⁺ = h·clip(0.9 err^(−1/5),
-0.2, 10), no growth right after a rejection), and a step that would pass ``t_bound`` (the run's
+free DOFs of (x, v); the step-size controller is h⁺ = h·clip(0.9 err^(−1/5), 0.2, 10), no growth
+right after a rejection (:func:`.adaptive_compiled.step_factor`), and a step that would pass ``t_bound`` (the run's
 end) is cut to end there. The first trial step is ``first_step`` [s], or with "auto" (the
 default) Hairer, Nørsett & Wanner's starting-step estimate (Solving ODEs I, II.4), capped by
 ``max_step`` and the time left — the same rules as SciPy's ``solve_ivp(method="RK45")``, so both
@@ -25,28 +25,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..constraints import STABILIZATION_DEFAULTS
+from ..constraints import STABILIZATION_DEFAULTS, Stabilization
 from ..errors import HookeInputError
 from ..model import State
+from . import adaptive_compiled
 from .base import ConstraintForces, Integrator, StepFailed, is_finite, register
+from .compiled import has_only_terms
 from .explicit import runge_kutta_stages
 from .tableau import DORMAND_PRINCE, DORMAND_PRINCE_DENSE, weighted_sum
-
-
-@dataclass
-class StepSizeController:
-    """Elementary controller h⁺ = h · clip(safety · err^(−1/(q+1)), min_factor, max_factor)."""
-
-    error_order: int = 4
-    safety: float = 0.9
-    min_factor: float = 0.2
-    max_factor: float = 10.0
-
-    def factor(self, error_norm: float) -> float:
-        if error_norm == 0.0:
-            return self.max_factor
-        raw = self.safety * error_norm ** (-1.0 / (self.error_order + 1))
-        return float(np.clip(raw, self.min_factor, self.max_factor))
 
 
 @dataclass
@@ -67,18 +53,18 @@ class AcceptedStep:
     end: State | None = None
 
     def interpolate(self, t: float) -> tuple[np.ndarray, np.ndarray]:
-        """(x, v) at t ∈ [self.t, self.t + h] from the continuous extension."""
+        """(x, v) at t ∈ [self.t, self.t + h] from the continuous extension
+        (:func:`.adaptive_compiled.dense_output`)."""
         theta = (t - self.t) / self.h
-        return tuple(_dense(theta, self.h, y0, y1, k) for y0, y1, k in
-                     ((self.x0, self.x1, self.kx), (self.v0, self.v1, self.kv)))
-
-
-def _dense(theta: float, h: float, y0: np.ndarray, y1: np.ndarray, k: np.ndarray) -> np.ndarray:
-    change = y1 - y0
-    r3 = h * k[0] - change
-    r4 = change - h * k[-1] - r3
-    r5 = h * weighted_sum(DORMAND_PRINCE_DENSE, k)
-    return y0 + theta * (change + (1.0 - theta) * (r3 + theta * (r4 + (1.0 - theta) * r5)))
+        out = []
+        for y0, y1, k in ((self.x0, self.x1, self.kx), (self.v0, self.v1, self.kv)):
+            y = np.empty_like(y0, dtype=float)
+            adaptive_compiled.dense_output(theta, self.h, np.ascontiguousarray(y0, dtype=float),
+                                           np.ascontiguousarray(y1, dtype=float),
+                                           np.ascontiguousarray(k, dtype=float),
+                                           DORMAND_PRINCE_DENSE, y)
+            out.append(y)
+        return tuple(out)
 
 
 @register
@@ -97,7 +83,6 @@ class DormandPrince45(ConstraintForces, Integrator):
         self.max_step = self.positive_option("max_step", allow_inf=True)
         if not isinstance(self.options["adaptive"], bool):
             raise HookeInputError("adaptive", "must be true or false", self.options["adaptive"])
-        self.controller = StepSizeController()
         first = self.options["first_step"]
         self.h = None  # the next trial step; None: estimated at the first step
         if not (isinstance(first, str) and first == "auto"):
@@ -107,6 +92,12 @@ class DormandPrince45(ConstraintForces, Integrator):
                 raise HookeInputError("first_step", f'must be "auto" or a number > 0 for '
                                       f"integrator '{self.name}'", first) from None
         self.configure_joints()
+        stabilization = Stabilization.from_options(self.options, self.name)
+        self._terms = tuple(self.system.terms)
+        model = self.system.model
+        self._free_dofs = np.repeat(model.free, model.dim)  # flat, as x.reshape(-1)
+        self._compiled = (adaptive_compiled.build(self.system, stabilization)
+                          if self.options["adaptive"] else None)
 
     def __init__(self, system, dt, **options):
         super().__init__(system, dt, **options)
@@ -169,28 +160,23 @@ class DormandPrince45(ConstraintForces, Integrator):
         # FSAL: the 7th stage is f at the new state, unless a projection moved that state.
         self._fsal = (step.kx[-1], step.kv[-1]) if step.end.x is step.x1 else None
 
-    def _scaled_rms(self, parts, magnitudes) -> float:
+    def _scaled_rms(self, parts, x0, x1, v0, v1) -> float:
         """The RMS over the free DOFs of ``parts`` (an x-like and a v-like array) in units of
-        atol + rtol·``magnitudes`` (the same shapes, on the free DOFs)."""
-        free = self.system.model.free
-        scaled = [p[free] / (self.atol + self.rtol * m) for p, m in zip(parts, magnitudes)]
-        count = sum(s.size for s in scaled)
-        return float(np.sqrt(sum(float(np.sum(s ** 2)) for s in scaled) / max(count, 1)))
+        atol + rtol·max(|x0|, |x1|) (and v0, v1): :func:`.adaptive_compiled.scaled_rms`, which
+        the compiled steps call too."""
+        ex, ev, x0, x1, v0, v1 = (np.ascontiguousarray(a, dtype=float)
+                                  for a in (*parts, x0, x1, v0, v1))
+        return adaptive_compiled.scaled_rms(ex, ev, x0, x1, v0, v1, self._free_dofs, self.atol,
+                                            self.rtol)
 
     def _error_norm(self, step: AcceptedStep, error) -> float:
-        free = self.system.model.free
-        magnitudes = [np.maximum(np.abs(a[free]), np.abs(b[free]))
-                      for a, b in ((step.x0, step.x1), (step.v0, step.v1))]
-        norm = self._scaled_rms(error, magnitudes)
+        norm = self._scaled_rms(error, step.x0, step.x1, step.v0, step.v1)
         return norm if np.isfinite(norm) else np.inf
 
     def _initial_step(self, state: State, first) -> float:
         """Hairer, Nørsett & Wanner's estimate from f at the start and after a tiny Euler step."""
-        free = self.system.model.free
-        magnitudes = [np.abs(y[free]) for y in (state.x, state.v)]
-
         def rms(parts) -> float:
-            return self._scaled_rms(parts, magnitudes)
+            return self._scaled_rms(parts, state.x, state.x, state.v, state.v)
 
         d0, d1 = rms((state.x, state.v)), rms(first)
         h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
@@ -200,7 +186,7 @@ class DormandPrince45(ConstraintForces, Integrator):
         if max(d1, d2) <= 1e-15:
             h1 = max(1e-6, 1e-3 * h0)
         else:
-            h1 = (0.01 / max(d1, d2)) ** (1.0 / (self.controller.error_order + 1))
+            h1 = (0.01 / max(d1, d2)) ** -adaptive_compiled.ERROR_EXPONENT
         return min(100.0 * h0, h1, self.max_step, self.t_bound - state.t)
 
     def _accept_next(self) -> None:
@@ -234,7 +220,7 @@ class DormandPrince45(ConstraintForces, Integrator):
             trial = State(t1, step.x1, step.v1)
             bad = None if is_finite(trial) else trial
             error_norm = self._error_norm(step, error) if bad is None else np.inf
-            factor = self.controller.factor(error_norm)
+            factor = adaptive_compiled.step_factor(error_norm)
             if error_norm < 1.0:
                 break
             self.stats["rejected"] += 1
@@ -243,6 +229,29 @@ class DormandPrince45(ConstraintForces, Integrator):
         self.stats["steps"] += 1
         self.h = h * (min(factor, 1.0) if rejected else factor)
         self._finish(step)
+
+    def _accept_compiled(self, t_target: float) -> None:
+        """Accepted steps taken by :mod:`.adaptive_compiled` until one ends at or past t_target;
+        where it stops before a step, that step is repeated here (which raises its error)."""
+        start = self._step.end if self._step is not None else self._start
+        self.guarded(lambda: self._compiled_steps(start, t_target), start)
+
+    def _compiled_steps(self, start: State, t_target: float) -> None:
+        first = self._first_stage(start, self._fsal)
+        if self.h is None:
+            self.h = self._initial_step(start, first)
+        outcome = self._compiled.run(start.t, start.x, start.v, first, self.h, t_target,
+                                     self.t_bound, self.max_step, self.atol, self.rtol)
+        for key, count in zip(("steps", "rejected", "evaluations"), outcome.stats):
+            self.stats[key] += count
+        self.h = outcome.h_next
+        step = AcceptedStep(*outcome.step)
+        if outcome.status in (adaptive_compiled.OK, adaptive_compiled.PAUSED):
+            self._finish(step)
+            return
+        self._step, self._start = None, State(step.t, step.x0, step.v0)
+        self._fsal = (step.kx[0], step.kv[0])
+        self._accept_next()
 
     # -- the contract -----------------------------------------------------------------------
     def step(self, state: State) -> State:
@@ -262,7 +271,10 @@ class DormandPrince45(ConstraintForces, Integrator):
         if not ours:
             self._step, self._fsal, self._start = None, None, state
         while (self._step.end.t if self._step is not None else state.t) < t_target:
-            self._accept_next()
+            if self._compiled is not None and has_only_terms(self.system, self._terms):
+                self._accept_compiled(t_target)
+            else:
+                self._accept_next()
         step = self._step
         if step is None or t_target == step.end.t:
             frame = State(float(t_target), state.x, state.v) if step is None else step.end

@@ -21,9 +21,13 @@ Contract:
   ``advance`` — from the state the checkpoint was taken at — is then bit-identical to the
   uninterrupted run's (tests/test_store.py checks every registered integrator). Subclasses extend
   both and call ``super()``.
+- Options: every problem at once, one line each — options the integrator does not know, a
+  non-integer for an option whose default is a count (``max_iterations=2.5``) or one above
+  ``MAX_COUNT_OPTION``, and each value ``check_options`` refuses.
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
 - Capabilities: an integrator declares ``supports_joints`` and ``supports_contact`` (contact
-  planes: the barrier, its collision detection and lagged friction); one that lacks a capability
+  planes and, with self-contact, surfaces: the barriers, their collision detection and lagged
+  friction); one that lacks a capability
   refuses a model that needs it, naming the integrators that have it (``CAPABILITIES``).
 - Joints: integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
   :class:`ConstraintForces`: the joints act through ``System.acceleration`` with the stabilisation
@@ -41,15 +45,19 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..constraints import JointForces, Stabilization
-from ..errors import HookeInputError, HookeInputErrors, SimulationError
+from ..errors import HookeInputError, HookeInputErrors, SimulationError, is_count, is_number
 from ..model import State
 from .compiled import all_finite
 
 _REGISTRY: dict[str, type["Integrator"]] = {}
 NON_FINITE = "the state became non-finite"
+# The most a count option (iterations, substeps …) may be: each is work per step, and 10⁹
+# substeps of a 2-step run would take many minutes of what a smaller dt does better.
+MAX_COUNT_OPTION = 10_000
 # (capability flag, the Model's count of what needs it, its name in the refusal)
 CAPABILITIES = (("supports_joints", "n_joints", "joints"),
-                ("supports_contact", "n_planes", "contact planes"))
+                ("supports_contact", "n_planes", "contact planes"),
+                ("supports_contact", "n_contact_faces", "contact between surfaces"))
 
 
 class StepFailed(SimulationError):
@@ -94,10 +102,15 @@ class Integrator:
         self.dt = float(dt)
         self.t_bound = np.inf  # the end of the run: adaptive steps stop there
         self.options = {**self.defaults, **options}
-        try:  # the known options' values, reported together with the unknown options
-            self.check_options()
-        except HookeInputError as error:
-            problems.append(error)
+        for key, value in options.items():  # a count takes an integer: 2.5 is not quietly 2
+            default = self.defaults[key]
+            if is_count(default) and not (is_count(value) and value <= MAX_COUNT_OPTION):
+                problems.append(HookeInputError(key, f"must be an integer (its default is {default})"
+                                                if not is_count(value) else
+                                                f"must be at most {MAX_COUNT_OPTION} (per step; "
+                                                "for more, take a smaller dt)", value))
+                self.options[key] = default
+        problems += self._option_problems()  # reported together with the unknown options
         if len(problems) == 1:
             raise problems[0]
         if problems:
@@ -107,10 +120,26 @@ class Integrator:
     def check_options(self) -> None:
         """Validate ``self.options``; raise HookeInputError naming the option."""
 
+    def _option_problems(self) -> list[HookeInputError]:
+        """Every problem :meth:`check_options` finds, though it stops at the first: an option it
+        refuses is set back to its default and the check runs again."""
+        problems: list[HookeInputError] = []
+        for _ in range(len(self.options) + 1):
+            try:
+                self.check_options()
+                break
+            except HookeInputError as error:
+                problems.append(error)
+                key = getattr(error, "field", None)
+                if key not in self.defaults or self.options[key] is self.defaults[key]:
+                    break  # not one option's fault (or its default's): nothing to set back
+                self.options[key] = self.defaults[key]
+        return problems
+
     def positive_option(self, key: str, allow_inf: bool = False) -> float:
         value = self.options[key]
-        if (isinstance(value, bool) or not isinstance(value, (int, float)) or np.isnan(value)
-                or (np.isinf(value) and not allow_inf) or value <= 0):
+        if (not is_number(value) or np.isnan(value) or (np.isinf(value) and not allow_inf)
+                or value <= 0):
             raise HookeInputError(key, f"must be a number > 0 for integrator '{self.name}'", value)
         return float(value)
 

@@ -1,18 +1,35 @@
 """Exports of a stored trajectory for ParaView and other tools.
 
 - :func:`write_xdmf`: an XDMF sidecar next to ``trajectory.h5``, a temporal collection with one
-  grid per frame whose points are hyperslabs of /frames/x, so ParaView opens the time series
-  directly without copying data. Its cells are the springs and the joints as 2-node polylines (a
-  spatial collection of a ``springs`` and a ``joints`` block when the model has both; only the
-  particles as vertices when it has neither); point data ``velocity`` and ``contact_force``, cell
-  data ``joint_force`` (the joint's tension) on the joints, where the run recorded them.
-- :func:`export_vtu`: one .vtu file per frame via meshio — springs then joints as ``line`` cells
-  (cell data ``joint``: 1 on joints, 0 on springs, and ``joint_force``, 0 on springs), or the
-  particles as ``vertex`` cells when there are neither; point data ``velocity`` and
-  ``contact_force`` — plus a .pvd collection listing them with their times.
+  grid per frame that points into the HDF5 file (hyperslabs of /frames/x …), so ParaView opens
+  the time series directly without copying data. Each frame is a spatial collection of the
+  model's blocks of cells that are not empty, in this order: ``springs`` and ``joints`` (2-node
+  polylines), ``triangles`` and ``tetrahedra`` (the body's mesh cells, ``Model.triangles`` and
+  ``Model.tetrahedra``); a single block is the frame itself, and a model with none of them is its
+  particles as vertices. Points are 3D and every block has the frame's point data ``velocity``
+  and ``contact_force`` (where the run recorded it) as 3-component vectors (2D and 1D values
+  JOINed with zeros), and the joints block its cell data ``joint_force`` (the joint's tension).
+- :func:`export_frames` (and :func:`export_vtu`): one file per stored frame for each of
+  ``FORMATS``, in ``<out>/<format>/frame_00000.<format>`` via meshio, numbered as the frames:
+  ``vtu`` — the same blocks as ``line``, ``triangle`` and ``tetra`` cells (cell data ``joint``:
+  1 on joints, 0 elsewhere, and ``joint_force``, 0 off the joints, when the model has joints),
+  or the particles as ``vertex`` cells, point data ``velocity`` and ``contact_force`` (3
+  components), plus ``frames.pvd`` listing them with their times; ``obj`` and ``ply`` — the
+  body's surface (``Model.surface_triangles``: a 2D sheet's triangles at z = 0, a 3D body's
+  triangles and tetrahedra's boundary) with every particle as a vertex (vertex i is particle
+  i in every frame, so tools that play mesh sequences see one topology), positions only.
 
-Both read the whole trajectory (or its header) before writing anything, so a file that cannot be
-read leaves the existing exports as they were; the sidecar is replaced atomically.
+Both read the whole trajectory (or its header) and check every requested format before writing
+anything, so a file that cannot be read, or a format the model cannot give (a surface format
+for a run without triangles), leaves the existing exports as they were; the sidecar is replaced
+atomically.
+
+XDMF as VTK's reader (ParaView's "XDMF Reader") reads it without a complaint: the reader caches
+a block's points under the text that comes first inside its geometry's data item, and logs
+"Cannot find DataItem element in geometry xml" at every step when there is none (a HyperSlab
+starts with an element); each frame's geometry item starts with a comment naming the frame, a
+key of its own, so the points read are always the frame's. The blocks of frame k are named
+``<block> k`` (``springs 7``): names unique in the file, as the reader makes them anyway.
 """
 
 from __future__ import annotations
@@ -23,19 +40,28 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from ..errors import HookeInputError
 from .store import open_trajectory, read_trajectory
 
 POINT_DATA = ("v", "contact_force")  # per-particle frame datasets, exported as point data
 POINT_NAMES = {"v": "velocity"}
+# Blocks of cells: (name, /model dataset, XDMF topology, meshio cell type).
+CELL_BLOCKS = (("springs", "spring_indices", "Polyline", "line"),
+               ("joints", "joint_indices", "Polyline", "line"),
+               ("triangles", "triangles", "Triangle", "triangle"),
+               ("tetrahedra", "tetrahedra", "Tetrahedron", "tetra"))
+FORMATS = ("vtu", "obj", "ply")
+SURFACE_FORMATS = ("obj", "ply")
 
 
-def _blocks(handle) -> list[tuple[str, str | None, int]]:
-    """(name, connectivity dataset or None for the particles as vertices, cell count) of each
-    block of cells: never an empty one."""
-    blocks = [(name, f"/model/{dataset}", handle[f"model/{dataset}"].shape[0])
-              for name, dataset in (("springs", "spring_indices"), ("joints", "joint_indices"))]
+def _blocks(handle) -> list[tuple[str, str | None, int, int]]:
+    """(name, connectivity dataset or None for the particles as vertices, cell count, nodes per
+    cell) of each block of cells: never an empty one (files written before the model had cells
+    have no triangles or tetrahedra datasets)."""
+    blocks = [(name, f"/model/{dataset}", *handle[f"model/{dataset}"].shape)
+              for name, dataset, _, _ in CELL_BLOCKS if f"model/{dataset}" in handle]
     blocks = [block for block in blocks if block[2]]
-    return blocks or [("particles", None, handle["frames/x"].shape[1])]
+    return blocks or [("particles", None, handle["frames/x"].shape[1], 1)]
 
 
 def write_xdmf(h5_path) -> Path:
@@ -56,8 +82,11 @@ def write_xdmf(h5_path) -> Path:
             grids.append(f'      <Grid Name="frame {k}" GridType="Uniform">\n{time_tag}{parts[0]}'
                          '      </Grid>\n')
         else:
-            inner = "".join(f'        <Grid Name="{label}" GridType="Uniform">\n{part}        </Grid>\n'
-                            for (label, _, _), part in zip(blocks, parts))
+            # Names unique in the file ("springs 7"): VTK's reader renames a repeated leaf name
+            # by probing "springs[1]", "springs[2]" … in turn, time that grows with the square
+            # of the frame count (4 s to open 2,000 frames of two blocks, 0.4 s unique).
+            inner = "".join(f'        <Grid Name="{label} {k}" GridType="Uniform">\n{part}        </Grid>\n'
+                            for (label, *_), part in zip(blocks, parts))
             grids.append(f'      <Grid Name="frame {k}" GridType="Collection" CollectionType="Spatial">\n'
                          f'{time_tag}{inner}      </Grid>\n')
     text = ('<?xml version="1.0" ?>\n<Xdmf Version="3.0">\n  <Domain>\n'
@@ -70,33 +99,49 @@ def write_xdmf(h5_path) -> Path:
     return path
 
 
+def _vectors(name: str, key: str, k: int, shape, first: str = "") -> str:
+    """Frame k of /frames/<key> (F, n, d) as (n, 3) values: the hyperslab itself in 3D, else
+    its d components JOINed (interleaved) with 3 − d zeros written as 0·$0 (XDMF has no
+    constant array, and zeros written out would repeat n numbers in every frame). ``first``
+    goes first inside the item (see :func:`_block`)."""
+    n, d = shape[1:]
+    if d == 3:
+        return _slab(name, key, k, shape, first=first)
+    terms = ", ".join([f"${c}" for c in range(d)] + ["0 * $0"] * (3 - d))
+    return (f'<DataItem ItemType="Function" Function="JOIN({terms})" Dimensions="{n} 3">{first}'
+            f'{"".join(_slab(name, key, k, shape, c) for c in range(d))}</DataItem>')
+
+
 def _block(name: str, k: int, block, shapes: dict) -> str:
     """Topology, geometry and attributes of one block of frame k."""
-    label, connectivity, cells = block
-    n, d = shapes["x"][1:]
+    label, connectivity, cells, nodes = block
+    kind = {block_name: topology for block_name, _, topology, _ in CELL_BLOCKS}.get(label)
     if connectivity is None:
-        topology = (f'        <Topology TopologyType="Polyvertex" NodesPerElement="1" NumberOfElements="{n}">\n'
-                    f'          <DataItem Dimensions="{n}" NumberType="Int" Format="XML">'
-                    f'{" ".join(map(str, range(n)))}</DataItem>\n        </Topology>\n')
+        topology = (f'        <Topology TopologyType="Polyvertex" NodesPerElement="1" NumberOfElements="{cells}">\n'
+                    f'          <DataItem Dimensions="{cells}" NumberType="Int" Format="XML">'
+                    f'{" ".join(map(str, range(cells)))}</DataItem>\n        </Topology>\n')
     else:
-        topology = (f'        <Topology TopologyType="Polyline" NodesPerElement="2" NumberOfElements="{cells}">\n'
-                    f'          <DataItem Dimensions="{cells} 2" NumberType="Int" Precision="8" '
+        topology = (f'        <Topology TopologyType="{kind}" NodesPerElement="{nodes}" NumberOfElements="{cells}">\n'
+                    f'          <DataItem Dimensions="{cells} {nodes}" NumberType="Int" Precision="8" '
                     f'Format="HDF">{name}:{connectivity}</DataItem>\n        </Topology>\n')
-    out = topology + _geometry(name, k, shapes["x"])
+    # VTK's reader keys a block's cached points by the text first inside the geometry's item:
+    # this comment makes it the frame's own (a HyperSlab has no text: the reader would complain).
+    geometry = _vectors(name, "x", k, shapes["x"], first=f"<!-- frame {k} -->")
+    out = topology + f'        <Geometry GeometryType="XYZ">{geometry}</Geometry>\n'
     for key in POINT_DATA:
         if key in shapes and shapes[key][1]:
-            kind = "Vector" if d == 3 else "Matrix"
-            out += (f'        <Attribute Name="{POINT_NAMES.get(key, key)}" AttributeType="{kind}" '
-                    f'Center="Node">{_slab(name, key, k, shapes[key])}</Attribute>\n')
+            out += (f'        <Attribute Name="{POINT_NAMES.get(key, key)}" AttributeType="Vector" '
+                    f'Center="Node">{_vectors(name, key, k, shapes[key])}</Attribute>\n')
     if label == "joints" and "joint_force" in shapes:
         out += ('        <Attribute Name="joint_force" AttributeType="Scalar" Center="Cell">'
                 f'{_slab(name, "joint_force", k, shapes["joint_force"])}</Attribute>\n')
     return out
 
 
-def _slab(name: str, dataset: str, k: int, shape, component: int | None = None) -> str:
+def _slab(name: str, dataset: str, k: int, shape, component: int | None = None,
+          first: str = "") -> str:
     """Frame k of /frames/<dataset> (F, ...) as a HyperSlab data item (one component of the last
-    axis when ``component`` is given)."""
+    axis when ``component`` is given), ``first`` first inside it."""
     rest = list(shape[1:])
     start = [k] + [0] * len(rest)
     count = [1] + rest
@@ -106,55 +151,93 @@ def _slab(name: str, dataset: str, k: int, shape, component: int | None = None) 
     rank = len(shape)
     numbers = " ".join(str(v) for v in [*start, *([1] * rank), *count])
     full = " ".join(str(s) for s in shape)
-    return (f'<DataItem ItemType="HyperSlab" Dimensions="{dims}" Type="HyperSlab">'
+    return (f'<DataItem ItemType="HyperSlab" Dimensions="{dims}" Type="HyperSlab">{first}'
             f'<DataItem Dimensions="3 {rank}" Format="XML">{numbers}</DataItem>'
             f'<DataItem Dimensions="{full}" NumberType="Float" Precision="8" Format="HDF">'
             f'{name}:/frames/{dataset}</DataItem></DataItem>')
 
 
-def _geometry(name: str, k: int, shape) -> str:
-    n, d = shape[1:]
-    if d > 1:
-        return (f'        <Geometry GeometryType="{"XYZ" if d == 3 else "XY"}">'
-                f'{_slab(name, "x", k, shape)}</Geometry>\n')
-    zeros = f'<DataItem Dimensions="{n}" Format="XML">{" ".join(["0"] * n)}</DataItem>'
-    return (f'        <Geometry GeometryType="X_Y_Z">{_slab(name, "x", k, shape, 0)}'
-            f'{zeros}{zeros}</Geometry>\n')
+def export_vtu(h5_path, out_dir, progress=None) -> list[Path]:
+    """One ``frame_00000.vtu`` per stored frame plus ``frames.pvd`` in ``out_dir``; returns the
+    written paths."""
+    out_dir = Path(out_dir)
+    return export_frames(h5_path, out_dir.parent, ("vtu",), progress, {"vtu": out_dir})
 
 
-def export_vtu(h5_path, out_dir) -> list[Path]:
-    """One ``frame_00000.vtu`` per stored frame plus ``frames.pvd``; returns the written paths."""
+def export_frames(h5_path, out_dir, formats=("vtu",), progress=None, folders=None,
+                  field: str = "formats") -> list[Path]:
+    """One file per stored frame for each of ``formats`` (``FORMATS``) in
+    ``out_dir/<format>`` (or ``folders[format]``), plus ``frames.pvd`` for vtu; returns the
+    written paths. ``progress(done, total)`` is called after each file. A format that is
+    unknown or that the run's model cannot give is an input error on ``field`` before any
+    write."""
+    for fmt in formats:
+        if fmt not in FORMATS:
+            raise HookeInputError(field, f"unknown export format (known: {', '.join(FORMATS)})", fmt)
+    data = read_trajectory(h5_path)
+    model = data["model"]
+    faces = model.surface_triangles()
+    if not faces.size and set(formats) & set(SURFACE_FORMATS):
+        raise HookeInputError(field, "a surface format needs the body's triangles or tetrahedra, "
+                              "which this run's model has none of (grid, lattice and from_mesh "
+                              "bodies have them)", next(f for f in formats if f in SURFACE_FORMATS))
+    total, done, written = len(data["t"]) * len(formats), 0, []
+    folders = {fmt: Path((folders or {}).get(fmt, Path(out_dir) / fmt)) for fmt in formats}
+    for fmt in formats:
+        folders[fmt].mkdir(parents=True, exist_ok=True)
+        meshes = _vtu_meshes(data) if fmt == "vtu" else _surface_meshes(data, faces)
+        for k, mesh in enumerate(meshes):
+            written.append(folders[fmt] / f"frame_{k:05d}.{fmt}")
+            mesh.write(written[-1])
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        if fmt == "vtu":
+            written.append(_pvd(folders[fmt], data["t"]))
+    return written
+
+
+def _pvd(folder: Path, times) -> Path:
+    entries = "".join(f'    <DataSet timestep="{float(t)!r}" file="frame_{k:05d}.vtu"/>\n'
+                      for k, t in enumerate(times))
+    collection = folder / "frames.pvd"
+    collection.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1">\n'
+                          f'  <Collection>\n{entries}  </Collection>\n</VTKFile>\n')
+    return collection
+
+
+def _vtu_meshes(data):
+    """The meshio Mesh of each frame for the vtu format (see the module's contract)."""
     import meshio
 
-    data = read_trajectory(h5_path)
     model = data["model"]
     point_data = {"velocity": data["v"], **{key: value for key, value in data["extras"].items()
                                             if key == "contact_force" and value.shape[1]}}
-    blocks = [indices.astype(np.int64) for indices in (model.spring_indices, model.joint_indices)
-              if indices.shape[0]]
-    cells = [("line", indices) for indices in blocks] or [
-        ("vertex", np.arange(model.n_particles, dtype=np.int64)[:, None])]
-    joint = [np.zeros(model.n_springs, dtype=np.int8)] * (model.n_springs > 0) + [
-        np.ones(model.n_joints, dtype=np.int8)] * (model.n_joints > 0)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written, entries = [], []
-    for k, (t, x) in enumerate(zip(data["t"], data["x"])):
+    blocks = [(cell_type, getattr(model, dataset).astype(np.int64))
+              for _, dataset, _, cell_type in CELL_BLOCKS if getattr(model, dataset).shape[0]]
+    cells = blocks or [("vertex", np.arange(model.n_particles, dtype=np.int64)[:, None])]
+    joint_block = [dataset == "joint_indices" for _, dataset, _, _ in CELL_BLOCKS
+                   if getattr(model, dataset).shape[0]]
+    joint = [np.full(len(indices), int(is_joint), dtype=np.int8)
+             for (_, indices), is_joint in zip(blocks, joint_block)]
+    for k, x in enumerate(data["x"]):
         cell_data = {}
         if model.n_joints:
             force = data["extras"]["joint_force"][k]
-            cell_data = {"joint": joint,
-                         "joint_force": [np.zeros(model.n_springs)] * (model.n_springs > 0) + [force]}
-        path = out_dir / f"frame_{k:05d}.vtu"
-        meshio.write(path, meshio.Mesh(_padded(x), cells, cell_data=cell_data,
-                                       point_data={key: _padded(value[k])
-                                                   for key, value in point_data.items()}))
-        written.append(path)
-        entries.append(f'    <DataSet timestep="{float(t)!r}" file="{path.name}"/>')
-    collection = out_dir / "frames.pvd"
-    collection.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1">\n'
-                          '  <Collection>\n' + "\n".join(entries) + '\n  </Collection>\n</VTKFile>\n')
-    return written + [collection]
+            cell_data = {"joint": joint, "joint_force": [
+                force if is_joint else np.zeros(len(indices))
+                for (_, indices), is_joint in zip(blocks, joint_block)]}
+        yield meshio.Mesh(_padded(x), cells, cell_data=cell_data,
+                          point_data={key: _padded(value[k]) for key, value in point_data.items()})
+
+
+def _surface_meshes(data, faces: np.ndarray):
+    """Each frame's surface triangles over all particles, positions only (obj, ply)."""
+    import meshio
+
+    faces = faces.astype(np.int32)  # what PLY stores (meshio warns on every int64 frame)
+    for x in data["x"]:
+        yield meshio.Mesh(_padded(x), [("triangle", faces)])
 
 
 def _padded(values: np.ndarray) -> np.ndarray:

@@ -49,12 +49,17 @@ Contact (any scene, also builder scenes: the planes go under the body the builde
     kappa = 1.0e5            # barrier stiffness
     area = 0.25              # per particle, or a list with one value per particle
     epsv = 1.0e-3            # friction smoothing velocity [m/s]
+    self_contact = true      # the [[surfaces]] repel each other and themselves
+
+Contact surfaces (one table per body; a builder may add its body's with a ``surface`` flag):
+
+    [[surfaces]]
+    faces = [[0, 1], [1, 2], [2, 0]]   # segments in 2D, triangles (index triples) in 3D
 """
 
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
@@ -64,13 +69,15 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdap
 from ..builder import (ModelBuilder, _vector, add_contact, check_clear_of_planes,
                        check_distinct_pair, check_index, check_plane, contact_area,
                        contact_weights, joint_length, spring_rest_length)
-from ..errors import HookeInputError, HookeInputErrors, collect, format_value
+from ..errors import HookeInputError, HookeInputErrors, as_path, collect, format_value
 from ..integrators import get as get_integrator
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
 from ..scene_setup import Scene, step_count
 from ..scenes import source as builtin_source
 from ..scenes.builders import parameter_problems, run_builder
+from ..surfaces import check_face_shapes, check_faces, start_problems
+from .files import parse_toml, read_text
 from .pydantic_errors import error_lines
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
@@ -159,6 +166,11 @@ class ContactSpec(Strict):
     kappa: Positive | None = None
     area: Area | None = None
     epsv: Positive | None = None
+    self_contact: bool | None = None
+
+
+class SurfaceSpec(Strict):
+    faces: list[list[Index]]
 
 
 class SceneFile(Strict):
@@ -173,6 +185,7 @@ class SceneFile(Strict):
     springs: list[SpringSpec] = Field(default_factory=list)
     joints: list[JointSpec] = Field(default_factory=list)
     planes: list[PlaneSpec] = Field(default_factory=list)
+    surfaces: list[SurfaceSpec] = Field(default_factory=list)
     contact: ContactSpec | None = None
     run: RunSettings = Field(default_factory=RunSettings)
 
@@ -188,7 +201,7 @@ def parse_value(text: str):
     as correction)."""
     try:
         return tomllib.loads(f"value = {text}")["value"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # [[[[…: nested past the recursion limit
         pass
     try:
         return float(text)
@@ -200,10 +213,7 @@ def parse(text: str, source: str = "scene file") -> SceneFile:
     """Validate a scene file's text; every problem is reported at once, one line each: the
     schema's (types, ranges, unknown and missing fields) and the checks between fields
     (:func:`consistency_problems`)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise HookeInputError(source, f"malformed TOML ({error})", show_value=False) from None
+    data = parse_toml(text, source)
     try:
         spec, errors = SceneFile.model_validate(data), []
     except ValidationError as error:
@@ -244,8 +254,8 @@ def consistency_problems(data: dict, errors: list) -> list[str]:
     it (``errors``: the schema's): a file either names a builder or lists particles; vectors have
     ``dim`` components; indices in range; no duplicate, self-connected or zero-length springs and
     joints; no joint between two pinned particles; planes non-degenerate with no particle starting
-    on or below; one contact area per particle; motions; a known integrator; t_end a whole number
-    of steps. The same checks as ModelBuilder's (shared functions of :mod:`hooke.builder`),
+    on or below; one contact area per particle; surface faces valid and, with self-contact, no two
+    surface elements touching; motions; a known integrator; t_end a whole number of steps. The same checks as ModelBuilder's (shared functions of :mod:`hooke.builder`),
     collected instead of stopping at the first."""
     valid, problems = _Valid(data, errors), []
     problems += _run_problems(valid)
@@ -369,6 +379,29 @@ def _contact_problems(valid: _Valid, dim: int, x0: list, pinned: list[bool]) -> 
         collect(problems, check_clear_of_planes, np.array([plane[0] for plane in planes]),
                 np.array([plane[1] for plane in planes]), contact_weights(area, pinned),
                 np.array(x0))
+    return problems + _surface_problems(valid, dim, x0)
+
+
+def _surface_problems(valid: _Valid, dim: int, x0: list) -> list[str]:
+    """[[surfaces]]: faces valid (arity, indices in range, no repeated particle, not degenerate
+    at the start) and, with ``contact.self_contact``, no two elements touching at the start."""
+    problems: list[str] = []
+    surfaces = []
+    for k in range(len(valid.entries("surfaces"))):
+        faces = valid("surfaces", k, "faces")
+        if isinstance(faces, list):
+            surfaces.append(collect(problems, check_faces, k, faces, len(x0), dim))
+    known = all(item is not None for item in x0)
+    if known:
+        for k, faces in enumerate(surfaces):
+            if faces is not None:
+                collect(problems, check_face_shapes, k, faces, np.array(x0))
+    self_contact = valid("contact", "self_contact")
+    if self_contact is True and not valid.entries("surfaces"):
+        problems.append("contact.self_contact: needs a contact surface ([[surfaces]]), got True")
+    if self_contact is True and known and surfaces and not problems \
+            and all(faces is not None for faces in surfaces):
+        problems += start_problems(np.concatenate(surfaces), np.array(x0))
     return problems
 
 
@@ -385,19 +418,21 @@ def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | 
             name = next(iter(overrides))
             raise HookeInputError(name, "is not a parameter: this scene has no builder", overrides[name])
         model = _explicit_model(spec)
-    if spec.planes or spec.contact is not None:
+    if spec.planes or spec.surfaces or spec.contact is not None:
         planes = [dict(normal=plane.normal, point=plane.point, friction=plane.friction,
                        motion=None if plane.motion is None else plane.motion.build())
                   for plane in spec.planes]
         contact = {} if spec.contact is None else spec.contact.model_dump(exclude_none=True)
-        model = add_contact(model, planes, **contact)
+        model = add_contact(model, planes, [surface.faces for surface in spec.surfaces],
+                            **contact)
     run = spec.run
     settings = {key: value for key, value in (("integrator", run.integrator), ("dt", run.dt),
                                               ("t_end", run.t_end), ("save_every", run.save_every))
                 if value is not None}
     return Scene(model, options=dict(run.options), name=spec.name or default_name,
                  description=spec.description, parameters=parameters,
-                 analytic_solution=analytic, source=text, **settings)
+                 analytic_solution=analytic, source=text,
+                 save_every_given=run.save_every is not None, **settings)
 
 
 def _explicit_model(spec: SceneFile):
@@ -416,14 +451,8 @@ def _explicit_model(spec: SceneFile):
 
 def load(path) -> Scene:
     """Read and build a scene file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise HookeInputError("path", "no such scene file", str(path)) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
-        raise HookeInputError("path", f"cannot read the scene file ({error.__class__.__name__})",
-                              str(path)) from None
+    path = as_path(path, "path")
+    text = read_text(path, "path", "scene file")
     return build(parse(text, source=str(path)), text, default_name=path.stem)
 
 

@@ -3,22 +3,27 @@
 Layout of ``trajectory.h5``:
     /frames/t (F,)  /frames/x (F, n, d)  /frames/v (F, n, d)  /frames/energy/<term> (F,)
     /frames/<extra> (F, ...)   per-frame extras: joint_force (F, joints), contact_distance (F,),
-                               contact_force (F, n, d)
+                               contact_force (F, n, d), surface_distance (F,)
     /model/<array>             every array of the Model (masses, springs, pins, joints, planes …)
+                               with its mesh cells /model/triangles, /model/tetrahedra: (0, k)
+                               when none; files without them read as (0, k)
     /checkpoint                the integrator's state after the last frame (for --resume): its
                                scalars as attributes, its arrays as datasets
     attributes: hooke_version, scene_name, scene_source (the scene file's text), parameters,
     integrator, dt, t_end, save_every, options (JSON: the integrator's effective options, its
     defaults included), created (ISO date; SOURCE_DATE_EPOCH when set), input_hash (SHA-256 of
-    the scene text, parameters, model arrays, initial state and settings), frames_written,
-    complete, stats (JSON), failure (why the blow-up guard stopped the run, when it did); the
-    checkpoint's own frames_written: the frame count it belongs to.
+    the scene text, parameters, model arrays but the cells, initial state and settings),
+    frames_written, complete, stats (JSON), failure (why the blow-up guard stopped the run, when
+    it did); the checkpoint's own frames_written: the frame count it belongs to.
 
 Contract: datasets are chunked along frames, gzip-compressed and Fletcher-32 checksummed (so a
 flipped bit anywhere in the data is an error, never a silently wrong value); the file is written
-in HDF5's SWMR mode; frames are buffered and written in blocks at least every ``flush_seconds``
-(0.25 s) or ``FLUSH_FRAMES`` frames, whichever comes first, and at the end, so a run killed at any moment leaves a file that :func:`read_trajectory`
-opens, holding every frame up to the last flush (a Ctrl-C flushes everything); ``close`` rewrites
+in HDF5's SWMR mode; frames are written in blocks (:meth:`TrajectoryWriter.write_frames`) at
+least every ``flush_seconds`` (0.25 s) or :func:`flush_frames` frames (64, more for small frames:
+up to 1 MiB of them, at most 4,096), whichever comes first (:meth:`TrajectoryWriter.due`), and at
+the end, so a run killed at any moment leaves a file that :func:`read_trajectory` opens, holding
+every frame up to the last block (a Ctrl-C writes the frames whose integrator checkpoint is
+known: see :class:`hooke.simulate.StoreFeed`); ``close`` rewrites
 the file compactly (:func:`rewrite`), so its layout does not depend on when the flushes happened.
 ``frames_written`` counts only frames on disk: a flush writes them first, then the count and the
 checkpoint. A write that fails (a full disk) stops the run with :class:`StoreWriteError` and
@@ -58,8 +63,8 @@ from typing import Any, Iterator
 import h5py
 import numpy as np
 
-from ..errors import (HookeInputError, HookeInputErrors, StoreWriteError, format_value, is_count,
-                      is_number)
+from ..errors import (HookeInputError, HookeInputErrors, StoreWriteError, as_path, format_value,
+                      is_count, is_number)
 from ..model import Model
 from ..result import Result, frame_extras
 from ..scene_setup import MAX_STEPS, Scene
@@ -69,10 +74,20 @@ from .lock import OutputLock
 from .scene_file import build, parse
 
 FRAME_CHUNK = 64
-# A flush after at most this many frames as well as after flush_seconds: what a kill can lose,
+# A write after at most this many frames as well as after flush_seconds: what a kill can lose,
 # and the size of the first block (which decides whether a run's first frame reaches a nearly
-# full disk), then do not depend on how fast the machine runs.
+# full disk), then do not depend on how fast the machine runs. Small frames are written in
+# larger blocks, up to FLUSH_BYTES of them (at most MAX_FLUSH_FRAMES frames): a block's write
+# costs about 2 ms of HDF5 calls whatever its size, 30 µs per frame in blocks of 64.
 FLUSH_FRAMES = FRAME_CHUNK
+FLUSH_BYTES = 2**20
+MAX_FLUSH_FRAMES = 4096
+
+
+def flush_frames(frame_bytes: int) -> int:
+    """Frames per written block for frames of ``frame_bytes``: FLUSH_FRAMES, more for small
+    frames (FLUSH_BYTES of them, at most MAX_FLUSH_FRAMES)."""
+    return min(MAX_FLUSH_FRAMES, max(FLUSH_FRAMES, FLUSH_BYTES // max(frame_bytes, 1)))
 # HDF5 file-format bounds: 1.10 at least (SWMR needs its superblock), 1.14 at most, so that the
 # HDF5 1.14 inside ParaView and VTK reads the files; h5py's own HDF5 2.0 would otherwise write
 # object layouts ("latest") that 1.14 refuses ("bad version number for layout message").
@@ -82,13 +97,20 @@ REQUIRED_ATTRIBUTES = ("scene_name", "scene_source", "parameters", "integrator",
                        "save_every", "options", "complete")
 
 
+# Model arrays no result depends on (see Model.triangles): hashing them would refuse to resume
+# the files written before they existed.
+DRAWING_ONLY = ("triangles", "tetrahedra")
+
+
 def input_hash(scene, settings: dict) -> str:
     """SHA-256 of everything a run's result depends on: the scene (its file text, parameters,
-    model arrays and initial state) and the run settings (effective integrator options)."""
+    model arrays but ``DRAWING_ONLY``, and initial state) and the run settings (effective
+    integrator options)."""
     digest = hashlib.sha256(json.dumps(
         {"scene": scene.source, "parameters": scene.parameters, "settings": settings},
         sort_keys=True, default=str).encode())
-    arrays = [(item.name, getattr(scene.model, item.name)) for item in dataclasses.fields(scene.model)]
+    arrays = [(item.name, getattr(scene.model, item.name)) for item in dataclasses.fields(scene.model)
+              if item.name not in DRAWING_ONLY]
     for name, value in [*arrays, ("state.x", scene.state.x), ("state.v", scene.state.v)]:
         if isinstance(value, np.ndarray):
             digest.update(f"{name}{value.dtype}{value.shape}".encode())
@@ -165,7 +187,8 @@ def _write_failure(error: BaseException) -> str:
 
 
 class TrajectoryWriter:
-    """Appends frames to ``path``; ``write_frame`` flushes, ``close`` marks the run complete.
+    """Appends frames to ``path`` in blocks (``write_frames``, when ``due``); ``close`` marks the
+    run complete.
 
     Safety (each is tested in tests/test_store_faults.py):
     - everything is computed and checked before a file is touched; an output another writer
@@ -218,8 +241,6 @@ class TrajectoryWriter:
     def _start(self, flush_seconds: float) -> None:
         self.frames = self.file["frames"]
         self.flush_seconds = flush_seconds
-        self._buffer: list[dict[str, np.ndarray]] = []
-        self._checkpoint: dict[str, Any] = {}
         self._last_flush = time.perf_counter()
         self._started_swmr = False
 
@@ -269,48 +290,44 @@ class TrajectoryWriter:
                 shuffle=True, fletcher32=True, track_times=False)
         return self.frames[key]
 
-    def write_frame(self, data: dict[str, np.ndarray], checkpoint: dict[str, Any] | None = None) -> None:
-        """Queue one frame (keys: t, x, v, energy/<term>, extras) and the integrator's checkpoint
-        after it (values copied: the integrator may reuse its arrays); flush when it is time."""
-        self._buffer.append({key: np.asarray(value) for key, value in data.items()})
-        if checkpoint:
-            self._checkpoint = {key: np.array(value) if isinstance(value, np.ndarray) else value
-                                for key, value in checkpoint.items()}
-        if (len(self._buffer) >= FLUSH_FRAMES
-                or time.perf_counter() - self._last_flush >= self.flush_seconds):
-            self.flush()
+    def due(self, pending: int, frame_bytes: int) -> bool:
+        """Whether ``pending`` frames of ``frame_bytes`` each are to be written now: once they
+        are :func:`flush_frames` of them, or ``flush_seconds`` after the last write."""
+        return pending > 0 and (pending >= flush_frames(frame_bytes)
+                                or time.perf_counter() - self._last_flush >= self.flush_seconds)
 
-    def flush(self) -> None:
-        """Write the queued frames as one block, then count them (see the class's safety notes);
-        a write that fails raises :class:`StoreWriteError`."""
+    def write_frames(self, block: dict[str, np.ndarray], checkpoint: dict[str, Any]) -> None:
+        """Write a block of frames (keys: t, x, v, energy/<term>, extras; (F, …) arrays) and the
+        integrator's checkpoint after its last frame, then count them (see the class's safety
+        notes); a write that fails raises :class:`StoreWriteError`."""
         if self.failure is not None:  # stopped already: nothing more reaches the file
             raise self.failure
-        if not self._buffer:
+        frames = len(block["t"])
+        if not frames:
             return
-        count = self.count + len(self._buffer)
+        count = self.count + frames
         with self._writing():
-            self._write_block(count)
-            _write_checkpoint(self.file["checkpoint"], self._checkpoint, count)
+            self._write_block(block, checkpoint, count)
+            _write_checkpoint(self.file["checkpoint"], checkpoint, count)
             self.file.attrs["frames_written"] = count
             self.file.flush()
         self.count = count
-        self._buffer.clear()
         if self._aside is not None:  # its first frames are on disk: it replaces the old run now
             os.replace(self._aside, self.path)
             self._aside = None
         self._last_flush = time.perf_counter()
 
-    def _write_block(self, count: int) -> None:
-        """The queued frames into the frame datasets, flushed (readers still see the old count)."""
-        blocks = {key: np.stack([frame[key] for frame in self._buffer]) for key in self._buffer[0]}
-        datasets = [(self._dataset(key, block[0]), block) for key, block in blocks.items()]
+    def _write_block(self, block: dict[str, np.ndarray], checkpoint: dict[str, Any],
+                     count: int) -> None:
+        """The frames into the frame datasets, flushed (readers still see the old count)."""
+        datasets = [(self._dataset(key, value[0]), value) for key, value in block.items()]
         if not self._started_swmr:
-            _create_checkpoint(self.file["checkpoint"], self._checkpoint)
+            _create_checkpoint(self.file["checkpoint"], checkpoint)
             self.file.swmr_mode = True  # every object exists now; from here a reader is always safe
             self._started_swmr = True
-        for dataset, block in datasets:
+        for dataset, value in datasets:
             dataset.resize(count, axis=0)
-            dataset[self.count:count] = block
+            dataset[self.count:count] = value
         self.file.flush()
 
     def close(self, complete: bool, stats: dict[str, int], failure: str = "") -> None:
@@ -318,7 +335,6 @@ class TrajectoryWriter:
         then lie off the save grid, so such a run is not resumed). A run that wrote no frame
         leaves no file (an earlier run at ``path`` stays). On a disk too full for the compacting
         copy the file stays as it was flushed: complete and readable, only larger."""
-        self.flush()
         if self._aside is not None:
             self._abandon()
             return
@@ -369,6 +385,19 @@ class TrajectoryWriter:
         self._lock.release()
 
 
+def _copy_group(source, target) -> None:
+    """``source``'s attributes (by name) and members into the new group ``target``; groups are
+    made afresh, not copied, because a copy keeps their object headers' message order, which
+    depends on the order in which the run's flushes rewrote their attributes."""
+    for key in sorted(source.attrs):
+        target.attrs[key] = source.attrs[key]
+    for name, item in source.items():
+        if isinstance(item, h5py.Group):
+            _copy_group(item, target.create_group(name, track_order=False))
+        else:
+            source.copy(item, target, name=name)
+
+
 def rewrite(path: Path, frames: int | None = None) -> None:
     """Copy every object of ``path`` into a fresh file that atomically replaces it, keeping the
     first ``frames`` frames (all when None). The file's layout then depends on its content only,
@@ -381,9 +410,7 @@ def rewrite(path: Path, frames: int | None = None) -> None:
     with open_trajectory(path) as source:
         try:
             with h5py.File(fresh, "w", libver=LIBVER) as target:
-                target.attrs.update(source.attrs)
-                for name in source:
-                    source.copy(source[name], target, name=name)
+                _copy_group(source, target)
 
                 def trim(_, item):
                     if isinstance(item, h5py.Dataset):
@@ -470,7 +497,7 @@ def open_trajectory(path) -> Iterator[h5py.File]:
     """A stored run opened for reading. A missing, truncated, corrupted or foreign file — found
     on opening or while reading inside the ``with`` block — is a one-line
     :class:`HookeInputError` naming the file, raised within a second."""
-    path = Path(path)
+    path = as_path(path, "path")
     if not path.is_file():
         raise HookeInputError("path", "no such trajectory file", str(path))
     handle = _open_file(path)

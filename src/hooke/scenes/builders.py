@@ -3,7 +3,9 @@
 Contract: a builder is a function with keyword-only, annotated parameters and no defaults (the
 values live in the scene's TOML file, one source of truth), registered with ``@builder``. It
 returns ``(model, analytic)`` where ``analytic`` is None or a function t (frames,) → x (frames, n, d).
-Parameters are validated from the annotations by pydantic before the call.
+Parameters are validated from the annotations by pydantic before the call. A builder whose
+counts set its size checks them against this machine's memory before it builds anything
+(:func:`hooke.memory.check_model_size`, naming the parameters).
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ from typing import Annotated, Any, Callable, Literal
 import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
-from ..builder import ModelBuilder, grid_springs, lattice_edges, model_from_arrays
+from ..builder import ModelBuilder, _vector, model_from_arrays
+from ..mesh_topology import grid_quads, grid_springs, lattice_edges, lattice_tetrahedra
 from ..errors import HookeInputError, collect
+from ..io.files import read_mesh
 from ..io.pydantic_errors import validation_errors
+from ..memory import check_model_size
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
 
@@ -106,6 +111,7 @@ def cloth2d(*, nx: Count, ny: Count, spacing: Positive, mass: Positive, stiffnes
             damping: NonNegative, gravity: Finite):
     """A vertical nx × ny sheet in the xy plane (structural and both diagonal springs) hanging
     from its two top corners."""
+    check_model_size("parameters.nx × ny", (nx, ny), nx * ny, 4 * nx * ny)
     b = ModelBuilder(dim=2, gravity=(0.0, gravity))
     ids = b.grid(nx, ny, spacing=spacing, origin=(-(nx - 1) * spacing / 2, -(ny - 1) * spacing),
                  mass=mass, stiffness=stiffness, damping=damping)
@@ -117,6 +123,7 @@ def cloth2d(*, nx: Count, ny: Count, spacing: Positive, mass: Positive, stiffnes
 def _horizontal_chain(n: int, length: float, mass: float, gravity: float, link):
     """n particles of ``mass`` at spacing length/n along x from a pinned support at the origin,
     in the xy plane with gravity along y, each linked to the one before by ``link(b, i, j)``."""
+    check_model_size("parameters.n", n, n + 1, n)
     b = ModelBuilder(dim=2, gravity=(0.0, gravity))
     previous = b.add_particle((0.0, 0.0), mass=mass, pinned=True, name="support")
     segment = length / n
@@ -152,13 +159,7 @@ def tet_mesh(*, mesh: str, mass: Positive, stiffness: NonNegative, damping: NonN
     y fixed when ``pin_lowest`` (a free body, for example dropped on a contact plane, otherwise)."""
     b = ModelBuilder(dim=3, gravity=gravity)
     packaged = resources.files("hooke.scenes") / "meshes" / mesh
-    path = str(packaged) if packaged.is_file() else mesh
-    import meshio
-
-    try:
-        data = meshio.read(path)
-    except Exception as error:  # meshio raises many types for unreadable files
-        raise HookeInputError("parameters.mesh", f"cannot be read ({error})", mesh) from None
+    data = read_mesh(str(packaged) if packaged.is_file() else mesh, "parameters.mesh")
     data.points = np.asarray(data.points, dtype=float) * scale
     ids = b.from_mesh(data, mass=mass, stiffness=stiffness, damping=damping)
     y = np.asarray(data.points)[:, 1]
@@ -170,6 +171,7 @@ def tet_mesh(*, mesh: str, mass: Positive, stiffness: NonNegative, damping: NonN
 
 def _square(side, n_seg, density, stiffness, gravity, spring_energy):
     """Seed 004's elastic square on a ModelBuilder, and its (n_seg + 1, n_seg + 1) node indices."""
+    check_model_size("parameters.n_seg", n_seg, (n_seg + 1) ** 2, 4 * (n_seg + 1) ** 2)
     b = ModelBuilder(dim=2, gravity=gravity, spring_energy=spring_energy)
     segment = side / n_seg
     ids = b.grid(n_seg + 1, n_seg + 1, spacing=segment, origin=(-side / 2, -side / 2),
@@ -185,6 +187,42 @@ def square(*, side: Positive, n_seg: Count, density: Positive, stiffness: NonNeg
     and both diagonal springs of each cell (rest lengths from this configuration). Contact planes
     come from the scene file's ``[[planes]]``."""
     return _square(side, n_seg, density, stiffness, gravity, spring_energy)[0].finalize(), None
+
+
+def _triangulated_square(b: ModelBuilder, side, n_seg, density, stiffness, origin,
+                         surface: bool) -> np.ndarray:
+    """A square of (n_seg + 1)² nodes on ``b`` (lower-left corner at ``origin``), its cells
+    split into two triangles along alternating diagonals (a union jack, symmetric about the
+    centre), a spring on every triangle edge; returns the (n_seg + 1, n_seg + 1) node indices."""
+    ids = b.grid(n_seg + 1, n_seg + 1, spacing=side / n_seg, origin=origin,
+                 mass=density * side * side / (n_seg + 1) ** 2, stiffness=stiffness,
+                 diagonals=False, surface=surface)
+    for i in range(n_seg):
+        for j in range(n_seg):
+            if (i + j) % 2 == 0:
+                b.add_spring(int(ids[i, j]), int(ids[i + 1, j + 1]), stiffness=stiffness)
+            else:
+                b.add_spring(int(ids[i + 1, j]), int(ids[i, j + 1]), stiffness=stiffness)
+    return ids
+
+
+@builder
+def squares(*, side: Positive, n_seg: Count, density: Positive, stiffness: NonNegative,
+            gravity: list[Finite], spring_energy: Literal[SPRING_ENERGIES],  # type: ignore[valid-type]
+            offset: list[Finite], surface: bool):
+    """The phys-sim-book's self-contact scene as mass-spring bodies: two squares of ``side``
+    with (n_seg + 1)² nodes each of mass density·side²/(n_seg + 1)², the first centred at the
+    origin, the second moved by ``offset``; every cell split into two triangles (alternating
+    diagonals) with a spring on every triangle edge. ``surface``: each square's boundary loop
+    is a contact surface (``[contact] self_contact = true`` makes them repel). Nodes numbered
+    i·(n_seg + 1) + j in the first square, then the same in the second."""
+    check_model_size("parameters.n_seg", n_seg, 2 * (n_seg + 1) ** 2, 6 * (n_seg + 1) ** 2)
+    b = ModelBuilder(dim=2, gravity=gravity, spring_energy=spring_energy)
+    corner = np.array([-side / 2, -side / 2])
+    shift = _vector(offset, 2, "parameters.offset")
+    for origin in (corner, corner + shift):
+        _triangulated_square(b, side, n_seg, density, stiffness, origin, surface)
+    return b.finalize(), None
 
 
 @builder
@@ -207,13 +245,14 @@ def cloth3d(*, nx: Count, nz: Count, spacing: Positive, height: Finite, tilt: Fi
     """An nx × nz cloth in 3D (structural and both diagonal springs) centred at (0, ``height``,
     0), in the xz plane turned by ``tilt`` degrees about the z axis (its +x edge up), nothing
     pinned: it falls onto the scene file's ``[[planes]]``. Particle (i, k) is numbered i·nz + k."""
+    check_model_size("parameters.nx × nz", (nx, nz), nx * nz, 4 * nx * nz, built_from="arrays")
     angle = np.radians(tilt)
     i, k = np.meshgrid(np.arange(nx) - (nx - 1) / 2, np.arange(nz) - (nz - 1) / 2, indexing="ij")
     across = spacing * i.ravel()
     x0 = np.stack([np.cos(angle) * across, height + np.sin(angle) * across,
                    spacing * k.ravel()], axis=1)
     return model_from_arrays(3, x0, mass, grid_springs(nx, nz), stiffness, damping=damping,
-                             gravity=gravity), None
+                             gravity=gravity, cells={"quad": grid_quads(nx, nz)}), None
 
 
 def _stacked_pendulum(masses, length, gravity, top_velocity, support_amplitude, support_omega):
@@ -244,6 +283,7 @@ def pendulum(*, masses: Annotated[list[Positive], Field(min_length=1)], length: 
 def npendulum(*, n: Count, mass: Positive, length: Positive, gravity: list[Finite],
               top_velocity: list[Finite], support_amplitude: Finite, support_omega: Finite):
     """The N-link version of :func:`pendulum`: n equal masses, each link of length ``length``."""
+    check_model_size("parameters.n", n, n + 1, n)
     return _stacked_pendulum([mass] * n, length, gravity, top_velocity, support_amplitude,
                              support_omega)
 
@@ -255,13 +295,14 @@ def cloth(*, n: Annotated[int, Field(ge=2)], size: Positive, height: Finite, mas
     springs: 2n(n−1) + 2(n−1)² springs, 39,402 for n = 100), hanging from the two corners of
     its x = 0 edge. Built from arrays (:func:`hooke.builder.model_from_arrays`): 1000 × 1000
     (about 4 million springs) takes seconds."""
+    check_model_size("parameters.n", n, n * n, 4 * n * n, built_from="arrays")
     spacing = size / (n - 1)
     i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     x0 = np.stack([i.ravel() * spacing, np.full(n * n, height), j.ravel() * spacing], axis=1)
     pinned = np.zeros(n * n, dtype=bool)
     pinned[[0, n - 1]] = True
     return model_from_arrays(3, x0, mass, grid_springs(n, n), stiffness, damping=damping,
-                             pinned=pinned, gravity=gravity), None
+                             pinned=pinned, gravity=gravity, cells={"quad": grid_quads(n, n)}), None
 
 
 @builder
@@ -273,8 +314,11 @@ def lattice(*, nx: Annotated[int, Field(ge=2)], ny: Annotated[int, Field(ge=2)],
     whose edges are springs (about 7 per particle), its bottom layer y = 0 pinned when
     ``pin_bottom`` (a free body otherwise); particle (i, j, k) at spacing·(i, j, k), numbered
     (i·ny + j)·nz + k. Built from arrays."""
+    check_model_size("parameters.nx × ny × nz", (nx, ny, nz), nx * ny * nz, 7 * nx * ny * nz,
+                     built_from="arrays")
     grid = np.stack(np.meshgrid(np.arange(nx), np.arange(ny), np.arange(nz), indexing="ij"), -1)
     x0 = spacing * grid.reshape(-1, 3).astype(float)
     pinned = (grid.reshape(-1, 3)[:, 1] == 0) & pin_bottom
     return model_from_arrays(3, x0, mass, lattice_edges(nx, ny, nz), stiffness, damping=damping,
-                             pinned=pinned, gravity=gravity), None
+                             pinned=pinned, gravity=gravity,
+                             cells={"tetra": lattice_tetrahedra(nx, ny, nz)}), None

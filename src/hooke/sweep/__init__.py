@@ -22,6 +22,7 @@ Scripts that call ``hooke.sweep`` with the default local cluster need the usual
 
 from __future__ import annotations
 
+import math
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ from .planning import MODEL_PATHS, RUN_SETTINGS, Member, base_scene, member_id, 
 from .settings import Range, Strict, SweepSettings, parse_param, validated
 from .storage import is_done, summary_table, trajectory_path, write_row, write_summary
 from .sweep_file import SweepFile, is_sweep_file, read_sweep_file, shipped_sweeps
-from .table import COLUMNS, METRICS, STATUSES, counts, metrics
+from .table import COLUMNS, METRICS, STATUSES, counts, failure_row, metrics
 from .worker import MemberTimeout, run_member
 
 __all__ = ["COLUMNS", "METRICS", "MODEL_PATHS", "Member", "MemberTimeout", "RUN_SETTINGS", "Range",
@@ -62,6 +63,11 @@ class SweepResult:
     def counts(self) -> dict[str, int]:
         """Members per status."""
         return {status: int((self.table["status"] == status).sum()) for status in STATUSES}
+
+    @property
+    def failed(self) -> int:
+        """Rows that did not finish ok (failed, invalid settings included, or timed out)."""
+        return int((self.table["status"] != "ok").sum())
 
     def text(self, limit: int = 20) -> str:
         """A summary line and the table's main columns (the first ``limit`` rows)."""
@@ -101,6 +107,10 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
         save_every: saved frame interval of the trajectories (steps).
         progress: ``progress(done, total)`` over the distinct members (those found done in DIR
             count as done): called once the cluster is up, then once as each member finishes.
+
+    A member whose settings cannot run (:mod:`.planning`: ``Member.invalid``) is not run: its
+    row is failed with that error, 0 attempts. The sweep restarts a stuck member's worker only
+    on the LocalCluster it started itself (``client=None``), never on a cluster it was given.
     """
     settings = validated(SweepSettings, {
         "params": params, "random": random, "seed": seed, "retries": retries, "timeout": timeout,
@@ -116,7 +126,8 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
     directory = Path(out).resolve()
     skipped = [member.id for member in distinct if is_done(directory, member, settings.summary_only)]
     found = set(skipped)
-    todo = [member for member in distinct if member.id not in found]
+    invalid = [member for member in distinct if member.invalid]
+    todo = [member for member in distinct if member.id not in found and not member.invalid]
     done = len(skipped)
 
     def on_final(member: Member, row: dict) -> None:
@@ -129,10 +140,15 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
     # Connect first: a scheduler that cannot be reached leaves DIR as it was.
     with connect(client) if todo else nullcontext() as dask_client:
         try:
+            if progress is not None:
+                progress(done, len(distinct))
+            for member in invalid:  # never run: its settings are its error
+                on_final(member, {**failure_row("failed", f"HookeInputError: {member.invalid}"),
+                                  "attempts": 0, "wall_time": math.nan})
             if todo:
-                if progress is not None:
-                    progress(done, len(distinct))
-                execute(dask_client, todo, directory, settings, on_final)
+                # Only the sweep's own LocalCluster may have a stuck worker restarted.
+                execute(dask_client, todo, directory, settings, on_final,
+                        restart_workers=client is None)
         finally:  # also when interrupted: the table of the members finished so far
             table = summary_table(members, directory)
             parquet, csv = write_summary(table, directory)

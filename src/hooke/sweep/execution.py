@@ -10,9 +10,11 @@ cluster DIR must be a path every worker can write (a shared file system), unless
 Failures (:func:`execute`): a member whose task fails (:mod:`.worker` makes a failing member a
 row) or whose worker died (Dask's ``KilledWorker``) is recorded as failed with its error; one
 still running ``max(2 s, timeout / 4)`` after its time limit (stuck inside one frame) is
-cancelled and its worker restarted (on a shared cluster that also restarts whatever else ran on
-that worker). The other members go on. ``retries`` re-runs a failed or timed-out member up to
-that many more times.
+recorded as timed out and cancelled. Its worker is restarted (a thread cannot be stopped from
+outside its process) only with ``restart_workers``, which the sweep passes for its own
+LocalCluster: a restart on a shared scheduler would kill other people's tasks on that worker,
+so there the stuck task is left to end by itself. The other members go on. ``retries`` re-runs
+a failed or timed-out member up to that many more times.
 """
 
 from __future__ import annotations
@@ -61,8 +63,9 @@ def connect(client):
 
 
 def execute(client, members: list[Member], directory: Path, settings: SweepSettings,
-             on_final: Callable[[Member, dict], None]) -> None:
-    """Run ``members`` on ``client``, retrying failures; ``on_final(member, row)`` per member."""
+            on_final: Callable[[Member, dict], None], restart_workers: bool = False) -> None:
+    """Run ``members`` on ``client``, retrying failures; ``on_final(member, row)`` per member;
+    ``restart_workers``: restart the worker of a member stuck past its time limit."""
     from distributed import wait
 
     topic = f"hooke-sweep-{uuid.uuid4().hex}"
@@ -103,15 +106,16 @@ def execute(client, members: list[Member], directory: Path, settings: SweepSetti
                     row["wall_time"] = math.nan
                 finish(member, attempt, row)
             if hard_limit is not None:
-                _stop_overdue(client, pending, started, hard_limit, finish)
+                _stop_overdue(client, pending, started, hard_limit, finish, restart_workers)
     finally:
         client.unsubscribe_topic(topic)
         client.cancel(list(pending))
 
 
-def _stop_overdue(client, pending: dict, started: dict, hard_limit: float, finish) -> None:
-    """Cancel members stuck past ``hard_limit`` and restart their workers (a thread cannot be
-    stopped from outside its process)."""
+def _stop_overdue(client, pending: dict, started: dict, hard_limit: float, finish,
+                  restart_workers: bool) -> None:
+    """Cancel members stuck past ``hard_limit``, and with ``restart_workers`` restart their
+    workers."""
     now = time.monotonic()
     for future, (member, attempt) in list(pending.items()):
         if future.done() or future.key not in started or now - started[future.key][0] < hard_limit:
@@ -119,8 +123,11 @@ def _stop_overdue(client, pending: dict, started: dict, hard_limit: float, finis
         began, worker = started.pop(future.key)
         del pending[future]
         future.cancel()
-        client.restart_workers([worker], raise_for_error=False)
+        if restart_workers:
+            client.restart_workers([worker], raise_for_error=False)
+        fate = ("was restarted" if restart_workers else "was not restarted (the cluster is not "
+                "the sweep's own; the task ends there by itself)")
         row = failure_row("timeout", f"MemberTimeout: still running {now - began:.1f} s after it "
-                       f"started, inside one frame; its worker {worker} was restarted")
+                          f"started, inside one frame; its worker {worker} {fate}")
         row["wall_time"] = now - began
         finish(member, attempt, row)

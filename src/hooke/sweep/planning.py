@@ -26,13 +26,16 @@ Parameter paths (keys of ``params``, ``--param PATH=…`` and a sweep file's ``[
 
 A bare NAME is looked up in that order (run setting, option, builder parameter, model path); a
 NAME that is both a builder parameter and an integrator option must be written in dotted form.
-Every option must be known to every integrator of the sweep. The values a path takes are
-:mod:`hooke.sweep.settings`'.
+The values a path takes are :mod:`hooke.sweep.settings`'.
 
-Before anything runs the sweep checks its input: unknown paths, an option some integrator of the
-sweep does not take, ranges without random mode, and every value (each value of each path is
-built into a scene and an integrator set-up together with the first value of the other paths of
-its grid) raise :class:`~hooke.errors.HookeInputError` naming the field and the value.
+Before anything runs the sweep checks its input. Unknown paths, ranges without random mode, a
+range end that cannot be built and more members than fit in memory
+(:data:`hooke.memory.MEMBER_BYTES` each) raise :class:`~hooke.errors.HookeInputError` naming the field
+and the value. Each value of a grid is built into a scene and an integrator set-up together
+with the first value of the other paths of its grid; a member holding a value that fails is
+checked in full, and one that fails (a negative dt, an option its integrator does not take) is
+marked ``invalid`` with its error: the sweep records it as failed and runs the others. Only
+when every member is invalid is the sweep refused (the errors, one line each).
 
 Members are picklable descriptions (the scene file's text, builder parameters, run settings,
 options) rebuilt and run on a Dask worker. Members with the same settings are one simulation:
@@ -47,6 +50,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -56,9 +60,10 @@ from typing import Any
 import numpy as np
 import tomli_w
 
-from ..errors import HookeInputError
+from ..errors import HookeInputError, HookeInputErrors
 from ..integrators import base as integrator_registry
 from ..io.scene_file import build, builtin_scene, load, parse
+from ..memory import MEMBER_BYTES, check_fits
 from ..scene_setup import Scene
 from ..scenes import names as scene_names
 from ..scenes.builders import parameter_names, parameter_schema
@@ -86,6 +91,7 @@ class Member:
     run: dict[str, Any]          # swept run settings: integrator, dt, t_end
     options: dict[str, Any]      # swept integrator options
     save_every: int = 1
+    invalid: str = ""            # why its settings cannot run (their input error), or empty
 
     def scene(self) -> Scene:
         text = self.scene_text
@@ -213,6 +219,13 @@ def plan_members(base: Scene, settings: SweepSettings) -> list[Member]:
 
     grids = [{path: integral(path, values) for path, values in grid.items()}
              for grid in settings.params]
+    if settings.random is None:  # before any member is made: a grid's product can be vast
+        count = sum(math.prod(len(values) for values in axes.values()) for axes in grids)
+        field, value = "params", {path: len(values) for axes in grids for path, values in axes.items()}
+    else:
+        count, field, value = settings.random, "random", settings.random
+    check_fits(field, value, count * MEMBER_BYTES, f"the sweep would have {count:.4g} members",
+               "choose fewer members, or run the sweep in parts")
 
     def member(values: dict[str, Any]) -> Member:
         chosen = {kind: {name: values[path] for path, (k, name) in targets.items() if k == kind}
@@ -225,6 +238,7 @@ def plan_members(base: Scene, settings: SweepSettings) -> list[Member]:
                       dict(values), base.name, text, parameters, chosen["run"],
                       chosen["option"], settings.save_every)
 
+    suspects: set[tuple[str, str]] = set()  # (path, value as JSON) whose check failed
     for axes in grids:
         first = {path: values.ends()[0] if isinstance(values, Range) else values[0]
                  for path, values in axes.items()}
@@ -233,7 +247,9 @@ def plan_members(base: Scene, settings: SweepSettings) -> list[Member]:
                 try:
                     member({**first, path: value}).check()
                 except HookeInputError as error:
-                    raise _blame(error, targets) from None
+                    if isinstance(values, Range):  # its draws cannot be told apart
+                        raise _blame(error, targets) from None
+                    suspects.add((path, json.dumps(value)))
     if settings.random is None:
         combos = (dict(zip(axes, combo)) for axes in grids
                   for combo in itertools.product(*axes.values()))
@@ -243,4 +259,27 @@ def plan_members(base: Scene, settings: SweepSettings) -> list[Member]:
                    else values[int(rng.integers(len(values)))] for path, values in grids[0].items()}
                   for _ in range(settings.random))
     members: dict[str, Member] = {}
-    return [members.setdefault(candidate.id, candidate) for candidate in map(member, combos)]
+    ordered = [members.setdefault(candidate.id, candidate) for candidate in map(member, combos)]
+    return _mark_invalid(ordered, members, suspects, targets) if suspects else ordered
+
+
+def _mark_invalid(ordered: list[Member], members: dict[str, Member],
+                  suspects: set[tuple[str, str]], targets) -> list[Member]:
+    """``ordered`` with each member that holds a suspect value and fails its own check marked
+    invalid (the suspect's check may have failed on another path's first value); refused when
+    every member is."""
+    errors: dict[str, HookeInputError] = {}
+    for key, candidate in members.items():
+        if not any((path, json.dumps(value)) in suspects for path, value in candidate.values.items()):
+            continue
+        try:
+            candidate.check()
+        except HookeInputError as error:
+            blamed = _blame(error, targets)
+            errors.setdefault(str(blamed), blamed)
+            members[key] = dataclasses.replace(candidate, invalid=str(blamed))
+    if all(candidate.invalid for candidate in members.values()):
+        lines = [line for text in errors for line in text.splitlines()]
+        raise (next(iter(errors.values())) if len(errors) == 1
+               else HookeInputErrors(list(dict.fromkeys(lines))))
+    return [members[candidate.id] for candidate in ordered]

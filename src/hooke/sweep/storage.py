@@ -3,7 +3,8 @@
 - ``members/<id>/trajectory.h5``: the member's HDF5 trajectory (``simulate(..., store=…)``),
   written as it runs; not with ``summary_only``. ``<id>`` is the member's id
   (:func:`~hooke.sweep.planning.member_id`): the same member always has the same id.
-- ``members/<id>/row.json``: the member's row, written by the client as soon as it is final.
+- ``members/<id>/row.json``: the member's row, written by the client as soon as it is final;
+  strict JSON: a NaN is ``null``, an infinity the string ``"inf"`` (or ``"-inf"``).
 - ``summary.parquet`` and ``summary.csv``: the table of :mod:`.table` (one row per member, in
   plan order, once it has a row); ``<metric>.png``: the chosen metric against each swept path
   (:mod:`.metric_plot`).
@@ -16,6 +17,7 @@ again.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -39,15 +41,32 @@ def write_row(directory: Path, member: Member, row: dict) -> None:
     path = _row_path(directory, member.id)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".json.part")
-    partial.write_text(json.dumps({"member": member.id, "values": member.values, **row}, indent=1))
+    record = _strict({"member": member.id, "values": member.values, **row})
+    partial.write_text(json.dumps(record, indent=1, allow_nan=False))
     os.replace(partial, path)  # atomic: an interrupted sweep never leaves half a row
+
+
+def _strict(value):
+    """``value`` as strict JSON: NaN as null, ±inf as "inf"/"-inf" (an overflowed energy_error
+    is inf, not unknown)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else str(value)
+    if isinstance(value, dict):
+        return {key: _strict(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(item) for item in value]
+    return value
 
 
 def _read_row(directory: Path, member: Member) -> dict | None:
     try:
-        return json.loads(_row_path(directory, member.id).read_text())
+        row = json.loads(_row_path(directory, member.id).read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         return None
+    for key, kind in COLUMNS.items():  # back from _strict (a row written before: NaN as is)
+        if kind == "float64" and key in row:
+            row[key] = math.nan if row[key] is None else float(row[key])
+    return row
 
 
 def is_done(directory: Path, member: Member, summary_only: bool) -> bool:

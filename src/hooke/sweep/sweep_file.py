@@ -10,7 +10,6 @@ files in ``hooke/scenes/sweeps`` are shipped (``pendulum_correction``: seed 003'
 
 from __future__ import annotations
 
-import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from pydantic import model_validator
 
 from ..errors import HookeInputError, format_value
+from ..io.files import parse_toml, read_text
 from ..scenes import names as scene_names
 from .settings import SweepSettings, validated
 
@@ -81,8 +81,8 @@ def is_sweep_file(name: str) -> bool:
     if name in shipped_sweeps():
         return True
     try:
-        return "scene" in tomllib.loads(Path(name).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "scene" in parse_toml(read_text(name, "SCENE_OR_FILE", "file"), name)
+    except HookeInputError:
         return False  # not readable as TOML: loading it as a scene names the problem
 
 
@@ -92,19 +92,8 @@ def read_sweep_file(path) -> SweepFile:
     if str(path) in shipped_sweeps() and not Path(path).exists():
         path = resources.files("hooke.scenes") / "sweeps" / f"{path}.toml"
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise HookeInputError("--file", "no such sweep file (shipped: "
-                              f"{', '.join(shipped_sweeps())})", str(path)) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
-        raise HookeInputError("--file", f"cannot read the sweep file ({error.__class__.__name__})",
-                              str(path)) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise HookeInputError(str(path), f"malformed TOML ({error})", show_value=False) from None
-    spec = validated(SweepFile, data)
+    text = read_text(path, "--file", "sweep file", f" (shipped: {', '.join(shipped_sweeps())})")
+    spec = validated(SweepFile, parse_toml(text, str(path)))
     if spec.scene not in scene_names() and not Path(spec.scene).is_absolute():
         spec.scene = str(path.parent / spec.scene)
     return spec

@@ -124,7 +124,7 @@ class Level:
     x: np.ndarray           # (frames, n, d)
     energy: np.ndarray      # (frames,) total energy [J]
     joint_drift: float
-    contact_distance: float  # smallest over every saved step [m]
+    contact_distance: float  # smallest to a plane or between surfaces, over every saved step [m]
 
 
 def slope(dts, values) -> float:
@@ -226,7 +226,8 @@ class Ladder:
         frames = slice(None, None, every // save_every)
         model = setup.scene.model
         drift = float(np.max(model.joint_length_error(result.x[frames]))) if model.n_joints else math.nan
-        distance = float(np.min(result.contact_distance)) if setup.has_planes else math.nan
+        distance = (min(float(np.min(result.contact_distance)), float(np.min(result.surface_distance)))
+                    if setup.has_planes else math.nan)
         return Level(dt, result.x[frames], total[frames], drift, distance)
 
 

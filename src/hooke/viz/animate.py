@@ -1,8 +1,17 @@
-"""Animations of a Result as .mp4 (imageio with its bundled ffmpeg) or .gif.
+"""Animations of a Result as .mp4 (imageio with its bundled ffmpeg) or .gif (Pillow).
 
-Contract: ``animate(result, path, fps=30, duration=None)`` renders frames with the same drawing as
-:func:`hooke.viz.plots.snapshot_plot`, picking saved frames evenly so the movie plays in real
-time (or lasts ``duration`` seconds), and returns the path. The suffix selects the format.
+Contract: ``animate(result, path, fps=30, duration=None, progress=None)`` renders frames with the
+same drawing as :func:`hooke.viz.plots.snapshot_plot` (axes in metres; a 3D body's lit surface
+where it has one), picking saved frames evenly so the movie plays in real time (or lasts
+``duration`` seconds), and returns the path; ``progress(done, total)`` is called after each
+frame. The suffix selects the format.
+
+Timing: an mp4 stores ``fps`` in its container. A GIF stores each frame's delay in whole
+hundredths of a second, so a frame lasts 1/fps rounded to them: frame k ends at
+round(100·(k + 1)/fps) cs (:func:`gif_durations`: at 30 fps 30, 40, 30 ms …, at 12 fps 80, 90,
+80 ms …), which keeps the movie's length count/fps to within 5 ms. Browsers show delays under
+0.02 s as 0.1 s, so a GIF refuses fps > 50. GIFs loop forever (the NETSCAPE loop extension with
+count 0).
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from ..errors import HookeInputError
 from .plots import ConfigurationView, new_figure
 
 FORMATS = (".mp4", ".gif")
+GIF_MAX_FPS = 50.0
 
 
 def frame_indices(t: np.ndarray, fps: float, duration: float | None) -> np.ndarray:
@@ -26,26 +36,55 @@ def frame_indices(t: np.ndarray, fps: float, duration: float | None) -> np.ndarr
     return np.unique(np.searchsorted(t, targets).clip(0, len(t) - 1))
 
 
-def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi: int = 90) -> Path:
+def gif_durations(count: int, fps: float) -> list[int]:
+    """The delay of each of ``count`` GIF frames in ms, whole hundredths of a second: frame k
+    ends at round(100·(k + 1)/fps) cs, so the total stays count/fps (see the module's notes)."""
+    ends = np.round(np.arange(count + 1) * 100.0 / fps)
+    return [int(10 * step) for step in np.diff(ends)]
+
+
+def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi: int = 90,
+            progress=None) -> Path:
     import imageio.v2 as imageio
 
     path = Path(path)
-    if path.suffix.lower() not in FORMATS:
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
         raise HookeInputError("out", f"must end in one of {', '.join(FORMATS)}", str(path))
     if not np.isfinite(fps) or fps <= 0:
         raise HookeInputError("fps", "must be a number > 0", fps)
+    if suffix == ".gif" and fps > GIF_MAX_FPS:
+        raise HookeInputError("fps", f"must be <= {GIF_MAX_FPS:g} for a GIF (browsers show frame "
+                              "delays under 0.02 s as 0.1 s); use an .mp4", fps)
     frames = frame_indices(result.t, fps, duration)
+    pictures = _render(result, frames, dpi, progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".mp4":
+        with imageio.get_writer(path, fps=fps, macro_block_size=1) as writer:
+            for picture in pictures:
+                writer.append_data(picture)
+    else:  # Pillow itself: its delays are in ms whatever imageio's version, loop 0 = forever
+        from PIL import Image
+
+        images = [Image.fromarray(picture) for picture in pictures]
+        images[0].save(path, save_all=True, append_images=images[1:], loop=0,
+                       duration=gif_durations(len(images), fps))
+    return path
+
+
+def _render(result, frames: np.ndarray, dpi: int, progress):
+    """The RGB pixels (h, w, 3) of each frame shown, one at a time."""
     view = ConfigurationView(result.scene.model, result.x[frames])
     fig = new_figure(figsize=(6, 5), dpi=dpi)
-    options = {"fps": fps, "macro_block_size": 1} if path.suffix.lower() == ".mp4" else {"duration": 1 / fps}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with imageio.get_writer(path, **options) as writer:
-        for frame in frames:
-            fig.clear()
-            ax = fig.add_subplot(1, 1, 1, projection=view.projection)
-            view.draw(ax, result.x[frame])
-            ax.set_title(f"{result.scene.name} — {result.integrator}   t = {result.t[frame]:.3f} s",
-                         fontsize=10)
-            fig.canvas.draw()
-            writer.append_data(np.asarray(fig.canvas.buffer_rgba())[..., :3])
-    return path
+    for done, frame in enumerate(frames, start=1):
+        fig.clear()
+        ax = fig.add_subplot(1, 1, 1, projection=view.projection)
+        if view.projection == "3d":  # a 3D box keeps its labels inside its axes: fill the frame
+            fig.subplots_adjust(left=0, right=1, bottom=0, top=0.95)
+        view.draw(ax, result.x[frame], result.t[frame])
+        ax.set_title(f"{result.scene.name} — {result.integrator}   t = {result.t[frame]:.3f} s",
+                     fontsize=10)
+        fig.canvas.draw()
+        yield np.array(fig.canvas.buffer_rgba())[..., :3]
+        if progress is not None:
+            progress(done, len(frames))

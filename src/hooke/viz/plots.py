@@ -7,6 +7,9 @@ Matplotlib ``Figure`` (shown inline by Jupyter), also written as a PNG when a pa
 The plotted lines are the Result's own arrays (``fig.axes[0].lines[k].get_xydata()``). Figures
 are not registered with pyplot, so they are freed like any object and never pile up. ``PLOTS``
 maps the names used by ``hooke plot`` to them, and ``available(result)`` says which apply.
+Configurations (snapshots, mode shapes, movie frames) are drawn by :class:`ConfigurationView`:
+axes labelled in metres; in 3D at most five ticks an axis with labels that fit the figure, and
+a body with cells (``Model.surface_triangles``) as its lit surface.
 
 A plot that needs what a run lacks (``NEEDS``: joints for ``drift``, contact planes for
 ``penetration``, an analytic solution for ``analytic``, a free particle for ``phase`` and
@@ -26,7 +29,9 @@ import numpy as np  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from mpl_toolkits.mplot3d.art3d import Line3DCollection  # noqa: E402
+from matplotlib.colors import LightSource, to_rgb  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection  # noqa: E402
 
 from ..errors import HookeInputError  # noqa: E402
 
@@ -148,7 +153,10 @@ def analytic_plot(result, path=None, particle: int | None = None, axis: int = 0)
 
 class ConfigurationView:
     """Draws a model's particles (pinned ones marked) and springs at given positions, with the
-    axes fixed to the extent of ``positions`` (frames, n, d) so frames can be compared."""
+    axes fixed to the extent of ``positions`` (frames, n, d) so frames can be compared and
+    labelled with their units. A 3D body with surface triangles
+    (:meth:`hooke.model.Model.surface_triangles`) is drawn as its lit surface instead of its
+    springs and free particles."""
 
     def __init__(self, model, positions: np.ndarray):
         self.model = model
@@ -160,25 +168,35 @@ class ConfigurationView:
         up = int(np.argmax(np.abs(gravity))) if np.any(gravity) else model.dim - 1
         self.order = [a for a in range(model.dim) if a != up] + [up]
         self.projection = "3d" if model.dim == 3 else None
+        self.faces = model.surface_triangles() if model.dim == 3 else np.empty((0, 3), int)
 
     def draw(self, ax, x: np.ndarray, t: float = 0.0) -> None:
-        """Springs grey, joints black, free particles blue, pinned red, planes (2D) brown."""
+        """Springs grey, joints black, free particles blue, pinned red, planes (2D) brown; in 3D
+        the surface, where there is one, in place of the springs and free particles."""
         model, low, high, pad = self.model, self.low, self.high, self.pad
         i, j = model.spring_indices.T
         a, b = model.joint_indices.T if model.n_joints else (np.empty(0, int), np.empty(0, int))
         if model.dim == 3:
             x = x[:, self.order]
+            if len(self.faces):
+                ax.add_collection3d(lit_surface(x[self.faces]))
+                i = j = np.empty(0, int)
             for p, q, colour, width in ((i, j, "0.55", 0.3), (a, b, "k", 1.2)):
                 if p.size:
                     ax.add_collection3d(Line3DCollection(np.stack([x[p], x[q]], axis=1),
                                                          colors=colour, lw=width))
-            ax.scatter(*x[~model.pinned].T, s=4, color="tab:blue")
+            if not len(self.faces):
+                ax.scatter(*x[~model.pinned].T, s=10, color="tab:blue")
             ax.scatter(*x[model.pinned].T, s=12, color="tab:red")
             for set_limits, a in zip((ax.set_xlim, ax.set_ylim, ax.set_zlim), self.order):
                 set_limits(low[a] - pad, high[a] + pad)
-            ax.set_box_aspect(np.maximum(high - low, 1e-9)[self.order])
-            for set_label, a in zip((ax.set_xlabel, ax.set_ylabel, ax.set_zlabel), self.order):
-                set_label("xyz"[a])
+            # zoom < 1 leaves room inside the axes for the labels, which tight_layout ignores
+            ax.set_box_aspect(np.maximum(high - low, 1e-9)[self.order], zoom=0.8)
+            for axis, a in zip((ax.xaxis, ax.yaxis, ax.zaxis), self.order):
+                axis.set_major_locator(MaxNLocator(4))  # fewer ticks: their labels do not touch
+                axis.set_tick_params(labelsize=7, pad=0)
+                axis.set_label_text(f"{'xyz'[a]} [m]", fontsize=8)
+                axis.labelpad = 2
             return
         if model.dim == 1:
             x = np.column_stack([x[:, 0], np.zeros(len(x))])
@@ -189,9 +207,11 @@ class ConfigurationView:
         ax.scatter(*x[~model.pinned].T, s=6, color="tab:blue", zorder=3)
         ax.scatter(*x[model.pinned].T, s=24, color="tab:red", marker="s", zorder=4)
         ax.set_xlim(low[0] - pad, high[0] + pad)
+        ax.set_xlabel("x [m]")
         if model.dim == 2:
             ax.set_ylim(low[1] - pad, high[1] + pad)
             ax.set_aspect("equal")
+            ax.set_ylabel("y [m]")
         else:
             ax.set_ylim(-1, 1)
             ax.set_yticks([])
@@ -209,6 +229,18 @@ class ConfigurationView:
             ax.plot(*ends.T, color="saddlebrown", lw=1.5, zorder=2)
             ax.fill(*np.concatenate([ends, ends[::-1] - 0.05 * reach * normal]).T,
                     color="saddlebrown", alpha=0.15, zorder=1)
+
+
+def lit_surface(corners: np.ndarray, colour="tab:blue") -> Poly3DCollection:
+    """Triangles (f, 3, 3) shaded by a light from above (Matplotlib's LightSource, 55° up):
+    brightness 0.35 + 0.65·|n·l| of the unit normal n, both sides lit alike (a cloth has no
+    outside), so a fold shows as it turns from the light."""
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    length = np.linalg.norm(normals, axis=1, keepdims=True)
+    light = LightSource(azdeg=290, altdeg=55).direction  # off the diagonal: x and y sides differ
+    shade = np.abs(normals / np.where(length > 0, length, 1.0) @ light)
+    colours = (0.35 + 0.65 * shade)[:, None] * np.asarray(to_rgb(colour))
+    return Poly3DCollection(corners, facecolors=colours, edgecolors=0.8 * colours, linewidths=0.2)
 
 
 def snapshot_plot(result, path=None, n_snapshots: int = 4) -> Figure:

@@ -18,13 +18,17 @@ Contract:
   ``MAX_PENDING_REBUILDS`` scene builds per frame), is answered with an ``error`` to that client
   only and the connection goes on. uvicorn itself closes a connection that sends a frame above
   ``WS_MAX_SIZE``.
-- :func:`run` binds 127.0.0.1 unless another host is given.
+- :func:`run` binds 127.0.0.1 unless another host is given. :func:`listen` binds first, so that a
+  bad port, a host that is not an address of this machine or a port in use is one
+  HookeInputError naming ``port`` or ``host`` before anything is printed or served.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
+import socket
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any, Iterable
@@ -33,7 +37,7 @@ from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from ...errors import HookeInputError
+from ...errors import HookeInputError, is_count
 from ...integrators import base as integrator_registry
 from ...scenes import names as scene_names
 from .access import HostAllowlist, same_origin
@@ -222,8 +226,40 @@ def uvicorn_options(host: str = "127.0.0.1", port: int = 8000) -> dict[str, Any]
             "ws_per_message_deflate": False, "log_level": "warning"}
 
 
-def run(app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve ``app`` (from :func:`create_app`) until interrupted."""
+def listen(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
+    """A TCP socket bound to ``(host, port)`` (port 0: any free port), ready for :func:`run`."""
+    if not is_count(port) or not 0 <= port <= 65535:
+        raise HookeInputError("port", "must be an integer in 0..65535 (0: any free port)", port)
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except (socket.gaierror, UnicodeError) as error:
+        raise HookeInputError("host", f"is not an address or a name that resolves ({error})",
+                              host) from None
+    listener = socket.socket(family, kind, proto)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+    try:
+        listener.bind(address)
+    except OSError as error:
+        listener.close()
+        if error.errno == errno.EADDRINUSE:
+            raise HookeInputError("port", "is in use by another program; choose another (0: any "
+                                  "free port)", port) from None
+        if error.errno == errno.EACCES:
+            raise HookeInputError("port", "needs privileges this user does not have (ports below "
+                                  "1024); choose another", port) from None
+        raise HookeInputError("host", f"cannot listen there ({error.strerror or error}); give an "
+                              "address of this machine, e.g. 127.0.0.1 or 0.0.0.0", host) from None
+    return listener
+
+
+def run(app: FastAPI, host: str = "127.0.0.1", port: int = 8000,
+        listener: socket.socket | None = None) -> None:
+    """Serve ``app`` (from :func:`create_app`) until interrupted, on ``listener`` (from
+    :func:`listen`) or else on a socket bound to ``(host, port)`` here."""
     import uvicorn
 
-    uvicorn.run(app, **uvicorn_options(host, port))
+    listener = listener or listen(host, port)
+    port = listener.getsockname()[1]
+    with listener:
+        uvicorn.Server(uvicorn.Config(app, **uvicorn_options(host, port))).run(sockets=[listener])

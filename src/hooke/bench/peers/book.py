@@ -5,7 +5,7 @@ eigen-decomposition), a loop per node for the barrier, COO triplets assembled by
 ``spsolve``. Written here for the benchmark, not copied; the numbers are DESIGN.md §5's.
 
 Contract: :func:`square_drop(steps)` returns the positions of every frame (steps + 1, 25, 2) and the
-Newton iterations of every step (``benchmarks/bench_contact.py`` times it against hooke).
+Newton iterations of every step (``hooke bench contact`` times it against hooke).
 """
 
 from __future__ import annotations

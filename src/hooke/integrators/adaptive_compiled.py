@@ -1,0 +1,344 @@
+"""``rk45``'s adaptive steps compiled whole for small models (Numba, cache=True).
+
+Contract:
+- :func:`build` returns a :class:`CompiledDormandPrince` for a system whose forces are those of
+  the fused spring/gravity kernels (:class:`hooke.kernels.SpringGather`, serial, in the model's
+  own numbering), with static pins only, and joints (at most
+  :data:`hooke.constraints.DENSE_JOINTS`) kept by the exact tensions with stabilisation None,
+  ``"correction"`` or ``"baumgarte"``; else None, and :class:`.adaptive.DormandPrince45` keeps its
+  Python loop (projection moves the state after each step, a moving pin needs its motion in
+  Python).
+- :meth:`CompiledDormandPrince.run` takes accepted steps from a state and its first stage until
+  a step ends at or past ``t_target`` and returns the last one, in one call. It computes what the
+  Python loop computes, operation for operation: the same kernels for the forces
+  (:func:`hooke.kernels._accelerations_serial`) and the joints (:mod:`hooke.constraints`' helpers
+  and the Cholesky of :mod:`hooke.dense`), the stage sums of
+  :func:`.tableau.weighted_sum` element by element, and the error norm and controller through
+  :func:`scaled_rms` and :func:`step_factor`, which the Python loop calls too. So both give the
+  same bits (tests/test_adaptive_compiled.py), and a checkpoint written by one resumes in the
+  other.
+- On anything the Python loop would raise at (a non-finite tension right-hand side, a singular
+  joint set, a step-size underflow) it stops before that step and says so; the caller then
+  repeats that step with the Python loop, which raises the error with its message.
+
+Why: each right-hand side of seed 003's double pendulum costs tens of µs of Python and NumPy
+calls in the generic loop (19,190 of them in its 100 s run); compiled, the whole run takes
+milliseconds (``hooke bench`` W8).
+
+Numba's cache does not notice edits to the helpers imported from :mod:`hooke.kernels`,
+:mod:`hooke.constraints`, :mod:`hooke.dense` or :mod:`.compiled`: after changing them, touch this
+file.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..constraints import DENSE_JOINTS, _correction, _geometry, _rates, _scatter, _tension_rhs
+from ..dense import cholesky, cholesky_solve
+from ..kernels import _accelerations_serial
+from .compiled import all_finite
+from .tableau import DORMAND_PRINCE
+
+OK, TENSION_RHS, SINGULAR, UNDERFLOW, PAUSED = 0, 1, 2, 3, 4
+# Accepted steps per call at most: the call returns to Python now and then (Ctrl-C, and a Dask
+# worker's other threads, which run meanwhile as the call holds no GIL), and goes on from there.
+STEPS_PER_CALL = 20_000
+NO_JOINTS, BARE, CORRECTION, BAUMGARTE = 0, 1, 2, 3
+METHODS = {None: BARE, "correction": CORRECTION, "baumgarte": BAUMGARTE}
+
+# The elementary controller for an error estimate of order 4 (SciPy's RK45 uses the same).
+SAFETY, MIN_FACTOR, MAX_FACTOR, ERROR_EXPONENT = 0.9, 0.2, 10.0, -1.0 / 5.0
+
+
+@njit(cache=True, error_model="numpy")
+def step_factor(error_norm):
+    """h⁺/h = clip(0.9 err^(−1/5), 0.2, 10), and 10 for a zero error."""
+    if error_norm == 0.0:
+        return MAX_FACTOR
+    return min(max(SAFETY * error_norm ** ERROR_EXPONENT, MIN_FACTOR), MAX_FACTOR)
+
+
+@njit(cache=True, error_model="numpy")
+def scaled_rms(ex, ev, x0, x1, v0, v1, free, atol, rtol):
+    """The RMS over the free DOFs (``free`` flat, C order) of the x-part ``ex`` and the v-part
+    ``ev`` in units of atol + rtol·max(|x0|, |x1|) (and of v0, v1), summed entry by entry, x part
+    first. x1 and v1 may be x0 and v0 (the starting step's estimate)."""
+    total = 0.0
+    count = 0
+    for part, a, b in ((ex, x0, x1), (ev, v0, v1)):
+        flat, a_flat, b_flat = part.reshape(-1), a.reshape(-1), b.reshape(-1)
+        for q in range(flat.size):
+            if free[q]:
+                scaled = flat[q] / (atol + rtol * max(abs(a_flat[q]), abs(b_flat[q])))
+                total += scaled * scaled
+                count += 1
+    return math.sqrt(total / max(count, 1))
+
+
+@njit(cache=True, error_model="numpy")
+def _joint_accelerations(x, v, a, joints, work):
+    """a += the joints' accelerations, as :meth:`hooke.constraints.JointForces.acceleration`
+    with ``a`` the unconstrained ones; a status (OK, TENSION_RHS, SINGULAR)."""
+    (i, j, rest, pair_k, pair_l, coefficient, inverse_mass, method, squared, alpha, beta,
+     k_c, beta_c) = joints
+    length, n, rhs, tension, rates, pull, normal, factor, first, force = work
+    _geometry(x, i, j, length, n)
+    _tension_rhs(v, a, length, n, i, j, squared, rhs)
+    for k in range(rhs.size):
+        if not math.isfinite(rhs[k]):
+            return TENSION_RHS
+    if alpha != 0.0 or method == CORRECTION:
+        _rates(v, n, i, j, rates)
+    if alpha != 0.0:
+        for k in range(rhs.size):
+            rhs[k] += 2.0 * alpha * rates[k]
+    if beta != 0.0:
+        for k in range(rhs.size):
+            rhs[k] += beta * beta * (length[k] - rest[k])
+    normal[:] = 0.0
+    for q in range(pair_k.size):
+        dot = 0.0
+        for c in range(n.shape[1]):
+            dot += n[pair_k[q], c] * n[pair_l[q], c]
+        normal[pair_k[q], pair_l[q]] += coefficient[q] * dot
+    if not cholesky(normal, factor, first):
+        return SINGULAR
+    cholesky_solve(factor, first, rhs, tension)
+    for k in range(tension.size):
+        if not math.isfinite(tension[k]):
+            return SINGULAR
+    force[:] = 0.0
+    _scatter(n, tension, i, j, force)
+    for p in range(force.shape[0]):
+        for c in range(force.shape[1]):
+            force[p, c] = -force[p, c]
+    if method == CORRECTION:
+        for k in range(pull.size):
+            pull[k] = k_c * (length[k] - rest[k]) + beta_c * rates[k]
+        _correction(n, pull, tension, i, j, force)
+    for p in range(force.shape[0]):
+        for c in range(force.shape[1]):
+            a[p, c] += force[p, c] * inverse_mass[p]
+    return OK
+
+
+@njit(cache=True, error_model="numpy")
+def _acceleration(x, v, forces, joints, work, out):
+    """out = the accelerations at (x, v) (:meth:`hooke.system.System.acceleration`); a status."""
+    spring_bounds, particle_bounds, springs, indptr, other, factor, inverse_mass, gravity = forces
+    _accelerations_serial(spring_bounds, particle_bounds, x, v, springs, indptr, other, factor,
+                          inverse_mass, gravity, None, out)
+    if joints[7] == NO_JOINTS:
+        return OK
+    return _joint_accelerations(x, v, out, joints, work)
+
+
+@njit(cache=True, error_model="numpy")
+def _stage_sum(weights, count, k, h, y, out):
+    """out = y + h · Σ_{s < count} w_s k_s, the sum stage by stage as :func:`.tableau.weighted_sum`."""
+    flat_out, flat_y = out.reshape(-1), y.reshape(-1)
+    for q in range(flat_y.size):
+        total = 0.0
+        for s in range(count):
+            if weights[s] != 0.0:
+                total += weights[s] * k[s].reshape(-1)[q]
+        flat_out[q] = flat_y[q] + h * total
+
+
+@njit(cache=True, error_model="numpy")
+def _weighted(weights, k, h, out):
+    """out = h · Σ_s w_s k_s over every stage (the error estimate)."""
+    flat_out = out.reshape(-1)
+    for q in range(flat_out.size):
+        total = 0.0
+        for s in range(weights.size):
+            if weights[s] != 0.0:
+                total += weights[s] * k[s].reshape(-1)[q]
+        flat_out[q] = h * total
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def _run(t, x, v, kx, kv, h, t_target, t_bound, max_step, atol, rtol, free, pinned,
+         pinned_x0, tableau, forces, joints, work, step, stats):
+    """Accepted steps from (t, x, v), whose first stage is in kx[0], kv[0], until one ends at or
+    past t_target (status OK) or STEPS_PER_CALL were accepted (PAUSED: the last one returned as
+    for OK, to be gone on from). Returns (status, accepted steps, the step's t and t1, its h,
+    the next trial h). With another status: t, x0, v0, kx[0], kv[0] are where the stopped step
+    started.
+
+    ``step`` = (x0, v0, x1, v1, ex, ev, xs, vs) arrays: on return x0, v0 hold the last accepted
+    step's start and x1, v1 its end, kx, kv its stages; ``stats`` (steps, rejected, evaluations)
+    counts accepted steps only (a step stopped by a status counts nothing)."""
+    c, a, b, e = tableau
+    x0, v0, x1, v1, ex, ev, xs, vs = step
+    stages = c.size
+    x0[:] = x
+    v0[:] = v
+    accepted = 0
+    while True:
+        hh = min(h, max_step)
+        rejected = 0
+        evaluations = 0
+        while True:
+            if hh <= 1e-14 * max(1.0, abs(t)):
+                return UNDERFLOW, accepted, t, t, hh, h
+            t1 = t_bound if t + hh >= t_bound else t + hh
+            hh = t1 - t
+            for s in range(1, stages - 1):
+                _stage_sum(a[s], s, kx, hh, x0, xs)
+                _stage_sum(a[s], s, kv, hh, v0, vs)
+                kx[s] = vs
+                status = _acceleration(xs, vs, forces, joints, work, kv[s])
+                if status != OK:
+                    return status, accepted, t, t, hh, h
+            _stage_sum(b, stages - 1, kx, hh, x0, x1)
+            _stage_sum(b, stages - 1, kv, hh, v0, v1)
+            for q in range(pinned.size):  # static pins: in place, at rest (System.apply_pins)
+                x1[pinned[q]] = pinned_x0[q]
+                v1[pinned[q]] = 0.0
+            kx[stages - 1] = v1
+            status = _acceleration(x1, v1, forces, joints, work, kv[stages - 1])
+            if status != OK:
+                return status, accepted, t, t, hh, h
+            _weighted(e, kx, hh, ex)
+            _weighted(e, kv, hh, ev)
+            evaluations += stages - 1
+            error_norm = np.inf
+            if all_finite(x1, v1):
+                error_norm = scaled_rms(ex, ev, x0, x1, v0, v1, free, atol, rtol)
+                if not math.isfinite(error_norm):
+                    error_norm = np.inf
+            factor = step_factor(error_norm)
+            if error_norm < 1.0:
+                break
+            rejected += 1
+            hh *= factor
+        stats[0] += 1
+        stats[1] += rejected
+        stats[2] += evaluations
+        accepted += 1
+        h = hh * (min(factor, 1.0) if rejected else factor)
+        if t1 >= t_target:
+            return OK, accepted, t, t1, hh, h
+        if accepted >= STEPS_PER_CALL:
+            return PAUSED, accepted, t, t1, hh, h
+        t = t1  # the next step starts from this one's end, its first stage the last (FSAL)
+        x0[:] = x1
+        v0[:] = v1
+        kx[0] = kx[stages - 1]
+        kv[0] = kv[stages - 1]
+
+
+@njit(cache=True, error_model="numpy")
+def dense_output(theta, h, y0, y1, k, weights, out):
+    """out = the continuous extension at θ ∈ [0, 1] of a step of size h from y0 to y1 with stages
+    k (Dormand–Prince's, fourth order; ``weights`` :data:`.tableau.DORMAND_PRINCE_DENSE`), entry
+    by entry in the order NumPy's array expression of it would take."""
+    flat_out, flat0, flat1 = out.reshape(-1), y0.reshape(-1), y1.reshape(-1)
+    last = k.shape[0] - 1
+    for q in range(flat0.size):
+        change = flat1[q] - flat0[q]
+        r3 = h * k[0].reshape(-1)[q] - change
+        r4 = change - h * k[last].reshape(-1)[q] - r3
+        total = 0.0
+        for s in range(weights.size):
+            if weights[s] != 0.0:
+                total += weights[s] * k[s].reshape(-1)[q]
+        r5 = h * total
+        flat_out[q] = flat0[q] + theta * (change + (1.0 - theta) * (r3 + theta * (
+            r4 + (1.0 - theta) * r5)))
+
+
+def _padded(array: np.ndarray) -> np.ndarray:
+    """``array`` (n, d) as a C-contiguous (n, 3) float array, zero-padded (the kernels' layout)."""
+    out = np.zeros((array.shape[0], 3))
+    out[:, : array.shape[1]] = array
+    return out
+
+
+@dataclass
+class Outcome:
+    """What :meth:`CompiledDormandPrince.run` did. ``step`` = (t, h, t1, x0, v0, x1, v1, kx, kv),
+    :class:`.adaptive.AcceptedStep`'s fields in the model's (n, d) shape: with ``status`` OK the
+    last accepted step; otherwise the step it stopped before starts at (t, x0, v0) with first
+    stage kx[0], kv[0] (the rest is scratch). PAUSED is as OK, short of t_target. ``h_next``: the next trial step; ``stats``:
+    (steps, rejected, evaluations) accepted."""
+
+    status: int
+    step: tuple
+    h_next: float
+    stats: tuple[int, int, int]
+
+
+class CompiledDormandPrince:
+    """The arrays :func:`_run` reads, built once per integrator (see :func:`build`)."""
+
+    def __init__(self, system, stabilization):
+        model, gather = system.model, system.gather
+        n, m = model.n_particles, model.n_joints
+        spring_bounds, particle_bounds = gather.bounds()
+        self.forces = (spring_bounds, particle_bounds, gather.springs, gather.indptr,
+                       gather.other, gather.factor, gather.inverse_mass, gather.gravity)
+        if m:
+            joints = system.joints
+            baumgarte = stabilization.method == "baumgarte"
+            self.joints = (joints.i, joints.j, joints.rest, joints._pair_k, joints._pair_l,
+                           joints._pair_coefficient, joints.inverse_mass,
+                           METHODS[stabilization.method], stabilization.method == "correction",
+                           stabilization.baumgarte_alpha if baumgarte else 0.0,
+                           stabilization.baumgarte_beta if baumgarte else 0.0,
+                           stabilization.k_c, stabilization.beta_c)
+        else:
+            empty_int, empty = np.zeros(0, dtype=np.int64), np.zeros(0)
+            self.joints = (empty_int, empty_int, empty, empty_int, empty_int, empty, empty,
+                           NO_JOINTS, False, 0.0, 0.0, 0.0, 0.0)
+        self.work = (np.empty(m), np.empty((m, 3)), np.empty(m), np.empty(m), np.empty(m),
+                     np.empty(m), np.empty((m, m)), np.empty((m, m)),
+                     np.empty(m, dtype=np.int64), np.empty((n, 3)))
+        free = np.zeros((n, 3), dtype=np.bool_)
+        free[:, : model.dim] = model.free[:, None]
+        self.free = free.reshape(-1)
+        self.pinned = np.ascontiguousarray(model.pinned_index, dtype=np.int64)
+        self.pinned_x0 = _padded(model.x0[self.pinned])
+        self.dim = model.dim
+        tableau = DORMAND_PRINCE
+        self.tableau = (tableau.c, np.ascontiguousarray(tableau.a),
+                        np.ascontiguousarray(tableau.b[:-1]),
+                        np.ascontiguousarray(tableau.b - tableau.b_embedded))
+        self.stages = tableau.stages
+        self.step_arrays = tuple(np.empty((n, 3)) for _ in range(8))
+        self.stats = np.zeros(3, dtype=np.int64)
+
+    def run(self, t, x, v, first, h, t_target, t_bound, max_step, atol, rtol) -> Outcome:
+        """Steps from (t, x, v) with first stage ``first`` = (k_x, k_v) until one ends at or
+        past t_target (see :class:`Outcome`)."""
+        n = x.shape[0]
+        kx, kv = np.zeros((self.stages, n, 3)), np.zeros((self.stages, n, 3))
+        kx[0, :, : self.dim], kv[0, :, : self.dim] = first
+        self.stats[:] = 0
+        status, accepted, t0, t1, h_step, h_next = _run(
+            float(t), _padded(x), _padded(v), kx, kv, float(h), float(t_target), float(t_bound),
+            float(max_step), float(atol), float(rtol), self.free, self.pinned, self.pinned_x0,
+            self.tableau, self.forces, self.joints, self.work, self.step_arrays, self.stats)
+        d = self.dim
+        x0, v0, x1, v1 = (np.ascontiguousarray(a[:, :d]) for a in self.step_arrays[:4])
+        step = (t0, h_step, t1, x0, v0, x1, v1, np.ascontiguousarray(kx[:, :, :d]),
+                np.ascontiguousarray(kv[:, :, :d]))
+        return Outcome(status, step, h_next, tuple(int(s) for s in self.stats))
+
+
+def build(system, stabilization) -> CompiledDormandPrince | None:
+    """The compiled steps for ``system`` (see the module docstring), or None."""
+    gather = system.gather
+    model = system.model
+    if (gather is None or gather.permutation is not None or system.has_moving_pins
+            or gather.bounds()[0].size != 2 or model.n_joints > DENSE_JOINTS):
+        return None
+    if model.n_joints and stabilization.method not in METHODS:
+        return None
+    return CompiledDormandPrince(system, stabilization)

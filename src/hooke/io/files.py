@@ -1,0 +1,112 @@
+"""Reading a user's files: bounded, never blocking, never ending the process.
+
+Contract: each function returns what it read or raises one :class:`HookeInputError` naming the
+field (or the file) and the path, never another exception.
+
+- :func:`read_text`: the UTF-8 text of a regular file of at most ``MAX_TEXT_BYTES`` (16 MiB;
+  the largest shipped scene is a few kB). A FIFO is refused, not waited on (it is opened with
+  ``O_NONBLOCK`` and checked with ``fstat`` before any read), and so are devices such as
+  ``/dev/zero``, which would be read until memory runs out, and directories.
+- :func:`parse_toml`: TOML text as a dict; malformed TOML, and nesting deeper than Python's
+  recursion limit (``tomllib`` recurses per ``[``), are one line naming the source.
+- :func:`read_mesh`: ``meshio.read`` of a regular file. meshio prints its reasons and calls
+  ``sys.exit(1)`` on a file it cannot parse, which would end a notebook's kernel: its output is
+  captured into the message and its exit caught.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from ..errors import HookeInputError, as_path
+
+MAX_TEXT_BYTES = 16 * 2**20
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a file of this ``st_mode`` is when it is not a regular file, else None."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _refuse_kind(kind: str, field: str, what: str, path: Path) -> HookeInputError:
+    return HookeInputError(field, f"is {kind}; a {what} must be a regular file", str(path))
+
+
+def read_text(path, field: str, what: str, missing_hint: str = "") -> str:
+    """The text of the ``what`` file at ``path`` (``missing_hint``: added to "no such …")."""
+    path = as_path(path, field)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise HookeInputError(field, f"no such {what}{missing_hint}", str(path)) from None
+    except OSError as error:
+        raise HookeInputError(field, f"cannot read the {what} ({error.strerror or error})",
+                              str(path)) from None
+    try:
+        info = os.fstat(descriptor)
+        kind = _not_regular(info.st_mode)
+        if kind is not None:
+            raise _refuse_kind(kind, field, what, path)
+        # Read one byte past the limit: a file that grew since fstat is refused all the same.
+        data = b"" if info.st_size > MAX_TEXT_BYTES else os.read(descriptor, MAX_TEXT_BYTES + 1)
+        if info.st_size > MAX_TEXT_BYTES or len(data) > MAX_TEXT_BYTES:
+            raise HookeInputError(field, f"is larger than the {MAX_TEXT_BYTES // 2**20} MiB a "
+                                  f"{what} may have ({max(info.st_size, len(data))} bytes)",
+                                  str(path))
+    except OSError as error:
+        raise HookeInputError(field, f"cannot read the {what} ({error.strerror or error})",
+                              str(path)) from None
+    finally:
+        os.close(descriptor)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise HookeInputError(field, f"is not UTF-8 text ({error.reason} at byte {error.start})",
+                              str(path)) from None
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """``tomllib.loads(text)``; bad TOML is one line naming ``source`` (e.g. the file's path)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise HookeInputError(source, f"malformed TOML ({error})", show_value=False) from None
+    except RecursionError:
+        raise HookeInputError(source, "malformed TOML (arrays or tables nested too deeply)",
+                              show_value=False) from None
+
+
+def read_mesh(path, field: str):
+    """``meshio.read(path)`` as a meshio.Mesh; ``field`` names the path's field in errors."""
+    import meshio
+
+    path = as_path(path, field)
+    try:
+        kind = _not_regular(os.stat(path).st_mode)
+    except OSError as error:
+        raise HookeInputError(field, f"cannot read the mesh file ({error.strerror or error})",
+                              str(path)) from None
+    if kind is not None:
+        raise _refuse_kind(kind, field, "mesh file", path)
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+            return meshio.read(path)
+    except (Exception, SystemExit) as error:  # meshio raises many types, and exits
+        reason = " ".join(said.getvalue().replace("Error:", "").split()) or str(error)
+        raise HookeInputError(field, f"cannot be read as a mesh ({reason or type(error).__name__})",
+                              str(path)) from None

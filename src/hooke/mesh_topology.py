@@ -1,0 +1,136 @@
+"""Mesh topology from index arrays: the edges of mesh cells (springs), the Freudenthal
+tetrahedra and edges of a lattice, the springs of a grid, and the boundary faces of a body (its
+contact surface).
+
+Contract: pure functions of index arrays (no positions, no validation); vertex indices are
+local to the arrays passed in, and every result is an int64 array in a deterministic order.
+:func:`boundary_faces` gives the edges of 2D triangles/quads that belong to one cell only, the
+triangles of tetrahedra that belong to one tetrahedron only, 3D triangles (a cloth: both sides,
+as contact distances are unsigned) and split quads, and 2D lines, as they are.
+:func:`mesh_cells` gives a Model's ``triangles`` and ``tetrahedra`` from blocks of cells.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Iterable
+
+import numpy as np
+
+# Edges of each element type read from a mesh, as local vertex pairs.
+MESH_EDGES = {
+    "line": [(0, 1)],
+    "triangle": [(0, 1), (1, 2), (2, 0)],
+    "quad": [(0, 1), (1, 2), (2, 3), (3, 0)],
+    "tetra": list(combinations(range(4), 2)),
+}
+
+
+def mesh_edges(cells: dict[str, Iterable]) -> np.ndarray:
+    """Unique undirected edges (sorted pairs, in first-seen order) of the given cells."""
+    pairs = []
+    for cell_type, data in cells.items():
+        data = np.asarray(data, dtype=np.int64)
+        for a, b in MESH_EDGES[cell_type]:
+            pairs.append(np.stack([data[:, a], data[:, b]], axis=1))
+    edges = np.sort(np.concatenate(pairs), axis=1)
+    _, first = np.unique(edges, axis=0, return_index=True)
+    return edges[np.sort(first)]
+
+
+def lattice_tetrahedra(nx: int, ny: int, nz: int) -> np.ndarray:
+    """Freudenthal split of each cube of an nx × ny × nz point lattice into 6 tetrahedra
+    sharing the main diagonal; vertices numbered (i·ny + j)·nz + k."""
+    def vid(i, j, k):
+        return (i * ny + j) * nz + k
+
+    corners = np.array([[(a >> 2) & 1, (a >> 1) & 1, a & 1] for a in range(8)])
+    paths = [(4, 6), (4, 5), (2, 6), (2, 3), (1, 5), (1, 3)]  # the 6 monotone paths 0 → 7
+    tets = []
+    i, j, k = np.meshgrid(np.arange(nx - 1), np.arange(ny - 1), np.arange(nz - 1), indexing="ij")
+    i, j, k = i.ravel(), j.ravel(), k.ravel()
+    corner_ids = [vid(i + c[0], j + c[1], k + c[2]) for c in corners]
+    for a, b in paths:
+        tets.append(np.stack([corner_ids[0], corner_ids[a], corner_ids[b], corner_ids[7]], axis=1))
+    return np.concatenate(tets) if tets else np.empty((0, 4), dtype=np.int64)
+
+
+def grid_springs(nx: int, ny: int, diagonals: bool = True) -> np.ndarray:
+    """(s, 2) springs of :meth:`ModelBuilder.grid` (same order) for particles numbered i·ny + j."""
+    ids = np.arange(nx * ny, dtype=np.int64).reshape(nx, ny)
+    pairs = [(ids[:-1, :], ids[1:, :]), (ids[:, :-1], ids[:, 1:])]
+    if diagonals:
+        pairs += [(ids[:-1, :-1], ids[1:, 1:]), (ids[1:, :-1], ids[:-1, 1:])]
+    return np.concatenate([np.stack([a.ravel(), b.ravel()], axis=1) for a, b in pairs])
+
+
+def grid_quads(nx: int, ny: int) -> np.ndarray:
+    """((nx − 1)(ny − 1), 4) cells of an nx × ny grid numbered i·ny + j, each counter-clockwise
+    from its lowest corner: (i, j), (i + 1, j), (i + 1, j + 1), (i, j + 1)."""
+    ids = np.arange(nx * ny, dtype=np.int64).reshape(nx, ny)
+    return np.stack([ids[:-1, :-1], ids[1:, :-1], ids[1:, 1:], ids[:-1, 1:]], -1).reshape(-1, 4)
+
+
+def lattice_edges(nx: int, ny: int, nz: int) -> np.ndarray:
+    """(s, 2) unique edges of :func:`lattice_tetrahedra` generated directly, with no sort over
+    the tetrahedra: in the Freudenthal split every edge joins lattice point p to p + e for e one
+    of the 7 non-zero 0/1 vectors {100, 010, 001, 110, 101, 011, 111}."""
+    counts = (nx, ny, nz)
+    ids = np.arange(nx * ny * nz, dtype=np.int64).reshape(counts)
+    edges = []
+    for e in ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (1, 0, 1), (0, 1, 1), (1, 1, 1)):
+        start = ids[tuple(slice(0, n - o) for n, o in zip(counts, e))]
+        end = ids[tuple(slice(o, n) for n, o in zip(counts, e))]
+        edges.append(np.stack([start.ravel(), end.ravel()], axis=1))
+    return np.concatenate(edges)
+
+
+_CELL_FACES = {  # local faces whose unpaired copies form the boundary, per cell type and dim
+    ("triangle", 2): [(0, 1), (1, 2), (2, 0)],
+    ("quad", 2): [(0, 1), (1, 2), (2, 3), (3, 0)],
+    ("tetra", 3): [(0, 2, 1), (0, 1, 3), (1, 2, 3), (0, 3, 2)],
+}
+_CELL_AS_FACES = {  # cells that are faces themselves (a rope, a cloth)
+    ("line", 2): [(0, 1)],
+    ("triangle", 3): [(0, 1, 2)],
+    ("quad", 3): [(0, 1, 2), (0, 2, 3)],
+}
+
+
+def boundary_faces(cells: dict[str, np.ndarray], dim: int) -> np.ndarray:
+    """The contact surface of a body meshed by ``cells`` (cell type → (c, k) vertex indices):
+    boundary edges of 2D triangles/quads, boundary triangles of tetrahedra, and lines (2D),
+    triangles and split quads (3D) as they are. (f, dim) int64, in first-seen order."""
+    unpaired, kept = [], []
+    for cell_type, data in cells.items():
+        data = np.asarray(data, dtype=np.int64).reshape(len(data), -1)
+        for table, out in ((_CELL_FACES, unpaired), (_CELL_AS_FACES, kept)):
+            for local in table.get((cell_type, dim), []):
+                out.append(data[:, list(local)])
+    faces = [np.concatenate(kept)] if kept else []
+    if unpaired:
+        candidates = np.concatenate(unpaired)
+        _, first, counts = np.unique(np.sort(candidates, axis=1), axis=0, return_index=True,
+                                     return_counts=True)
+        faces.append(candidates[np.sort(first[counts == 1])])
+    return np.concatenate(faces) if faces else np.empty((0, dim), dtype=np.int64)
+
+
+def mesh_cells(blocks: Iterable[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """``triangles`` (c, 3) and ``tetrahedra`` (c, 4) of blocks of cells (cell type → (c, k)
+    vertex indices): triangles as they are, quads split along their 0–2 diagonal as
+    :func:`boundary_faces` splits them, tetrahedra as they are; lines and other types dropped."""
+    found: dict[str, list] = {"triangles": [], "tetrahedra": []}
+    for cells in blocks:
+        for cell_type, data in cells.items():
+            data = np.asarray(data, dtype=np.int64)
+            if cell_type == "triangle":
+                found["triangles"].append(data.reshape(-1, 3))
+            elif cell_type == "quad":
+                found["triangles"] += [data.reshape(-1, 4)[:, list(local)]
+                                       for local in _CELL_AS_FACES[("quad", 3)]]
+            elif cell_type == "tetra":
+                found["tetrahedra"].append(data.reshape(-1, 4))
+    return {name: np.concatenate(parts) if parts else np.empty((0, 3 + (name == "tetrahedra")),
+                                                                 dtype=np.int64)
+            for name, parts in found.items()}

@@ -1,0 +1,212 @@
+"""Exports people open elsewhere: the mesh cells a model keeps (``Model.triangles``,
+``Model.tetrahedra``), the XDMF sidecar as VTK's reader (ParaView's) reads it, the VTU frames and
+the surface sequences (OBJ, PLY) as meshio reads them back."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import h5py
+import meshio
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import hooke
+from hooke.cli import app
+from hooke.io.export import export_frames, export_vtu, write_xdmf
+from hooke.io.store import input_hash, read_trajectory
+from hooke.mesh_topology import boundary_faces, lattice_tetrahedra
+
+from conftest import padded3, vtk_blocks
+
+
+# -- the cells a model keeps ----------------------------------------------------------------------
+def test_builders_keep_their_cells():
+    """A 3 × 2 grid: 2 cells, each split along its (i, j)–(i + 1, j + 1) diagonal; a lattice's
+    Freudenthal tetrahedra; a mesh's triangles and split quads, renumbered to the particles; the
+    array-built cloth and block scenes alike; springs-only models keep none."""
+    b = hooke.ModelBuilder(dim=2)
+    b.add_particle((5.0, 5.0))  # the grid's particles start at index 1
+    b.grid(3, 2, spacing=0.5)
+    model = b.finalize()
+    # particle (i, j) is 1 + 2i + j: cells (1, 3, 4, 2) and (3, 5, 6, 4)
+    np.testing.assert_array_equal(model.triangles, [[1, 3, 4], [3, 5, 6], [1, 4, 2], [3, 6, 4]])
+    assert model.tetrahedra.shape == (0, 4)
+    np.testing.assert_array_equal(model.surface_triangles(), model.triangles)  # 2D: the sheet
+
+    b = hooke.ModelBuilder(dim=3)
+    b.add_particle((9.0, 9.0, 9.0))
+    b.lattice(2, 3, 2, spacing=0.5)
+    model = b.finalize()
+    np.testing.assert_array_equal(model.tetrahedra, 1 + lattice_tetrahedra(2, 3, 2))
+    np.testing.assert_array_equal(model.surface_triangles(),
+                                  boundary_faces({"tetra": model.tetrahedra}, 3))
+    assert len(model.surface_triangles()) == 2 * (2 * 2 + 2 * 1 + 2 * 2)  # the box's 10 squares
+
+    mesh = meshio.Mesh(np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [2, 0, 0.5]], float),
+                       [("quad", np.array([[0, 1, 2, 3]])), ("triangle", np.array([[1, 4, 2]]))])
+    b = hooke.ModelBuilder(dim=3)
+    b.add_particle((9.0, 9.0, 9.0))
+    b.from_mesh(mesh)
+    np.testing.assert_array_equal(b.finalize().triangles, [[1, 2, 3], [1, 3, 4], [2, 5, 3]])
+
+    n = 5
+    cloth = hooke.scene("cloth", n=n).model
+    assert cloth.triangles.shape == (2 * (n - 1) ** 2, 3) and cloth.triangles.max() == n * n - 1
+    block = hooke.scene("lattice", nx=2, ny=2, nz=3).model
+    np.testing.assert_array_equal(block.tetrahedra, lattice_tetrahedra(2, 2, 3))
+    for name in ("chain", "crane", "spring1d"):
+        model = hooke.scene(name).model
+        assert model.triangles.shape == (0, 3) and model.tetrahedra.shape == (0, 4)
+        assert model.surface_triangles().shape == (0, 3)
+
+
+def test_model_from_arrays_checks_its_cells():
+    x0 = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    springs = [[0, 1], [1, 2], [2, 0]]
+    model = hooke.builder.model_from_arrays(2, x0, 1.0, springs, 10.0, cells={"triangle": [[0, 1, 2]]})
+    np.testing.assert_array_equal(model.triangles, [[0, 1, 2]])
+    with pytest.raises(hooke.HookeInputError) as error:
+        hooke.builder.model_from_arrays(2, x0, 1.0, springs, 10.0, cells={"triangle": [[0, 1, 3]]})
+    assert str(error.value) == "cells: particle index out of range [0, 3), got 'array'"
+
+
+def test_cells_are_stored_but_not_hashed(tmp_path):
+    """The store keeps the cells (/model/triangles); a file without them (written before they
+    existed) reads as no cells; the input hash ignores them, so such files still resume."""
+    scene = hooke.scene("square_drop")
+    hooke.simulate(scene, t_end=0.02, store=tmp_path / "run.h5")
+    np.testing.assert_array_equal(read_trajectory(tmp_path / "run.h5")["model"].triangles,
+                                  scene.model.triangles)
+    with h5py.File(tmp_path / "run.h5", "a") as handle:
+        del handle["model/triangles"], handle["model/tetrahedra"]
+    assert read_trajectory(tmp_path / "run.h5")["model"].triangles.shape == (0, 3)
+    settings = {"integrator": "implicit_euler"}
+    bare = replace(scene, model=replace(scene.model, triangles=np.empty((0, 3), dtype=np.int64)))
+    assert len(scene.model.triangles) == 32
+    assert input_hash(scene, settings) == input_hash(bare, settings)
+
+
+# -- XDMF as VTK's reader (ParaView's "XDMF Reader") reads it ---------------------------------------
+def stored_run(folder, name, t_end, **parameters):
+    """A short stored run of the built-in scene ``name``: (trajectory path, stored data)."""
+    path = folder / name / "trajectory.h5"
+    hooke.simulate(hooke.scene(name, **parameters), t_end=t_end, store=path)
+    return path, read_trajectory(path)
+
+
+def test_vtks_xdmf_reader_gets_3_component_vectors_and_the_cells_without_a_complaint(tmp_path, capfd):
+    """square_drop (2D: springs, triangles, contact forces), crane (3D: springs, joints), a
+    small lattice (3D: springs, tetrahedra) and spring1d (1D): at three time steps read one after
+    another (the reader caches a block's points between steps), every block's points, velocity
+    and contact force are (n, 3) arrays equal to the stored frame's, padded with zeros, and its
+    cells are the model's; neither VTK's output window nor XDMF's own printing says anything."""
+    vtk = pytest.importorskip("vtk")
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline
+
+    log = tmp_path / "vtk.log"
+    window = vtk.vtkFileOutputWindow()
+    window.SetFileName(str(log))
+    window.SetFlush(1)
+    previous = vtk.vtkOutputWindow.GetInstance()
+    vtk.vtkOutputWindow.SetInstance(window)
+    capfd.readouterr()
+    try:
+        for name, t_end, parameters in (("square_drop", 0.4, {}), ("crane", 0.05, {}),
+                                        ("lattice", 0.02, {"nx": 3, "ny": 3, "nz": 2}),
+                                        ("spring1d", 0.05, {})):
+            path, stored = stored_run(tmp_path, name, t_end, **parameters)
+            model = stored["model"]
+            cells = {4: np.concatenate([model.spring_indices, model.joint_indices]),  # VTK_POLY_LINE
+                     5: model.triangles, 10: model.tetrahedra}  # VTK_TRIANGLE, VTK_TETRA
+            reader = vtk.vtkXdmfReader()
+            reader.SetFileName(str(write_xdmf(path)))
+            reader.UpdateInformation()
+            times = reader.GetOutputInformation(0).Get(vtkStreamingDemandDrivenPipeline.TIME_STEPS())
+            assert len(times) == len(stored["t"]) >= 3
+            for k in (len(times) // 2, len(times) - 1, 1):
+                reader.UpdateTimeStep(times[k])
+                found = {}
+                for block in vtk_blocks(reader.GetOutputDataObject(0)):
+                    np.testing.assert_array_equal(vtk_to_numpy(block.GetPoints().GetData()),
+                                                  padded3(stored["x"][k]))
+                    data = block.GetPointData()
+                    np.testing.assert_array_equal(vtk_to_numpy(data.GetArray("velocity")),
+                                                  padded3(stored["v"][k]))
+                    if "contact_force" in stored["extras"]:
+                        force = stored["extras"]["contact_force"][k]
+                        np.testing.assert_array_equal(vtk_to_numpy(data.GetArray("contact_force")),
+                                                      padded3(force))
+                        assert k < len(times) - 1 or force[:, 1].sum() > 0  # landed by the end
+                    kinds = set(vtk_to_numpy(block.GetDistinctCellTypesArray()).tolist())
+                    assert len(kinds) == 1
+                    found.setdefault(kinds.pop(), []).append(vtk_to_numpy(
+                        block.GetCells().GetConnectivityArray()).reshape(block.GetNumberOfCells(), -1))
+                expected = {kind: value for kind, value in cells.items() if len(value)}
+                assert sorted(found) == sorted(expected or {1: None})  # 1: VTK_VERTEX
+                for kind, value in expected.items():
+                    np.testing.assert_array_equal(np.concatenate(found[kind]), value)
+    finally:
+        vtk.vtkOutputWindow.SetInstance(previous)
+    printed = capfd.readouterr()
+    assert "Cannot find DataItem" not in printed.out + printed.err
+    assert printed.out + printed.err == ""
+    assert not log.exists() or log.read_text() == ""
+
+
+# -- VTU, OBJ and PLY frames --------------------------------------------------------------------
+def test_vtu_frames_carry_tetrahedra_and_surface_sequences_read_back(tmp_path):
+    """A small lattice: its VTU frames have the springs as lines and the tetrahedra; its OBJ and
+    PLY frames the boundary triangles over every particle at the frame's positions. A 2D sheet
+    (square_drop) gives its triangles at z = 0."""
+    path, stored = stored_run(tmp_path, "lattice", 0.05, nx=3, ny=2, nz=2)
+    model = stored["model"]
+    calls = []
+    written = export_frames(path, tmp_path / "lattice", ("vtu", "obj", "ply"),
+                            progress=lambda done, total: calls.append((done, total)))
+    frames = len(stored["t"])
+    assert calls == [(k, 3 * frames) for k in range(1, 3 * frames + 1)]
+    assert len(written) == 3 * frames + 1  # + frames.pvd
+    k = frames - 1
+    vtu = meshio.read(tmp_path / "lattice" / "vtu" / f"frame_{k:05d}.vtu")
+    assert [block.type for block in vtu.cells] == ["line", "tetra"]
+    np.testing.assert_array_equal(vtu.cells_dict["line"], model.spring_indices)
+    np.testing.assert_array_equal(vtu.cells_dict["tetra"], model.tetrahedra)
+    assert not np.array_equal(stored["x"][k], stored["x"][0])  # it sagged: the frame matters
+    for fmt in ("obj", "ply"):
+        mesh = meshio.read(tmp_path / "lattice" / fmt / f"frame_{k:05d}.{fmt}")
+        np.testing.assert_allclose(mesh.points, stored["x"][k], rtol=0, atol=1e-6 if fmt == "obj" else 0)
+        np.testing.assert_array_equal(mesh.cells_dict["triangle"], model.surface_triangles())
+        assert len(model.surface_triangles()) == 2 * 2 * (1 * 1 + 2 * 1 + 2 * 1)  # 2 per cube face
+
+    path, stored = stored_run(tmp_path, "square_drop", 0.05)
+    export_frames(path, tmp_path / "square", ("obj",))
+    mesh = meshio.read(tmp_path / "square" / "obj" / "frame_00003.obj")
+    np.testing.assert_allclose(mesh.points, padded3(stored["x"][3]), rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(mesh.cells_dict["triangle"], stored["model"].triangles)
+    assert export_vtu(path, tmp_path / "vtu")[-1] == tmp_path / "vtu" / "frames.pvd"
+
+
+def test_cli_export_formats(tmp_path, progress_bars):
+    """``hooke export DIR --format obj`` writes DIR/obj, ``--vtu`` stays ``--format vtu``, both
+    report progress through the run's LazyProgress (in files); a surface format for a run
+    without cells, or an unknown format, is one line naming --format (exit 2) and writes
+    nothing."""
+    path, stored = stored_run(tmp_path, "cloth_drop", 0.02)
+    frames = len(stored["t"])
+    done = CliRunner().invoke(app, ["export", str(path.parent), "--vtu", "--format", "obj"])
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in path.parent.iterdir()) == ["obj", "trajectory.h5", "trajectory.xdmf", "vtu"]
+    assert len(list((path.parent / "obj").iterdir())) == frames
+    assert progress_bars[-1] == ("export", "files", 2 * frames, 2 * frames)
+
+    path, _ = stored_run(tmp_path, "chain", 0.02)
+    for flag, message in (("ply", "--format: a surface format needs the body's triangles or "
+                           "tetrahedra, which this run's model has none of (grid, lattice and "
+                           "from_mesh bodies have them), got 'ply'"),
+                          ("stl", "--format: unknown export format (known: vtu, obj, ply), got 'stl'")):
+        done = CliRunner().invoke(app, ["export", str(path.parent), "--vtu", "--format", flag])
+        assert done.exit_code == 2 and done.stderr.strip() == f"error: {message}"
+        assert sorted(p.name for p in path.parent.iterdir()) == ["trajectory.h5"]
