@@ -544,10 +544,8 @@ def serve_command(
     scene: str = typer.Argument("spring1d", metavar="SCENE", help="the built-in scene the page opens with"),
     port: int = typer.Option(8000, "--port", help="TCP port"),
     host: str = typer.Option("127.0.0.1", "--host", help="address to bind (default: this machine only)"),
-    allow_host: list[str] = typer.Option(None, "--allow-host", metavar="NAME",
-                                         help="another host name the viewer answers to, e.g. the "
-                                         "name others use to reach it with --host 0.0.0.0 "
-                                         "(repeatable; any other Host is refused)"),
+    allow_host: list[str] = typer.Option(None, "--allow-host", metavar="NAME", help="another name "
+                                         "it answers to, e.g. with --host 0.0.0.0 (repeatable)"),
 ) -> None:
     """Open the browser viewer: the scene simulated live, with controls and plots (works offline)."""
     from .viz.web.server import create_app, listen, run, url
