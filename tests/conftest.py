@@ -202,6 +202,25 @@ def log_slope(xs, ys) -> float:
 
 # -- the browser viewer ---------------------------------------------------------------------------
 
+@pytest.fixture
+def uvicorn_served(monkeypatch):
+    """What `hooke serve` would serve, with serving itself replaced by recording it: ``configs``,
+    the uvicorn configs, and ``bound``, the address of the socket each was given (in order)."""
+    from types import SimpleNamespace
+
+    import uvicorn
+
+    served = SimpleNamespace(configs=[], bound=[])
+
+    def run(self, sockets=None):  # uvicorn.Server.run, without serving
+        served.configs.append(self.config)
+        served.bound.append(sockets[0].getsockname() if sockets else None)
+        self.started = True
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    return served
+
+
 @pytest.fixture(scope="module")
 def viewer_url():
     """A `hooke serve spring1d` app in a background thread on a free 127.0.0.1 port, with the same

@@ -1,8 +1,8 @@
 """The benchmarks run end to end in their smoke modes: `hooke bench` (the workloads issue 16 added,
 a peer in its own process and the trajectory check before a ratio) and the documented scripts,
 benchmarks/bench.py (W1–W5 at small sizes, no peers), bench_ordering.py, bench_contact.py (a few
-steps, with its same-process peer) and bench_joints.py (tiny sizes). They time nothing against a
-threshold (benchmarks are not tests)."""
+steps, with its same-process peer), bench_joints.py (tiny sizes) and bench_viewer_load.py (a page
+alone for a second). They time nothing against a threshold (benchmarks are not tests)."""
 
 from __future__ import annotations
 
@@ -92,6 +92,20 @@ def test_ordering_bench_smoke():
     assert done.returncode == 0, done.stderr
     for text in ("cloth 20 x 20", "renumbered", "natural (forced)", "shuffled (forced)"):
         assert text in done.stdout, done.stdout
+
+
+def test_viewer_load_bench_smoke():
+    """benchmarks/bench_viewer_load.py prints a row for a page alone against `hooke serve`: frames
+    per second and a longest gap > 0, the load average (its clients and server are the load
+    tests' own, tests/test_viewer_robustness.py)."""
+    script = BENCH.parent / "bench_viewer_load.py"
+    done = subprocess.run([sys.executable, str(script), "alone", "--seconds", "1", "--warmup", "0.5"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    row = re.search(r"^ +alone +(\S+) +(\S+) +(\S+)", done.stdout, re.MULTILINE)
+    assert row and "frames/s" in done.stdout and "longest gap s" in done.stdout, done.stdout
+    rate, gap, load = map(float, row.groups())
+    assert rate > 0 and gap > 0 and load >= 0
 
 
 def test_contact_bench_smoke(tmp_path, readme_tables):

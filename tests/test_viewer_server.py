@@ -24,7 +24,7 @@ from hooke.viz.web.session import Session
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(server.create_app("spring1d")) as test_client:
+    with TestClient(server.create_app("spring1d", allow_hosts=["testserver"])) as test_client:
         yield test_client
 
 
@@ -207,6 +207,22 @@ def test_invalid_parameters_are_rejected_and_the_run_keeps_its_values(client):
         assert {p["name"]: p["value"] for p in scene["parameters"]}["mass"] == 2.0
 
 
+def test_integer_parameters_restart_with_counts_and_refuse_fractions():
+    """The page's numbers arrive as JSON floats; a count (cloth2d's nx) is restarted with it as an
+    int, and a fraction is refused naming the field."""
+    session = Session("cloth2d")
+
+    def restart(nx):
+        return session.tick([parse_command(json.dumps(
+            {"type": "restart", "integrator": "symplectic_euler", "dt": 0.005,
+             "parameters": {"nx": nx}}))])
+
+    assert restart(20)[0]["n_particles"] == 20 * 30 == session.scene.model.n_particles
+    error = restart(20.5)[0]
+    assert error["field"] == "parameters.nx" and "must be a whole number" in error["message"]
+    assert session.scene.model.n_particles == 600
+
+
 def test_model_size_requests_are_bounded():
     session = Session("cloth2d")
     fields = {f["name"]: f for f in session.scene_message()["parameters"]}
@@ -330,19 +346,10 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_serve_binds_localhost_by_default_and_prints_the_address(monkeypatch):
-    import uvicorn
-
+def test_serve_binds_localhost_by_default_and_prints_the_address(uvicorn_served, monkeypatch):
     from hooke.cli import app
 
-    configs, bound = [], []
-
-    def run(self, sockets=None):  # uvicorn.Server.run, without serving
-        configs.append(self.config)
-        bound.append(sockets[0].getsockname())
-        self.started = True
-
-    monkeypatch.setattr(uvicorn.Server, "run", run)
+    configs, bound = uvicorn_served.configs, uvicorn_served.bound
     port = free_port()
     result = CliRunner().invoke(app, ["serve", "cloth2d", "--port", str(port)])
     assert result.exit_code == 0, result.output

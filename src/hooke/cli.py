@@ -544,12 +544,14 @@ def serve_command(
     scene: str = typer.Argument("spring1d", metavar="SCENE", help="the built-in scene the page opens with"),
     port: int = typer.Option(8000, "--port", help="TCP port"),
     host: str = typer.Option("127.0.0.1", "--host", help="address to bind (default: this machine only)"),
+    allow_host: list[str] = typer.Option(None, "--allow-host", metavar="NAME", help="another name "
+                                         "it answers to, e.g. with --host 0.0.0.0 (repeatable)"),
 ) -> None:
     """Open the browser viewer: the scene simulated live, with controls and plots (works offline)."""
     from .viz.web.server import create_app, listen, run, url
 
     try:
-        viewer = create_app(scene)
+        viewer = create_app(scene, host=host, allow_hosts=allow_host or ())
     except HookeInputError as error:
         fail(str(error))
     try:  # bound before the address is printed: a bad host, a bad or busy port is one line

@@ -342,20 +342,28 @@ class Stopped(Exception):
             self.what = (f"{growth} at step {step} (t = {state.t:.6g}); most energetic particle "
                          f"{particle} (kinetic energy {kinetic[particle]:.6g} J)")
         else:
-            bad = failure.bad
-            particle = worst_particle(last, bad)
-            at = f"step {step} (t = {t0 + step * run.dt:.6g})"
-            self.what = (f"{failure.reason} at {at}" if failure.reason == NON_FINITE
-                         else f"{at} failed: {failure.reason}")
-            gone = "non-finite; " if bad is not None else ""  # a non-finite particle is the worst
-            self.what += (f"; worst particle {particle} ({gone}at t = {last.t:.6g}: |x|∞ = "
-                          f"{np.max(np.abs(last.x[particle])):.3g} m, |v|∞ = "
-                          f"{np.max(np.abs(last.v[particle])):.3g} m/s)")
+            self.what = failure_text(failure, step, t0 + step * run.dt, last)
         self.advice = advice(run.name)
 
     def message(self, kept: int) -> str:
         return (f"{self.what}; {kept} frame(s) kept, the last at t = {self.last.t:.6g}. "
                 f"{self.advice}")
+
+
+def failure_text(failure: StepFailed, step: int, t: float, last: State | None = None) -> str:
+    """What went wrong in ``failure`` at ``step`` (ending at time ``t``) and where: the worst
+    particle of the state it gave, with its size in ``last`` (default: the failure's last finite
+    state). The text ``hooke run`` and the viewer print."""
+    last = failure.last if last is None else last
+    bad = failure.bad
+    particle = worst_particle(last, bad)
+    at = f"step {step} (t = {t:.6g})"
+    what = (f"{failure.reason} at {at}" if failure.reason == NON_FINITE
+            else f"{at} failed: {failure.reason}")
+    gone = "non-finite; " if bad is not None else ""  # a non-finite particle is the worst
+    return what + (f"; worst particle {particle} ({gone}at t = {last.t:.6g}: |x|∞ = "
+                   f"{np.max(np.abs(last.x[particle])):.3g} m, |v|∞ = "
+                   f"{np.max(np.abs(last.v[particle])):.3g} m/s)")
 
 
 IMPLICIT = ("implicit_euler", "implicit_euler_linear")

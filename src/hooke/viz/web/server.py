@@ -3,17 +3,21 @@
 Contract:
 - ``GET /`` serves the page, ``/static/...`` its script and style, ``GET /plotly.min.js`` the
   Plotly.js bundled in the installed ``plotly`` Python package: nothing is fetched from outside.
+- Only the hosts the server was started for are answered (:mod:`.access`: its ``--host``, the
+  loopback names, ``--allow-host`` names); any other ``Host`` gets 403, on the page and on the
+  WebSocket alike (DNS rebinding). A WebSocket whose ``Origin`` is another site is refused too.
 - ``/ws?scene=NAME`` is the live connection. The server sends ``hello`` (scene and integrator
   names, the message limit), then the session's messages (see :mod:`.session`); it receives the
-  commands of :mod:`.protocol`. Each connection owns a :class:`.session.Session` stepped in a
-  worker thread at up to ``FRAME_RATE`` frames per second, so one slow scene or client never
-  holds up another, and the page never waits for a whole run.
+  commands of :mod:`.protocol`. Each connection owns a session in a process of its own
+  (:mod:`.worker`), ticked at up to ``FRAME_RATE`` frames per second: this process only relays
+  messages, so one client's scene builds, steps and large messages never hold up another's
+  frames, and a session's memory is returned when its page leaves. At most ``MAX_SESSIONS``
+  pages are served at once; another is told so and closed (code 1013, try again later).
 - Every received message is validated; a malformed, unknown, binary or oversized
   (> ``MAX_MESSAGE_BYTES``) message, or one beyond the queue limits (``MAX_PENDING`` commands,
   ``MAX_PENDING_REBUILDS`` scene builds per frame), is answered with an ``error`` to that client
-  only and the connection goes on. A WebSocket whose ``Origin`` is another site is refused
-  (another page in the browser cannot drive a local viewer). uvicorn itself closes a connection
-  that sends a frame above ``WS_MAX_SIZE``.
+  only and the connection goes on. uvicorn itself closes a connection that sends a frame above
+  ``WS_MAX_SIZE``.
 - :func:`run` binds 127.0.0.1 unless another host is given. :func:`listen` binds first, so that a
   bad port, a host that is not an address of this machine or a port in use is one
   HookeInputError naming ``port`` or ``host`` before anything is printed or served.
@@ -23,27 +27,30 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import logging
 import socket
+from contextlib import asynccontextmanager
 from importlib import resources
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, Iterable
 
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from ...errors import HookeError, HookeInputError, is_count
+from ...errors import HookeInputError, is_count
 from ...integrators import base as integrator_registry
 from ...scenes import names as scene_names
+from .access import HostAllowlist, same_origin
 from .protocol import MAX_MESSAGE_BYTES, Drag, Load, ProtocolError, Restart, parse_command
-from .session import Session, error_message
+from .worker import SessionEnded, SessionProcess, encode, zygote
 
 FRAME_RATE = 60.0
 MAX_PENDING = 256  # commands waiting for the next frame; beyond this a client is flooding
 MAX_PENDING_REBUILDS = 4  # of which scene builds (load, restart), which may take a second each
 WS_MAX_SIZE = 1024 * 1024  # uvicorn's hard per-frame limit, far above MAX_MESSAGE_BYTES
+# Pages served at once: each is a process of ~10-150 MB (its scene), so this bounds the memory
+# that many open pages can take.
+MAX_SESSIONS = 32
 
 log = logging.getLogger(__name__)
 STATIC = resources.files(__package__) / "static"
@@ -63,25 +70,26 @@ def hello_message() -> dict[str, Any]:
     }
 
 
-def same_origin(websocket: WebSocket) -> bool:
-    """True without an Origin header (non-browser clients) or when it names this server."""
-    origin = websocket.headers.get("origin")
-    return origin is None or urlsplit(origin).netloc == websocket.headers.get("host")
-
-
 class Connection:
-    """One page: receives commands, runs its session's frames, sends the messages."""
+    """One page: receives commands, has its session process tick them, relays the messages."""
 
-    def __init__(self, websocket: WebSocket, session: Session):
+    def __init__(self, websocket: WebSocket, session: SessionProcess):
         self.websocket = websocket
         self.session = session
         self.pending: list = []
         self._send_lock = asyncio.Lock()
 
     async def send(self, message: dict[str, Any]) -> None:
-        text = json.dumps(message, allow_nan=False, separators=(",", ":"))  # browsers reject NaN
+        await self.send_text(encode(message).decode())
+
+    async def send_text(self, text: str) -> None:
         async with self._send_lock:
             await self.websocket.send_text(text)
+
+    async def relay(self) -> None:
+        """Send the messages of the batch the session process is sending."""
+        async for text in self.session.replies():
+            await self.send_text(text)
 
     async def receive_loop(self) -> None:
         while True:
@@ -111,24 +119,47 @@ class Connection:
         while True:
             started = loop.time()
             commands, self.pending = self.pending, []
-            try:
-                messages = await asyncio.to_thread(self.session.tick, commands)
-            except Exception as error:  # a bug in one session must not end the server
-                log.exception("viewer session failed")
-                self.session.paused = True
-                messages = [{"type": "error", "message": f"internal error: {error!r} (paused)",
-                             "field": None}]
-            for message in messages:
-                await self.send(message)
+            await self.session.request(commands)
+            await self.relay()
             await asyncio.sleep(max(0.0, 1.0 / FRAME_RATE - (loop.time() - started)))
 
 
-def create_app(scene: str = "spring1d") -> FastAPI:
-    """The viewer app; pages open ``scene`` unless their URL asks for another (``?scene=``)."""
+async def refuse(websocket: WebSocket, code: int, reason: str) -> None:
+    """Send ``reason`` as an ``error`` and close with ``code``, if the page is still there."""
+    try:
+        await websocket.send_text(encode({"type": "error", "message": reason, "field": None}).decode())
+    except (WebSocketDisconnect, RuntimeError, OSError):
+        return  # it left first
+    await close(websocket, code)
+
+
+async def close(websocket: WebSocket, code: int) -> None:
+    try:
+        await websocket.close(code=code)
+    except (WebSocketDisconnect, RuntimeError, OSError):
+        pass  # closed already
+
+
+def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
+               allow_hosts: Iterable[str] = ()) -> FastAPI:
+    """The viewer app; pages open ``scene`` unless their URL asks for another (``?scene=``).
+    ``host`` is the address it is served on and ``allow_hosts`` more names it answers to
+    (:mod:`.access`)."""
     if scene not in scene_names():
         raise HookeInputError("SCENE", f"unknown scene (built-in: {', '.join(scene_names())})", scene)
-    app = FastAPI(title="hooke viewer", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        await asyncio.to_thread(zygote)  # the fork server warms up while the first page loads
+        yield
+
+    app = FastAPI(title="hooke viewer", docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=lifespan)
+    app.add_middleware(HostAllowlist, bind=host, extra=tuple(allow_hosts))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    # Every connected page, with its session process once it has one (tests read it too).
+    pages: dict[WebSocket, SessionProcess | None] = {}
+    app.state.pages = pages
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:
@@ -140,30 +171,43 @@ def create_app(scene: str = "spring1d") -> FastAPI:
 
     @app.websocket("/ws")
     async def live(websocket: WebSocket) -> None:
-        if not same_origin(websocket):
+        if not same_origin(websocket.headers):
             await websocket.close(code=1008)
             return
         await websocket.accept()
-        requested = websocket.query_params.get("scene") or scene
+        session = None
+        pages[websocket] = None
         try:
-            await websocket.send_json(hello_message())
-            try:
-                session = await asyncio.to_thread(Session, requested)
-            except HookeError as error:
-                await websocket.send_json(error_message(error))
-                session = await asyncio.to_thread(Session, scene)
+            await websocket.send_text(encode(hello_message()).decode())
+            if len(pages) > MAX_SESSIONS:
+                await refuse(websocket, 1013, f"the viewer is serving {MAX_SESSIONS} pages, its "
+                             "limit: close one and reload this page")
+                return
+            session = await SessionProcess.start(websocket.query_params.get("scene") or scene, scene)
+            pages[websocket] = session
             connection = Connection(websocket, session)
-            await connection.send(session.scene_message())
+            await connection.relay()  # the opening: the scene (after an error if it was unknown)
             tasks = [asyncio.create_task(connection.receive_loop()),
                      asyncio.create_task(connection.frame_loop())]
             done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in pending:
                 task.cancel()
             for task in done:  # a send or receive on a closed connection ends it, nothing more
+                if isinstance(task.exception(), SessionEnded):
+                    raise task.exception()
                 if task.exception() is not None:
                     log.debug("viewer connection closed: %r", task.exception())
+            await close(websocket, 1000)  # if the page is still there: never leave it waiting
+        except SessionEnded as ended:
+            await refuse(websocket, 1011, str(ended))
         except WebSocketDisconnect:
             pass
+        finally:
+            try:
+                if session is not None:
+                    await session.close()
+            finally:
+                pages.pop(websocket, None)  # counted until its process has ended
 
     return app
 
@@ -175,7 +219,11 @@ def url(host: str, port: int) -> str:
 
 def uvicorn_options(host: str = "127.0.0.1", port: int = 8000) -> dict[str, Any]:
     """The uvicorn settings the viewer is served with (its tests serve it with the same)."""
-    return {"host": host, "port": port, "ws_max_size": WS_MAX_SIZE, "log_level": "warning"}
+    # No permessage-deflate: compressing a large scene's megabytes would run in this process's
+    # event loop, the one cost a client could still impose on the others (a 49,600-particle
+    # lattice's restarts stalled other pages for over a second with it).
+    return {"host": host, "port": port, "ws_max_size": WS_MAX_SIZE,
+            "ws_per_message_deflate": False, "log_level": "warning"}
 
 
 def listen(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:

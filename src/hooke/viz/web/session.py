@@ -22,7 +22,9 @@ drawing) so that a frame never waits for a long run. It returns the messages to 
 
 A command that fails (unknown scene or integrator, a parameter out of range, an integrator that
 refuses the model) changes nothing and yields an ``error``. A step that fails (non-finite state,
-solver failure) keeps the last finite state, pauses and yields an ``error``.
+solver failure) keeps the last finite state, pauses and yields an ``error`` in the words of
+``hooke run`` (the step, its time, the worst particle, the advice). Every message holds only
+finite numbers when the state is finite, however large (positions are rounded only below 1e9).
 
 Dragging attaches a critically damped spring from a particle to the cursor (:class:`CursorSpring`),
 an external force of this session only. Its spring part is a potential term added to this
@@ -51,7 +53,7 @@ from ...result import finite_or_none
 from ...scene_setup import check_positive
 from ...scenes import names as scene_names
 from ...scenes.builders import parameter_schema
-from ...simulate import scene_options
+from ...simulate import advice, failure_text, scene_options
 from ...system import System
 from .protocol import Drag, Load, Pause, Release, Restart, Set, Step
 
@@ -229,9 +231,14 @@ class Session:
             raise HookeInputError("scene", f"unknown scene (built-in: {', '.join(scene_names())})", name)
         defaults = builtin_scene(name)
         fields = {field["name"]: field for field in parameter_fields(defaults)}
+        parameters = dict(parameters)
         for key, value in parameters.items():
             if key not in fields:
                 raise HookeInputError(f"parameters.{key}", f"is not a parameter of scene '{name}'", value)
+            if fields[key]["integer"]:  # JSON numbers arrive as floats; builders take counts as int
+                if not float(value).is_integer():
+                    raise HookeInputError(f"parameters.{key}", "must be a whole number", value)
+                parameters[key] = value = int(value)
             bound = fields[key].get("exclusive_minimum")
             if bound is not None and not value > bound:
                 raise HookeInputError(f"parameters.{key}", f"must be > {bound}", value)
@@ -291,12 +298,13 @@ class Session:
             before = time.perf_counter()
             try:
                 new = self.stepper.advance(self.state, self.state.t + self.dt, 1)
-            except StepFailed as failure:  # non-finite state or solver failure: advice helps
-                self._stop(out, f"the step from t = {self.state.t:.6g} failed ({failure.reason}); "
-                                "try a smaller dt or an implicit integrator")
+            except StepFailed as failure:  # as `hooke run` says it, with its advice
+                self._stop(out, f"{failure_text(failure, self.steps + 1, self.state.t + self.dt)}; "
+                                f"paused at the last finite state (t = {self.state.t:.6g}). "
+                                f"{advice(self.integrator)}")
                 return
             except Exception as error:  # any other failure stops this run, never the server
-                self._stop(out, f"the step from t = {self.state.t:.6g} failed: {error}")
+                self._stop(out, f"the step from t = {self.state.t:.6g} failed: {error} (paused)")
                 return
             self._step_seconds.append(time.perf_counter() - before)
             self.state = self.cursor.damp(new, self.dt)
@@ -309,7 +317,7 @@ class Session:
     def _stop(self, out: list[dict[str, Any]], message: str) -> None:
         self.paused = True
         self._changed = True
-        out.append({"type": "error", "message": f"{message} (paused)", "field": None})
+        out.append({"type": "error", "message": message, "field": None})
 
     def _tracked_value(self) -> float:
         particle, coordinate = self.tracked
@@ -337,7 +345,7 @@ class Session:
         state, model = self.state, self.scene.model
         message: dict[str, Any] = {
             "type": "frame", "t": state.t, "steps": self.steps, "paused": self.paused,
-            "x": np.round(state.x, 6).tolist(),
+            "x": rounded(state.x).tolist(),
             "step_ms": 1e3 * float(np.mean(self._step_seconds)) if self._step_seconds else None,
             "cursor": None if self.cursor.particle is None else
             {"particle": self.cursor.particle, "target": self.cursor.target.tolist()},
@@ -372,6 +380,15 @@ class Session:
         for k, motion in getattr(model, "plane_motions", ()):
             points[k] += motion(self.state.t)[0] - motion(0.0)[0]
         return [{"normal": n.tolist(), "point": p.tolist()} for n, p in zip(normals, points)]
+
+
+def rounded(x: np.ndarray) -> np.ndarray:
+    """``x`` rounded to 1e-6 (shorter messages) where that changes it: from 1e9 on a float has no
+    digits below 1e-6, and rounding a blown-up 1e307 would overflow to inf."""
+    out = x.astype(float)
+    small = np.abs(out) < 1e9
+    out[small] = np.round(out[small], 6)
+    return out
 
 
 def error_message(error: HookeError) -> dict[str, Any]:

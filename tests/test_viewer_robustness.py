@@ -1,0 +1,246 @@
+"""The viewer under hostile use (issue 15 §4): one client's work does not starve another's page,
+a served page's memory comes back once it leaves, a blown-up run keeps its page's connection and
+says what `hooke run` says, and only the hosts the server was started for are answered.
+
+The load tests drive a real `hooke serve` in a child process with the clients of
+benchmarks/bench_viewer_load.py (which prints the same measurements as a table). They assert
+generous bounds on what a user sees, a gap between frames, memory after clients left; they time
+nothing else."""
+
+from __future__ import annotations
+
+import gc
+import http.client
+import json
+import os
+import signal
+import socket
+import time
+import weakref
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import psutil
+import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+from typer.testing import CliRunner
+
+import hooke
+from conftest import load_script
+from hooke.errors import SimulationError
+from hooke.viz.web import server, worker
+from hooke.viz.web.access import HostAllowlist
+from hooke.viz.web.worker import encode
+from test_viewer_server import client, connected, frame_after, next_of  # noqa: F401 - a fixture
+
+bench = load_script(Path(__file__).resolve().parents[1] / "benchmarks" / "bench_viewer_load.py")
+
+
+@pytest.fixture
+def served():
+    """`hooke serve spring1d` in a child process, with one page opened and closed (so its fork
+    server is warm)."""
+    running = bench.Server()
+    try:
+        bench.first_page(running)
+        yield running
+    finally:
+        running.stop()
+
+
+# -- fairness and memory -------------------------------------------------------------------------
+
+def test_restart_floods_and_a_49600_particle_lattice_do_not_starve_another_page(served):
+    """20 clients restarting scenes every 50 ms and one restarting a 49,600-particle lattice
+    every 250 ms: a spring1d page keeps receiving frames, never waiting 1.5 s (before: gaps of
+    5-8 s at 0.1-0.5 frames/s)."""
+    others = (bench.others_for("restarts", clients=20, interval=0.05)
+              + bench.others_for("lattice", clients=0, interval=0.0))
+    row = bench.measure(served, others, seconds=6.0, warmup=2.0)
+    assert row["refused"] == 0 and row["scenes_started"] >= 20, row  # the flood really ran
+    assert row["longest_gap_s"] < 1.5, row
+
+
+def test_memory_returns_after_rounds_of_clients_leave(served):
+    """Three rounds of 10 clients (cloth, soft bodies, contact, a 27,000-particle lattice with an
+    implicit solver) that restart scenes and leave: every session process ends, and the server
+    with everything under it stays where the first round left it and near its start (before:
+    +70-85 MiB after the first round, and growing over the rounds)."""
+    start = bench.idle_rss(served, settle=1.0)
+    after = []
+    for _ in range(3):
+        assert bench.memory_round(served, seconds=2.0)["scenes_started"] > 0
+        after.append(bench.idle_rss(served, settle=1.0))
+        assert served.sessions() == 0
+    assert max(after) - after[0] < 25 and max(after) - start < 50, (start, after)
+
+
+def test_a_page_that_leaves_mid_step_has_its_process_ended_and_nothing_keeps_it(client, monkeypatch):
+    """A page leaves while its session is inside implicit steps of a 3,375-particle lattice
+    (longer than the grace time set here): its process is ended and its handle collected
+    (before: a session outlived its page for as long as the work queued for it, 15-20 s)."""
+    monkeypatch.setattr(worker, "GRACE", 0.1)
+    pages = client.app.state.pages
+    with connected(client, "lattice") as (ws, _, scene):
+        ws.send_json({"type": "restart", "integrator": scene["integrator"], "dt": scene["dt"],
+                      "parameters": {"nx": 15, "ny": 15, "nz": 15}})
+        assert next_of(ws, "scene")["n_particles"] == 3375  # after its first step; others follow
+        [session] = pages.values()
+        handle, pid = weakref.ref(session), session.pid
+        assert psutil.pid_exists(pid)
+        del session
+    deadline = time.monotonic() + 30
+    while (pages or psutil.pid_exists(pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pages and not psutil.pid_exists(pid)
+    gc.collect()
+    assert handle() is None
+
+
+def test_a_session_process_that_dies_ends_its_page_only_with_a_message(client):
+    pages = client.app.state.pages
+    with connected(client) as (victim, _, _):
+        [session] = pages.values()
+        with connected(client) as (other, _, _):
+            os.kill(session.pid, signal.SIGKILL)  # as the OOM killer would
+            assert next_of(victim, "error")["message"] == (
+                "this page's simulation process ended unexpectedly; reload the page to start again")
+            with pytest.raises(WebSocketDisconnect) as closed:
+                while True:
+                    victim.receive_json()
+            assert closed.value.code == 1011
+            t = frame_after(other, lambda f: True)["t"]
+            assert frame_after(other, lambda f: f["t"] > t + 0.1)["paused"] is False
+
+
+def test_pages_beyond_the_limit_are_told_and_closed(client, monkeypatch):
+    monkeypatch.setattr(server, "MAX_SESSIONS", 1)
+    with connected(client):
+        with client.websocket_connect("/ws") as second:
+            assert second.receive_json()["type"] == "hello"
+            error = second.receive_json()
+            assert error["type"] == "error" and "serving 1 pages, its limit" in error["message"]
+            with pytest.raises(WebSocketDisconnect) as closed:
+                second.receive_json()
+            assert closed.value.code == 1013
+
+
+# -- a run that blows up -------------------------------------------------------------------------
+
+def run_blow_up_text() -> tuple[str, str]:
+    """What `hooke run spring1d --integrator explicit_euler --dt 0.5` says when it blows up:
+    (what happened, the advice)."""
+    with pytest.raises(SimulationError) as stopped:
+        hooke.simulate(hooke.scene("spring1d"), integrator="explicit_euler", dt=0.5, t_end=1000.0)
+    what, _, rest = str(stopped.value).partition("; 1130 frame(s) kept")
+    return what, rest.partition(". ")[2]
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+def test_a_blow_up_reaches_the_page_in_hooke_runs_words_and_its_connection_goes_on(client):
+    """Explicit Euler at dt = 0.5 overflows at step 1130 from |x| = 2.3e307: the page gets the
+    error `hooke run` prints, its frames (huge but finite), and it can restart (before: the
+    connection was dropped, code 1006, without a message)."""
+    what, advice = run_blow_up_text()
+    assert what.startswith("the state became non-finite at step 1130 (t = 565)")
+    with connected(client) as (ws, _, _):
+        ws.send_json({"type": "set", "steps_per_frame": 10_000})
+        ws.send_json({"type": "restart", "integrator": "explicit_euler", "dt": 0.5})  # from t = 0
+        error = next_of(ws, "error")
+        assert error["message"] == f"{what}; paused at the last finite state (t = 564.5). {advice}"
+        frame = frame_after(ws, lambda f: f["paused"])
+        assert frame["t"] == 564.5 and abs(frame["x"][1][0]) > 1e306
+        assert frame["energy"]["kinetic"] is None  # it overflows: null, as documented
+        ws.send_json({"type": "restart", "integrator": "symplectic_euler", "dt": 0.005})
+        assert next_of(ws, "scene")["frame"]["x"] == [[0.0], [2.0]]
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+def test_an_overflowing_stiffness_is_reported_and_its_nan_values_are_sent_as_null(client):
+    """k = 1e308: the analytic solution is NaN from the start and the first step overflows."""
+    with connected(client) as (ws, _, _):
+        ws.send_json({"type": "restart", "integrator": "symplectic_euler", "dt": 0.005,
+                      "parameters": {"stiffness": 1e308}})
+        scene = next_of(ws, "scene")
+        assert scene["frame"]["position"]["analytic"] == [None]
+        assert scene["frame"]["energy"]["potential"] is None
+        error = next_of(ws, "error")
+        assert error["message"].startswith("the state became non-finite at step 1 (t = 0.005); "
+                                           "worst particle 1 (non-finite; at t = 0: |x|∞ = 2 m")
+        ws.send_json({"type": "step"})
+        assert next_of(ws, "error")["message"] == error["message"]  # still connected, still paused
+
+
+def test_encode_sends_non_finite_numbers_as_null():
+    nan, inf = float("nan"), float("inf")
+    message = {"type": "frame", "x": [[1e307], [2.5]], "energy": {"total": inf},
+               "position": {"analytic": [nan, 1.0, -inf]}}
+    assert json.loads(encode(message)) == {"type": "frame", "x": [[1e307], [2.5]],
+                                           "energy": {"total": None},
+                                           "position": {"analytic": [None, 1.0, None]}}
+
+
+# -- hosts -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("host, answered", [
+    ("127.0.0.1:8000", True), ("localhost:8000", True), ("LocalHost.", True), ("[::1]:8000", True),
+    ("evil.example:8765", False), ("127.0.0.1.evil.example:8000", False), ("localhost.evil:80", False),
+    ("192.168.1.20:8000", False),
+])
+def test_a_loopback_server_answers_only_its_loopback_names(host, answered):
+    """DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 sends its own
+    name as Host (and a matching Origin); the page and the WebSocket are refused."""
+    with TestClient(server.create_app("spring1d")) as viewer:
+        page = viewer.get("/", headers={"host": host})
+        assert page.status_code == (200 if answered else 403)
+        if answered:
+            with viewer.websocket_connect("/ws", headers={"host": host, "origin": f"http://{host}"}) as ws:
+                assert ws.receive_json()["type"] == "hello"
+            return
+        assert page.text.startswith(f"hooke viewer: Host '{host}' is not allowed")
+        assert "--allow-host" in page.text and page.text.count("\n") == 1
+        with pytest.raises(WebSocketDisconnect) as refused:
+            with viewer.websocket_connect("/ws", headers={"host": host, "origin": f"http://{host}"}):
+                pass
+        assert refused.value.code == 1008
+
+
+def test_a_server_on_all_addresses_answers_its_names_addresses_and_allow_host():
+    allowlist = HostAllowlist(None, bind="0.0.0.0", extra=["Viewer.LAN"])
+    for host in ("viewer.lan:8000", f"{socket.gethostname()}:8000", "localhost", "192.168.1.20:8000",
+                 "[fe80::1]:8000"):
+        assert allowlist.accepts(host), host
+    for host in ("evil.example:8000", "viewer.lan.evil.example", "", None):
+        assert not allowlist.accepts(host), host
+
+
+def test_the_served_page_and_websocket_refuse_another_host(viewer_url):
+    """The real server (uvicorn, as `hooke serve` runs it): 403 for the page and the upgrade."""
+    port = urlsplit(viewer_url).port
+
+    def status(path: str, host: str, upgrade: bool) -> str:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+            headers = (f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                       f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://{host}\r\n"
+                       if upgrade else "Connection: close\r\n")
+            raw.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{headers}\r\n".encode())
+            return raw.recv(4096).split(b"\r\n")[0].decode()
+
+    assert status("/ws", f"evil.example:{port}", upgrade=True) == "HTTP/1.1 403 Forbidden"
+    assert status("/", f"evil.example:{port}", upgrade=False) == "HTTP/1.1 403 Forbidden"
+    assert status("/ws", f"127.0.0.1:{port}", upgrade=True) == "HTTP/1.1 101 Switching Protocols"
+    page = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    page.request("GET", "/")
+    assert page.getresponse().status == 200
+
+
+def test_serve_allow_host_adds_a_name_to_a_server_on_all_addresses(uvicorn_served):
+    from hooke.cli import app
+
+    result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0", "--port", "0",
+                                      "--allow-host", "viewer.lan"])
+    assert result.exit_code == 0, result.output
+    viewer = TestClient(uvicorn_served.configs[-1].app)
+    assert viewer.get("/", headers={"host": "viewer.lan:8000"}).status_code == 200
+    assert viewer.get("/", headers={"host": "evil.example:8000"}).status_code == 403
