@@ -301,10 +301,18 @@ class FixedPatternAssembler:
 
     def assemble(self, values: Sequence[np.ndarray], weights: Sequence[float] | None = None) -> sp.csr_matrix:
         """CSR matrix Σ weights[k]·values[k] on the fixed pattern."""
+        return self.matrix(self.data(values, weights))
+
+    def data(self, values: Sequence[np.ndarray], weights: Sequence[float] | None = None) -> np.ndarray:
+        """The (nnz,) values of :meth:`assemble`'s matrix, in the order of ``pattern``."""
         if weights is not None:
             values = [w * np.asarray(v) for w, v in zip(weights, values)]
-        data = np.bincount(self._slot, weights=np.concatenate(values)[self._mask], minlength=self.nnz)
-        return self.matrix(data)
+        return np.bincount(self._slot, weights=np.concatenate(values)[self._mask], minlength=self.nnz)
+
+    @property
+    def pattern(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indptr, indices) of the CSR pattern."""
+        return self._indptr, self._indices
 
     def matrix(self, data: np.ndarray) -> sp.csr_matrix:
         """The CSR matrix with these values (nnz,) on the fixed pattern."""
