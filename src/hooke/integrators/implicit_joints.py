@@ -73,7 +73,7 @@ class ConstrainedNewton:
         self.joints = system.joints
         self.border = BorderedMatrix(system)
         method = integrator.options["solver"]
-        self.solver = SparseSolver("direct" if method in ("cg", "amg") else method)
+        self.solver = SparseSolver("direct" if method in ("cg", "amg") else method, indefinite=True)
         self.length = length_scale(system.model)
         self.tolerance = JOINT_TOL * self.length
         self.n_free = system.free_dofs.size
