@@ -33,7 +33,9 @@ intersect, not even inside a Newton iteration; a trial outside the barrier's dom
 and is rejected. The constrained step leaves the manifold by O(|p|²/L); the next iteration
 brings it back (Newton's quadratic convergence on g). No second-order correction: the Maratos
 effect needs the constraints' curvature term to rival the objective's, ν|p|²/L against m|p|²,
-i.e. (ωh)² ≈ 1 — steps that do not resolve the motion. ``step_energies`` holds φ (non-increasing).
+i.e. (ωh)² ≈ 1 — steps that do not resolve the motion. ``step_energies`` holds φ at the start
+and after each accepted iteration (each no larger than φ before it at that iteration's ν; ν may
+grow between iterations).
 
 Stopping: when the step's velocity ‖p‖∞/h < ``tol`` (implicit_euler's rule) *and* every joint is
 within ``JOINT_TOL``·ℓ of its length (:data:`hooke.constraints.JOINT_TOL` = 1e-10, ℓ from
