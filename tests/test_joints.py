@@ -267,14 +267,21 @@ def test_correction_weights_follow_seed_003():
     np.testing.assert_allclose(with_correction[1] - bare[1], alpha1 * 0.5 * 0.1 * n12, atol=1e-12)
 
 
-def test_stabilization_options_are_validated_and_refused_by_implicit_euler():
+def test_stabilization_options_are_validated_and_integrators_without_joints_refuse_them():
     scene = hooke.scene("pendulum")
     with pytest.raises(HookeInputError, match="stabilization: must be one of"):
         hooke.simulate(scene, t_end=0.1, stabilization="magic")
     with pytest.raises(HookeInputError, match="k_c: must be a finite number >= 0"):
         hooke.simulate(scene, t_end=0.1, k_c=-1.0)
-    with pytest.raises(HookeInputError, match="'implicit_euler' does not handle joints"):
-        hooke.simulate(scene, integrator="implicit_euler", dt=0.01, t_end=0.1)
+    with pytest.raises(HookeInputError, match=r"^integrator: 'xpbd' does not handle joints "
+                                              r"\(integrators that do: explicit_euler, rk2, rk4, "
+                                              r"symplectic_euler, rk45, implicit_euler, newmark, "
+                                              r"generalized_alpha\), got 'xpbd'$"):
+        hooke.simulate(scene, integrator="xpbd", dt=0.01, t_end=0.1)
+    with pytest.raises(HookeInputError, match="stabilization: is not an option of integrator "
+                                              "'implicit_euler'"):
+        hooke.simulate(scene, integrator="implicit_euler", dt=0.01, t_end=0.1,
+                       stabilization="projection")
     # On a model without joints the options are accepted (and do nothing).
     hooke.simulate(hooke.scene("spring1d"), integrator="rk4", t_end=0.05, stabilization="baumgarte")
 

@@ -151,6 +151,28 @@ def particle_masks(path) -> list[np.ndarray]:
     return masks
 
 
+def test_snapshots_share_one_scale_unless_a_frame_would_be_a_speck(spring):
+    """spring1d's frames compare on one scale; a pair of particles dropped 5 m onto the ground is
+    drawn fitted to each frame (its 0.1 m would be a speck on the 5 m drop), ground included, the
+    flat panels wider than the tall one."""
+    shared = plots.snapshot_plot(spring)
+    assert "own scale" not in shared._suptitle.get_text()
+    assert len({ax.get_xlim() for ax in shared.axes}) == 1
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, 5.0), mass=1.0)
+    b.add_particle((0.1, 5.0), mass=1.0)
+    b.add_spring(0, 1, stiffness=1e3)
+    b.add_plane((0.0, 1.0), (0.0, 0.0), friction=0.5)
+    drop = hooke.simulate(hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01,
+                                      t_end=1.5), save_every=5)
+    fitted = plots.snapshot_plot(drop)
+    assert fitted._suptitle.get_text().endswith("(each panel at its own scale)")
+    first, last = fitted.axes[0], fitted.axes[-1]
+    assert first.get_ylim()[0] < 0 < 5.0 < first.get_ylim()[1]  # the start, and the ground below
+    assert last.get_ylim()[1] - last.get_ylim()[0] < 0.5  # the pair on the ground, close up
+    assert last.get_position().width > first.get_position().width
+
+
 def test_animation_of_a_1d_scene(tmp_path):
     """spring1d: one particle moving along x, drawn on a line; half a period at 10 fps."""
     result = hooke.simulate(hooke.scene("spring1d"), t_end=1.0, save_every=4)

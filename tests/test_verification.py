@@ -129,13 +129,18 @@ def test_alpha_methods_energy_error_shrinks_from_the_scene_dt(quick):
 
 def test_joint_drift(quick):
     """On the top every integrator with joints holds them: the Runge–Kutta family by its default
-    projection (measured 1.8e-12 m at most), the α-methods as index-3 constraints (1.2e-14 m)."""
+    projection (measured 1.8e-12 m at most), the α-methods as index-3 constraints (1.2e-14 m),
+    implicit_euler's Newton–KKT to its stopping rule, 1e-10 × the top's size 2 m (measured
+    2.9e-11 m)."""
+    from hooke.constraints import JOINT_TOL, length_scale
+
     _, rows, _ = quick
     jointed = {name: values(row["joint_drift"]) for (name, scene), row in accepted(rows).items()
                if scene == "top"}
     assert set(jointed) == {name for name in hooke.integrators() if get(name).supports_joints}
     for name, drift in jointed.items():
-        assert drift.max() <= 1e-11, name
+        bound = JOINT_TOL * length_scale(hooke.scene("top").model) if name == "implicit_euler" else 1e-11
+        assert drift.max() <= bound, name
     for (name, scene), row in accepted(rows).items():
         if scene != "top":
             assert row["joint_drift"] == ";".join([""] * QUICK.levels)  # NaN: no joints

@@ -45,11 +45,13 @@ def test_energy_behaviour_classes(reports):
 
 # The jointed part: every integrator with supports_joints on the double pendulum (stabilization=None).
 EXPECTED_JOINT_ORDER = {"explicit_euler": 1, "symplectic_euler": 1, "rk2": 2, "rk4": 4, "rk45": 5,
-                        "newmark": 2, "generalized_alpha": 2}
+                        "newmark": 2, "generalized_alpha": 2, "implicit_euler": 1}
 # max |L − L0| over 4000 steps of 0.0025 s: measured 0.52, 0.56, 4.3e-4, 2.7e-5, 2.8e-9 with the
-# bare exact tensions; the index-3 methods hold the joints to their Newton tolerance (5e-13, 8e-13).
+# bare exact tensions; the index-3 methods hold the joints to their Newton tolerance (1.2e-13,
+# 2.0e-13; implicit_euler's Newton–KKT 2.2e-15).
 JOINT_DRIFT_BOUND = {"explicit_euler": 0.6, "symplectic_euler": 0.65, "rk2": 5e-4, "rk4": 3.5e-5,
-                     "rk45": 5e-9, "newmark": 1e-11, "generalized_alpha": 1e-11}
+                     "rk45": 5e-9, "newmark": 1e-11, "generalized_alpha": 1e-11,
+                     "implicit_euler": 1e-11}
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +89,8 @@ def test_jointed_energy_behaviour(joint_reports):
     assert classes["rk45"] == "grows"
     # bare exact tensions: the links stretch by half their length and the energy drains away
     assert classes["symplectic_euler"] == "decays"
+    # backward Euler's numerical damping (E⁺/E − 1 = −1.9e-4 per step, measured)
+    assert classes["implicit_euler"] == "decays" and joint_reports["implicit_euler"].failed_at is None
     # index-3 joints with the velocities projected onto G v = 0 after each step: the trapezoidal
     # rule stays bounded too (without the projection it blew up at t = 6.2 s); measured
     # E⁺/E − 1 = −2.7e-8 (newmark), −3.1e-8 (generalized-α)

@@ -351,6 +351,19 @@ def singular_joints(matrix: sp.spmatrix) -> list[int]:
     return [int(k) for k in np.flatnonzero(weight > 1e-6)]
 
 
+# The α-methods' default Newton tolerance (``newmark`` and ``generalized_alpha`` keep their joints
+# within JOINT_TOL·ℓ, :func:`length_scale`); ``implicit_euler`` keeps its joints to the same.
+JOINT_TOL = 1e-10
+
+
+def length_scale(model) -> float:
+    """ℓ [m], the scale of the joints' tolerance tol·ℓ: the model's extent at rest or its
+    longest joint, whichever is larger."""
+    extent = float(np.max(np.ptp(model.x0, axis=0))) if model.n_particles > 1 else 0.0
+    rest = float(np.max(model.joint_length)) if model.n_joints else 0.0
+    return max(extent, rest, 1e-300)
+
+
 def check_joint_set(model) -> None:
     """Raise HookeInputError naming the joints if G M⁻¹ Gᵀ is singular at the initial positions,
     or if the joints' lengths cannot all hold there (:func:`check_joint_lengths`)."""

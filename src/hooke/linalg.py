@@ -123,17 +123,25 @@ class DirectFactor:
 
 class DenseFactor(DirectFactor):
     """Dense Cholesky, LU where the matrix is indefinite: faster than any sparse factorisation
-    up to ``DENSE_LIMIT`` unknowns (square_drop's 50 DOFs: 0.28 → 0.18 ms per step)."""
+    up to ``DENSE_LIMIT`` unknowns (square_drop's 50 DOFs: 0.28 → 0.18 ms per step). With
+    ``indefinite`` (a saddle-point matrix, never positive definite) LU at once: a Cholesky
+    attempt failing at the zero block cost 40 % of the LU's time (jointed_chain's 120 unknowns)."""
 
     name = "dense"
 
+    def __init__(self, indefinite: bool = False):
+        self._indefinite = indefinite
+
     def factorize(self, matrix: sp.spmatrix) -> None:
         dense = matrix.toarray()
-        try:
-            self._cholesky = scipy.linalg.cho_factor(dense)
-            self._lu = None
-        except np.linalg.LinAlgError:
-            self._cholesky, self._lu = None, scipy.linalg.lu_factor(dense)
+        self._cholesky = self._lu = None
+        if not self._indefinite:
+            try:
+                self._cholesky = scipy.linalg.cho_factor(dense)
+                return
+            except np.linalg.LinAlgError:
+                pass
+        self._lu = scipy.linalg.lu_factor(dense)
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         if self._cholesky is not None:
@@ -334,10 +342,18 @@ class FixedPatternAssembler:
 
     def assemble(self, values: Sequence[np.ndarray], weights: Sequence[float] | None = None) -> sp.csr_matrix:
         """CSR matrix Σ weights[k]·values[k] on the fixed pattern."""
+        return self.matrix(self.data(values, weights))
+
+    def data(self, values: Sequence[np.ndarray], weights: Sequence[float] | None = None) -> np.ndarray:
+        """The (nnz,) values of :meth:`assemble`'s matrix, in the order of ``pattern``."""
         if weights is not None:
             values = [w * np.asarray(v) for w, v in zip(weights, values)]
-        data = np.bincount(self._slot, weights=np.concatenate(values)[self._mask], minlength=self.nnz)
-        return self.matrix(data)
+        return np.bincount(self._slot, weights=np.concatenate(values)[self._mask], minlength=self.nnz)
+
+    @property
+    def pattern(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indptr, indices) of the CSR pattern."""
+        return self._indptr, self._indices
 
     def matrix(self, data: np.ndarray) -> sp.csr_matrix:
         """The CSR matrix with these values (nnz,) on the fixed pattern."""
@@ -415,7 +431,8 @@ class SparseSolver:
 
     ``method="direct"``: :class:`DenseFactor` up to ``DENSE_LIMIT`` unknowns, above it the
     fastest sparse direct solver installed (``DIRECT_SOLVERS``: MKL PARDISO, CHOLMOD, SuperLU;
-    the first two analyse the pattern once and reuse it). ``"pardiso"``, ``"cholmod"``,
+    the first two analyse the pattern once and reuse it; ``indefinite``: the matrices are
+    saddle-point matrices, and the dense factor goes to LU at once). ``"pardiso"``, ``"cholmod"``,
     ``"superlu"`` force one of those at any size (an error if it is not installed).
     ``method="cg"``: conjugate gradients with a Jacobi preconditioner to relative residual
     ``cg_rtol``, falling back to the direct solve if CG fails (A indefinite). Measured on
@@ -436,7 +453,7 @@ class SparseSolver:
 
     METHODS = ("direct", "cg", "amg", "auto", *DIRECT_SOLVERS)
 
-    def __init__(self, method: str = "auto", cg_rtol: float = 1e-10):
+    def __init__(self, method: str = "auto", cg_rtol: float = 1e-10, indefinite: bool = False):
         from .errors import HookeInputError
 
         if method not in self.METHODS:
@@ -448,6 +465,7 @@ class SparseSolver:
             _import_pyamg()
         self.method = method
         self.cg_rtol = cg_rtol
+        self.indefinite = indefinite
         self._factor = None
         self._pattern = None  # (indptr, indices) of the last matrix factorised
 
@@ -519,9 +537,13 @@ class SparseSolver:
             if self.method in DIRECT_SOLVERS:
                 self._factor = DIRECT_SOLVERS[self.method][0]()
             elif size <= DENSE_LIMIT:
-                self._factor = DenseFactor()
+                self._factor = DenseFactor(self.indefinite)
             else:
-                self._factor = DIRECT_SOLVERS[installed_direct_solvers()[0]][0]()
+                # CHOLMOD factorises positive definite matrices only (it would fall back to
+                # SuperLU every time): a saddle-point matrix goes to the next one
+                usable = [name for name in installed_direct_solvers()
+                          if not (self.indefinite and name == "cholmod")]
+                self._factor = DIRECT_SOLVERS[usable[0]][0]()
         return self._factor
 
     def _amg(self, matrix: sp.spmatrix, rhs: np.ndarray) -> np.ndarray | None:

@@ -41,6 +41,11 @@ factorisation would fill in too much: ``hooke.linalg.SparseSolver._auto_method``
 ``"cg"``, ``"amg"``, or one direct
 solver by name: ``"pardiso"``, ``"cholmod"``, ``"superlu"`` (see :class:`hooke.linalg.SparseSolver`).
 
+With joints, ``implicit_euler`` minimises the same E subject to the joints, g(y) = 0, by a
+Newton–KKT iteration on the saddle-point system with an ℓ1 merit-function line search that keeps
+the CCD cap, holds the joints to the α-methods' tolerance and projects v⁺ onto G v = 0
+(:mod:`.implicit_joints`; always the generic path).
+
 ``implicit_euler`` on models of springs, gravity, contact planes and lagged friction with fixed or
 moving pins, up to ``implicit_compiled.MAX_FREE_DOFS`` free DOFs and a direct solver ("auto",
 "direct"), runs this same Newton solve compiled, one call per step (:mod:`.implicit_compiled`:
@@ -56,6 +61,7 @@ from ..errors import HookeInputError, SimulationError
 from ..linalg import SparseSolver
 from ..model import State
 from .base import Integrator, register
+from .implicit_joints import ConstrainedNewton
 from .implicit_compiled import (NO_DECREASE, NON_FINITE_SYSTEM, NOT_CONVERGED, CompiledNewton,
                                 step_norm)
 
@@ -98,6 +104,7 @@ class ImplicitEuler(Integrator):
     name = "implicit_euler"
     order = 1
     supports_contact = True
+    supports_joints = True
     summary = "backward Euler by Newton on the incremental potential, PSD-projected, with line search"
     defaults = {"tol": 1e-2, "norm": "max", "max_iterations": 100, "min_iterations": 1,
                 "solver": "auto"}
@@ -123,6 +130,9 @@ class ImplicitEuler(Integrator):
         self.stats.update(newton_iterations=0, line_search_halvings=0)
         self.step_energies: list[float] = []
         self._kernel = CompiledNewton.build(self, ROUND_OFF) if COMPILED else None
+        # Joints: Newton–KKT on the joints' manifold (:mod:`.implicit_joints`), always generic.
+        self._joints = (ConstrainedNewton(self, ROUND_OFF) if system.joints is not None
+                        else None)
 
     def incremental_potential(self, y: np.ndarray, x_tilde: np.ndarray, x_start: np.ndarray,
                               damping_matrix, terms=None) -> float:
@@ -160,20 +170,19 @@ class ImplicitEuler(Integrator):
             grad += h * (drag[system.free_dofs] if system.has_moving_pins else drag)
         return grad
 
-    def _line_search(self, y, p, energy, grad, x_tilde, x_start, damping_matrix, terms):
-        """Backtrack from the CCD-capped step until E does not increase. Within round-off of E
-        (|ΔE| ≤ ROUND_OFF·|E|, where energy differences carry no information) a step is taken
-        when it reduces the gradient norm instead. None when no step qualifies."""
+    def _line_search(self, y, p, value, residual_norm, merit, residual, terms):
+        """Backtrack from the CCD-capped step until ``merit`` (E, or with joints E + ν|g|₁)
+        does not increase. Within round-off of it (|Δ| ≤ ROUND_OFF·|value|, where differences
+        carry no information) a step is taken when it reduces ``residual`` (a gradient norm)
+        below ``residual_norm`` instead. None when no step qualifies."""
         alpha = self.system.max_step(y, p, terms)
-        grad_norm = float(np.linalg.norm(grad))
         while alpha >= 1e-12:
             trial = y + alpha * p
-            trial_energy = self.incremental_potential(trial, x_tilde, x_start, damping_matrix, terms)
-            if trial_energy <= energy:
-                return trial, trial_energy
-            if trial_energy - energy <= ROUND_OFF * abs(energy) and float(np.linalg.norm(
-                    self._gradient(trial, x_tilde, x_start, damping_matrix, terms))) < grad_norm:
-                return trial, trial_energy
+            trial_value = merit(trial)
+            if trial_value <= value:
+                return trial, trial_value
+            if trial_value - value <= ROUND_OFF * abs(value) and residual(trial) < residual_norm:
+                return trial, trial_value
             alpha *= 0.5
             self.stats["line_search_halvings"] += 1
         return None
@@ -195,11 +204,12 @@ class ImplicitEuler(Integrator):
         x_tilde = state.x + h * state.v
         terms = system.step_terms(state, h)
         y = system.newton_start(state, h)
-        if self.compiled:
-            y = self._newton_compiled(y, state, x_tilde, terms)
+        if self._joints is not None:
+            y = self._joints.solve(y, state, x_tilde, terms)
+            v = self._joints.velocities(state, y)
         else:
-            y = self._newton(y, state, x_tilde, terms)
-        v = (y - state.x) / h
+            y = (self._newton_compiled if self.compiled else self._newton)(y, state, x_tilde, terms)
+            v = (y - state.x) / h
         self.stats["steps"] += 1
         return self.new_state(state.t + h, y, v)
 
@@ -238,7 +248,13 @@ class ImplicitEuler(Integrator):
             if iteration == self.max_iterations:
                 raise self._not_converged(state.t, residuals)
             p = system.scatter_free(np.zeros_like(y), p_free)
-            found = self._line_search(y, p, energy, grad, x_tilde, x_start, damping_matrix, terms)
+            found = self._line_search(
+                y, p, energy, float(np.linalg.norm(grad)),
+                lambda trial: self.incremental_potential(trial, x_tilde, x_start, damping_matrix,
+                                                         terms),
+                lambda trial: float(np.linalg.norm(self._gradient(trial, x_tilde, x_start,
+                                                                  damping_matrix, terms))),
+                terms)
             if found is None:
                 # No decrease left: y is the minimiser to working precision when the Newton step
                 # is within tol or round-off; else (E not finite, say) the step failed.

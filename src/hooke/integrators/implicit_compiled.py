@@ -359,7 +359,7 @@ class CompiledNewton:
     def build(cls, integrator, round_off: float) -> "CompiledNewton | None":
         """The kernel for this integrator's model, or None when it needs the generic path."""
         system = integrator.system
-        if (integrator.options["solver"] not in ("auto", "direct")
+        if (integrator.options["solver"] not in ("auto", "direct") or system.joints is not None
                 or not 0 < system.free_dofs.size <= MAX_FREE_DOFS
                 or not all(term in (spring, gravity, barrier) for term in system.terms)
                 or not all(term is friction for term in system.lagged_terms)):

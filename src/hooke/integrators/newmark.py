@@ -62,6 +62,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from ..constraints import JOINT_TOL, length_scale
 from ..errors import HookeInputError, SimulationError
 from ..model import State
 from ..saddle_point import SaddlePointMatrix
@@ -83,7 +84,7 @@ class AlphaMethod(Integrator):
 
     order = 2
     supports_joints = True
-    solver_defaults = {"tol": 1e-10, "max_iterations": 25}
+    solver_defaults = {"tol": JOINT_TOL, "max_iterations": 25}
 
     def __init__(self, system, dt, **options):
         super().__init__(system, dt, **options)
@@ -103,9 +104,7 @@ class AlphaMethod(Integrator):
         self.beta_prime = h * h * self.beta * ratio
         self.gamma_prime = h * self.gamma * ratio
         self.mass = model.mass[:, None]
-        extent = float(np.max(np.ptp(model.x0, axis=0))) if model.n_particles > 1 else 0.0
-        rest = float(np.max(model.joint_length)) if model.n_joints else 0.0
-        self.length_scale = max(extent, rest, 1e-300)
+        self.length_scale = length_scale(model)
         self._static = model.pinned.copy()  # pinned particles without a prescribed motion
         self._static[[i for i, _ in model.pinned_motions]] = False
 

@@ -151,6 +151,32 @@ def jointed_chain(*, n: Count, length: Positive, mass: Positive, gravity: Finite
 
 
 @builder
+def chain_pile(*, n: Count, length: Positive, mass: Positive, height: Finite, tilt: Finite,
+               bend: Finite, gravity: Finite, surface: bool):
+    """A free chain in the xy plane for dropping on the ground: n + 1 particles of ``mass`` on
+    n rigid joints of length/n, particle 0 the lowest at (0, ``height``), link k leaning
+    tilt + bend·sin(2π(k + ½)/n) degrees from the vertical (towards +x upwards): a gentle S,
+    since a straight vertical chain would land on its end and balance there. Every particle's
+    barrier weight is a link's length (``set_contact(area=...)``: the length of chain it stands
+    for). ``surface``: the links are a contact surface (the segments between consecutive
+    particles), so that with ``[contact] self_contact = true`` links that share no particle
+    repel and the chain cannot pass through itself where it piles up."""
+    b = ModelBuilder(dim=2, gravity=(0.0, gravity))
+    link = length / n
+    angle = np.radians(tilt + bend * np.sin(2.0 * np.pi * (np.arange(n) + 0.5) / n))
+    steps = link * np.stack([np.sin(angle), np.cos(angle)], axis=1)
+    x = np.vstack([[0.0, height], [0.0, height] + np.cumsum(steps, axis=0)])
+    for k in range(n + 1):
+        b.add_particle(x[k], mass=mass)
+        if k:
+            b.add_joint(k - 1, k, length=link)
+    if surface:
+        b.add_surface(np.stack([np.arange(n), np.arange(1, n + 1)], axis=1))
+    b.set_contact(area=link)
+    return b.finalize(), None
+
+
+@builder
 def tet_mesh(*, mesh: str, mass: Positive, stiffness: NonNegative, damping: NonNegative,
              gravity: list[Finite], fix_tolerance: NonNegative, scale: Positive,
              pin_lowest: bool):

@@ -243,16 +243,53 @@ def lit_surface(corners: np.ndarray, colour="tab:blue") -> Poly3DCollection:
     return Poly3DCollection(corners, facecolors=colours, edgecolors=0.8 * colours, linewidths=0.2)
 
 
+# Frames more than this many times smaller than all of them together are drawn at their own scale.
+SHARED_SCALE_RATIO = 4.0
+
+
+def _size(positions: np.ndarray) -> float:
+    """The largest extent along an axis of positions (..., n, d) [m]."""
+    flat = positions.reshape(-1, positions.shape[-1])
+    return float(np.max(np.ptp(flat, axis=0)))
+
+
+def _with_ground(model, x: np.ndarray, t: float) -> np.ndarray:
+    """x (n, d) and, in 2D, the foot of x's centre on every plane at time t: a panel fitted to
+    the positions still shows how high above the ground they are."""
+    if model.dim != 2 or not model.n_planes:
+        return x
+    from ..energies.barrier import plane_offsets
+
+    centre = 0.5 * (x.min(axis=0) + x.max(axis=0))
+    feet = centre - (model.plane_normals @ centre - plane_offsets(model, t))[:, None] * model.plane_normals
+    return np.vstack([x, feet])
+
+
 def snapshot_plot(result, path=None, n_snapshots: int = 4) -> Figure:
-    """The configuration at a few frames: particles (pinned ones marked) and springs."""
+    """The configuration at a few frames: particles (pinned ones marked) and springs. The panels
+    share one scale, so that frames compare, unless a frame is more than ``SHARED_SCALE_RATIO``
+    times smaller than all of them together (a chain that falls from a height and piles up on
+    the ground would be a speck): then each panel is fitted to its frame, and the title says so."""
     frames = np.unique(np.linspace(0, result.n_frames - 1, n_snapshots).round().astype(int))
-    view = ConfigurationView(result.scene.model, result.x[frames])
+    model, positions = result.scene.model, result.x[frames]
+    shared = min(_size(x) for x in positions) * SHARED_SCALE_RATIO >= _size(positions)
+    views = ([ConfigurationView(model, positions)] * len(frames) if shared
+             else [ConfigurationView(model, _with_ground(model, x, t)[None])
+                   for x, t in zip(positions, result.t[frames])])
     fig = new_figure(figsize=(3.2 * len(frames), 3.4))
-    for k, frame in enumerate(frames):
-        ax = fig.add_subplot(1, len(frames), k + 1, projection=view.projection)
+    # Fitted panels get widths by their shapes (a tall chain narrow, the flat pile wide).
+    widths = [1.0] * len(frames) if shared or model.dim != 2 else [
+        float(np.clip((view.high[0] - view.low[0]) / max(view.high[1] - view.low[1], 1e-12),
+                      0.4, 4.0)) for view in views]
+    grid = fig.add_gridspec(1, len(frames), width_ratios=widths)
+    for k, (frame, view) in enumerate(zip(frames, views)):
+        ax = fig.add_subplot(grid[0, k], projection=view.projection)
         view.draw(ax, result.x[frame], result.t[frame])
         ax.set_title(f"t = {result.t[frame]:.3g} s", fontsize=9)
-    fig.suptitle(_title(result), fontsize=10)
+        if widths[k] < 1.0:  # a narrow panel's tick labels would run into each other
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=2))
+            ax.tick_params(axis="x", labelrotation=90)
+    fig.suptitle(_title(result) + ("" if shared else " (each panel at its own scale)"), fontsize=10)
     return finish(fig, path)
 
 
