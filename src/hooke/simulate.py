@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from .callable_module import make_callable
-from .energies import barrier, surface_barrier
+from .energies import contact, surface_barrier
 from .errors import HookeInputError, SimulationError, StoreWriteError, is_count
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
@@ -65,9 +65,9 @@ def frame_data(system: System, state: State, terms: dict[str, float] | None = No
     data.update({f"energy/{key}": np.float64(value) for key, value in terms.items()})
     if system.joints is not None:
         data["joint_force"] = system.joint_tensions(state.x, state.v, state.t)
-    if barrier.active(model):
-        data["contact_distance"] = np.float64(barrier.min_distance(model, state.x, state.t))
-        data["contact_force"] = barrier.contact_forces(model, state.x, state.t)
+    if contact.active(model):
+        data["contact_distance"] = np.float64(contact.min_distance(model, state.x, state.t))
+        data["contact_force"] = contact.contact_forces(model, state.x, state.t)
     if surface_barrier.active(model):
         data["surface_distance"] = np.float64(surface_barrier.min_distance(model, state.x))
     return data

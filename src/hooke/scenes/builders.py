@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from ..builder import ModelBuilder, _vector, model_from_arrays
+from ..checks import read_mesh
 from ..mesh_topology import grid_springs, lattice_edges
 from ..errors import HookeInputError, collect
 from ..io.pydantic_errors import validation_errors
@@ -153,13 +154,7 @@ def tet_mesh(*, mesh: str, mass: Positive, stiffness: NonNegative, damping: NonN
     y fixed when ``pin_lowest`` (a free body, for example dropped on a contact plane, otherwise)."""
     b = ModelBuilder(dim=3, gravity=gravity)
     packaged = resources.files("hooke.scenes") / "meshes" / mesh
-    path = str(packaged) if packaged.is_file() else mesh
-    import meshio
-
-    try:
-        data = meshio.read(path)
-    except Exception as error:  # meshio raises many types for unreadable files
-        raise HookeInputError("parameters.mesh", f"cannot be read ({error})", mesh) from None
+    data = read_mesh(str(packaged) if packaged.is_file() else mesh, "parameters.mesh")
     data.points = np.asarray(data.points, dtype=float) * scale
     ids = b.from_mesh(data, mass=mass, stiffness=stiffness, damping=damping)
     y = np.asarray(data.points)[:, 1]

@@ -3,7 +3,7 @@
 Contract: every ``*_plot`` function takes a Result and an optional path and returns its
 Matplotlib ``Figure`` (shown inline by Jupyter), also written as a PNG when a path is given:
 ``energy_plot``, ``phase_plot``, ``analytic_plot``, ``drift_plot`` (joint length error),
-``penetration_plot`` (distance to the nearest plane), ``snapshot_plot``, ``mode_shapes_plot``.
+``penetration_plot`` (distance to the nearest plane, sphere or obstacle), ``snapshot_plot``, ``mode_shapes_plot``.
 The plotted lines are the Result's own arrays (``fig.axes[0].lines[k].get_xydata()``). Figures
 are not registered with pyplot, so they are freed like any object and never pile up. ``PLOTS``
 maps the names used by ``hooke plot`` to them, and ``available(result)`` says which apply.
@@ -108,14 +108,18 @@ def drift_plot(result, path=None) -> Figure:
 
 
 def penetration_plot(result, path=None) -> Figure:
-    """Smallest distance of any contact particle to any plane; below zero would be penetration."""
+    """Smallest distance of any contact particle to any plane, sphere or obstacle; below zero
+    would be penetration."""
     check_kind(result, "penetration")
     fig = new_figure(figsize=(7, 4))
     ax = fig.subplots()
-    ax.plot(result.t, result.contact_distance, label="min distance to a plane")
-    dhat = result.scene.model.contact_dhat
+    model = result.scene.model
+    bodies = [name for name, count in (("plane", model.n_planes), ("sphere", model.n_spheres),
+                                       ("obstacle", model.n_obstacles)) if count]
+    ax.plot(result.t, result.contact_distance, label="min distance to a " + " or ".join(bodies))
+    dhat = model.contact_dhat
     ax.axhline(dhat, color="0.5", ls=":", label=f"barrier activation d̂ = {dhat:g} m")
-    ax.axhline(0.0, color="tab:red", lw=0.8, label="plane")
+    ax.axhline(0.0, color="tab:red", lw=0.8, label="contact")
     ax.set_yscale("symlog", linthresh=dhat / 10)
     ax.set_xlabel("t [s]")
     ax.set_ylabel("distance [m]")
@@ -249,7 +253,12 @@ PLOTS = {"energy": energy_plot, "phase": phase_plot, "snapshot": snapshot_plot,
 NEEDS = ((("phase", "analytic"), "free particle", lambda result: not result.scene.model.pinned.all()),
          (("analytic",), "analytic solution", lambda result: result.scene.has_analytic),
          (("drift",), "joints", lambda result: result.scene.model.n_joints > 0),
-         (("penetration",), "contact planes", lambda result: result.scene.model.n_planes > 0))
+         (("penetration",), "contact planes, spheres or obstacles",
+          lambda result: contact_bodies(result.scene.model)))
+
+
+def contact_bodies(model) -> bool:
+    return bool(model.n_planes or model.n_spheres or model.n_obstacles)
 
 
 def _lacking(result, kind: str) -> str | None:
