@@ -7,7 +7,10 @@ Contract: each function returns the checked value in its plain NumPy or Python f
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -82,14 +85,22 @@ def _count(value, field: str) -> int:
 
 def read_mesh(path, field: str):
     """The meshio.Mesh in the file ``path``, or :class:`HookeInputError` on ``field``: no such
-    file, or meshio cannot read it (meshio raises many types, and on some corrupt files calls
-    ``sys.exit``: SystemExit is caught too, so a bad file never ends the caller's process)."""
+    file, or meshio cannot read it. meshio raises many types, prints, warns, and on some corrupt
+    files (a reader's ReadError) calls ``sys.exit``: its output is captured into the one line,
+    and SystemExit caught, so a bad file never ends the caller's process."""
     import meshio
 
     if not Path(path).is_file():
         raise HookeInputError(field, "no such mesh file", str(path))
+    said = io.StringIO()
     try:
-        return meshio.read(path)
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return meshio.read(path)
     except (Exception, SystemExit) as error:
-        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-        raise HookeInputError(field, f"cannot be read by meshio ({reason})", str(path)) from None
+        printed = " ".join(said.getvalue().replace("Error:", "").split())
+        reason = printed if isinstance(error, SystemExit) or not str(error) else \
+            f"{type(error).__name__}: {error}"
+        raise HookeInputError(field, f"cannot be read by meshio ({reason or 'no reason given'})",
+                              str(path)) from None

@@ -305,13 +305,14 @@ def obstacle_problems(vertices: np.ndarray, faces: np.ndarray, owner: np.ndarray
     mesh, particles = collision_mesh(surface_faces, area, x, vertices, faces)
     count = particles.size
     V = np.asfortranarray(np.concatenate([x[particles], vertices]), dtype=float)
-    touching: dict[int, set] = {}
+    touching: dict[int, set] = {}  # obstacle → the model's particles in pairs at distance 0
+    crossing: dict[int, set] = {}  # obstacle → the particles of model elements through it
 
-    def hit(ids) -> None:
+    def hit(ids, found: dict) -> None:
         ids = [int(i) for i in ids if i >= 0]
         model_side = [particles[i] for i in ids if i < count]
         obstacle = int(owner[[i - count for i in ids if i >= count][0]])
-        touching.setdefault(obstacle, set()).update(model_side)
+        found.setdefault(obstacle, set()).update(model_side)
 
     candidates = ipctk.Candidates()
     candidates.build(mesh, V, 0.0)
@@ -319,7 +320,7 @@ def obstacle_problems(vertices: np.ndarray, faces: np.ndarray, owner: np.ndarray
     for kind in ("fv_candidates", "ev_candidates", "ee_candidates", "vv_candidates"):
         for pair in getattr(candidates, kind):
             if pair.compute_distance(V, edges, tris) <= 0.0:
-                hit(pair.vertex_ids(edges, tris))
+                hit(pair.vertex_ids(edges, tris), touching)
     if surface_faces.size:  # a model edge through an obstacle triangle or the other way round
         broad = ipctk.HashGrid()  # (3D), or two segments crossing (2D)
         broad.build(V, edges, tris if tris.size else np.zeros((0, 3), dtype=np.int32), 0.0)
@@ -328,21 +329,23 @@ def obstacle_problems(vertices: np.ndarray, faces: np.ndarray, owner: np.ndarray
                 e, f = edges[pair.edge_id], tris[pair.face_id]
                 if (e[0] < count) != (f[0] < count) and ipctk.is_edge_intersecting_triangle(
                         V[e[0]], V[e[1]], V[f[0]], V[f[1]], V[f[2]]):
-                    hit(list(e) + list(f))
+                    hit(list(e) + list(f), crossing)
         else:
             for pair in broad.detect_edge_edge_candidates():
                 a, b = edges[pair.edge0_id], edges[pair.edge1_id]
                 if (a[0] < count) != (b[0] < count) and ipctk.segment_segment_intersect(
                         V[a[0]], V[a[1]], V[b[0]], V[b[1]]):
-                    hit(list(a) + list(b))
+                    hit(list(a) + list(b), crossing)
     problems = []
     for k in range(int(owner.max(initial=-1)) + 1):
         name = field or f"obstacles[{k}]"
         where = f"obstacles[{k}]" if field else "the obstacle"
         if k in touching:
-            problems.append(f"{name}: particle(s) {_listed(sorted(touching[k]))} (or the surface "
-                            f"elements they span) start touching or crossing {where} (distance 0: "
-                            "the barrier is infinite there)")
+            problems.append(f"{name}: particle(s) {_listed(sorted(touching[k]))} start touching "
+                            f"{where} (distance 0: the barrier is infinite there)")
+        if k in crossing:
+            problems.append(f"{name}: the surface elements of particle(s) "
+                            f"{_listed(sorted(crossing[k]))} start through {where}")
         mine = faces[np.all(owner[faces] == k, axis=1)]
         if _is_closed(mine):
             inside = particles[np.abs(_winding_numbers(x[particles], vertices[mine])) >= 0.5]

@@ -108,8 +108,8 @@ def start_guess(model, x: np.ndarray, t: float, t_next: float) -> np.ndarray:
     count = before.particles.size
     carried = np.full(count, -1)  # the obstacle carrying each contact particle
     edges, faces = before.mesh.edges, before.mesh.faces
-    for collision in near:
-        ids = [int(i) for i in collision.vertex_ids(edges, faces) if i >= 0]
+    for k in range(len(near)):  # by index: iterating ipctk's collection runs past its end
+        ids = [int(i) for i in near[k].vertex_ids(edges, faces) if i >= 0]
         obstacle = [int(before.owner[i - count]) for i in ids if i >= count][0]
         carried[[i for i in ids if i < count]] = obstacle
     y = np.array(x, dtype=float, copy=True)

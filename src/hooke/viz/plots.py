@@ -29,6 +29,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from mpl_toolkits.mplot3d.art3d import Line3DCollection  # noqa: E402
 
 from ..errors import HookeInputError  # noqa: E402
+from ..obstacles import sphere_centers  # noqa: E402
+from .bodies import draw_2d, draw_3d  # noqa: E402
 
 
 def _title(result) -> str:
@@ -157,20 +159,31 @@ class ConfigurationView:
     def __init__(self, model, positions: np.ndarray):
         self.model = model
         flat = positions.reshape(-1, model.dim)
+        if model.n_spheres:  # the balls in full, where they start
+            centres = sphere_centers(model)
+            radii = model.sphere_radii[:, None]
+            flat = np.concatenate([flat, centres - radii, centres + radii])
         self.low, self.high = flat.min(axis=0), flat.max(axis=0)
         self.pad = 0.05 * max(float(np.max(self.high - self.low)), 1e-9)
         # 3D: draw the axis opposite to gravity as the vertical one (Matplotlib's z).
         gravity = model.gravity
         up = int(np.argmax(np.abs(gravity))) if np.any(gravity) else model.dim - 1
         self.order = [a for a in range(model.dim) if a != up] + [up]
-        self.projection = "3d" if model.dim == 3 else None
+        # 3D surfaces or contact bodies: an image of shaded solids on a plain axes, larger
+        self.solid = model.dim == 3 and bool(model.n_surface_faces or contact_bodies(model))
+        self.projection = "3d" if model.dim == 3 and not self.solid else None
 
     def draw(self, ax, x: np.ndarray, t: float = 0.0) -> None:
-        """Springs grey, joints black, free particles blue, pinned red, planes (2D) brown."""
+        """Springs grey, joints black, free particles blue, pinned red, planes (2D) brown,
+        spheres and obstacles (2D); 3D surfaces and contact bodies as shaded solids."""
         model, low, high, pad = self.model, self.low, self.high, self.pad
         i, j = model.spring_indices.T
         a, b = model.joint_indices.T if model.n_joints else (np.empty(0, int), np.empty(0, int))
         if model.dim == 3:
+            if self.solid:  # an image of shaded solids (hooke.viz.bodies), not springs
+                draw_3d(ax, model, x, t, self.order, (low - pad)[self.order],
+                        (high + pad)[self.order])
+                return
             x = x[:, self.order]
             for p, q, colour, width in ((i, j, "0.55", 0.3), (a, b, "k", 1.2)):
                 if p.size:
@@ -190,6 +203,8 @@ class ConfigurationView:
         ax.add_collection(LineCollection(np.stack([x[a], x[b]], axis=1), colors="k", lw=1.5))
         if model.dim == 2 and model.n_planes:
             self._draw_planes(ax, t)
+        if model.dim == 2:
+            draw_2d(ax, model, t)
         ax.scatter(*x[~model.pinned].T, s=6, color="tab:blue", zorder=3)
         ax.scatter(*x[model.pinned].T, s=24, color="tab:red", marker="s", zorder=4)
         ax.set_xlim(low[0] - pad, high[0] + pad)
@@ -219,7 +234,8 @@ def snapshot_plot(result, path=None, n_snapshots: int = 4) -> Figure:
     """The configuration at a few frames: particles (pinned ones marked) and springs."""
     frames = np.unique(np.linspace(0, result.n_frames - 1, n_snapshots).round().astype(int))
     view = ConfigurationView(result.scene.model, result.x[frames])
-    fig = new_figure(figsize=(3.2 * len(frames), 3.4))
+    width, height = (4.2, 3.8) if view.solid else (3.2, 3.4)
+    fig = new_figure(figsize=(width * len(frames), height))
     for k, frame in enumerate(frames):
         ax = fig.add_subplot(1, len(frames), k + 1, projection=view.projection)
         view.draw(ax, result.x[frame], result.t[frame])
