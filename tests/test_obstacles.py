@@ -519,3 +519,36 @@ def test_obstacle_contact_is_on_without_self_contact():
     assert not model.self_contact and model.n_contact_faces == 0
     result = hooke.simulate(hooke.Scene(model, integrator="implicit_euler", dt=0.01, t_end=0.5))
     assert result.x[..., 1].min() > 0 and result.contact_distance.min() < DHAT
+
+
+# -- pictures ----------------------------------------------------------------------------------
+def test_the_rasterizer_shows_the_nearer_of_two_overlapping_triangles_and_its_shadow():
+    from hooke.viz.raster import render
+
+    square = np.array([[[-1.0, -1.0, 0.0], [1.0, -1.0, 0.0], [1.0, 1.0, 0.0]],
+                       [[-1.0, -1.0, 0.0], [1.0, 1.0, 0.0], [-1.0, 1.0, 0.0]]])
+    floor, lid = square, square * [0.3, 0.3, 1.0] + [0.0, 0.0, 0.5]  # a small square above
+    triangles = np.concatenate([floor, lid])
+    normals = np.zeros_like(triangles)
+    normals[..., 2] = 1.0
+    colours = np.array([[1.0, 0.0, 0.0]] * 2 + [[0.0, 0.0, 1.0]] * 2)
+    low, high = np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 0.5])
+    image = render(triangles, normals, colours, np.ones(4, dtype=bool), low, high, 90.0, 0.0,
+                   64, 64)
+    assert image[32, 32, 2] > 0.5 and image[32, 32, 0] == 0  # seen from above: the lid
+    red = image[..., 0][image[..., 2] == 0]
+    assert red.max() > 0.9 and red.min() < 0.6  # the floor, lit and in the lid's shadow
+    no_shadow = render(triangles, normals, colours, np.ones(4, dtype=bool), low, high, 90.0, 0.0,
+                       64, 64, shadows=False)
+    assert no_shadow[..., 0][no_shadow[..., 2] == 0].min() > 0.9
+
+
+def test_a_snapshot_of_cloth_sphere_is_an_image_of_the_drape(tmp_path, cloth_run):
+    from hooke.viz.plots import snapshot_plot
+
+    fig = snapshot_plot(cloth_run, tmp_path / "snapshot.png")
+    images = [ax.images[0].get_array() for ax in fig.axes]
+    assert len(images) == 4 and (tmp_path / "snapshot.png").stat().st_size > 10_000
+    last = np.asarray(images[-1])
+    blue = (last[..., 2] > last[..., 0] + 0.2)  # the cloth's colour
+    assert 0.01 < blue.mean() < 0.5

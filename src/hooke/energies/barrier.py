@@ -66,18 +66,45 @@ def _distance(x, i, normals, offsets, k):
 
 
 @njit(cache=True)
-def _energy(x, normals, offsets, area, dhat, kappa):
-    total = 0.0
+def _distances(x, normals, offsets):
+    """(n, q) signed distance of every particle to every plane."""
+    out = np.empty((x.shape[0], normals.shape[0]))
     for i in range(x.shape[0]):
+        for k in range(normals.shape[0]):
+            out[i, k] = _distance(x, i, normals, offsets, k)
+    return out
+
+
+@njit(cache=True)
+def _energy(x, normals, offsets, area, dhat, kappa):
+    return pairs_energy(_distances(x, normals, offsets), area, dhat, kappa)
+
+
+# -- shared by every particle–body barrier (planes here, spheres in .sphere_barrier), from the
+# signed distances d (n, k) of the n particles to the k bodies ---------------------------------
+@njit(cache=True)
+def pairs_energy(d, area, dhat, kappa):
+    """Σ b(d_ik) over the contact particles (area > 0) within d̂; +∞ if one is at d ≤ 0."""
+    total = 0.0
+    for i in range(d.shape[0]):
         if area[i] == 0.0:
             continue
-        for k in range(normals.shape[0]):
-            d = _distance(x, i, normals, offsets, k)
-            if d < dhat:
-                if d <= 0.0:
+        for k in range(d.shape[1]):
+            if d[i, k] < dhat:
+                if d[i, k] <= 0.0:
                     return np.inf
-                total += barrier_value(d, area[i], dhat, kappa)
+                total += barrier_value(d[i, k], area[i], dhat, kappa)
     return total
+
+
+@njit(cache=True)
+def pairs_forces(d, area, dhat, kappa, out):
+    """out (n, k) = λ = −b'(d) ≥ 0 of every pair (0 beyond d̂ and for area 0)."""
+    for i in range(d.shape[0]):
+        for k in range(d.shape[1]):
+            out[i, k] = 0.0
+            if area[i] > 0.0 and d[i, k] < dhat:
+                out[i, k] = -_derivative(d[i, k], area[i], dhat, kappa)
 
 
 # The scalar barrier b(d) and its derivatives, for 0 < d < d̂: shared with the spheres'
@@ -153,14 +180,7 @@ def _max_step(x, p, normals, offsets, area, fraction):
 
 @njit(cache=True)
 def _normal_forces(x, normals, offsets, area, dhat, kappa, out):
-    for i in range(x.shape[0]):
-        for k in range(normals.shape[0]):
-            out[i, k] = 0.0
-            if area[i] == 0.0:
-                continue
-            d = _distance(x, i, normals, offsets, k)
-            if d < dhat:
-                out[i, k] = -_derivative(d, area[i], dhat, kappa)
+    pairs_forces(_distances(x, normals, offsets), area, dhat, kappa, out)
 
 
 # -- the term at given plane offsets ------------------------------------------------------------
@@ -171,8 +191,9 @@ def _x(x):
 class ParticleBarrier:
     """A barrier between each contact particle and k rigid bodies (planes here, spheres in
     :mod:`.sphere_barrier`) placed at one time: the form an implicit step uses. Subclasses give
-    ``geometry(model)`` (two arrays describing the bodies), ``count(model)`` and the compiled
-    kernels ``ENERGY``, ``GRADIENT``, ``HESSIAN`` (…, project, out), ``MAX_STEP``, ``FORCES``."""
+    ``geometry(model)`` (two arrays describing the bodies, the second of length k) and the
+    compiled kernels ``ENERGY``, ``GRADIENT``, ``HESSIAN`` (…, project, out), ``MAX_STEP``,
+    ``FORCES``."""
 
     NAME = NAME
 
@@ -206,7 +227,7 @@ class ParticleBarrier:
 
     def normal_forces(self, model, x: np.ndarray) -> np.ndarray:
         """(n, k) normal force magnitudes λ = −b'(d) ≥ 0 of every particle–body pair [N]."""
-        out = np.empty((model.n_particles, self.count(model)))
+        out = np.empty((model.n_particles, len(self.geometry(model)[1])))
         self.FORCES(_x(x), *self._args(model), out)
         return out
 
@@ -230,10 +251,6 @@ class PlaneBarrier(ParticleBarrier):
     def geometry(self, model):
         return model.plane_normals, self.offsets
 
-    @staticmethod
-    def count(model) -> int:
-        return model.n_planes
-
     def distances(self, model, x: np.ndarray) -> np.ndarray:
         """(n, q) signed distances of every particle to every plane."""
         return np.asarray(x) @ model.plane_normals.T - self.offsets[None, :]
@@ -242,10 +259,6 @@ class PlaneBarrier(ParticleBarrier):
 def at_time(model, t: float) -> PlaneBarrier:
     """The barrier with the planes at time t."""
     return PlaneBarrier(plane_offsets(model, t))
-
-
-def _static(model) -> PlaneBarrier:
-    return PlaneBarrier(plane_offsets(model))
 
 
 # -- the potential-term contract (planes at their t = 0 position) --------------------------------
@@ -279,7 +292,7 @@ def static_functions(static, hessian: str = "hessian_values"):
     return value, gradient, hessian_function, max_step
 
 
-value, gradient, hessian_values, max_step = static_functions(_static)
+value, gradient, hessian_values, max_step = static_functions(lambda model: at_time(model, 0.0))
 
 
 # -- helpers for moving planes, friction and reporting ---------------------------------------

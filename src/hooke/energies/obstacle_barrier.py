@@ -26,13 +26,11 @@ uses these hooks; the others refuse models with obstacles (``Integrator.CAPABILI
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from ..obstacles import collision_mesh, contact_particles, obstacle_vertices
 from .barrier import static_functions
-from .surface_barrier import IpcContact
+from .surface_barrier import IpcContact, per_model
 
 NAME = "obstacle_barrier"
 
@@ -57,15 +55,7 @@ class ObstacleContact(IpcContact):
         self.owner = model.obstacle_of_vertex
 
 
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def of(model) -> ObstacleContact:
-    """The model's :class:`ObstacleContact`, obstacles at t = 0 (built once per model)."""
-    contact = _CACHE.get(model)
-    if contact is None:
-        contact = _CACHE[model] = ObstacleContact(model)
-    return contact
+of = per_model(ObstacleContact)  # the model's ObstacleContact, obstacles at t = 0
 
 
 def at_time(model, t: float) -> IpcContact:

@@ -31,7 +31,7 @@ from numba import njit
 
 from ..obstacles import sphere_centers
 from .barrier import (CCD_FRACTION, ParticleBarrier, barrier_derivative, barrier_second,
-                      barrier_value, hessian_structure, static_functions)
+                      hessian_structure, pairs_energy, pairs_forces, static_functions)
 
 NAME = "sphere_barrier"
 
@@ -42,109 +42,79 @@ def active(model) -> bool:
     return model.n_spheres > 0
 
 
-@njit(cache=True, inline="always")
-def _offset(x, i, centers, k, rel):
-    """rel = x_i − c_k; returns |rel|."""
-    length2 = 0.0
-    for a in range(x.shape[1]):
-        rel[a] = x[i, a] - centers[k, a]
-        length2 += rel[a] * rel[a]
-    return math.sqrt(length2)
+@njit(cache=True)
+def _geometry(x, centers, radii):
+    """(d, ρ, n): the signed distances |x_i − c_k| − r_k (n, k), the distances to the centres
+    |x_i − c_k| and the unit normals (x_i − c_k)/ρ (n, k, dim) of every particle–sphere pair."""
+    count, dim = x.shape[0], x.shape[1]
+    rho = np.empty((count, radii.shape[0]))
+    normal = np.empty((count, radii.shape[0], dim))
+    for i in range(count):
+        for k in range(radii.shape[0]):
+            length2 = 0.0
+            for a in range(dim):
+                normal[i, k, a] = x[i, a] - centers[k, a]
+                length2 += normal[i, k, a] ** 2
+            rho[i, k] = math.sqrt(length2)
+            normal[i, k] /= rho[i, k]
+    return rho - radii.reshape(1, -1), rho, normal
 
 
 @njit(cache=True)
 def _energy(x, centers, radii, area, dhat, kappa):
-    total = 0.0
-    rel = np.empty(x.shape[1])
-    for i in range(x.shape[0]):
-        if area[i] == 0.0:
-            continue
-        for k in range(radii.shape[0]):
-            d = _offset(x, i, centers, k, rel) - radii[k]
-            if d < dhat:
-                if d <= 0.0:
-                    return np.inf
-                total += barrier_value(d, area[i], dhat, kappa)
-    return total
+    return pairs_energy(_geometry(x, centers, radii)[0], area, dhat, kappa)
+
+
+@njit(cache=True)
+def _normal_forces(x, centers, radii, area, dhat, kappa, out):
+    pairs_forces(_geometry(x, centers, radii)[0], area, dhat, kappa, out)
 
 
 @njit(cache=True)
 def _gradient(x, centers, radii, area, dhat, kappa, out):
-    rel = np.empty(x.shape[1])
+    d, _, normal = _geometry(x, centers, radii)
     for i in range(x.shape[0]):
-        if area[i] == 0.0:
-            continue
         for k in range(radii.shape[0]):
-            rho = _offset(x, i, centers, k, rel)
-            d = rho - radii[k]
-            if d < dhat:
-                scale = barrier_derivative(d, area[i], dhat, kappa) / rho
-                for a in range(x.shape[1]):
-                    out[i, a] += scale * rel[a]
+            if area[i] > 0.0 and d[i, k] < dhat:
+                out[i] += barrier_derivative(d[i, k], area[i], dhat, kappa) * normal[i, k]
 
 
 @njit(cache=True)
 def _hessian_blocks(x, centers, radii, area, dhat, kappa, project, out):
     out[:] = 0.0
-    dim = x.shape[1]
-    rel = np.empty(dim)
+    d, rho, normal = _geometry(x, centers, radii)
     for i in range(x.shape[0]):
-        if area[i] == 0.0:
-            continue
         for k in range(radii.shape[0]):
-            rho = _offset(x, i, centers, k, rel)
-            d = rho - radii[k]
-            if d >= dhat:
+            if area[i] == 0.0 or d[i, k] >= dhat:
                 continue
             # t I + (b'' − t) n nᵀ with the tangential eigenvalue t = b'/ρ ≤ 0, which the PSD
             # projection drops
-            tangential = 0.0 if project else barrier_derivative(d, area[i], dhat, kappa) / rho
-            normal = barrier_second(d, area[i], dhat, kappa) - tangential
-            for a in range(dim):
+            tangential = 0.0 if project else \
+                barrier_derivative(d[i, k], area[i], dhat, kappa) / rho[i, k]
+            along = barrier_second(d[i, k], area[i], dhat, kappa) - tangential
+            out[i] += along * np.outer(normal[i, k], normal[i, k])
+            for a in range(x.shape[1]):
                 out[i, a, a] += tangential
-                for b in range(dim):
-                    out[i, a, b] += normal * rel[a] * rel[b] / (rho * rho)
 
 
 @njit(cache=True)
 def _max_step(x, p, centers, radii, area, fraction):
     alpha = 1.0
-    rel = np.empty(x.shape[1])
+    _, rho, normal = _geometry(x, centers, radii)
     for i in range(x.shape[0]):
-        if area[i] == 0.0:
-            continue
         for k in range(radii.shape[0]):
-            _offset(x, i, centers, k, rel)
-            a = 0.0
-            b = 0.0
-            for e in range(x.shape[1]):
-                a += p[i, e] * p[i, e]
-                b += rel[e] * p[i, e]
-            c = 0.0
-            for e in range(x.shape[1]):
-                c += rel[e] * rel[e]
-            c -= radii[k] * radii[k]
+            if area[i] == 0.0:
+                continue
+            # |x + αp − c|² = r²: a α² + 2b α + c = 0 with c = ρ² − r² > 0 outside
+            a = np.dot(p[i], p[i])
+            b = rho[i, k] * np.dot(normal[i, k], p[i])
+            c = (rho[i, k] - radii[k]) * (rho[i, k] + radii[k])
             disc = b * b - a * c
             if b >= 0.0 or disc < 0.0:
                 continue  # moving away from the centre, or the line misses the sphere
-            # the smaller root of a α² + 2b α + c = 0 (c > 0 outside), without cancellation
-            impact = c / (-b + math.sqrt(disc))
-            if fraction * impact < alpha:
-                alpha = fraction * impact
+            impact = c / (-b + math.sqrt(disc))  # the smaller root, without cancellation
+            alpha = min(alpha, fraction * impact)
     return alpha
-
-
-@njit(cache=True)
-def _normal_forces(x, centers, radii, area, dhat, kappa, out):
-    rel = np.empty(x.shape[1])
-    for i in range(x.shape[0]):
-        for k in range(radii.shape[0]):
-            out[i, k] = 0.0
-            if area[i] == 0.0:
-                continue
-            d = _offset(x, i, centers, k, rel) - radii[k]
-            if d < dhat:
-                out[i, k] = -barrier_derivative(d, area[i], dhat, kappa)
 
 
 class SphereBarrier(ParticleBarrier):
@@ -161,10 +131,6 @@ class SphereBarrier(ParticleBarrier):
     def geometry(self, model):
         return self.centers, model.sphere_radii
 
-    @staticmethod
-    def count(model) -> int:
-        return model.n_spheres
-
     def distances(self, model, x: np.ndarray) -> np.ndarray:
         """(n, k) signed distances |x − c| − r of every particle to every sphere."""
         return (np.linalg.norm(np.asarray(x)[:, None, :] - self.centers[None], axis=2)
@@ -176,11 +142,7 @@ def at_time(model, t: float) -> SphereBarrier:
     return SphereBarrier(sphere_centers(model, t))
 
 
-def _static(model) -> SphereBarrier:
-    return SphereBarrier(sphere_centers(model))
-
-
-value, gradient, hessian_values, max_step = static_functions(_static)
+value, gradient, hessian_values, max_step = static_functions(lambda model: at_time(model, 0.0))
 
 
 # -- helpers for moving spheres, friction and reporting ----------------------------------------

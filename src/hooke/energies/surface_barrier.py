@@ -155,15 +155,20 @@ class SurfaceContact(IpcContact):
         super().__init__(model, mesh, vertices)
 
 
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+def per_model(build):
+    """``of(model)``: ``build(model)``, made on first use and kept while the model lives."""
+    cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+    def of(model):
+        contact = cache.get(model)
+        if contact is None:
+            contact = cache[model] = build(model)
+        return contact
+
+    return of
 
 
-def of(model) -> SurfaceContact:
-    """The model's :class:`SurfaceContact` (built on first use, kept while the model lives)."""
-    contact = _CACHE.get(model)
-    if contact is None:
-        contact = _CACHE[model] = SurfaceContact(model)
-    return contact
+of = per_model(SurfaceContact)  # the model's SurfaceContact
 
 
 # value, gradient, the Hessian's triplets and CCD (max_step) at model positions x

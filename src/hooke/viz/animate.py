@@ -43,7 +43,7 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
         for frame in frames:
             fig.clear()
             ax = fig.add_subplot(1, 1, 1, projection=view.projection)
-            view.draw(ax, result.x[frame])
+            view.draw(ax, result.x[frame], result.t[frame])
             ax.set_title(f"{result.scene.name} — {result.integrator}   t = {result.t[frame]:.3f} s",
                          fontsize=10)
             fig.canvas.draw()
