@@ -351,7 +351,7 @@ def cloth_run():
     """16 × 16 (its spacing 6.7 cm) from 5 cm above the ball: it lands at 0.1 s, and folds
     bring the cloth within d̂ of itself from about 0.35 s."""
     scene = hooke.scene("cloth_sphere", n=16, height=0.45)
-    return hooke.simulate(scene, t_end=1.0, save_every=2)
+    return hooke.simulate(scene, t_end=1.0, save_every=4)
 
 
 def test_cloth_sphere_keeps_every_particle_off_the_ball_and_ground_and_the_cloth_apart(cloth_run):

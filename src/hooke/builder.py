@@ -16,9 +16,8 @@ from typing import Sequence
 import numpy as np
 
 from .constraints import check_joint_set
-from .errors import HookeInputError, HookeInputErrors, collect, is_count, is_number
+from .errors import HookeInputError, HookeInputErrors, collect, is_count
 from .model import SPRING_ENERGIES, Model
-from .motion import as_motion
 from .mesh_topology import MESH_EDGES, boundary_faces, lattice_tetrahedra, mesh_edges
 from .obstacles import ObstacleBuilder, check_sphere, obstacle_mesh
 from .surfaces import check_face_shapes, check_faces, start_problems

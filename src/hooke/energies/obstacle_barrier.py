@@ -17,9 +17,10 @@ particle is pushed with A·κ·d̂/(2d), as by a plane or sphere.
 Contract: a potential term with a changing pattern (``hessian_triplets``, PSD-projected per
 pair) and the planes' hooks: ``at_time(model, t)`` places the obstacles at t (implicit steps use
 t + h); ``max_step`` is ipctk's additive CCD at 0.9 of the first impact with the obstacles where
-they are; ``start_guess`` carries the model's elements within d̂ + |δ| of an obstacle that moves by
-δ over the step by δ, then checks by CCD that the whole move (model elements to the start
-guess, obstacles from t to t + h) is free of impact, else raises :class:`SimulationError`.
+they are; ``start_guess`` carries the free particles of the model's elements within d̂ + |δ|
+of an obstacle that moves by δ over the step by δ, then checks by CCD that the whole move
+(model elements to the start guess, obstacles from t to t + h) is free of impact, else raises
+:class:`SimulationError`.
 Friction with obstacles is :mod:`.obstacle_friction`. Only ``implicit_euler`` (generic path)
 uses these hooks; the others refuse models with obstacles (``Integrator.CAPABILITIES``).
 """
@@ -47,8 +48,7 @@ class ObstacleContact(IpcContact):
     NAME = NAME
 
     def __init__(self, model):
-        faces = model.surface_faces.reshape(-1, model.dim) if model.n_surface_faces else \
-            np.empty((0, model.dim), dtype=np.int64)
+        faces = model.surface_faces.reshape(-1, model.dim)  # (0, dim) without surfaces
         mesh, particles = collision_mesh(faces, model.contact_area, model.x0,
                                          model.obstacle_vertices, model.obstacle_faces)
         super().__init__(model, mesh, particles, obstacle_vertices(model))
@@ -103,7 +103,7 @@ def start_guess(model, x: np.ndarray, t: float, t_next: float) -> np.ndarray:
         obstacle = [int(before.owner[i - count]) for i in ids if i >= count][0]
         carried[[i for i in ids if i < count]] = obstacle
     y = np.array(x, dtype=float, copy=True)
-    moving = carried >= 0
+    moving = (carried >= 0) & ~model.pinned[before.particles]  # pins stay on their path
     y[before.particles[moving]] += shift[carried[moving]]
     free = after.ipctk.compute_collision_free_stepsize(before.mesh, start, after.positions(y),
                                                         narrow_phase_ccd=before.ccd)

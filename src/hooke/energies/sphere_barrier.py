@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from ..obstacles import sphere_centers
-from .barrier import (CCD_FRACTION, ParticleBarrier, barrier_derivative, barrier_second,
+from .barrier import (ParticleBarrier, barrier_derivative, barrier_second,
                       hessian_structure, pairs_energy, pairs_forces, static_functions)
 
 NAME = "sphere_barrier"
