@@ -111,7 +111,8 @@ def test_penetration_plot_and_the_cli_plot_the_stored_distances(tmp_path, monkey
     ("drift", "spring1d", "'drift' does not apply to this run, which has no joints (it applies: "
                           "energy, phase, snapshot, analytic), got 'drift'"),
     ("penetration", "spring1d", "'penetration' does not apply to this run, which has no contact "
-                                "planes (it applies: energy, phase, snapshot, analytic), got 'penetration'"),
+                                "planes, spheres or obstacles (it applies: energy, phase, snapshot, "
+                                "analytic), got 'penetration'"),
     ("analytic", "pendulum", "'analytic' does not apply to this run, which has no analytic solution "
                              "(it applies: energy, phase, snapshot, drift), got 'analytic'"),
 ])

@@ -16,78 +16,17 @@ from typing import Sequence
 import numpy as np
 
 from .constraints import check_joint_set
-from .errors import HookeInputError, HookeInputErrors, collect, is_count, is_number
+from .errors import HookeInputError, HookeInputErrors, collect, is_count
 from .io.files import read_mesh
 from .memory import check_model_size
 from .model import SPRING_ENERGIES, Model
-from .motion import as_motion
 from .mesh_topology import (MESH_EDGES, boundary_faces, grid_quads, lattice_tetrahedra, mesh_cells,
                             mesh_edges)
+from .obstacles import ObstacleBuilder, check_sphere, obstacle_mesh
 from .surfaces import check_face_shapes, check_faces, start_problems
-
-
-def _strict_array(value, kinds: str, accepts) -> np.ndarray | None:
-    """``value`` (an array, or a number or nested sequence of them) as an array when every entry
-    is of NumPy dtype kinds ``kinds`` or passes ``accepts``, else None: the API is as strict as
-    scene files, so "1" and True are not numbers, nor 2.5 an index."""
-    if isinstance(value, np.ndarray) and value.dtype.kind in kinds:
-        return value
-    try:
-        items = np.asarray(value, dtype=object)
-    except (TypeError, ValueError):
-        return None
-    return items if all(accepts(item) for item in items.reshape(-1)) else None
-
-
-def _numbers(value) -> np.ndarray | None:
-    array = _strict_array(value, "iuf", is_number)
-    return None if array is None else array.astype(float)
-
-
-def _vector(value, dim: int, field: str, squared: bool = False) -> np.ndarray:
-    """``value`` as ``dim`` finite numbers; ``squared``: also its squared length (positions,
-    velocities and plane normals are squared by the energies, lengths and normalisation)."""
-    array = _numbers(value)
-    if array is None:
-        raise HookeInputError(field, "must be a sequence of numbers", value)
-    array = array.reshape(-1)
-    if array.shape != (dim,):
-        raise HookeInputError(field, f"must have {dim} component(s) for dim={dim}", value)
-    if not np.all(np.isfinite(array)):
-        raise HookeInputError(field, "must be finite", value)
-    with np.errstate(over="ignore"):
-        if squared and not math.isfinite(float(array @ array)):
-            raise HookeInputError(field, "is too large (its squared length overflows to inf)", value)
-    return array
-
-
-def _checked_motion(motion, dim: int, field: str):
-    motion = as_motion(motion)
-    u, du, ddu = motion(0.0)
-    for label, part in (("u", u), ("du", du), ("ddu", ddu)):
-        if np.shape(part) != (dim,) or not np.all(np.isfinite(part)):
-            raise HookeInputError(field, f"must return {label} of shape ({dim},) with finite "
-                                  "values at t=0", np.shape(part))
-    return motion
-
-
-def _number(value, field: str, *, positive: bool = False, nonnegative: bool = False) -> float:
-    if not is_number(value):
-        raise HookeInputError(field, "must be a number", value)
-    number = float(value)
-    if not math.isfinite(number):
-        raise HookeInputError(field, "must be finite", value)
-    if positive and number <= 0:
-        raise HookeInputError(field, "must be > 0", value)
-    if nonnegative and number < 0:
-        raise HookeInputError(field, "must be >= 0", value)
-    return number
-
-
-def _count(value, field: str) -> int:
-    if not is_count(value) or value < 1:
-        raise HookeInputError(field, "must be an integer >= 1", value)
-    return int(value)
+# The primitives moved to hooke.checks stay importable from here (scene files, builders use them).
+from .checks import (_checked_motion, _count, _number, _numbers, _strict_array,  # noqa: F401
+                     _vector)
 
 
 # -- checks shared by ModelBuilder and scene-file validation (hooke.io.scene_file) ----------------
@@ -189,7 +128,7 @@ def contact_weights(area, pinned) -> np.ndarray:
     return np.where(pinned, 0.0, np.broadcast_to(area, pinned.shape))
 
 
-class ModelBuilder:
+class ModelBuilder(ObstacleBuilder):
     """Collects a mass-spring system and freezes it with :meth:`finalize`.
 
     >>> b = ModelBuilder(dim=2, gravity=(0, -9.81))
@@ -231,6 +170,7 @@ class ModelBuilder:
         self._joint_length: list[float] = []
         self._joint_keys: dict[tuple[int, int], int] = {}
         self._cells: list[dict[str, np.ndarray]] = []  # helpers' cells: Model.triangles …
+        self._init_obstacles()  # add_sphere, add_obstacle: hooke.obstacles.ObstacleBuilder
 
     # -- particles ------------------------------------------------------------------------
     @property
@@ -374,17 +314,20 @@ class ModelBuilder:
 
     def _contact_fields(self, x0: np.ndarray, pinned: np.ndarray) -> dict:
         """The Model's contact fields, after checking that no contact particle starts on or
-        below a plane, that no surface face is degenerate and, with self-contact, that no two
-        surface elements touch (all surface problems at once)."""
+        below a plane, that no surface face is degenerate, with self-contact that no two surface
+        elements touch (all surface problems at once), and that no particle starts in a sphere
+        or obstacle (:class:`hooke.obstacles.ObstacleBuilder`)."""
         d, n = self.dim, x0.shape[0]
         area = contact_weights(contact_area(self._contact_area, n), pinned)
         normals = np.array([plane[0] for plane in self._planes], dtype=float).reshape(-1, d)
         points = np.array([plane[1] for plane in self._planes], dtype=float).reshape(-1, d)
         check_clear_of_planes(normals, points, area, x0)
+        surfaces = self._surface_fields(x0)
         return dict(plane_normals=normals, plane_points=points,
                     plane_friction=np.array([plane[2] for plane in self._planes], dtype=float),
                     plane_motions=tuple(sorted(self._plane_motions.items(), key=lambda kv: kv[0])),
-                    contact_area=area, **self._contact, **self._surface_fields(x0))
+                    contact_area=area, **self._contact, **surfaces, **self._obstacle_fields(
+                        x0, area, surfaces.get("surface_faces", np.empty((0, d), np.int64))))
 
     def _surface_fields(self, x0: np.ndarray) -> dict:
         problems: list[str] = []
@@ -572,11 +515,14 @@ def check_clear_of_planes(normals: np.ndarray, points: np.ndarray, area: np.ndar
 
 
 def add_contact(model: Model, planes: Sequence[dict] = (), surfaces: Sequence = (),
+                spheres: Sequence[dict] = (), obstacles: Sequence[dict] = (), folder=None,
                 **settings) -> Model:
-    """A copy of ``model`` with more contact planes (dicts of :meth:`ModelBuilder.add_plane`'s
-    arguments), surfaces (faces for :meth:`ModelBuilder.add_surface`) and contact settings
-    (:meth:`ModelBuilder.set_contact`'s), validated the same way but all problems reported at
-    once; scene files use it to put planes and surfaces on a body a builder function made."""
+    """A copy of ``model`` with more contact planes, spheres and obstacles (dicts of
+    :meth:`ModelBuilder.add_plane`'s, ``add_sphere``'s and ``add_obstacle``'s arguments; a
+    relative obstacle mesh path is taken from ``folder``), surfaces (faces for
+    :meth:`ModelBuilder.add_surface`) and contact settings (:meth:`ModelBuilder.set_contact`'s),
+    validated the same way but all problems reported at once; scene files use it to put them on
+    a body a builder function made."""
     from dataclasses import replace
 
     b = ModelBuilder(dim=model.dim)
@@ -586,23 +532,42 @@ def add_contact(model: Model, planes: Sequence[dict] = (), surfaces: Sequence = 
                     motions.get(k))
     for k in range(int(model.surface_of_face.max(initial=-1)) + 1):
         b._surfaces.append(model.surface_faces[model.surface_of_face == k])
-    if model.n_planes or model.n_surface_faces or model.self_contact:
+    b._copy_obstacles(model)
+    if (model.n_planes or model.n_surface_faces or model.self_contact or model.n_spheres
+            or model.n_obstacles):
         b.set_contact(model.contact_dhat, model.contact_kappa, model.contact_area,
                       model.contact_epsv, model.self_contact)
     problems: list[str] = []
-    checked = [collect(problems, check_faces, k, faces, model.n_particles, model.dim)
+    dim = model.dim
+    checked = [collect(problems, check_faces, k, faces, model.n_particles, dim)
                for k, faces in enumerate(surfaces, start=len(b._surfaces))]
     for k, plane in enumerate(planes, start=model.n_planes):
         collect(problems, check_plane, k, plane["normal"], plane["point"],
-                plane.get("friction", 0.0), model.dim)
-        if plane.get("motion") is not None:
-            collect(problems, _checked_motion, plane["motion"], model.dim, f"planes[{k}].motion")
+                plane.get("friction", 0.0), dim)
+    for k, sphere in enumerate(spheres, start=model.n_spheres):
+        collect(problems, check_sphere, k, sphere["center"], sphere["radius"],
+                sphere.get("friction", 0.0), dim)
+    meshes = [collect(problems, obstacle_mesh, k, obstacle["mesh"], dim, folder)
+              for k, obstacle in enumerate(obstacles, start=model.n_obstacles)]
+    for k, obstacle in enumerate(obstacles, start=model.n_obstacles):
+        collect(problems, _number, obstacle.get("friction", 0.0), f"obstacles[{k}].friction",
+                nonnegative=True)
+    for table, items, first in (("planes", planes, model.n_planes),
+                                ("spheres", spheres, model.n_spheres),
+                                ("obstacles", obstacles, model.n_obstacles)):
+        for k, item in enumerate(items, start=first):
+            if item.get("motion") is not None:
+                collect(problems, _checked_motion, item["motion"], dim, f"{table}[{k}].motion")
     for key, value in settings.items():
         collect(problems, b.set_contact, **{key: value})
     if problems:
         raise HookeInputErrors(problems)
     for plane in planes:
         b.add_plane(**plane)
+    for sphere in spheres:
+        b.add_sphere(**sphere)
+    for obstacle, mesh in zip(obstacles, meshes):
+        b.add_obstacle(mesh, obstacle.get("friction", 0.0), obstacle.get("motion"))
     b._surfaces += checked
     return replace(model, **b._contact_fields(model.x0, model.pinned))
 

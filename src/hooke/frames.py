@@ -26,7 +26,7 @@ from numba import njit
 
 from .constraints import DENSE_JOINTS, _geometry, _normal_values, _tension_rhs
 from .dense import cholesky, cholesky_solve
-from .energies import barrier, gravity, spring, surface_barrier
+from .energies import barrier, contact, gravity, spring, surface_barrier
 from .errors import SimulationError
 from .kernels import _accelerations_serial
 from .model import State
@@ -57,9 +57,9 @@ def frame_data(system, state: State) -> dict[str, np.ndarray]:
     data.update({f"energy/{key}": np.float64(value) for key, value in terms.items()})
     if system.joints is not None:
         data["joint_force"] = system.joint_tensions(state.x, state.v, state.t)
-    if barrier.active(model):
-        data["contact_distance"] = np.float64(barrier.min_distance(model, state.x, state.t))
-        data["contact_force"] = barrier.contact_forces(model, state.x, state.t)
+    if contact.active(model):
+        data["contact_distance"] = np.float64(contact.min_distance(model, state.x, state.t))
+        data["contact_force"] = contact.contact_forces(model, state.x, state.t)
     if surface_barrier.active(model):
         data["surface_distance"] = np.float64(surface_barrier.min_distance(model, state.x))
     return data
@@ -190,7 +190,7 @@ def derive_block(system, t: np.ndarray, x: np.ndarray, v: np.ndarray) -> dict[st
             except SimulationError as error:
                 error.frame = f
                 raise
-    if barrier.active(model):
+    if contact.active(model):
         data["contact_distance"], data["contact_force"] = _contact(model, t, x)
     if surface_barrier.active(model):  # ipctk's collision set per frame
         data["surface_distance"] = np.array([surface_barrier.min_distance(model, x[f])
@@ -199,20 +199,21 @@ def derive_block(system, t: np.ndarray, x: np.ndarray, v: np.ndarray) -> dict[st
 
 
 def _contact(model, t: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(F,) smallest distances and (F, n, d) contact forces (``barrier.min_distance``,
-    ``barrier.contact_forces``)."""
+    """(F,) smallest distances and (F, n, d) contact forces (``contact.min_distance``,
+    ``contact.contact_forces``): compiled over the block for planes at rest alone, frame by
+    frame with moving planes, spheres or obstacles."""
     frames = t.shape[0]
-    contact = model.contact_area > 0
     forces = np.empty(x.shape)
-    if model.plane_motions:
-        distance = np.array([barrier.min_distance(model, x[f], t[f]) for f in range(frames)])
+    if model.plane_motions or model.n_spheres or model.n_obstacles:
+        distance = np.array([contact.min_distance(model, x[f], t[f]) for f in range(frames)])
         for f in range(frames):
-            forces[f] = barrier.contact_forces(model, x[f], t[f])
+            forces[f] = contact.contact_forces(model, x[f], t[f])
         return distance, forces
     fixed = barrier.at_time(model, 0.0)
-    if contact.any():
+    touching = model.contact_area > 0
+    if touching.any():
         distances = x @ model.plane_normals.T - fixed.offsets[None, None, :]
-        distance = distances[:, contact, :].reshape(frames, -1).min(axis=1)
+        distance = distances[:, touching, :].reshape(frames, -1).min(axis=1)
     else:
         distance = np.full(frames, np.inf)
     _barrier_forces(x, *fixed._args(model), forces)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import os
 import weakref
 from typing import Sequence
 
@@ -235,6 +236,10 @@ class PardisoFactor(DirectFactor):
     def _analyse(self, upper: sp.csr_matrix) -> None:
         if self._solver is None:
             self._solver = PARDISO.load().PyPardisoSolver(mtype=self.mtype)
+            # pypardiso looks for MKL in every new solver (find_library, then a recursive glob
+            # of sys.prefix: 1.8 s each here) unless PYPARDISO_MKL_RT names it; a contact model
+            # gets a new solver whenever its pattern changes (cloth_sphere: 419 in 60 steps)
+            os.environ.setdefault("PYPARDISO_MKL_RT", self._solver.libmkl._name)
             self._threads = self._solver.libmkl.MKL_Set_Num_Threads_Local
             self._threads.argtypes, self._threads.restype = [ctypes.c_int], ctypes.c_int
             self._call(11, upper, np.zeros(upper.shape[0]))

@@ -65,6 +65,21 @@ class Model:
             tetrahedral mesh's); (0, 4) otherwise. Cells are for drawing and export only: no
             energy reads them (the springs are the mechanics), so they are left out of a run's
             ``input_hash`` and files written before they existed still resume.
+        sphere_centers: (k, d) centres of k contact spheres (circles in 2D) at t = 0 [m]
+            (see :mod:`hooke.obstacles`, :mod:`hooke.energies.sphere_barrier`); (0, d) without.
+        sphere_radii: (k,) radii r > 0 [m]; every contact particle keeps |x − c| − r > 0.
+        sphere_friction: (k,) Coulomb friction coefficients μ ≥ 0.
+        sphere_motions: (sphere index, motion) pairs for spheres whose centre moves as
+            c + u(t) − u(0) (see :mod:`hooke.motion`).
+        obstacle_vertices: (V, d) vertices of every obstacle mesh at t = 0 [m] (see
+            :mod:`hooke.obstacles`, :mod:`hooke.energies.obstacle_barrier`); not particles.
+        obstacle_faces: (F, d) int64 indices into ``obstacle_vertices``: segments (2D) or
+            triangles (3D) of every obstacle; (0, d) without obstacles.
+        obstacle_of_vertex: (V,) int64 index of the obstacle (the ``add_obstacle`` call, in
+            order) each vertex belongs to.
+        obstacle_friction: (o,) Coulomb friction coefficient μ ≥ 0 of each obstacle.
+        obstacle_motions: (obstacle index, motion) pairs for obstacles translating as
+            u(t) − u(0) (see :mod:`hooke.motion`).
     """
 
     dim: int
@@ -95,6 +110,15 @@ class Model:
     self_contact: bool = False
     triangles: np.ndarray = field(default_factory=lambda: np.empty((0, 3), dtype=np.int64))
     tetrahedra: np.ndarray = field(default_factory=lambda: np.empty((0, 4), dtype=np.int64))
+    sphere_centers: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    sphere_radii: np.ndarray = field(default_factory=lambda: np.empty(0))
+    sphere_friction: np.ndarray = field(default_factory=lambda: np.empty(0))
+    sphere_motions: tuple[tuple[int, object], ...] = field(default=())
+    obstacle_vertices: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    obstacle_faces: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.int64))
+    obstacle_of_vertex: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    obstacle_friction: np.ndarray = field(default_factory=lambda: np.empty(0))
+    obstacle_motions: tuple[tuple[int, object], ...] = field(default=())
 
     def __post_init__(self) -> None:
         for name in ("mass", "pinned", "gravity", "spring_indices", "spring_rest_length",
@@ -102,7 +126,9 @@ class Model:
                      "joint_length"):
             getattr(self, name).setflags(write=False)
         for name in ("plane_normals", "plane_points", "plane_friction", "contact_area",
-                     "surface_faces", "surface_of_face", "triangles", "tetrahedra"):
+                     "surface_faces", "surface_of_face", "triangles", "tetrahedra",
+                     "sphere_centers", "sphere_radii", "sphere_friction", "obstacle_vertices",
+                     "obstacle_faces", "obstacle_of_vertex", "obstacle_friction"):
             getattr(self, name).setflags(write=False)
 
     @property
@@ -120,6 +146,14 @@ class Model:
     @property
     def n_planes(self) -> int:
         return int(self.plane_normals.shape[0])
+
+    @property
+    def n_spheres(self) -> int:
+        return int(self.sphere_radii.shape[0])
+
+    @property
+    def n_obstacles(self) -> int:
+        return int(self.obstacle_friction.shape[0])
 
     @property
     def n_surface_faces(self) -> int:

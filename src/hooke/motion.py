@@ -88,6 +88,15 @@ class FunctionMotion:
         return u, (after - before) / (2 * self.h), (after - 2 * u + before) / self.h ** 2
 
 
+def displacements(motions, count: int, dim: int, t: float) -> np.ndarray:
+    """(count, dim) displacement u(t) − u(0) of each of ``count`` moving bodies (planes, spheres,
+    obstacles) from their (index, motion) pairs; zero for bodies without a motion."""
+    out = np.zeros((count, dim))
+    for k, motion in motions:
+        out[k] = np.asarray(motion(t)[0]) - np.asarray(motion(0.0)[0])
+    return out
+
+
 def as_motion(motion) -> Callable:
     """Accept a motion object or any callable of t."""
     if isinstance(motion, (Sinusoid, ConstantVelocity, FunctionMotion)):

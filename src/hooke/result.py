@@ -5,9 +5,11 @@ with keys ``kinetic``, ``potential``, ``total`` and one per potential term; ``jo
 (frames, joints) the exact tension of every joint at every saved frame [N], positive when the
 joint pulls its ends together (compressed joints push: negative; see :mod:`hooke.constraints`),
 (frames, 0) for a model without joints; ``contact_distance`` (frames,) the smallest signed
-distance of any contact particle to any contact plane [m] (+inf without contact);
-``contact_force`` (frames, n, d) the barrier's force on each particle summed over the planes [N]
-(:func:`hooke.energies.barrier.contact_forces`), (frames, 0, d) without planes;
+distance of any contact particle to any contact plane or sphere, or of the model to an obstacle
+mesh within d̂ [m] (+inf without contact; :func:`hooke.energies.contact.min_distance`);
+``contact_force`` (frames, n, d) the barriers' force on each particle summed over the planes,
+spheres and obstacles [N] (:func:`hooke.energies.contact.contact_forces`), (frames, 0, d)
+without them;
 ``surface_distance`` (frames,) the smallest distance between two surface elements that share no
 particle, among those closer than d̂ [m] (+inf when none is, and without self-contact;
 :func:`hooke.energies.surface_barrier.min_distance`); ``stats`` counts

@@ -109,7 +109,8 @@ def print_summary(console, summary: dict, written: list[Path]) -> None:
         low, high = (number(value, ".4g") for value in summary["joint_force_range_N"])
         rows.append(("joint tension", f"{low} … {high} N"))
     if "min_contact_distance_m" in summary:
-        rows.append(("min distance to a plane", f"{summary['min_contact_distance_m']:.3e} m"))
+        rows.append(("min distance to planes, spheres, obstacles",
+                     f"{summary['min_contact_distance_m']:.3e} m"))
     if "min_surface_distance_m" in summary:
         rows.append(("min distance between surfaces",
                      f"{summary['min_surface_distance_m']:.3e} m"))

@@ -1,8 +1,8 @@
 """Scene: a Model, its initial State and default run settings.
 
 Contract: a Scene is validated when made (known integrator, dt > 0, t_end > 0, state shapes match
-the model, every value finite, no contact particle on or below a plane where the planes are at the
-state's time). ``hooke.simulate`` reads it and never changes it.
+the model, every value finite, no contact particle on or below a plane, in or on a sphere or
+touching an obstacle where they are at the state's time). ``hooke.simulate`` reads it and never changes it.
 
 (Not named ``scene``: ``hooke.scene`` is the function that loads a built-in scene, and a public
 name must not hide a module.)
@@ -18,10 +18,11 @@ import numpy as np
 
 from .builder import check_clear_of_planes
 from .energies.barrier import plane_displacements
-from .errors import HookeInputError, is_count, is_number
+from .errors import HookeInputError, HookeInputErrors, is_count, is_number
 from .integrators import get as get_integrator
 from .memory import check_fits
 from .model import Model, State
+from .obstacles import obstacle_problems, obstacle_vertices, sphere_centers, sphere_problems
 
 
 def check_positive(name: str, value) -> float:
@@ -72,7 +73,7 @@ def frame_count(n_steps: int, save_every: int) -> int:
 
 def frame_bytes(model: Model) -> int:
     """Bytes of one saved frame: x, v (and contact_force), energies, joint forces."""
-    vectors = 3 if model.n_planes else 2
+    vectors = 3 if model.n_planes or model.n_spheres or model.n_obstacles else 2
     return 8 * (vectors * model.n_particles * model.dim + model.n_joints + 8)
 
 
@@ -141,7 +142,21 @@ class Scene:
             points = self.model.plane_points + plane_displacements(self.model, self.state.t)
             check_clear_of_planes(self.model.plane_normals, points, self.model.contact_area,
                                   np.asarray(self.state.x), field="state.x")
+        self._check_clear_of_obstacles()
         self.save_every = check_save_every(self.save_every)
+
+    def _check_clear_of_obstacles(self) -> None:
+        """No contact particle of the state inside or on a sphere or obstacle at its time."""
+        model, x, t = self.model, np.asarray(self.state.x), self.state.t
+        problems = sphere_problems(sphere_centers(model, t), model.sphere_radii,
+                                   model.contact_area, x, field="state.x")
+        if model.n_obstacles:
+            problems += obstacle_problems(obstacle_vertices(model, t), model.obstacle_faces,
+                                          model.obstacle_of_vertex,
+                                          model.surface_faces.reshape(-1, model.dim),
+                                          model.contact_area, x, field="state.x")
+        if problems:
+            raise HookeInputErrors(problems)
 
     @property
     def has_analytic(self) -> bool:

@@ -25,28 +25,32 @@ from .errors import HookeInputError, is_count
 FACE_NAMES = {2: "segments (pairs of particle indices)", 3: "triangles (triples of particle indices)"}
 
 
-def check_faces(surface: int, faces, n: int, dim: int) -> np.ndarray:
-    """``surfaces[surface].faces`` as an (m, dim) int64 array of valid particle indices."""
-    where = f"surfaces[{surface}].faces"
-    if dim not in FACE_NAMES:
-        raise HookeInputError(f"surfaces[{surface}]", "contact surfaces need dim 2 or 3", dim)
+def check_faces(surface: int, faces, n: int, dim: int, table: str = "surfaces",
+                what: str = "particle") -> np.ndarray:
+    """``table[surface].faces`` as an (m, dim) int64 array of valid indices into n ``what``s
+    (particles of a surface; vertices of an obstacle, :mod:`hooke.obstacles`)."""
+    where = f"{table}[{surface}].faces"
+    kinds = FACE_NAMES if what == "particle" else {
+        k: name.replace("particle", what) for k, name in FACE_NAMES.items()}
+    if dim not in kinds:
+        raise HookeInputError(f"{table}[{surface}]", f"contact {table} need dim 2 or 3", dim)
     try:
         items = np.asarray(faces, dtype=object)
     except (TypeError, ValueError):
         items = None
     if items is None or items.ndim != 2 or items.shape[1] != dim or items.shape[0] == 0:
-        raise HookeInputError(where, f"must be a non-empty list of {FACE_NAMES[dim]} for dim={dim}",
+        raise HookeInputError(where, f"must be a non-empty list of {kinds[dim]} for dim={dim}",
                               faces)
     for k, face in enumerate(items):
         if not all(is_count(i) for i in face):
-            raise HookeInputError(f"{where}[{k}]", "must hold integer particle indices",
+            raise HookeInputError(f"{where}[{k}]", f"must hold integer {what} indices",
                                   face.tolist())
         bad = [int(i) for i in face if not 0 <= i < n]
         if bad:
-            raise HookeInputError(f"{where}[{k}]", f"particle index out of range [0, {n})",
+            raise HookeInputError(f"{where}[{k}]", f"{what} index out of range [0, {n})",
                                   [int(i) for i in face])
         if len(set(face.tolist())) < dim:
-            raise HookeInputError(f"{where}[{k}]", "is degenerate: it repeats a particle",
+            raise HookeInputError(f"{where}[{k}]", f"is degenerate: it repeats a {what}",
                                   [int(i) for i in face])
     return items.astype(np.int64)
 
@@ -60,14 +64,17 @@ def face_sizes(faces: np.ndarray, x: np.ndarray) -> np.ndarray:
                                          corners[:, 2] - corners[:, 0]), axis=1)
 
 
-def check_face_shapes(surface: int, faces: np.ndarray, x: np.ndarray) -> None:
-    """No face of ``surfaces[surface]`` has zero length (2D) or zero area (3D) at x."""
+def check_face_shapes(surface: int, faces: np.ndarray, x: np.ndarray,
+                      table: str = "surfaces") -> None:
+    """No face of ``table[surface]`` has zero length (2D) or zero area (3D) at x."""
     sizes = face_sizes(faces, x)
     flat = np.flatnonzero(~(sizes > 0))
     if flat.size:
         k = int(flat[0])
-        shape = "its particles coincide" if faces.shape[1] == 2 else "its particles are collinear"
-        raise HookeInputError(f"surfaces[{surface}].faces[{k}]", f"is degenerate: {shape} at the "
+        shape = "its corners coincide" if faces.shape[1] == 2 else "its corners are collinear"
+        if table == "surfaces":
+            shape = shape.replace("corners", "particles")
+        raise HookeInputError(f"{table}[{surface}].faces[{k}]", f"is degenerate: {shape} at the "
                               "start", faces[k].tolist())
 
 

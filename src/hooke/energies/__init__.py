@@ -15,7 +15,8 @@ has no fixed pattern: instead of ``hessian_structure``/``hessian_values`` it def
 :func:`has_fixed_pattern` tells the two kinds apart; assembly (:class:`hooke.system.System`) puts
 the fixed terms on its precomputed pattern and adds the others' triplets per evaluation.
 ``hessian(term, model, x)`` builds the sparse matrix of either kind for checks and analysis.
-Optional hooks of a potential term (the contact barrier has them):
+Optional hooks of a potential term (the contact barriers with planes, spheres and obstacles have
+them):
 - ``max_step(model, x, p) -> float``: largest α ≤ 1 keeping x + α p in the term's domain
   (continuous collision detection; the implicit line search starts there);
 - ``at_time(model, t)``: the term at time t, an object with the same functions (moving planes);
@@ -23,9 +24,10 @@ Optional hooks of a potential term (the contact barrier has them):
 
 Step terms (``STEP_TERMS``) are dissipative terms of the implicit incremental potential whose
 value depends on the step start (lagged friction): ``NAME``, ``active(model)``, a fixed
-``hessian_structure(model)``, and ``prepare(model, start, h)`` returning, for the step from the
-State ``start`` to start.t + h, an object with the potential-term functions ``value``,
-``gradient``, ``hessian_structure``, ``hessian_values``. They are weighted by h² like potentials
+``hessian_structure(model)`` (or ``VARYING_PATTERN = True``: friction with obstacles), and
+``prepare(model, start, h)`` returning, for the step from the State ``start`` to start.t + h, an
+object with the potential-term functions ``value``, ``gradient``, ``hessian_structure``,
+``hessian_values`` (or ``hessian_triplets``). They are weighted by h² like potentials
 and never reported as energies. ``System.step_terms`` collects both kinds for one step.
 
 Velocity-dependent forces (spring damping) live in :mod:`hooke.energies.damping`; the kinetic
@@ -37,10 +39,11 @@ from __future__ import annotations
 import scipy.sparse as sp
 
 from ..linalg import triplets_to_csr
-from . import barrier, friction, gravity, spring, surface_barrier
+from . import (barrier, friction, gravity, obstacle_barrier, obstacle_friction, sphere_barrier,
+               spring, surface_barrier)
 
-POTENTIAL_TERMS = (spring, gravity, barrier, surface_barrier)
-STEP_TERMS = (friction,)
+POTENTIAL_TERMS = (spring, gravity, barrier, sphere_barrier, surface_barrier, obstacle_barrier)
+STEP_TERMS = (friction, obstacle_friction)
 
 
 def potential_terms(model) -> list:
@@ -54,8 +57,9 @@ def step_terms(model) -> list:
 
 
 def has_fixed_pattern(term) -> bool:
-    """Whether the term's Hessian has one pattern per model (else: ``hessian_triplets``)."""
-    return not hasattr(term, "hessian_triplets")
+    """Whether the term's Hessian has one pattern per model (else: ``hessian_triplets``, or
+    for a step term's module ``VARYING_PATTERN``)."""
+    return not (hasattr(term, "hessian_triplets") or getattr(term, "VARYING_PATTERN", False))
 
 
 def hessian(term, model, x, project_psd: bool = False) -> sp.csr_matrix:

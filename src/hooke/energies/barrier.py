@@ -31,6 +31,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ..motion import displacements
+
 NAME = "barrier"
 CCD_FRACTION = 0.9  # of the first time of impact: never land exactly on a plane (b = ∞)
 
@@ -42,10 +44,7 @@ def active(model) -> bool:
 # -- plane positions -------------------------------------------------------------------------
 def plane_displacements(model, t: float) -> np.ndarray:
     """(q, d) displacement u(t) − u(0) of every plane (zero for fixed planes)."""
-    out = np.zeros_like(model.plane_points)
-    for k, motion in model.plane_motions:
-        out[k] = np.asarray(motion(t)[0]) - np.asarray(motion(0.0)[0])
-    return out
+    return displacements(model.plane_motions, model.n_planes, model.dim, t)
 
 
 def plane_offsets(model, t: float = 0.0) -> np.ndarray:
@@ -67,19 +66,54 @@ def _distance(x, i, normals, offsets, k):
 
 
 @njit(cache=True)
-def _energy(x, normals, offsets, area, dhat, kappa):
-    total = 0.0
+def _distances(x, normals, offsets):
+    """(n, q) signed distance of every particle to every plane."""
+    out = np.empty((x.shape[0], normals.shape[0]))
     for i in range(x.shape[0]):
+        for k in range(normals.shape[0]):
+            out[i, k] = _distance(x, i, normals, offsets, k)
+    return out
+
+
+@njit(cache=True)
+def _energy(x, normals, offsets, area, dhat, kappa):
+    return pairs_energy(_distances(x, normals, offsets), area, dhat, kappa)
+
+
+# -- shared by every particle–body barrier (planes here, spheres in .sphere_barrier), from the
+# signed distances d (n, k) of the n particles to the k bodies ---------------------------------
+@njit(cache=True)
+def pairs_energy(d, area, dhat, kappa):
+    """Σ b(d_ik) over the contact particles (area > 0) within d̂; +∞ if one is at d ≤ 0."""
+    total = 0.0
+    for i in range(d.shape[0]):
         if area[i] == 0.0:
             continue
-        for k in range(normals.shape[0]):
-            d = _distance(x, i, normals, offsets, k)
-            if d < dhat:
-                if d <= 0.0:
+        for k in range(d.shape[1]):
+            if d[i, k] < dhat:
+                if d[i, k] <= 0.0:
                     return np.inf
-                s = d / dhat
-                total += area[i] * dhat * kappa * 0.5 * (s - 1.0) * math.log(s)
+                total += barrier_value(d[i, k], area[i], dhat, kappa)
     return total
+
+
+@njit(cache=True)
+def pairs_forces(d, area, dhat, kappa, out):
+    """out (n, k) = λ = −b'(d) ≥ 0 of every pair (0 beyond d̂ and for area 0)."""
+    for i in range(d.shape[0]):
+        for k in range(d.shape[1]):
+            out[i, k] = 0.0
+            if area[i] > 0.0 and d[i, k] < dhat:
+                out[i, k] = -_derivative(d[i, k], area[i], dhat, kappa)
+
+
+# The scalar barrier b(d) and its derivatives, for 0 < d < d̂: shared with the spheres'
+# barrier (:mod:`.sphere_barrier`), whose distance is |x − c| − r instead of n·x − c.
+@njit(cache=True)
+def barrier_value(d, area, dhat, kappa):
+    """b(d) = A·d̂·κ/2·(s − 1)·ln s, s = d/d̂, for 0 < d < d̂."""
+    s = d / dhat
+    return area * dhat * kappa * 0.5 * (s - 1.0) * math.log(s)
 
 
 @njit(cache=True)
@@ -89,6 +123,15 @@ def _derivative(d, area, dhat, kappa):
         return np.nan
     s = d / dhat
     return area * kappa * 0.5 * (math.log(s) + (s - 1.0) / s)
+
+
+barrier_derivative = _derivative
+
+
+@njit(cache=True)
+def barrier_second(d, area, dhat, kappa):
+    """b''(d) = A·κ·(d + d̂)/(2 d²) > 0 for 0 < d < d̂."""
+    return area * kappa * (d + dhat) / (2.0 * d * d)
 
 
 @njit(cache=True)
@@ -113,7 +156,7 @@ def _hessian_blocks(x, normals, offsets, area, dhat, kappa, out):
         for k in range(normals.shape[0]):
             d = _distance(x, i, normals, offsets, k)
             if d < dhat:
-                ddb = area[i] * kappa * (d + dhat) / (2.0 * d * d)
+                ddb = barrier_second(d, area[i], dhat, kappa)
                 for a in range(x.shape[1]):
                     for b in range(x.shape[1]):
                         out[i, a, b] += ddb * normals[k, a] * normals[k, b]
@@ -137,14 +180,7 @@ def _max_step(x, p, normals, offsets, area, fraction):
 
 @njit(cache=True)
 def _normal_forces(x, normals, offsets, area, dhat, kappa, out):
-    for i in range(x.shape[0]):
-        for k in range(normals.shape[0]):
-            out[i, k] = 0.0
-            if area[i] == 0.0:
-                continue
-            d = _distance(x, i, normals, offsets, k)
-            if d < dhat:
-                out[i, k] = -_derivative(d, area[i], dhat, kappa)
+    pairs_forces(_distances(x, normals, offsets), area, dhat, kappa, out)
 
 
 # -- the term at given plane offsets ------------------------------------------------------------
@@ -152,51 +188,72 @@ def _x(x):
     return np.ascontiguousarray(x, dtype=float)
 
 
-class PlaneBarrier:
-    """The barrier with the planes at fixed offsets (q,): the form an implicit step uses."""
+class ParticleBarrier:
+    """A barrier between each contact particle and k rigid bodies (planes here, spheres in
+    :mod:`.sphere_barrier`) placed at one time: the form an implicit step uses. Subclasses give
+    ``geometry(model)`` (two arrays describing the bodies, the second of length k) and the
+    compiled kernels ``ENERGY``, ``GRADIENT``, ``HESSIAN`` (…, project, out), ``MAX_STEP``,
+    ``FORCES``."""
 
     NAME = NAME
 
-    def __init__(self, offsets: np.ndarray):
-        self.offsets = np.ascontiguousarray(offsets, dtype=float)
-
     def _args(self, model):
-        return (model.plane_normals, self.offsets, model.contact_area, model.contact_dhat,
+        return (*self.geometry(model), model.contact_area, model.contact_dhat,
                 model.contact_kappa)
 
     def value(self, model, x: np.ndarray) -> float:
-        return float(_energy(_x(x), *self._args(model)))
+        return float(self.ENERGY(_x(x), *self._args(model)))
 
     def gradient(self, model, x: np.ndarray) -> np.ndarray:
         out = np.zeros((model.n_particles, model.dim))
-        _gradient(_x(x), *self._args(model), out)
+        self.GRADIENT(_x(x), *self._args(model), out)
         return out
 
-    def local_hessians(self, model, x: np.ndarray) -> np.ndarray:
-        """(n, d, d) Hessian block of each particle (zero away from every plane)."""
+    def local_hessians(self, model, x: np.ndarray, project_psd: bool = False) -> np.ndarray:
+        """(n, d, d) Hessian block of each particle (zero away from every body)."""
         out = np.empty((model.n_particles, model.dim, model.dim))
-        _hessian_blocks(_x(x), *self._args(model), out)
+        self.HESSIAN(_x(x), *self._args(model), project_psd, out)
         return out
 
     def hessian_structure(self, model):
         return hessian_structure(model)
 
     def hessian_values(self, model, x: np.ndarray, project_psd: bool = False) -> np.ndarray:
-        return self.local_hessians(model, x).reshape(-1)
+        return self.local_hessians(model, x, project_psd).reshape(-1)
 
     def max_step(self, model, x: np.ndarray, p: np.ndarray) -> float:
-        return float(_max_step(_x(x), _x(p), model.plane_normals, self.offsets,
-                               model.contact_area, CCD_FRACTION))
+        return float(self.MAX_STEP(_x(x), _x(p), *self.geometry(model), model.contact_area,
+                                   CCD_FRACTION))
+
+    def normal_forces(self, model, x: np.ndarray) -> np.ndarray:
+        """(n, k) normal force magnitudes λ = −b'(d) ≥ 0 of every particle–body pair [N]."""
+        out = np.empty((model.n_particles, len(self.geometry(model)[1])))
+        self.FORCES(_x(x), *self._args(model), out)
+        return out
+
+
+@njit(cache=True)
+def _plane_hessian_blocks(x, normals, offsets, area, dhat, kappa, project, out):
+    """Already PSD (b'' n nᵀ): ``project`` changes nothing."""
+    _hessian_blocks(x, normals, offsets, area, dhat, kappa, out)
+
+
+class PlaneBarrier(ParticleBarrier):
+    """The barrier with the planes at fixed offsets (q,)."""
+
+    ENERGY, GRADIENT, HESSIAN = (staticmethod(_energy), staticmethod(_gradient),
+                                 staticmethod(_plane_hessian_blocks))
+    MAX_STEP, FORCES = staticmethod(_max_step), staticmethod(_normal_forces)
+
+    def __init__(self, offsets: np.ndarray):
+        self.offsets = np.ascontiguousarray(offsets, dtype=float)
+
+    def geometry(self, model):
+        return model.plane_normals, self.offsets
 
     def distances(self, model, x: np.ndarray) -> np.ndarray:
         """(n, q) signed distances of every particle to every plane."""
         return np.asarray(x) @ model.plane_normals.T - self.offsets[None, :]
-
-    def normal_forces(self, model, x: np.ndarray) -> np.ndarray:
-        """(n, q) normal force magnitudes λ = −b'(d) ≥ 0 of every particle–plane pair [N]."""
-        out = np.empty((model.n_particles, model.n_planes))
-        _normal_forces(_x(x), *self._args(model), out)
-        return out
 
 
 def at_time(model, t: float) -> PlaneBarrier:
@@ -204,19 +261,7 @@ def at_time(model, t: float) -> PlaneBarrier:
     return PlaneBarrier(plane_offsets(model, t))
 
 
-def _static(model) -> PlaneBarrier:
-    return PlaneBarrier(plane_offsets(model))
-
-
 # -- the potential-term contract (planes at their t = 0 position) --------------------------------
-def value(model, x: np.ndarray) -> float:
-    return _static(model).value(model, x)
-
-
-def gradient(model, x: np.ndarray) -> np.ndarray:
-    return _static(model).gradient(model, x)
-
-
 def hessian_structure(model):
     """One d×d block per particle: rows i·d + a, columns i·d + b (a, b row-major)."""
     n, d = model.n_particles, model.dim
@@ -226,12 +271,28 @@ def hessian_structure(model):
     return rows.reshape(-1), cols.reshape(-1)
 
 
-def hessian_values(model, x: np.ndarray, project_psd: bool = False) -> np.ndarray:
-    return _static(model).hessian_values(model, x)
+def static_functions(static, hessian: str = "hessian_values"):
+    """(value, gradient, Hessian, max_step) functions of the potential-term contract for a term
+    held by an object ``static(model)`` (a time-dependent term: its bodies where they start);
+    the Hessian function is the object's method named ``hessian`` (``hessian_values``, or
+    ``hessian_triplets`` for a term whose pattern changes)."""
+    def value(model, x: np.ndarray) -> float:
+        return static(model).value(model, x)
+
+    def gradient(model, x: np.ndarray) -> np.ndarray:
+        return static(model).gradient(model, x)
+
+    def hessian_function(model, x: np.ndarray, project_psd: bool = False):
+        return getattr(static(model), hessian)(model, x, project_psd)
+
+    def max_step(model, x: np.ndarray, p: np.ndarray) -> float:
+        return static(model).max_step(model, x, p)
+
+    hessian_function.__name__ = hessian
+    return value, gradient, hessian_function, max_step
 
 
-def max_step(model, x: np.ndarray, p: np.ndarray) -> float:
-    return _static(model).max_step(model, x, p)
+value, gradient, hessian_values, max_step = static_functions(lambda model: at_time(model, 0.0))
 
 
 # -- helpers for moving planes, friction and reporting ---------------------------------------

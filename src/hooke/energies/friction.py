@@ -1,5 +1,6 @@
-"""Lagged, smoothed Coulomb friction against the contact planes (the phys-sim-book's "square on
-slope" formulation), a dissipative term of the incremental potential of ``implicit_euler``.
+"""Lagged, smoothed Coulomb friction against the contact planes and spheres (the phys-sim-book's
+"square on slope" formulation), a dissipative term of the incremental potential of
+``implicit_euler``.
 
 Its value depends on the step start, so it is not a potential of x alone. Contract (a *step term*,
 listed in ``hooke.energies.STEP_TERMS``): ``active(model)`` and ``prepare(model, start, h)`` which
@@ -8,11 +9,13 @@ term functions ``value/gradient/hessian_structure/hessian_values`` (taking ``(mo
 added, like the potentials, with weight h² to the incremental potential. Nothing is lagged across
 more than one step, and the term is never part of ``Result.energy`` (it dissipates).
 
-For each particle i and plane k with friction μ_k, the step start fixes
-- the normal force λ_ik = −b'(d_ik(xⁿ)) of the barrier at the planes' positions at t
-  (:mod:`hooke.energies.barrier`); pairs with λ = 0 (not in contact) have no friction;
-- the tangent projector T_k = I − n_k n_kᵀ, and the anchor aⁿ_ik = xⁿ_i + Δo_k, where Δo_k is the
-  plane's displacement over the step (friction acts on the motion relative to the plane).
+For each particle i and plane or sphere k with friction μ_k, the step start fixes
+- the normal force λ_ik = −b'(d_ik(xⁿ)) of the barrier at the bodies' positions at t
+  (:mod:`hooke.energies.barrier`, :mod:`hooke.energies.sphere_barrier`); pairs with λ = 0 (not
+  in contact) have no friction;
+- the tangent projector T_k = I − n_k n_kᵀ (for a sphere n = (xⁿ_i − c_k)/|xⁿ_i − c_k|: its
+  tangent plane at the step start), and the anchor aⁿ_ik = xⁿ_i + Δo_k, where Δo_k is the body's
+  displacement over the step (friction acts on the motion relative to the plane or sphere).
 With u = T_k (x_i − aⁿ_ik) (the tangential displacement, y = |u|) and ε = ε_v·h,
 
     D(x) = Σ μ_k λ_ik f0(y),  f0(y) = y for y ≥ ε,  y²(ε − y/3)/ε² + ε/3 below,
@@ -31,13 +34,14 @@ import math
 import numpy as np
 from numba import njit
 
-from . import barrier
+from ..obstacles import sphere_centers
+from . import barrier, sphere_barrier
 
 NAME = "friction"
 
 
 def active(model) -> bool:
-    return model.n_planes > 0 and bool(np.any(model.plane_friction > 0))
+    return bool(np.any(model.plane_friction > 0) or np.any(model.sphere_friction > 0))
 
 
 @njit(cache=True)
@@ -151,11 +155,28 @@ def hessian_structure(model):
     return barrier.hessian_structure(model)
 
 
+def _pairs(forces, friction, normals, moved, x):
+    """(nodes, normals, μλ, anchors) of the particle–body pairs in contact with friction, from
+    the normal forces (n, k), the bodies' μ (k,), the normals (n, k, d), the bodies'
+    displacements over the step (k, d) and the step start's positions."""
+    weights = forces * friction[None, :]
+    nodes, bodies = np.nonzero(weights > 0)
+    return nodes, normals[nodes, bodies], weights[nodes, bodies], x[nodes] + moved[bodies]
+
+
 def prepare(model, start, h: float) -> LaggedFriction:
-    """The friction term of the implicit step from ``start`` (a State) to start.t + h."""
-    forces = barrier.at_time(model, start.t).normal_forces(model, start.x)
-    weights = forces * model.plane_friction[None, :]
-    nodes, planes = np.nonzero(weights > 0)
-    moved = barrier.plane_displacements(model, start.t + h) - barrier.plane_displacements(model, start.t)
-    return LaggedFriction(nodes, model.plane_normals[planes], weights[nodes, planes],
-                          start.x[nodes] + moved[planes], model.contact_epsv * h)
+    """The friction term of the implicit step from ``start`` (a State) to start.t + h: the
+    pairs of every particle with the planes and the spheres it touches."""
+    t, x = start.t, start.x
+    n, d = model.n_particles, model.dim
+    moved = barrier.plane_displacements(model, t + h) - barrier.plane_displacements(model, t)
+    plane_normals = np.broadcast_to(model.plane_normals.reshape(-1, d), (n, model.n_planes, d))
+    pairs = [_pairs(barrier.at_time(model, t).normal_forces(model, x), model.plane_friction,
+                    plane_normals, moved, x)]
+    if model.n_spheres:
+        shift = sphere_centers(model, t + h) - sphere_centers(model, t)
+        pairs.append(_pairs(sphere_barrier.at_time(model, t).normal_forces(model, x),
+                            model.sphere_friction, sphere_barrier.normals(model, x, t), shift, x))
+    nodes, normals, weights, anchors = (np.concatenate(parts) for parts in zip(*pairs))
+    return LaggedFriction(nodes, normals.reshape(-1, d), weights, anchors.reshape(-1, d),
+                          model.contact_epsv * h)

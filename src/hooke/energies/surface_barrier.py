@@ -36,11 +36,13 @@ self-contact (``Integrator.CAPABILITIES``).
 
 from __future__ import annotations
 
+import copy
 import weakref
 
 import numpy as np
 
 from ..surfaces import collision_mesh, load_ipctk
+from .barrier import static_functions
 
 NAME = "surface_barrier"
 CCD_FRACTION = 0.9  # of the first time of impact, as the planes' CCD
@@ -51,88 +53,130 @@ def active(model) -> bool:
     return model.n_contact_faces > 0
 
 
-class SurfaceContact:
-    """A model's surfaces in ipctk's terms, built once per model (:func:`of`).
+class IpcContact:
+    """ipctk's barrier over a collision mesh whose first vertices are the particles
+    ``particles`` (in that order) and whose others, not particles, sit at ``fixed`` (obstacle
+    vertices, :mod:`.obstacle_barrier`; none here). ``dofs``: the flattened model DOF of each
+    particle DOF of the mesh (vertex-major, as ipctk orders them); entries of ipctk's gradients
+    and Hessians on the fixed vertices are dropped. The pairs of the last positions are kept
+    (:meth:`collisions`): a Newton iteration asks for the value, gradient and Hessian at the same
+    positions, and the broad phase is the dearest part."""
 
-    ``mesh``: the ipctk CollisionMesh over the surface vertices at rest (x0); ``vertices``:
-    (V,) the particle index of each of its vertices; ``dofs``: (V·d,) the flattened model DOF of
-    each of its DOFs (vertex-major, as ipctk orders them).
-    """
-
-    def __init__(self, model):
+    def __init__(self, model, mesh, particles: np.ndarray, fixed: np.ndarray | None = None):
         self.ipctk = ipctk = load_ipctk()
-        self.mesh, self.vertices = collision_mesh(model.surface_faces, model.x0)
+        self.mesh, self.particles = mesh, particles
         d = model.dim
-        self.dofs = (self.vertices[:, None] * d + np.arange(d)).reshape(-1)
+        self.dofs = (particles[:, None] * d + np.arange(d)).reshape(-1)
+        self.fixed = np.empty((0, d)) if fixed is None else fixed
         self.dhat = model.contact_dhat
         self.potential = ipctk.BarrierPotential(self.dhat, STIFFNESS_SCALE * model.contact_kappa,
                                                 use_physical_barrier=True)
         self.ccd = ipctk.AdditiveCCD(conservative_rescaling=CCD_FRACTION)
+        self._last: list = [None, None]  # positions, their collisions (shared by bound copies)
+
+    def bound(self, fixed: np.ndarray) -> "IpcContact":
+        """The same contact (mesh, cache) with the fixed vertices at ``fixed``."""
+        other = copy.copy(self)
+        other.fixed = fixed
+        return other
 
     def positions(self, x: np.ndarray) -> np.ndarray:
-        return np.asfortranarray(np.asarray(x, dtype=float)[self.vertices])
+        return np.asfortranarray(np.concatenate([np.asarray(x, dtype=float)[self.particles],
+                                                 self.fixed]))
 
     def collisions(self, vertices: np.ndarray):
         """The pairs closer than d̂ at these vertex positions (broad and narrow phase)."""
+        last, built = self._last
+        if built is not None and np.array_equal(last, vertices):
+            return built
         collisions = self.ipctk.NormalCollisions()
         collisions.use_area_weighting = True
         collisions.build(self.mesh, vertices, self.dhat)
+        self._last[:] = [vertices.copy(), collisions]
         return collisions
 
+    # -- from the mesh's vectors and matrices to the model's DOFs -------------------------------
+    def model_vector(self, model, values: np.ndarray) -> np.ndarray:
+        """(n, d) the particles' entries of a vector over the mesh's DOFs (0 elsewhere)."""
+        out = np.zeros(model.n_dofs)
+        out[self.dofs] = values[:self.dofs.size]
+        return out.reshape(model.n_particles, model.dim)
 
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+    def model_triplets(self, matrix):
+        """(rows, cols, values) in model DOFs of a sparse matrix over the mesh's DOFs."""
+        local = matrix.tocoo()
+        keep = (local.row < self.dofs.size) & (local.col < self.dofs.size)
+        return self.dofs[local.row[keep]], self.dofs[local.col[keep]], local.data[keep]
+
+    # -- the term at model positions x ----------------------------------------------------------
+    def value(self, model, x: np.ndarray) -> float:
+        vertices = self.positions(x)
+        return float(self.potential(self.collisions(vertices), self.mesh, vertices))
+
+    def gradient(self, model, x: np.ndarray) -> np.ndarray:
+        vertices = self.positions(x)
+        return self.model_vector(model, self.potential.gradient(self.collisions(vertices),
+                                                                self.mesh, vertices))
+
+    def hessian_triplets(self, model, x: np.ndarray, project_psd: bool = False):
+        """(rows, cols, values) of the Hessian at x in flattened model DOFs (active pairs; each
+        pair's block clamped to PSD before the fixed vertices' rows and columns are dropped:
+        a principal submatrix of a PSD matrix is PSD)."""
+        vertices = self.positions(x)
+        method = self.ipctk.PSDProjectionMethod
+        return self.model_triplets(self.potential.hessian(
+            self.collisions(vertices), self.mesh, vertices,
+            method.CLAMP if project_psd else method.NONE))
+
+    def max_step(self, model, x: np.ndarray, p: np.ndarray) -> float:
+        """Largest α ≤ 1 for which x + α p keeps every pair apart (fixed vertices still): 0.9 of
+        the first time of impact (ipctk's conservative additive CCD)."""
+        start, end = self.positions(x), self.positions(np.asarray(x) + np.asarray(p))
+        return min(1.0, float(self.ipctk.compute_collision_free_stepsize(
+            self.mesh, start, end, narrow_phase_ccd=self.ccd)))
+
+    def min_distance(self, model, x: np.ndarray) -> float:
+        """The smallest distance of a pair closer than d̂ [m]; +inf when none is."""
+        vertices = self.positions(x)
+        squared = self.collisions(vertices).compute_minimum_distance(self.mesh, vertices)
+        return float(np.sqrt(squared))
 
 
-def of(model) -> SurfaceContact:
-    """The model's :class:`SurfaceContact` (built on first use, kept while the model lives)."""
-    contact = _CACHE.get(model)
-    if contact is None:
-        contact = _CACHE[model] = SurfaceContact(model)
-    return contact
+class SurfaceContact(IpcContact):
+    """A model's surfaces in ipctk's terms, built once per model (:func:`of`): the collision
+    mesh over the surface vertices at rest (x0)."""
+
+    NAME = NAME
+
+    def __init__(self, model):
+        mesh, vertices = collision_mesh(model.surface_faces, model.x0)
+        super().__init__(model, mesh, vertices)
 
 
-def value(model, x: np.ndarray) -> float:
-    contact = of(model)
-    vertices = contact.positions(x)
-    return float(contact.potential(contact.collisions(vertices), contact.mesh, vertices))
+def per_model(build):
+    """``of(model)``: ``build(model)``, made on first use and kept while the model lives."""
+    cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+    def of(model):
+        contact = cache.get(model)
+        if contact is None:
+            contact = cache[model] = build(model)
+        return contact
+
+    return of
 
 
-def gradient(model, x: np.ndarray) -> np.ndarray:
-    contact = of(model)
-    vertices = contact.positions(x)
-    out = np.zeros(model.n_dofs)
-    out[contact.dofs] = contact.potential.gradient(contact.collisions(vertices), contact.mesh,
-                                                   vertices)
-    return out.reshape(model.n_particles, model.dim)
+of = per_model(SurfaceContact)  # the model's SurfaceContact
 
 
-def hessian_triplets(model, x: np.ndarray, project_psd: bool = False):
-    """(rows, cols, values) of the Hessian at x in flattened model DOFs (only active pairs)."""
-    contact = of(model)
-    vertices = contact.positions(x)
-    method = contact.ipctk.PSDProjectionMethod
-    local = contact.potential.hessian(contact.collisions(vertices), contact.mesh, vertices,
-                                      method.CLAMP if project_psd else method.NONE).tocoo()
-    return contact.dofs[local.row], contact.dofs[local.col], local.data
-
-
-def max_step(model, x: np.ndarray, p: np.ndarray) -> float:
-    """Largest α ≤ 1 for which x + α p keeps every pair of surface elements apart: 0.9 of the
-    first time of impact (ipctk's conservative additive CCD)."""
-    contact = of(model)
-    start = contact.positions(x)
-    end = contact.positions(np.asarray(x) + np.asarray(p))
-    return min(1.0, float(contact.ipctk.compute_collision_free_stepsize(
-        contact.mesh, start, end, narrow_phase_ccd=contact.ccd)))
+# value, gradient, the Hessian's triplets and CCD (max_step) at model positions x
+value, gradient, hessian_triplets, max_step = static_functions(of, "hessian_triplets")
 
 
 def min_distance(model, x: np.ndarray) -> float:
     """The smallest distance between two surface elements that share no particle, among the
     pairs closer than d̂ [m]; +inf when none is."""
-    contact = of(model)
-    vertices = contact.positions(x)
-    squared = contact.collisions(vertices).compute_minimum_distance(contact.mesh, vertices)
-    return float(np.sqrt(squared))
+    return of(model).min_distance(model, x)
 
 
 def contact_forces(model, x: np.ndarray) -> np.ndarray:

@@ -26,8 +26,8 @@ Contract:
   ``MAX_COUNT_OPTION``, and each value ``check_options`` refuses.
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
 - Capabilities: an integrator declares ``supports_joints`` and ``supports_contact`` (contact
-  planes and, with self-contact, surfaces: the barriers, their collision detection and lagged
-  friction); one that lacks a capability
+  planes, spheres, obstacles and, with self-contact, surfaces: the barriers, their collision
+  detection and lagged friction); one that lacks a capability
   refuses a model that needs it, naming the integrators that have it (``CAPABILITIES``).
 - Joints: integrators of the unconstrained ODE (explicit, Runge–Kutta) inherit
   :class:`ConstraintForces`: the joints act through ``System.acceleration`` with the stabilisation
@@ -57,7 +57,9 @@ MAX_COUNT_OPTION = 10_000
 # (capability flag, the Model's count of what needs it, its name in the refusal)
 CAPABILITIES = (("supports_joints", "n_joints", "joints"),
                 ("supports_contact", "n_planes", "contact planes"),
-                ("supports_contact", "n_contact_faces", "contact between surfaces"))
+                ("supports_contact", "n_contact_faces", "contact between surfaces"),
+                ("supports_contact", "n_spheres", "contact spheres"),
+                ("supports_contact", "n_obstacles", "obstacles"))
 
 
 class StepFailed(SimulationError):

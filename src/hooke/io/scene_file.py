@@ -55,6 +55,19 @@ Contact surfaces (one table per body; a builder may add its body's with a ``surf
 
     [[surfaces]]
     faces = [[0, 1], [1, 2], [2, 0]]   # segments in 2D, triangles (index triples) in 3D
+
+Spheres (circles in 2D) and obstacle meshes (triangles in 3D, polylines in 2D), fixed or moving
+(:mod:`hooke.obstacles`):
+
+    [[spheres]]
+    center = [0.0, 0.25, 0.0]
+    radius = 0.25
+    friction = 0.3
+    [[obstacles]]
+    mesh = "ramp.obj"        # a file meshio reads, relative to the scene file's folder, or:
+    # vertices = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    # faces = [[0, 2, 1]]
+    friction = 0.5
 """
 
 from __future__ import annotations
@@ -70,6 +83,8 @@ from ..builder import (ModelBuilder, _vector, add_contact, check_clear_of_planes
                        check_distinct_pair, check_index, check_plane, contact_area,
                        contact_weights, joint_length, spring_rest_length)
 from ..errors import HookeInputError, HookeInputErrors, as_path, collect, format_value
+from ..obstacles import (check_sphere, joined_obstacles, obstacle_mesh, obstacle_problems,
+                         sphere_problems)
 from ..integrators import get as get_integrator
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
@@ -173,6 +188,21 @@ class SurfaceSpec(Strict):
     faces: list[list[Index]]
 
 
+class SphereSpec(Strict):
+    center: list[Finite]
+    radius: Positive
+    friction: NonNegative = 0.0
+    motion: MotionSpec | None = None
+
+
+class ObstacleSpec(Strict):
+    mesh: str | None = None  # a file meshio reads, relative to the scene file's folder
+    vertices: list[list[Finite]] | None = None
+    faces: list[list[Index]] | None = None
+    friction: NonNegative = 0.0
+    motion: MotionSpec | None = None
+
+
 class SceneFile(Strict):
     name: str | None = None
     description: str = ""
@@ -186,6 +216,8 @@ class SceneFile(Strict):
     joints: list[JointSpec] = Field(default_factory=list)
     planes: list[PlaneSpec] = Field(default_factory=list)
     surfaces: list[SurfaceSpec] = Field(default_factory=list)
+    spheres: list[SphereSpec] = Field(default_factory=list)
+    obstacles: list[ObstacleSpec] = Field(default_factory=list)
     contact: ContactSpec | None = None
     run: RunSettings = Field(default_factory=RunSettings)
 
@@ -209,16 +241,16 @@ def parse_value(text: str):
         return text
 
 
-def parse(text: str, source: str = "scene file") -> SceneFile:
+def parse(text: str, source: str = "scene file", folder=None) -> SceneFile:
     """Validate a scene file's text; every problem is reported at once, one line each: the
     schema's (types, ranges, unknown and missing fields) and the checks between fields
-    (:func:`consistency_problems`)."""
+    (:func:`consistency_problems`; obstacle mesh paths relative to ``folder``)."""
     data = parse_toml(text, source)
     try:
         spec, errors = SceneFile.model_validate(data), []
     except ValidationError as error:
         spec, errors = None, error.errors()
-    problems = error_lines(errors, SceneFile) + consistency_problems(data, errors)
+    problems = error_lines(errors, SceneFile) + consistency_problems(data, errors, folder)
     if problems:
         raise HookeInputErrors(problems)
     return spec
@@ -249,16 +281,18 @@ class _Valid:
         return entries if isinstance(entries, list) else []
 
 
-def consistency_problems(data: dict, errors: list) -> list[str]:
+def consistency_problems(data: dict, errors: list, folder=None) -> list[str]:
     """Problems between fields, which the per-field schema cannot see, on the values that passed
     it (``errors``: the schema's): a file either names a builder or lists particles; vectors have
     ``dim`` components; indices in range; no duplicate, self-connected or zero-length springs and
     joints; no joint between two pinned particles; planes non-degenerate with no particle starting
     on or below; one contact area per particle; surface faces valid and, with self-contact, no two
-    surface elements touching; motions; a known integrator; t_end a whole number of steps. The same checks as ModelBuilder's (shared functions of :mod:`hooke.builder`),
+    surface elements touching; spheres and obstacle meshes valid (files read from ``folder``)
+    with no particle starting in or on them; motions; a known integrator; t_end a whole number
+    of steps. The same checks as ModelBuilder's (shared functions of :mod:`hooke.builder`),
     collected instead of stopping at the first."""
     valid, problems = _Valid(data, errors), []
-    problems += _run_problems(valid)
+    problems += _run_problems(valid) + _obstacle_source_problems(valid)
     if "builder" in data:
         return problems + _builder_problems(data, valid)
     if data.get("parameters"):
@@ -317,7 +351,7 @@ def consistency_problems(data: dict, errors: list) -> list[str]:
                 if pinned[i] and pinned[j]:
                     problems.append(f"joints[{k}]: joins two pinned particles {i} and {j} (nothing "
                                     f"can move to keep its length), got ({i}, {j})")
-    return problems + _contact_problems(valid, dim, x0, pinned)
+    return problems + _contact_problems(valid, dim, x0, pinned, folder)
 
 
 def _run_problems(valid: _Valid) -> list[str]:
@@ -361,7 +395,8 @@ def _motion_problems(problems: list[str], motion, invalid, dim: int, where: str)
         problems.append(f"{where}.{error}")
 
 
-def _contact_problems(valid: _Valid, dim: int, x0: list, pinned: list[bool]) -> list[str]:
+def _contact_problems(valid: _Valid, dim: int, x0: list, pinned: list[bool],
+                      folder=None) -> list[str]:
     problems: list[str] = []
     planes = []
     for k in range(len(valid.entries("planes"))):
@@ -374,17 +409,77 @@ def _contact_problems(valid: _Valid, dim: int, x0: list, pinned: list[bool]) -> 
     area = 1.0 if area is None else area
     if area is not valid.INVALID:
         area = collect(problems, contact_area, area, len(x0))
-    if planes and all(item is not None for item in planes + x0) and area is not None \
-            and area is not valid.INVALID:
+    known = all(item is not None for item in x0) and area is not None \
+        and area is not valid.INVALID
+    weights = contact_weights(area, pinned) if known else None
+    if planes and known and all(item is not None for item in planes):
         collect(problems, check_clear_of_planes, np.array([plane[0] for plane in planes]),
-                np.array([plane[1] for plane in planes]), contact_weights(area, pinned),
-                np.array(x0))
-    return problems + _surface_problems(valid, dim, x0)
+                np.array([plane[1] for plane in planes]), weights, np.array(x0))
+    surface_problems, surfaces = _surface_problems(valid, dim, x0)
+    return problems + surface_problems + _obstacle_problems(valid, dim, x0, weights, surfaces,
+                                                            folder)
 
 
-def _surface_problems(valid: _Valid, dim: int, x0: list) -> list[str]:
+def _obstacle_problems(valid: _Valid, dim: int, x0: list, weights, surfaces, folder) -> list[str]:
+    """[[spheres]] and [[obstacles]] valid (an obstacle's mesh read from ``folder``) and, when
+    the particles, their contact weights and the surfaces are known, none inside or touching."""
+    problems: list[str] = []
+    spheres = []
+    for k in range(len(valid.entries("spheres"))):
+        center, radius = valid("spheres", k, "center"), valid("spheres", k, "radius")
+        friction = valid("spheres", k, "friction", default=0.0)
+        given = isinstance(center, list) and all(isinstance(value, (int, float))
+                                                 for value in (radius, friction))
+        spheres.append(collect(problems, check_sphere, k, center, radius, friction, dim)
+                       if given else None)
+        _motion_problems(problems, valid("spheres", k, "motion"), valid.INVALID, dim,
+                         f"spheres[{k}]")
+    if spheres and weights is not None and all(item is not None for item in spheres):
+        problems += sphere_problems(np.array([s[0] for s in spheres]),
+                                    np.array([s[1] for s in spheres]), weights, np.array(x0))
+    meshes = []
+    for k in range(len(valid.entries("obstacles"))):
+        source = _obstacle_source(valid, k)
+        meshes.append(None if source is None else
+                      collect(problems, obstacle_mesh, k, source, dim, folder))
+        _motion_problems(problems, valid("obstacles", k, "motion"), valid.INVALID, dim,
+                         f"obstacles[{k}]")
+    if meshes and weights is not None and surfaces is not None \
+            and all(item is not None for item in meshes):
+        joined = joined_obstacles([m[0] for m in meshes], [m[1] for m in meshes], dim)
+        problems += obstacle_problems(joined["obstacle_vertices"], joined["obstacle_faces"],
+                                      joined["obstacle_of_vertex"], surfaces, weights,
+                                      np.array(x0))
+    return problems
+
+
+def _obstacle_source(valid: _Valid, k: int):
+    """obstacles[k]'s mesh: its file path or its (vertices, faces); None when not given
+    properly (:func:`_obstacle_source_problems` says why) or invalid by the schema."""
+    mesh = valid("obstacles", k, "mesh")
+    vertices, faces = valid("obstacles", k, "vertices"), valid("obstacles", k, "faces")
+    if isinstance(mesh, str) and vertices is None and faces is None:
+        return mesh
+    if mesh is None and isinstance(vertices, list) and isinstance(faces, list):
+        return vertices, faces
+    return None
+
+
+def _obstacle_source_problems(valid: _Valid) -> list[str]:
+    problems = []
+    for k, entry in enumerate(valid.entries("obstacles")):
+        given = [key for key in ("mesh", "vertices", "faces") if isinstance(entry, dict)
+                 and key in entry]
+        if isinstance(entry, dict) and given not in (["mesh"], ["vertices", "faces"]):
+            problems.append(f"obstacles[{k}]: give either 'mesh' (a file meshio reads) or "
+                            f"'vertices' and 'faces', got {format_value(given)}")
+    return problems
+
+
+def _surface_problems(valid: _Valid, dim: int, x0: list) -> tuple[list[str], np.ndarray | None]:
     """[[surfaces]]: faces valid (arity, indices in range, no repeated particle, not degenerate
-    at the start) and, with ``contact.self_contact``, no two elements touching at the start."""
+    at the start) and, with ``contact.self_contact``, no two elements touching at the start;
+    with all the faces (f, dim) when they are valid (None otherwise)."""
     problems: list[str] = []
     surfaces = []
     for k in range(len(valid.entries("surfaces"))):
@@ -402,12 +497,19 @@ def _surface_problems(valid: _Valid, dim: int, x0: list) -> list[str]:
     if self_contact is True and known and surfaces and not problems \
             and all(faces is not None for faces in surfaces):
         problems += start_problems(np.concatenate(surfaces), np.array(x0))
-    return problems
+    if problems or not all(faces is not None for faces in surfaces):
+        return problems, None
+    return problems, (np.concatenate(surfaces) if surfaces else np.empty((0, dim), np.int64))
+
+
+def _motion(spec):
+    return None if spec.motion is None else spec.motion.build()
 
 
 def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | None = None,
-          default_name: str = "custom") -> Scene:
-    """Turn a validated scene file into a Scene (``overrides`` replace builder parameters)."""
+          default_name: str = "custom", folder=None) -> Scene:
+    """Turn a validated scene file into a Scene (``overrides`` replace builder parameters;
+    obstacle mesh paths are relative to ``folder``, the scene file's)."""
     analytic = None
     parameters: dict[str, Any] = {}
     if spec.builder is not None:
@@ -418,13 +520,17 @@ def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | 
             name = next(iter(overrides))
             raise HookeInputError(name, "is not a parameter: this scene has no builder", overrides[name])
         model = _explicit_model(spec)
-    if spec.planes or spec.surfaces or spec.contact is not None:
+    if spec.planes or spec.surfaces or spec.spheres or spec.obstacles or spec.contact is not None:
         planes = [dict(normal=plane.normal, point=plane.point, friction=plane.friction,
-                       motion=None if plane.motion is None else plane.motion.build())
-                  for plane in spec.planes]
+                       motion=_motion(plane)) for plane in spec.planes]
+        spheres = [dict(center=sphere.center, radius=sphere.radius, friction=sphere.friction,
+                        motion=_motion(sphere)) for sphere in spec.spheres]
+        obstacles = [dict(mesh=obstacle.mesh if obstacle.mesh is not None else
+                          (obstacle.vertices, obstacle.faces), friction=obstacle.friction,
+                          motion=_motion(obstacle)) for obstacle in spec.obstacles]
         contact = {} if spec.contact is None else spec.contact.model_dump(exclude_none=True)
         model = add_contact(model, planes, [surface.faces for surface in spec.surfaces],
-                            **contact)
+                            spheres, obstacles, folder, **contact)
     run = spec.run
     settings = {key: value for key, value in (("integrator", run.integrator), ("dt", run.dt),
                                               ("t_end", run.t_end), ("save_every", run.save_every))
@@ -440,7 +546,7 @@ def _explicit_model(spec: SceneFile):
     for particle in spec.particles:
         builder.add_particle(particle.x, mass=particle.mass, velocity=particle.v,
                              pinned=particle.pinned, name=particle.name,
-                             motion=None if particle.motion is None else particle.motion.build())
+                             motion=_motion(particle))
     for spring in spec.springs:
         builder.add_spring(spring.i, spring.j, stiffness=spring.stiffness,
                            rest_length=spring.rest_length, damping=spring.damping)
@@ -453,7 +559,8 @@ def load(path) -> Scene:
     """Read and build a scene file."""
     path = as_path(path, "path")
     text = read_text(path, "path", "scene file")
-    return build(parse(text, source=str(path)), text, default_name=path.stem)
+    return build(parse(text, source=str(path), folder=path.parent), text,
+                 default_name=path.stem, folder=path.parent)
 
 
 def builtin_scene(name: str, **parameters) -> Scene:

@@ -143,7 +143,8 @@ def _read_model(group):
             kwargs[item.name] = _read(group[item.name])
         elif item.name in group.attrs:
             value = group.attrs[item.name]
-            kwargs[item.name] = tuple(json.loads(value)) if item.name == "particle_names" else (
+            # tuples (particle names; motions, stored only when there are none) went as JSON
+            kwargs[item.name] = tuple(json.loads(value)) if item.type.startswith("tuple") else (
                 value.item() if isinstance(value, np.generic) else value)
     return Model(**kwargs)
 
@@ -657,14 +658,21 @@ def open_result(path, frames: slice | int | None = None):
     or one frame's index for a one-frame Result).
 
     The scene is rebuilt from the stored scene file text when there is one (so analytic solutions
-    and prescribed motions come back), else from the stored model arrays.
+    and prescribed motions come back), else — or when the text cannot be built here, as when an
+    obstacle's mesh file (a path relative to the scene file) is not found — from the stored
+    model arrays.
     """
     data = read_trajectory(path, frames)
     settings = run_settings(data["attrs"], path)
+    scene = None
     if settings["scene_source"]:
-        scene = build(parse(settings["scene_source"], source=str(path)), settings["scene_source"],
-                      overrides=settings["parameters"], default_name=settings["scene_name"])
-    else:
+        try:
+            scene = build(parse(settings["scene_source"], source=str(path)),
+                          settings["scene_source"], overrides=settings["parameters"],
+                          default_name=settings["scene_name"])
+        except HookeInputError:
+            scene = None
+    if scene is None:
         scene = Scene(data["model"], integrator=settings["integrator"], dt=settings["dt"],
                       t_end=settings["t_end"], name=settings["scene_name"])
     return Result(t=data["t"], x=data["x"], v=data["v"], energy=data["energy"], scene=scene,

@@ -146,12 +146,17 @@ class SceneSetup:
         self.scene = load_scene(case.scene, **case.parameters)
         model = self.scene.model
         self.times = np.arange(case.frames + 1) * case.frame_interval
-        self.has_planes = bool(model.n_planes)
-        self.kind = "contact" if model.n_planes else "joints" if model.n_joints else "springs"
+        # contact with planes, spheres or obstacles: self-convergence (no smooth reference)
+        self.has_planes = bool(model.n_planes or model.n_spheres or model.n_obstacles)
+        self.kind = "contact" if self.has_planes else "joints" if model.n_joints else "springs"
+        friction = np.concatenate([model.plane_friction, model.sphere_friction,
+                                   model.obstacle_friction])
         self.non_conservative = [cause for cause, present in (
             ("spring damping", model.has_damping),
-            ("friction", bool(np.any(model.plane_friction > 0))),
-            ("driven boundary", bool(model.pinned_motions or model.plane_motions))) if present]
+            ("friction", bool(np.any(friction > 0))),
+            ("driven boundary", bool(model.pinned_motions or model.plane_motions
+                                     or model.sphere_motions or model.obstacle_motions)))
+            if present]
         system = System(model)
         state = self.scene.state
         terms = {"kinetic": system.kinetic_energy(state.v), **system.potential_energies(state.x, state.t)}

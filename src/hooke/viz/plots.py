@@ -3,7 +3,7 @@
 Contract: every ``*_plot`` function takes a Result and an optional path and returns its
 Matplotlib ``Figure`` (shown inline by Jupyter), also written as a PNG when a path is given:
 ``energy_plot``, ``phase_plot``, ``analytic_plot``, ``drift_plot`` (joint length error),
-``penetration_plot`` (distance to the nearest plane), ``snapshot_plot``, ``mode_shapes_plot``.
+``penetration_plot`` (distance to the nearest plane, sphere or obstacle), ``snapshot_plot``, ``mode_shapes_plot``.
 The plotted lines are the Result's own arrays (``fig.axes[0].lines[k].get_xydata()``). Figures
 are not registered with pyplot, so they are freed like any object and never pile up. ``PLOTS``
 maps the names used by ``hooke plot`` to them, and ``available(result)`` says which apply.
@@ -34,6 +34,8 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection  # noqa: E402
 
 from ..errors import HookeInputError  # noqa: E402
+from ..obstacles import sphere_centers  # noqa: E402
+from .bodies import draw_2d, draw_3d  # noqa: E402
 
 
 def _title(result) -> str:
@@ -113,14 +115,18 @@ def drift_plot(result, path=None) -> Figure:
 
 
 def penetration_plot(result, path=None) -> Figure:
-    """Smallest distance of any contact particle to any plane; below zero would be penetration."""
+    """Smallest distance of any contact particle to any plane, sphere or obstacle; below zero
+    would be penetration."""
     check_kind(result, "penetration")
     fig = new_figure(figsize=(7, 4))
     ax = fig.subplots()
-    ax.plot(result.t, result.contact_distance, label="min distance to a plane")
-    dhat = result.scene.model.contact_dhat
+    model = result.scene.model
+    bodies = [name for name, count in (("plane", model.n_planes), ("sphere", model.n_spheres),
+                                       ("obstacle", model.n_obstacles)) if count]
+    ax.plot(result.t, result.contact_distance, label="min distance to a " + " or ".join(bodies))
+    dhat = model.contact_dhat
     ax.axhline(dhat, color="0.5", ls=":", label=f"barrier activation d̂ = {dhat:g} m")
-    ax.axhline(0.0, color="tab:red", lw=0.8, label="plane")
+    ax.axhline(0.0, color="tab:red", lw=0.8, label="contact")
     ax.set_yscale("symlog", linthresh=dhat / 10)
     ax.set_xlabel("t [s]")
     ax.set_ylabel("distance [m]")
@@ -161,22 +167,34 @@ class ConfigurationView:
     def __init__(self, model, positions: np.ndarray):
         self.model = model
         flat = positions.reshape(-1, model.dim)
+        if model.n_spheres:  # the balls in full, where they start
+            centres = sphere_centers(model)
+            radii = model.sphere_radii[:, None]
+            flat = np.concatenate([flat, centres - radii, centres + radii])
         self.low, self.high = flat.min(axis=0), flat.max(axis=0)
         self.pad = 0.05 * max(float(np.max(self.high - self.low)), 1e-9)
         # 3D: draw the axis opposite to gravity as the vertical one (Matplotlib's z).
         gravity = model.gravity
         up = int(np.argmax(np.abs(gravity))) if np.any(gravity) else model.dim - 1
         self.order = [a for a in range(model.dim) if a != up] + [up]
-        self.projection = "3d" if model.dim == 3 else None
+        # Spheres or obstacle meshes in 3D: an image of shaded solids (a z-buffer: Matplotlib's
+        # 3D axes cannot order a cloth and a ball that wraps it) on a plain axes, larger.
+        self.solid = model.dim == 3 and bool(contact_bodies(model))
+        self.projection = "3d" if model.dim == 3 and not self.solid else None
         self.faces = model.surface_triangles() if model.dim == 3 else np.empty((0, 3), int)
 
     def draw(self, ax, x: np.ndarray, t: float = 0.0) -> None:
-        """Springs grey, joints black, free particles blue, pinned red, planes (2D) brown; in 3D
-        the surface, where there is one, in place of the springs and free particles."""
+        """Springs grey, joints black, free particles blue, pinned red, planes (2D) brown,
+        spheres and obstacles (2D); in 3D the surface, where there is one, in place of the
+        springs and free particles, and with spheres or obstacles all as shaded solids."""
         model, low, high, pad = self.model, self.low, self.high, self.pad
         i, j = model.spring_indices.T
         a, b = model.joint_indices.T if model.n_joints else (np.empty(0, int), np.empty(0, int))
         if model.dim == 3:
+            if self.solid:  # an image of shaded solids (hooke.viz.bodies), not springs
+                draw_3d(ax, model, x, t, self.order, (low - pad)[self.order],
+                        (high + pad)[self.order])
+                return
             x = x[:, self.order]
             if len(self.faces):
                 ax.add_collection3d(lit_surface(x[self.faces]))
@@ -204,6 +222,8 @@ class ConfigurationView:
         ax.add_collection(LineCollection(np.stack([x[a], x[b]], axis=1), colors="k", lw=1.5))
         if model.dim == 2 and model.n_planes:
             self._draw_planes(ax, t)
+        if model.dim == 2:
+            draw_2d(ax, model, t)
         ax.scatter(*x[~model.pinned].T, s=6, color="tab:blue", zorder=3)
         ax.scatter(*x[model.pinned].T, s=24, color="tab:red", marker="s", zorder=4)
         ax.set_xlim(low[0] - pad, high[0] + pad)
@@ -276,7 +296,8 @@ def snapshot_plot(result, path=None, n_snapshots: int = 4) -> Figure:
     views = ([ConfigurationView(model, positions)] * len(frames) if shared
              else [ConfigurationView(model, _with_ground(model, x, t)[None])
                    for x, t in zip(positions, result.t[frames])])
-    fig = new_figure(figsize=(3.2 * len(frames), 3.4))
+    width, height = (4.2, 3.8) if views[0].solid else (3.2, 3.4)
+    fig = new_figure(figsize=(width * len(frames), height))
     # Fitted panels get widths by their shapes (a tall chain narrow, the flat pile wide).
     widths = [1.0] * len(frames) if shared or model.dim != 2 else [
         float(np.clip((view.high[0] - view.low[0]) / max(view.high[1] - view.low[1], 1e-12),
@@ -318,7 +339,12 @@ PLOTS = {"energy": energy_plot, "phase": phase_plot, "snapshot": snapshot_plot,
 NEEDS = ((("phase", "analytic"), "free particle", lambda result: not result.scene.model.pinned.all()),
          (("analytic",), "analytic solution", lambda result: result.scene.has_analytic),
          (("drift",), "joints", lambda result: result.scene.model.n_joints > 0),
-         (("penetration",), "contact planes", lambda result: result.scene.model.n_planes > 0))
+         (("penetration",), "contact planes, spheres or obstacles",
+          lambda result: contact_bodies(result.scene.model)))
+
+
+def contact_bodies(model) -> bool:
+    return bool(model.n_planes or model.n_spheres or model.n_obstacles)
 
 
 def _lacking(result, kind: str) -> str | None:

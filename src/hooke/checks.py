@@ -1,0 +1,80 @@
+"""Validation primitives shared by the builder, the obstacles and scene builders: numbers,
+vectors, counts and motions checked as strictly as scene files check them.
+
+Contract: each function returns the checked value in its plain NumPy or Python form, or raises
+:class:`HookeInputError` naming ``field`` and the value; none changes its input.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import HookeInputError, is_count, is_number
+from .motion import as_motion
+
+
+def _strict_array(value, kinds: str, accepts) -> np.ndarray | None:
+    """``value`` (an array, or a number or nested sequence of them) as an array when every entry
+    is of NumPy dtype kinds ``kinds`` or passes ``accepts``, else None: the API is as strict as
+    scene files, so "1" and True are not numbers, nor 2.5 an index."""
+    if isinstance(value, np.ndarray) and value.dtype.kind in kinds:
+        return value
+    try:
+        items = np.asarray(value, dtype=object)
+    except (TypeError, ValueError):
+        return None
+    return items if all(accepts(item) for item in items.reshape(-1)) else None
+
+
+def _numbers(value) -> np.ndarray | None:
+    array = _strict_array(value, "iuf", is_number)
+    return None if array is None else array.astype(float)
+
+
+def _vector(value, dim: int, field: str, squared: bool = False) -> np.ndarray:
+    """``value`` as ``dim`` finite numbers; ``squared``: also its squared length (positions,
+    velocities and plane normals are squared by the energies, lengths and normalisation)."""
+    array = _numbers(value)
+    if array is None:
+        raise HookeInputError(field, "must be a sequence of numbers", value)
+    array = array.reshape(-1)
+    if array.shape != (dim,):
+        raise HookeInputError(field, f"must have {dim} component(s) for dim={dim}", value)
+    if not np.all(np.isfinite(array)):
+        raise HookeInputError(field, "must be finite", value)
+    with np.errstate(over="ignore"):
+        if squared and not math.isfinite(float(array @ array)):
+            raise HookeInputError(field, "is too large (its squared length overflows to inf)", value)
+    return array
+
+
+def _checked_motion(motion, dim: int, field: str):
+    motion = as_motion(motion)
+    u, du, ddu = motion(0.0)
+    for label, part in (("u", u), ("du", du), ("ddu", ddu)):
+        if np.shape(part) != (dim,) or not np.all(np.isfinite(part)):
+            raise HookeInputError(field, f"must return {label} of shape ({dim},) with finite "
+                                  "values at t=0", np.shape(part))
+    return motion
+
+
+def _number(value, field: str, *, positive: bool = False, nonnegative: bool = False) -> float:
+    if not is_number(value):
+        raise HookeInputError(field, "must be a number", value)
+    number = float(value)
+    if not math.isfinite(number):
+        raise HookeInputError(field, "must be finite", value)
+    if positive and number <= 0:
+        raise HookeInputError(field, "must be > 0", value)
+    if nonnegative and number < 0:
+        raise HookeInputError(field, "must be >= 0", value)
+    return number
+
+
+def _count(value, field: str) -> int:
+    if not is_count(value) or value < 1:
+        raise HookeInputError(field, "must be an integer >= 1", value)
+    return int(value)
+
