@@ -440,7 +440,7 @@ def test_a_scene_file_with_a_sphere_and_a_mesh_file_runs_from_another_folder(tmp
 BAD = {
     "radius": (dict(radius=0.0), "spheres[0].radius: Input should be greater than 0, got 0.0"),
     "missing-file": (dict(obstacle='mesh = "nowhere.obj"'),
-                     "obstacles[0].mesh: no such mesh file, got "),
+                     "obstacles[0].mesh: cannot read the mesh file (No such file or directory), got "),
     "index": (dict(obstacle=INLINE, k=3),
               "obstacles[0].faces[0]: vertex index out of range [0, 3), got [0, 3, 1]"),
     "degenerate": (dict(obstacle=INLINE, k=1), "obstacles[0].faces[0]: is degenerate: it repeats "
@@ -471,7 +471,7 @@ def test_hooke_check_exits_2_with_one_line_for_a_non_finite_centre_and_an_unread
     assert completed.returncode == 2 and completed.stdout == ""
     assert completed.stderr.strip().splitlines() == [
         "error: spheres[0].center[1]: Input should be a finite number, got inf",
-        f"error: obstacles[0].mesh: cannot be read by meshio (Couldn't read file "
+        f"error: obstacles[0].mesh: cannot be read as a mesh (Couldn't read file "
         f"{tmp_path / 'ramp.vtu'} as vtu), got '{tmp_path / 'ramp.vtu'}'"]
 
 

@@ -179,7 +179,7 @@ class ConfigurationView:
         self.order = [a for a in range(model.dim) if a != up] + [up]
         # Spheres or obstacle meshes in 3D: an image of shaded solids (a z-buffer: Matplotlib's
         # 3D axes cannot order a cloth and a ball that wraps it) on a plain axes, larger.
-        self.solid = model.dim == 3 and bool(contact_bodies(model))
+        self.solid = model.dim == 3 and bool(model.n_spheres or model.n_obstacles)
         self.projection = "3d" if model.dim == 3 and not self.solid else None
         self.faces = model.surface_triangles() if model.dim == 3 else np.empty((0, 3), int)
 
