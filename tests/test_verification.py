@@ -282,3 +282,19 @@ def test_committed_matrix_meets_part_1_standard():
             assert abs(float(row["measured_order"]) - 2) <= ORDER_TOLERANCE
             energy = values(row["energy_errors"])
             assert np.all(np.diff(energy) < 0) or energy.max() < 1e-10, row
+
+
+def test_the_matrix_csv_reads_back_into_the_cells_that_write_it(tmp_path):
+    """read_matrix_csv inverts write_matrix_csv on the shipped data: the cells read write the
+    same bytes, and their values are the file's (scripts/plot_verification.py redraws from them)."""
+    from pathlib import Path
+
+    from hooke.verification.report import read_matrix_csv, write_matrix_csv
+
+    shipped = Path(__file__).resolve().parents[1] / "docs" / "data" / "verification.csv"
+    cells = read_matrix_csv(shipped)
+    assert write_matrix_csv(cells, tmp_path / "again.csv").read_bytes() == shipped.read_bytes()
+    spring = next(c for c in cells if (c.integrator, c.scene) == ("rk4", "spring1d"))
+    assert spring.status == "ok" and abs(spring.measured_order - 4.0) < 0.3
+    assert len(spring.dts) == len(spring.energy_errors) and spring.dts[1] == spring.dts[0] / 2
+    assert {c.status for c in cells} <= {"ok", "off", "limited", "n/a", "failed"}

@@ -505,7 +505,7 @@ def verify_matrix(out: Path, quick: bool) -> None:
     write verification.csv and verification.png; exit 1 when a cell is off (not a stated
     limitation) or failed."""
     from .verification import FULL, QUICK, run_matrix
-    from .verification.report import matrix_plot, table, write_matrix_csv
+    from .verification.report import PLOT_TITLE, matrix_plot, table, write_matrix_csv
 
     configuration = QUICK if quick else FULL
     started = time.perf_counter()
@@ -532,8 +532,7 @@ def verify_matrix(out: Path, quick: bool) -> None:
                           f"{cell.limitation or cell.note}")
     csv_path = write_matrix_csv(cells, out / "verification.csv")
     plot_path = out / "verification.png"
-    matrix_plot(cells, plot_path, f"{command}: measured order of convergence (expected order in "
-                "brackets)")
+    matrix_plot(cells, plot_path, PLOT_TITLE.format(command=command))
     console.print(f"table: {csv_path}\nplot: {plot_path}", highlight=False)
     if any(cell.failing for cell in cells):
         raise typer.Exit(1)

@@ -5,6 +5,9 @@ Contract:
   integrator (registry order) then scene (the configuration's order); fields as
   :func:`hooke.verify.csv_field` writes them: numbers as ``%.6g``, NaN (not measured) as an empty
   field, lists (one entry per ladder level) joined by ';', dicts as JSON.
+  :func:`read_matrix_csv` reads such a file back into cells (numbers as their six digits), so
+  the picture can be redrawn from the data without running the matrix again, and writing the
+  cells read gives the same file.
 - :func:`table` is the Rich table ``hooke verify --all`` prints: a row per scene, a column per
   integrator, each cell the measured order, marked ✗ when off, ‡ when a stated limitation,
   "n/a" where the integrator refuses the scene.
@@ -15,7 +18,10 @@ Contract:
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import csv
+import json
+import math
+from dataclasses import asdict, fields
 from pathlib import Path
 
 from ..integrators.base import names
@@ -26,6 +32,7 @@ MARKS = {"off": " ✗", "limited": " ‡"}
 STATUS_COLOURS = {"ok": "#5cb85c", "off": "#d9534f", "limited": "#f0ad4e", "failed": "#8e44ad",
                   "n/a": "#eeeeee"}
 KINDS = ("springs", "joints", "contact")
+PLOT_TITLE = "{command}: measured order of convergence (expected order in brackets)"
 
 
 def ordered(cells: list[Cell]) -> list[Cell]:
@@ -45,6 +52,27 @@ def write_matrix_csv(cells: list[Cell], path) -> Path:
         items = list(fields.items())
         rows.append(dict(items[:at] + [("dt0", cell.dts[0] if cell.dts else None)] + items[at:]))
     return write_csv(rows, path)
+
+
+def read_matrix_csv(path) -> list[Cell]:
+    """The cells of a ``verification.csv`` (:func:`write_matrix_csv`), in its order."""
+    kinds = {item.name: item.type for item in fields(Cell)}
+
+    def value(name: str, text: str):
+        kind = kinds[name]
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text) if text else math.nan
+        if kind == "dict":
+            return json.loads(text)
+        if kind.startswith("list"):
+            return [float(item) if item else math.nan for item in text.split(";")] if text else []
+        return text
+
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [Cell(**{name: value(name, text) for name, text in row.items() if name != "dt0"})
+                for row in csv.DictReader(handle)]
 
 
 def cell_text(cell: Cell) -> str:
