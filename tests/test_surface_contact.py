@@ -339,6 +339,8 @@ API_CASES = {
                                            "particle, got [2, 2]"),
     "wrong-arity": ([[0, 1, 2]], "surfaces[0].faces: must be a non-empty list of segments"),
     "not-integers": ([[0, 1.0]], "surfaces[0].faces[0]: must hold integer particle indices"),
+    "negative-friction": (([[0, 1]], -0.5), "surfaces[0].friction: must be >= 0, got -0.5"),
+    "text-friction": (([[0, 1]], "0.3"), "surfaces[0].friction: must be a number, got '0.3'"),
 }
 
 
@@ -349,7 +351,7 @@ def test_add_surface_names_the_face_and_its_value(case):
     for x in ((0, 0), (1, 0), (2, 0), (3, 0)):
         b.add_particle(x)
     with pytest.raises(hooke.HookeInputError) as info:
-        b.add_surface(faces)
+        b.add_surface(*faces) if isinstance(faces, tuple) else b.add_surface(faces)
     assert str(info.value).startswith(message) and "\n" not in str(info.value)
 
 
@@ -376,6 +378,7 @@ rest_length = 0.4
 faces = [[0, 1]]
 [[surfaces]]
 faces = [[2, {j}]]
+friction = {mu}
 [contact]
 self_contact = {self_contact}
 """
@@ -389,11 +392,13 @@ FILE_CASES = {
                                     "at the start"),
     "crossing-start": (dict(y=-0.5), "surfaces: segment (0, 1) and segment (2, 3) cross or touch "
                                      "at the start"),
+    "negative-friction": (dict(mu=-0.1), "surfaces[1].friction: Input should be greater than or "
+                                         "equal to 0, got -0.1"),
 }
 
 
 def surface_scene(tmp_path, **changes):
-    values = dict(y=0.1, top=0.5, j=3, self_contact="true") | changes
+    values = dict(y=0.1, top=0.5, j=3, self_contact="true", mu=0.0) | changes
     path = tmp_path / "surfaces.toml"
     path.write_text(textwrap.dedent(SURFACE_SCENE.format(**values)), encoding="utf-8")
     return path
@@ -490,3 +495,70 @@ def test_the_surface_barrier_repeats_bit_for_bit_on_a_busy_machine():
     assert surface_barrier.of(scene.model).ipctk.get_num_threads() == 1
     assert len(gradients) == 1 and len(values) == 1
     assert np.abs(np.frombuffer(gradients.pop())).max() > 0.0  # pairs are in contact at x
+
+
+# -- friction between surfaces -----------------------------------------------------------------
+SLOPE = np.radians(20.0)
+DOWN_SLOPE = np.array([np.cos(SLOPE), -np.sin(SLOPE)])
+OUT_OF_SLOPE = np.array([np.sin(SLOPE), np.cos(SLOPE)])
+
+
+def block_on_slope(mu: float, t_end: float = 0.4):
+    """A stiff 0.1 m square (1 kg) 0.5 mm above a fixed 20° slope (a pinned segment, its own
+    surface), both of friction μ; returns (t, the square's travel down the slope [m])."""
+    b = ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    ends = [b.add_particle(s * 2.0 * DOWN_SLOPE, pinned=True) for s in (-1, 1)]
+    corners = [b.add_particle(5e-4 * OUT_OF_SLOPE + u * DOWN_SLOPE + w * OUT_OF_SLOPE, mass=0.25)
+               for u, w in ((0, 0), (0.1, 0), (0.1, 0.1), (0, 0.1))]
+    for i in range(4):
+        for j in range(i + 1, 4):
+            b.add_spring(corners[i], corners[j], stiffness=1e6)
+    b.add_surface([ends], friction=mu)
+    b.add_surface([[corners[k], corners[(k + 1) % 4]] for k in range(4)], friction=mu)
+    b.set_contact(dhat=1e-3, kappa=1e5, epsv=1e-4, area=0.05, self_contact=True)
+    model = b.finalize()
+    scene = hooke.Scene(model=model, state=hooke.State(0.0, model.x0.copy(), model.v0.copy()),
+                        integrator="implicit_euler", dt=1e-3, t_end=t_end, options={"tol": 1e-8})
+    result = hooke.simulate(scene)
+    assert result.surface_distance.min() > 0
+    centre = result.x[:, corners].mean(axis=1)
+    return result.t, (centre - centre[0]) @ DOWN_SLOPE
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.1, 0.25])
+def test_a_block_slides_down_a_block_at_g_sin_minus_mu_cos(mu):
+    """μ < tan 20° = 0.364: once the contact has settled (t > 0.1 s) the travel is a parabola of
+    acceleration g(sin θ − μ cos θ) (fitted, within 0.5 %)."""
+    t, travel = block_on_slope(mu)
+    late = t > 0.1
+    acceleration = 2.0 * np.polyfit(t[late], travel[late], 2)[0]
+    expected = 9.81 * (np.sin(SLOPE) - mu * np.cos(SLOPE))
+    assert acceleration == pytest.approx(expected, rel=5e-3)
+
+
+def test_a_block_sticks_on_a_block_when_mu_exceeds_tan_theta():
+    """μ = 0.6 > tan 20°: after the contact settles the block stays put (it creeps below the
+    smoothing speed ε_v = 1e-4 m/s at most: under 20 µm in 0.2 s)."""
+    t, travel = block_on_slope(0.6)
+    assert abs(travel[-1] - travel[np.searchsorted(t, 0.2)]) < 2e-5
+
+
+def test_surface_friction_is_stored_and_each_pair_takes_the_mean_of_its_surfaces(tmp_path):
+    """Model.surface_friction survives the store; a particle carries its surfaces' largest μ."""
+    from hooke.energies.surface_friction import vertex_friction
+
+    b = ModelBuilder(dim=2)
+    for x in ((0, 0), (1, 0), (0, 1), (1, 1), (2, 1)):
+        b.add_particle(x)
+    b.add_surface([[0, 1]], friction=0.2)
+    b.add_surface([[2, 3]], friction=0.6)
+    b.add_surface([[3, 4]])
+    b.set_contact(self_contact=True)
+    model = b.finalize()
+    assert model.surface_friction.tolist() == [0.2, 0.6, 0.0]
+    assert vertex_friction(model, np.arange(5)).tolist() == [0.2, 0.2, 0.6, 0.6, 0.0]
+    scene = hooke.Scene(model=model, state=hooke.State(0.0, model.x0.copy(), model.v0.copy()),
+                        integrator="implicit_euler", dt=0.01, t_end=0.02)
+    hooke.simulate(scene, store=tmp_path / "run.h5")
+    assert read_trajectory(tmp_path / "run.h5")["model"].surface_friction.tolist() == [
+        0.2, 0.6, 0.0]

@@ -166,6 +166,7 @@ class ModelBuilder(ObstacleBuilder):
         self._contact_area: float | np.ndarray = 1.0
         self._self_contact = False
         self._surfaces: list[np.ndarray] = []  # (m, dim) faces of each add_surface call
+        self._surface_friction: list[float] = []  # μ of each
         self._joints: list[tuple[int, int]] = []
         self._joint_length: list[float] = []
         self._joint_keys: dict[tuple[int, int], int] = {}
@@ -297,19 +298,23 @@ class ModelBuilder(ObstacleBuilder):
                 raise HookeInputError("contact.self_contact", "must be True or False", self_contact)
             self._self_contact = bool(self_contact)
 
-    def add_surface(self, faces) -> np.ndarray:
+    def add_surface(self, faces, friction: float = 0.0) -> np.ndarray:
         """Add a contact surface: ``faces`` are index pairs (segments) in 2D, index triples
         (triangles) in 3D, over particles already added; returns the new faces' indices.
 
         Each call is one surface (one body's boundary, say): with
         ``set_contact(self_contact=True)`` every pair of non-adjacent elements repels, within a
-        surface and between surfaces. Faces are validated at once (arity, indices in range, no
-        repeated particle); their shapes (no zero length or area) and the start (no two
-        elements touching) when the model is finalized.
+        surface and between surfaces, and rubs with Coulomb friction μ = ``friction`` (a pair of
+        two surfaces: the mean of their μ; :mod:`hooke.energies.surface_friction`). Faces are
+        validated at once (arity, indices in range, no repeated particle); their shapes (no zero
+        length or area) and the start (no two elements touching) when the model is finalized.
         """
-        checked = check_faces(len(self._surfaces), faces, self.n_particles, self.dim)
+        k = len(self._surfaces)
+        checked = check_faces(k, faces, self.n_particles, self.dim)
+        mu = _number(friction, f"surfaces[{k}].friction", nonnegative=True)
         start = sum(len(surface) for surface in self._surfaces)
         self._surfaces.append(checked)
+        self._surface_friction.append(mu)
         return np.arange(start, start + len(checked), dtype=np.int64)
 
     def _contact_fields(self, x0: np.ndarray, pinned: np.ndarray) -> dict:
@@ -345,6 +350,7 @@ class ModelBuilder(ObstacleBuilder):
             return dict(self_contact=self._self_contact)
         owner = np.repeat(np.arange(len(self._surfaces)), [len(f) for f in self._surfaces])
         return dict(surface_faces=faces, surface_of_face=owner.astype(np.int64),
+                    surface_friction=np.array(self._surface_friction, dtype=float),
                     self_contact=self._self_contact)
 
     # -- helpers --------------------------------------------------------------------------
@@ -517,10 +523,10 @@ def check_clear_of_planes(normals: np.ndarray, points: np.ndarray, area: np.ndar
 def add_contact(model: Model, planes: Sequence[dict] = (), surfaces: Sequence = (),
                 spheres: Sequence[dict] = (), obstacles: Sequence[dict] = (), folder=None,
                 **settings) -> Model:
-    """A copy of ``model`` with more contact planes, spheres and obstacles (dicts of
-    :meth:`ModelBuilder.add_plane`'s, ``add_sphere``'s and ``add_obstacle``'s arguments; a
-    relative obstacle mesh path is taken from ``folder``), surfaces (faces for
-    :meth:`ModelBuilder.add_surface`) and contact settings (:meth:`ModelBuilder.set_contact`'s),
+    """A copy of ``model`` with more contact planes, surfaces, spheres and obstacles (dicts of
+    :meth:`ModelBuilder.add_plane`'s, ``add_surface``'s, ``add_sphere``'s and ``add_obstacle``'s
+    arguments; a relative obstacle mesh path is taken from ``folder``) and contact settings
+    (:meth:`ModelBuilder.set_contact`'s),
     validated the same way but all problems reported at once; scene files use it to put them on
     a body a builder function made."""
     from dataclasses import replace
@@ -532,6 +538,7 @@ def add_contact(model: Model, planes: Sequence[dict] = (), surfaces: Sequence = 
                     motions.get(k))
     for k in range(int(model.surface_of_face.max(initial=-1)) + 1):
         b._surfaces.append(model.surface_faces[model.surface_of_face == k])
+        b._surface_friction.append(float(model.surface_friction[k]))
     b._copy_obstacles(model)
     if (model.n_planes or model.n_surface_faces or model.self_contact or model.n_spheres
             or model.n_obstacles):
@@ -539,8 +546,11 @@ def add_contact(model: Model, planes: Sequence[dict] = (), surfaces: Sequence = 
                       model.contact_epsv, model.self_contact)
     problems: list[str] = []
     dim = model.dim
-    checked = [collect(problems, check_faces, k, faces, model.n_particles, dim)
-               for k, faces in enumerate(surfaces, start=len(b._surfaces))]
+    checked = [collect(problems, check_faces, k, surface["faces"], model.n_particles, dim)
+               for k, surface in enumerate(surfaces, start=len(b._surfaces))]
+    for k, surface in enumerate(surfaces, start=len(b._surfaces)):
+        collect(problems, _number, surface.get("friction", 0.0), f"surfaces[{k}].friction",
+                nonnegative=True)
     for k, plane in enumerate(planes, start=model.n_planes):
         collect(problems, check_plane, k, plane["normal"], plane["point"],
                 plane.get("friction", 0.0), dim)
@@ -569,6 +579,7 @@ def add_contact(model: Model, planes: Sequence[dict] = (), surfaces: Sequence = 
     for obstacle, mesh in zip(obstacles, meshes):
         b.add_obstacle(mesh, obstacle.get("friction", 0.0), obstacle.get("motion"))
     b._surfaces += checked
+    b._surface_friction += [float(surface.get("friction", 0.0)) for surface in surfaces]
     return replace(model, **b._contact_fields(model.x0, model.pinned))
 
 

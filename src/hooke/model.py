@@ -55,6 +55,8 @@ class Model:
             (0, 0) without surfaces.
         surface_of_face: (f,) int64 index of the surface (the ``ModelBuilder.add_surface`` call,
             in order) each face belongs to.
+        surface_friction: (s,) Coulomb friction coefficient μ ≥ 0 of each surface (with
+            self-contact: :mod:`hooke.energies.surface_friction`).
         self_contact: whether the surfaces repel each other and themselves (non-adjacent
             elements, with the barrier of :mod:`hooke.energies.surface_barrier`, same d̂ and κ
             as the planes); the surfaces are inert data otherwise.
@@ -107,6 +109,7 @@ class Model:
     contact_epsv: float = 1e-3
     surface_faces: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.int64))
     surface_of_face: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    surface_friction: np.ndarray = field(default_factory=lambda: np.empty(0))
     self_contact: bool = False
     triangles: np.ndarray = field(default_factory=lambda: np.empty((0, 3), dtype=np.int64))
     tetrahedra: np.ndarray = field(default_factory=lambda: np.empty((0, 4), dtype=np.int64))
@@ -126,8 +129,8 @@ class Model:
                      "joint_length"):
             getattr(self, name).setflags(write=False)
         for name in ("plane_normals", "plane_points", "plane_friction", "contact_area",
-                     "surface_faces", "surface_of_face", "triangles", "tetrahedra",
-                     "sphere_centers", "sphere_radii", "sphere_friction", "obstacle_vertices",
+                     "surface_faces", "surface_of_face", "surface_friction", "triangles",
+                     "tetrahedra", "sphere_centers", "sphere_radii", "sphere_friction", "obstacle_vertices",
                      "obstacle_faces", "obstacle_of_vertex", "obstacle_friction"):
             getattr(self, name).setflags(write=False)
 

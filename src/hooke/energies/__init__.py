@@ -24,7 +24,8 @@ them):
 
 Step terms (``STEP_TERMS``) are dissipative terms of the implicit incremental potential whose
 value depends on the step start (lagged friction): ``NAME``, ``active(model)``, a fixed
-``hessian_structure(model)`` (or ``VARYING_PATTERN = True``: friction with obstacles), and
+``hessian_structure(model)`` (or ``VARYING_PATTERN = True``: friction with obstacles and
+between surfaces), and
 ``prepare(model, start, h)`` returning, for the step from the State ``start`` to start.t + h, an
 object with the potential-term functions ``value``, ``gradient``, ``hessian_structure``,
 ``hessian_values`` (or ``hessian_triplets``). They are weighted by h² like potentials
@@ -40,10 +41,10 @@ import scipy.sparse as sp
 
 from ..linalg import triplets_to_csr
 from . import (barrier, friction, gravity, obstacle_barrier, obstacle_friction, sphere_barrier,
-               spring, surface_barrier)
+               spring, surface_barrier, surface_friction)
 
 POTENTIAL_TERMS = (spring, gravity, barrier, sphere_barrier, surface_barrier, obstacle_barrier)
-STEP_TERMS = (friction, obstacle_friction)
+STEP_TERMS = (friction, obstacle_friction, surface_friction)
 
 
 def potential_terms(model) -> list:

@@ -55,6 +55,7 @@ Contact surfaces (one table per body; a builder may add its body's with a ``surf
 
     [[surfaces]]
     faces = [[0, 1], [1, 2], [2, 0]]   # segments in 2D, triangles (index triples) in 3D
+    friction = 0.3                     # Coulomb μ with self-contact (a pair of surfaces: the mean)
 
 Spheres (circles in 2D) and obstacle meshes (triangles in 3D, polylines in 2D), fixed or moving
 (:mod:`hooke.obstacles`):
@@ -186,6 +187,7 @@ class ContactSpec(Strict):
 
 class SurfaceSpec(Strict):
     faces: list[list[Index]]
+    friction: NonNegative = 0.0
 
 
 class SphereSpec(Strict):
@@ -529,7 +531,7 @@ def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | 
                           (obstacle.vertices, obstacle.faces), friction=obstacle.friction,
                           motion=_motion(obstacle)) for obstacle in spec.obstacles]
         contact = {} if spec.contact is None else spec.contact.model_dump(exclude_none=True)
-        model = add_contact(model, planes, [surface.faces for surface in spec.surfaces],
+        model = add_contact(model, planes, [surface.model_dump() for surface in spec.surfaces],
                             spheres, obstacles, folder, **contact)
     run = spec.run
     settings = {key: value for key, value in (("integrator", run.integrator), ("dt", run.dt),

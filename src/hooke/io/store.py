@@ -105,14 +105,15 @@ DRAWING_ONLY = ("triangles", "tetrahedra")
 def input_hash(scene, settings: dict) -> str:
     """SHA-256 of everything a run's result depends on: the scene (its file text, parameters,
     model arrays but ``DRAWING_ONLY``, and initial state) and the run settings (effective
-    integrator options)."""
+    integrator options). Empty arrays are left out (a model without joints, surfaces or
+    obstacles): a field added later, empty in every older model, leaves their hashes alone."""
     digest = hashlib.sha256(json.dumps(
         {"scene": scene.source, "parameters": scene.parameters, "settings": settings},
         sort_keys=True, default=str).encode())
     arrays = [(item.name, getattr(scene.model, item.name)) for item in dataclasses.fields(scene.model)
               if item.name not in DRAWING_ONLY]
     for name, value in [*arrays, ("state.x", scene.state.x), ("state.v", scene.state.v)]:
-        if isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray) and value.size:
             digest.update(f"{name}{value.dtype}{value.shape}".encode())
             digest.update(np.ascontiguousarray(value).tobytes())
     return digest.hexdigest()

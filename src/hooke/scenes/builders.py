@@ -354,7 +354,7 @@ def cloth_drape(*, n: Annotated[int, Field(ge=2)], size: Positive, height: Finit
     model = model_from_arrays(3, _level_grid(n, spacing, height, -size / 2), mass / n ** 2,
                               grid_springs(n, n), stiffness, damping=damping, gravity=gravity,
                               cells={"quad": quads})
-    return add_contact(model, surfaces=[boundary_faces({"quad": quads}, 3)],
+    return add_contact(model, surfaces=[{"faces": boundary_faces({"quad": quads}, 3)}],
                        area=spacing ** 2), None
 
 
