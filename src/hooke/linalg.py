@@ -217,10 +217,12 @@ class PardisoFactor(DirectFactor):
     POSITIVE_DEFINITE, INDEFINITE = 2, -2  # PARDISO's mtype
     NOT_POSITIVE = -4  # PARDISO's error for a pivot that is zero (or, with mtype 2, negative)
 
-    def __init__(self):
+    def __init__(self, indefinite: bool = False):
         self._solver = None
         self._upper = None  # positions of the upper triangle in the fixed pattern
-        self.mtype = self.POSITIVE_DEFINITE
+        # a saddle-point matrix is never positive definite: mtype 2 would refuse it in the
+        # analysis already (error -3 where its constraint block has no diagonal)
+        self.mtype = self.INDEFINITE if indefinite else self.POSITIVE_DEFINITE
 
     def _upper_triangle(self, matrix: sp.spmatrix) -> sp.csr_matrix:
         matrix = sp.csr_matrix(matrix)
@@ -540,15 +542,17 @@ class SparseSolver:
         """The direct factor this solver uses for matrices of ``size`` unknowns (made once)."""
         if self._factor is None:
             if self.method in DIRECT_SOLVERS:
-                self._factor = DIRECT_SOLVERS[self.method][0]()
+                name = self.method
             elif size <= DENSE_LIMIT:
                 self._factor = DenseFactor(self.indefinite)
+                return self._factor
             else:
                 # CHOLMOD factorises positive definite matrices only (it would fall back to
                 # SuperLU every time): a saddle-point matrix goes to the next one
-                usable = [name for name in installed_direct_solvers()
-                          if not (self.indefinite and name == "cholmod")]
-                self._factor = DIRECT_SOLVERS[usable[0]][0]()
+                name = next(name for name in installed_direct_solvers()
+                            if not (self.indefinite and name == "cholmod"))
+            factor = DIRECT_SOLVERS[name][0]
+            self._factor = factor(self.indefinite) if factor is PardisoFactor else factor()
         return self._factor
 
     def _amg(self, matrix: sp.spmatrix, rhs: np.ndarray) -> np.ndarray | None:
