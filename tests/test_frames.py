@@ -20,7 +20,8 @@ from hooke.system import System
 
 from conftest import run_cli
 
-SMALL = {"cloth": {"n": 6}, "lattice": {"nx": 3, "ny": 3, "nz": 3}, "jointed_chain": {"n": 5}}
+SMALL = {"cloth": {"n": 6}, "lattice": {"nx": 3, "ny": 3, "nz": 3}, "jointed_chain": {"n": 5},
+         "cloth_fold": {"n": 8}, "soft3d_pile": {"n": 3}}
 
 
 def reference(system, result) -> dict[str, np.ndarray]:

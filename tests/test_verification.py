@@ -286,7 +286,7 @@ def test_committed_matrix_meets_part_1_standard():
 
 def test_the_matrix_csv_reads_back_into_the_cells_that_write_it(tmp_path):
     """read_matrix_csv inverts write_matrix_csv on the shipped data: the cells read write the
-    same bytes, and their values are the file's (scripts/plot_verification.py redraws from them)."""
+    same bytes, and their values are the file's (scripts/update_verification.py redraws from them)."""
     from pathlib import Path
 
     from hooke.verification.report import read_matrix_csv, write_matrix_csv

@@ -339,22 +339,56 @@ def _level_grid(n: int, spacing: float, height: float, start: float = 0.0) -> np
 
 
 @builder
-def cloth_drape(*, n: Annotated[int, Field(ge=2)], size: Positive, height: Finite,
+def cloth_drape(*, n: Annotated[int, Field(ge=2)], size: Positive, height: Finite, tilt: Finite,
                 mass: Positive, stiffness: NonNegative, damping: NonNegative,
                 gravity: list[Finite]):
-    """A level n × n cloth of side ``size`` [m] and total ``mass`` [kg] centred over the origin
-    at y = ``height``, free, with structural and shear springs and its triangles (two per grid
-    cell) as a contact surface, each particle's contact area (size/(n − 1))² (the cloth's area
-    per particle, for the planes' and spheres' barrier). ``stiffness`` is the same sheet at every
-    n: a square lattice of springs k stretched by a strain ε carries k·ε per unit width whatever
-    its spacing, so the drape looks the same at n = 40, 80, 160. Particle (i, j) is i·n + j."""
+    """An n × n cloth of side ``size`` [m] and total ``mass`` [kg] centred at (0, ``height``, 0),
+    level and turned by ``tilt`` degrees about the z axis (its +x edge up), free, with structural
+    and shear springs and its triangles (two per grid cell) as a contact surface, each
+    particle's contact area (size/(n − 1))² (the cloth's area per particle, for the planes' and
+    spheres' barrier). ``stiffness`` is the same sheet at every n: a square lattice of springs k
+    stretched by a strain ε carries k·ε per unit width whatever its spacing, so the drape looks
+    the same at n = 40, 80, 160. Particle (i, j) is i·n + j."""
     spacing = size / (n - 1)
     check_model_size("parameters.n", n, n * n, 4 * n * n, built_from="arrays")
     quads = grid_quads(n, n)
-    model = model_from_arrays(3, _level_grid(n, spacing, height, -size / 2), mass / n ** 2,
-                              grid_springs(n, n), stiffness, damping=damping, gravity=gravity,
-                              cells={"quad": quads})
+    level = _level_grid(n, spacing, 0.0, -size / 2)
+    angle = np.radians(tilt)
+    x0 = np.stack([np.cos(angle) * level[:, 0], height + np.sin(angle) * level[:, 0],
+                   level[:, 2]], axis=1)
+    model = model_from_arrays(3, x0, mass / n ** 2, grid_springs(n, n), stiffness,
+                              damping=damping, gravity=gravity, cells={"quad": quads})
     return add_contact(model, surfaces=[{"faces": boundary_faces({"quad": quads}, 3)}],
+                       area=spacing ** 2), None
+
+
+@builder
+def block_pile(*, count: Annotated[int, Field(ge=1)], n: Annotated[int, Field(ge=2)],
+               spacing: Positive, gap: Positive, shift: Finite, mass: Positive,
+               stiffness: NonNegative, damping: NonNegative, friction: NonNegative,
+               gravity: list[Finite]):
+    """``count`` soft blocks stacked with a ``gap`` [m] between them and below the lowest (the
+    ground being y = 0), block k moved by k·``shift`` [m] along x so that each lands off the
+    centre of the one below: each an n × n × n lattice of particles of ``mass`` [kg] at
+    ``spacing`` [m], every cube split into 6 tetrahedra whose edges are springs, its boundary
+    triangles a contact surface of Coulomb coefficient ``friction`` (with self-contact: the blocks
+    rub where they rest on each other); each particle's contact area is spacing². Particle (i, j, k)
+    of block b is b·n³ + (i·n + j)·n + k."""
+    check_model_size("parameters.count × n³", (count, n), count * n ** 3, 7 * count * n ** 3,
+                     built_from="arrays")
+    side = (n - 1) * spacing
+    grid = spacing * np.stack(np.meshgrid(*[np.arange(n)] * 3, indexing="ij"), -1).reshape(-1, 3)
+    grid[:, [0, 2]] -= side / 2
+    tets, edges = lattice_tetrahedra(n, n, n), lattice_edges(n, n, n)
+    size = n ** 3
+    x0 = np.concatenate([grid + (b * shift, gap + b * (side + gap), 0.0) for b in range(count)])
+    model = model_from_arrays(3, x0, mass, np.concatenate([edges + b * size for b in range(count)]),
+                              stiffness, damping=damping, gravity=gravity,
+                              cells={"tetra": np.concatenate([tets + b * size
+                                                              for b in range(count)])})
+    faces = boundary_faces({"tetra": tets}, 3)
+    return add_contact(model, surfaces=[{"faces": faces + b * size, "friction": friction}
+                                        for b in range(count)],
                        area=spacing ** 2), None
 
 

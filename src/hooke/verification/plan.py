@@ -92,6 +92,12 @@ SCENES: dict[str, SceneCase] = {case.scene: case for case in (
     SceneCase("cloth_sphere", 0.4, 0.02, "the fall and landing on the ball (near 0.2 s); 16 × 16 "
               "instead of 40 × 40 (256 particles): the finest level's 640 steps with contact "
               "and self-contact make the full size costly", {"n": 16}),
+    SceneCase("cloth_fold", 0.4, 0.02, "the fall, the lower edge's landing (near 0.1 s) and the "
+              "first folds; 10 × 10 instead of 20 × 20: self-contact in every step of the finest "
+              "level makes the full size costly", {"n": 10}),
+    SceneCase("soft3d_pile", 0.4, 0.02, "the fall and the landings of the blocks on the ground and "
+              "on each other (from about 0.07 s); 3 × 3 × 3-particle blocks instead of 5 × 5 × 5, "
+              "shifted 15 mm each", {"n": 3, "shift": 0.015}),
 )}
 
 
