@@ -11,14 +11,15 @@ A loss sees the saved frames only: frames every ``save_every`` steps, and the la
 - :func:`tracking` ½ Σ_frames Σ_i w_i |x_i − x̂_i|² against observed positions x̂ (NaN where a
   particle is not observed), at every frame or at given times (each a saved frame's time);
 - :func:`final_position` ½ Σ_i w_i |x_i(t_end) − target_i|²;
-- :func:`energy_at` the kinetic, potential or total energy at a saved time, or ½ (E − target)².
+- :func:`energy_at` the kinetic, potential (springs, gravity, fixed contact planes' barrier) or
+  total energy at a saved time, or ½ (E − target)².
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .energies import gravity, spring
+from .energies import barrier, gravity, spring
 from .errors import HookeInputError
 
 # How close (relative to the frame interval) a requested time must be to a saved frame's.
@@ -134,7 +135,10 @@ ENERGY_KINDS = ("kinetic", "potential", "total")
 
 
 class _EnergyAt(Loss):
-    """The energy at one saved time, or ½ (E − target)². Potential: springs and gravity."""
+    """The energy at one saved time, or ½ (E − target)². Potential: springs, gravity and the
+    barrier of fixed contact planes (the terms :func:`hooke.gradient` differentiates)."""
+
+    POTENTIALS = (spring, gravity, barrier)
 
     def __init__(self, time: float, kind: str, target):
         if kind not in ENERGY_KINDS:
@@ -151,7 +155,7 @@ class _EnergyAt(Loss):
         if self.kind != "potential":
             energy += 0.5 * float(np.sum(model.mass[:, None] * v * v))
         if self.kind != "kinetic":
-            energy += spring.value(model, x) + gravity.value(model, x)
+            energy += sum(term.value(model, x) for term in self.POTENTIALS if term.active(model))
         # dL/dE: 1 for the energy itself, E − target for the squared misfit
         slope = 1.0 if self.target is None else energy - self.target
         return frame, model, x, v, energy, slope
@@ -166,7 +170,8 @@ class _EnergyAt(Loss):
         if self.kind != "potential":
             gv[frame] = slope * model.mass[:, None] * v
         if self.kind != "kinetic":
-            gx[frame] = slope * (spring.gradient(model, x) + gravity.gradient(model, x))
+            gx[frame] = slope * sum(term.gradient(model, x) for term in self.POTENTIALS
+                                    if term.active(model))
         return gx, gv
 
     def param_gradient(self, result):
@@ -181,6 +186,8 @@ class _EnergyAt(Loss):
             out["stiffness"], out["rest_length"] = slope * by_k, slope * by_l0
             out["mass"] -= slope * (x @ model.gravity)
             out["gravity"] -= slope * (model.mass @ x)
+            if barrier.active(model):  # B is linear in κ
+                out["kappa"] = slope * barrier.value(model, x) / model.contact_kappa
         return out
 
 

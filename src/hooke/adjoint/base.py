@@ -10,8 +10,9 @@ gradients in ``grads`` (:data:`hooke.adjoint.params.ELEMENT_ARRAYS`' keys, plus 
 adjoint of the positions ``end``'s pinned particles were put at, for steps whose result reads
 them). Never modifies its inputs other than ``grads``.
 
-Models the adjoint does not cover (joints, contact planes, surfaces, prescribed motions) are
-refused by :func:`check_model` with one line naming what the model has.
+Models the adjoint does not cover are refused by :func:`check_model` with one line naming what the
+model has: joints, contact surfaces, prescribed motions, moving planes and friction everywhere;
+fixed frictionless contact planes where the step class does not declare ``supports_planes``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _ADJOINTS: dict[str, type["AdjointStep"]] = {}
 
 class AdjointStep:
     integrator: ClassVar[str]
+    supports_planes: ClassVar[bool] = False  # fixed, frictionless contact planes
 
     def __init__(self, system, stepper):
         self.system = system
@@ -59,15 +61,22 @@ def names() -> list[str]:
     return sorted(_ADJOINTS)
 
 
-# (the Model's count or flag, what it is called in the refusal)
-UNSUPPORTED = (("n_joints", "joints"), ("n_planes", "contact planes"),
-               ("n_surface_faces", "contact surfaces"), ("pinned_motions", "prescribed motions"))
+# (whether the Model has it, what it is called in the refusal)
+UNSUPPORTED = ((lambda model: model.n_joints, "joints"),
+               (lambda model: model.n_surface_faces, "contact surfaces"),
+               (lambda model: model.pinned_motions, "prescribed motions"),
+               (lambda model: model.plane_motions, "moving contact planes"),
+               (lambda model: np.any(model.plane_friction > 0), "friction"))
 
 
-def check_model(model) -> None:
-    for attribute, what in UNSUPPORTED:
-        count = getattr(model, attribute)
-        if (len(count) if isinstance(count, tuple) else count):
-            raise HookeInputError("scene", f"has {what}, which hooke.gradient does not "
-                                  "differentiate yet (springs, damping, gravity and fixed pins "
-                                  "only)", what)
+def check_model(model, step: type[AdjointStep]) -> None:
+    """Refuse what ``step``'s adjoint does not differentiate, in one line."""
+    found = [what for has, what in UNSUPPORTED if has(model)]
+    if model.n_planes and not step.supports_planes:
+        found.append("contact planes")
+    if found:
+        able = ", ".join(name for name, cls in sorted(_ADJOINTS.items()) if cls.supports_planes)
+        raise HookeInputError("scene", f"has {found[0]}, which hooke.gradient does not "
+                              f"differentiate with '{step.integrator}' (it covers springs, "
+                              f"damping, gravity, fixed pins, and frictionless fixed contact "
+                              f"planes with {able})", found[0])

@@ -15,13 +15,17 @@ match the computed trajectory) and Gᵧ w = λx⁺ + λv⁺/h (free rows), dL = 
     λx = −λv⁺/h + M w + h D(x) w − h ∂_x ψ(w, y − x)             λv = h M w
     ∂/∂k = −h² Δw·∂g/∂k(y)   (l0 alike)   ∂/∂c = −h ψ(w, y − x)/c
     ∂/∂m_i = −w_i·(y_i − x_i − h v_i − h² g)                     ∂/∂g = h² Σ m_i w_i
-and the pinned rows of y (at x0) receive −h² H(y) w − h D(x) w.
+and the pinned rows of y (at x0) receive −h² H(y) w − h D(x) w. With fixed frictionless
+contact planes the barrier B is one more potential in U (H(y) includes its Hessian, unprojected:
+it is PSD already), and ∂/∂κ = −h² w·∇B(y)/κ (B is linear in κ). The CCD line search only
+chooses how Newton gets to y, not y, so it has no part in the gradient.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..energies import barrier
 from ..linalg import SparseSolver
 from .base import AdjointStep, adjoint_of
 from .spring_terms import SpringGeometry, differences, scatter
@@ -71,6 +75,7 @@ class LinearlyImplicitEulerAdjoint(ImplicitAdjoint):
 @adjoint_of
 class ImplicitEulerAdjoint(ImplicitAdjoint):
     integrator = "implicit_euler"
+    supports_planes = True
 
     def reverse(self, start, end, lam_x, lam_v, grads):
         model, system, h, x, v, y = self.model, self.system, self.h, start.x, start.v, end.x
@@ -92,4 +97,6 @@ class ImplicitEulerAdjoint(ImplicitAdjoint):
         new_x = -(lam_v / h) * self.free + momentum + h * drag - h * scatter(model, by_d)
         grads["mass"] -= np.einsum("na,na->n", w, y - x - h * v - h * h * model.gravity)
         grads["gravity"] += h * h * np.sum(momentum, axis=0)
+        if model.n_planes:
+            grads["kappa"] -= h * h * np.sum(w * barrier.gradient(model, y)) / model.contact_kappa
         return new_x, h * momentum

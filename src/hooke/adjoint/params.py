@@ -12,6 +12,7 @@ they stand for:
     gravity      (d,)   model.gravity                   "each"
     x0           (n, d) the initial positions (scene.state.x and model.x0, where pins stay)
     v0           (n, d) the initial velocities (scene.state.v and model.v0)
+    kappa        ()     model.contact_kappa, the barrier stiffness (a float gradient)
 
 A name the scene lacks (no springs for ``stiffness``), an unknown name or mode: one line naming
 the parameter and its value. :func:`with_values` gives the scene with parameters set (the finite
@@ -31,11 +32,11 @@ from ..model import State
 # name → the Model attribute holding it (x0, v0: the initial state as well)
 ELEMENT_ARRAYS = {"stiffness": "spring_stiffness", "damping": "spring_damping",
                   "rest_length": "spring_rest_length", "mass": "mass", "gravity": "gravity",
-                  "x0": "x0", "v0": "v0"}
+                  "x0": "x0", "v0": "v0", "kappa": "contact_kappa"}
 SHAREABLE = ("stiffness", "damping", "rest_length", "mass")
 MODES = ("each", "shared")
 # What the issue lists that this adjoint does not cover yet: named in the refusal.
-NOT_YET = ("joint_length", "kappa")
+NOT_YET = ("joint_length",)
 
 
 def parse(params, model) -> dict[str, str]:
@@ -66,6 +67,8 @@ def parse(params, model) -> dict[str, str]:
             raise HookeInputError(f"params.{name}", f"must be {allowed}", mode)
         if name in ("stiffness", "damping", "rest_length") and model.n_springs == 0:
             raise HookeInputError("params", "the scene has no springs to take it from", name)
+        if name == "kappa" and model.n_planes == 0:
+            raise HookeInputError("params", "the scene has no contact planes to take it from", name)
         parsed[name] = mode
     return parsed
 
@@ -84,7 +87,10 @@ def reduce(scene, parsed: dict[str, str], element_grads: dict[str, np.ndarray]) 
     out = {}
     for name, mode in parsed.items():
         grad = element_grads[name]
-        out[name] = float(np.sum(current(scene, name) * grad)) if mode == "shared" else grad
+        if mode == "shared":
+            out[name] = float(np.sum(current(scene, name) * grad))
+        else:
+            out[name] = float(grad) if np.ndim(grad) == 0 else grad
     return out
 
 
@@ -107,6 +113,6 @@ def with_values(scene, values: dict):
             v = array
             changes["v0"] = array.copy()
         else:
-            changes[ELEMENT_ARRAYS[name]] = array
+            changes[ELEMENT_ARRAYS[name]] = float(array) if array.ndim == 0 else array
     new_model = dataclasses.replace(model, **changes)
     return dataclasses.replace(scene, model=new_model, state=State(state.t, x.copy(), v.copy()))

@@ -81,8 +81,9 @@ def gradient(scene, loss, params, integrator=None, dt=None, t_end=None, **option
     checkpoints = options.pop("checkpoints", None)
     run = plan(scene, integrator, dt, t_end, save_every, **options)
     model = scene.model
-    base.check_model(model)
-    adjoint = base.get(run.name)(run.system, run.stepper)
+    step = base.get(run.name)
+    base.check_model(model, step)
+    adjoint = step(run.system, run.stepper)
     parsed = parameters.parse(params, model)
     check_loss(loss)
     tape = Tape(run.stepper, run.n_steps, segment_length(run.n_steps, checkpoints))
