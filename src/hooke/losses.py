@@ -27,6 +27,9 @@ TIME_TOLERANCE = 1e-6
 
 
 class Loss:
+    """The loss contract (see the module docstring); a subclass defines ``__call__`` and
+    ``gradient``, and ``param_gradient`` when it reads the model."""
+
     def __call__(self, result) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 

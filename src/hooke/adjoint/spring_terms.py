@@ -62,10 +62,7 @@ class SpringGeometry:
         self.l0 = model.spring_rest_length
         self.squared = model.spring_energy == "squared_length"
         # A is linear in k in every branch of the energy module: A = k · A(k = 1).
-        self.unit_hessians = np.empty((model.n_springs, model.dim, model.dim))
-        spring._local_hessians(np.ascontiguousarray(x, dtype=float), model.spring_indices,
-                               self.l0, np.ones(model.n_springs), self.squared, False,
-                               self.unit_hessians)
+        self.unit_hessians = spring.local_hessians(model, x, stiffness=np.ones(model.n_springs))
 
     def energy_partials(self) -> tuple[np.ndarray, np.ndarray]:
         """(∂E/∂k, ∂E/∂l0), each (s,): E/k, and −k (L − l0) (Hookean) or −k (L⁴ − l0⁴)/l0³
