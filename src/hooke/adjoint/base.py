@@ -2,13 +2,17 @@
 
 Contract: an adjoint step class is registered under its integrator's name (``@adjoint_of``) and
 made with the forward run's ``System`` and integrator (for dt and options). ``reverse(start, end,
-lam_x, lam_v, grads)`` takes the states before and after one forward step and the adjoints
+lam_x, lam_v, grads, carried)`` takes the states before and after one forward step (and the
+integrator's checkpoints there, ``carried``: what else the step reads and gives, such as the
+α-methods' accelerations, whose adjoints the step object keeps between calls) and the adjoints
 (∂L/∂x, ∂L/∂v) of ``end`` — with the entries of pinned particles already taken out, since a step
 overwrites them — and returns the adjoints of ``start`` (every particle: pinned ones included,
 whose positions are the model's x0). It adds the step's contribution to the per-element parameter
 gradients in ``grads`` (:data:`hooke.adjoint.params.ELEMENT_ARRAYS`' keys, plus ``"pins"``: the
 adjoint of the positions ``end``'s pinned particles were put at, for steps whose result reads
-them). Never modifies its inputs other than ``grads``.
+them). Never modifies its inputs other than ``grads``. The sweep calls the steps last to first,
+then ``finish(start, lam_x, lam_v, grads, carried)`` at step 0 for what the integrator derives
+from the initial state (the α-methods' consistent acceleration); by default nothing.
 
 Models the adjoint does not cover are refused by :func:`check_model` with one line naming what the
 model has: joints, contact surfaces, prescribed motions, moving planes and friction everywhere;
@@ -40,8 +44,12 @@ class AdjointStep:
         self.free = (~self.model.pinned).astype(float)[:, None]
 
     def reverse(self, start: State, end: State, lam_x: np.ndarray, lam_v: np.ndarray,
-                grads: dict) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - abstract
+                grads: dict, carried) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
         raise NotImplementedError
+
+    def finish(self, start: State, lam_x: np.ndarray, lam_v: np.ndarray, grads: dict,
+               carried) -> tuple[np.ndarray, np.ndarray]:
+        return lam_x, lam_v
 
 
 def adjoint_of(cls: type[AdjointStep]) -> type[AdjointStep]:

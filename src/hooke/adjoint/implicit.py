@@ -53,7 +53,7 @@ class ImplicitAdjoint(AdjointStep):
 class LinearlyImplicitEulerAdjoint(ImplicitAdjoint):
     integrator = "implicit_euler_linear"
 
-    def reverse(self, start, end, lam_x, lam_v, grads):
+    def reverse(self, start, end, lam_x, lam_v, grads, carried):
         model, system, h, x, v, v_next = self.model, self.system, self.h, start.x, start.v, end.v
         matrix = system.combined_matrix(x, 1.0, h * h, h)
         w = self.solve(matrix, (lam_v + h * lam_x) * self.free)
@@ -77,7 +77,7 @@ class ImplicitEulerAdjoint(ImplicitAdjoint):
     integrator = "implicit_euler"
     supports_planes = True
 
-    def reverse(self, start, end, lam_x, lam_v, grads):
+    def reverse(self, start, end, lam_x, lam_v, grads, carried):
         model, system, h, x, v, y = self.model, self.system, self.h, start.x, start.v, end.x
         matrix = system.combined_matrix(y, 1.0, h * h, 0.0)
         if system.has_damping:  # D is lagged at the step start: D(x), not D(y)

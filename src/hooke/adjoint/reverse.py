@@ -86,7 +86,8 @@ def gradient(scene, loss, params, integrator=None, dt=None, t_end=None, **option
     adjoint = step(run.system, run.stepper)
     parsed = parameters.parse(params, model)
     check_loss(loss)
-    tape = Tape(run.stepper, run.n_steps, segment_length(run.n_steps, checkpoints))
+    tape = Tape(run.stepper, run.n_steps, segment_length(run.n_steps, checkpoints),
+                lambda: type(run.stepper)(run.system, run.dt, **run.stepper.options))
     frame_of_step = {int(step): frame for frame, step in enumerate(run.steps)}
     shape = (run.steps.size, model.n_particles, model.dim)
     frames = Frames(scene.state.t + run.steps * run.dt, np.empty(shape), np.empty(shape), scene)
@@ -104,14 +105,16 @@ def gradient(scene, loss, params, integrator=None, dt=None, t_end=None, **option
     grads["pins"] = np.zeros(shape[1:])
     pinned = model.pinned[:, None]
     lam_x, lam_v = np.zeros(shape[1:]), np.zeros(shape[1:])
-    for first, states in tape.segments():
+    for first, states, carried in tape.segments():
         for k in range(len(states) - 1, 0, -1):
             frame = frame_of_step.get(first + k)
             if frame is not None:
                 lam_x, lam_v = lam_x + gx[frame], lam_v + gv[frame]
             grads["pins"] += np.where(pinned, lam_x, 0.0)
             lam_x, lam_v = np.where(pinned, 0.0, lam_x), np.where(pinned, 0.0, lam_v)
-            lam_x, lam_v = adjoint.reverse(states[k - 1], states[k], lam_x, lam_v, grads)
+            lam_x, lam_v = adjoint.reverse(states[k - 1], states[k], lam_x, lam_v, grads,
+                                           carried[k - 1:k + 1])
+    lam_x, lam_v = adjoint.finish(scene.state, lam_x, lam_v, grads, tape.kept[0][1])
     grads["x0"] = lam_x + gx[0] + grads["pins"]
     grads["v0"] = lam_v + gv[0]
     for name, direct in loss.param_gradient(frames).items():
