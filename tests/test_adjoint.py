@@ -1,7 +1,8 @@
 """hooke.gradient (issue 18): the discrete adjoint against central finite differences of
 hooke.simulate, for every supported integrator and parameter on smooth scenes (spring1d, a small
-cloth2d, a small chain, a 3D squared-length network); the spring terms' extra derivatives against
-finite differences; checkpointed and fully stored sweeps bit for bit; bad input in one line."""
+cloth2d, a small chain, a 3D squared-length network, and square_drop for contact); the spring and
+damping terms' extra derivatives against finite differences; checkpointed and fully stored
+sweeps bit for bit; bad input in one line."""
 
 from __future__ import annotations
 
@@ -17,12 +18,15 @@ from hooke.adjoint import base
 from hooke.adjoint.checkpoint import Tape, segment_length
 from hooke.adjoint.params import ELEMENT_ARRAYS, SHAREABLE, current, with_values
 from hooke.adjoint.spring_terms import SpringGeometry, differences, scatter
-from hooke.energies import spring
+from hooke.adjoint.forces import damping_position_blocks
+from hooke.energies import damping, spring
 from hooke.errors import HookeInputError
+from hooke.linalg import block_structure, pair_block_values, triplets_to_csr
 
-from conftest import fd_gradient, random_network
+from conftest import fd_gradient, fd_jacobian, random_network
 
-ADJOINT_INTEGRATORS = ("symplectic_euler", "implicit_euler_linear", "implicit_euler")
+ADJOINT_INTEGRATORS = ("symplectic_euler", "implicit_euler_linear", "implicit_euler", "newmark",
+                       "generalized_alpha")
 # Newton's stopping rule must be far below the finite differences' resolution: the adjoint of
 # implicit_euler is that of the exact backward-Euler step (the implicit function theorem).
 OPTIONS = {"implicit_euler": {"tol": 1e-10}}
@@ -281,6 +285,20 @@ def test_damping_partials_match_finite_differences():
     n = SpringGeometry(model, x).n
     np.testing.assert_allclose(by_c, np.einsum("sa,sa->s", du, n) * np.einsum("sa,sa->s", dw, n),
                                rtol=1e-14)
+
+
+def test_damping_position_jacobian_matches_finite_differences():
+    """The non-symmetric −∂F_damping/∂x the α-methods' adjoint assembles from its blocks."""
+    model = network("hookean", 0)
+    rng = np.random.default_rng(11)
+    x = model.x0 + 0.1 * rng.normal(size=model.x0.shape)
+    v = rng.normal(size=x.shape)
+    blocks = damping_position_blocks(SpringGeometry(model, x), differences(model, v))
+    rows, cols = block_structure(model.spring_indices, model.dim)
+    exact = triplets_to_csr(rows, cols, pair_block_values(blocks), model.n_dofs).toarray()
+    fd = fd_jacobian(lambda y: -damping.force(model, y, v), x)
+    np.testing.assert_allclose(exact, fd, rtol=1e-6, atol=1e-7)
+    assert not np.allclose(exact, exact.T)  # it is not symmetric: Jᵀ is solved, not J
 
 
 # -- checkpointing ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import HookeInputError
 from ..simulate import plan
-from . import base, explicit, implicit  # noqa: F401  (registers the adjoint steps)
+from . import alpha, base, explicit, implicit  # noqa: F401  (registers the adjoint steps)
 from . import params as parameters
 from .checkpoint import Tape, segment_length
 
