@@ -19,6 +19,8 @@ from hooke.adjoint.checkpoint import Tape, segment_length
 from hooke.adjoint.params import ELEMENT_ARRAYS, SHAREABLE, current, with_values
 from hooke.adjoint.spring_terms import SpringGeometry, differences, scatter
 from hooke.adjoint.forces import damping_position_blocks
+from hooke.adjoint.joints import JointGeometry
+from hooke.constraints import JointSet
 from hooke.energies import damping, spring
 from hooke.errors import HookeInputError
 from hooke.linalg import block_structure, pair_block_values, triplets_to_csr
@@ -29,7 +31,8 @@ ADJOINT_INTEGRATORS = ("symplectic_euler", "implicit_euler_linear", "implicit_eu
                        "generalized_alpha")
 # Newton's stopping rule must be far below the finite differences' resolution: the adjoint of
 # implicit_euler is that of the exact backward-Euler step (the implicit function theorem).
-OPTIONS = {"implicit_euler": {"tol": 1e-10}}
+OPTIONS = {"implicit_euler": {"tol": 1e-10}, "newmark": {"tol": 1e-13},
+           "generalized_alpha": {"tol": 1e-13}}
 RELATIVE = 1e-6
 # The fourth-order central stencil: (8 [L(θ + ε) − L(θ − ε)] − [L(θ + 2ε) − L(θ − 2ε)]) / 12ε.
 # Its truncation error is O(ε⁴), so a step large enough to keep round-off (and Newton's
@@ -60,8 +63,27 @@ SCENES = {
     "squared3d": (squared_network, 0.002, 0.1, 1e-4),
     # contact: the square touches the ground (d < d̂) from step 32 on, and rests on it at the end
     "square_drop": (lambda: hooke.scene("square_drop"), 0.01, 0.45, 1e-3),
+    # joints: alone (the chain, the 3D double pendulum), and with a spring (the crane's load)
+    "jointed_chain": (lambda: hooke.scene("jointed_chain", n=3), 0.002, 0.1, 1e-4),
+    "pendulum": (lambda: hooke.scene("pendulum"), 0.005, 0.5, 1e-4),
+    "crane": (lambda: hooke.scene("crane"), 0.002, 0.1, 1e-4),
 }
 CONTACT_SCENES = ("square_drop",)
+JOINT_SCENES = ("jointed_chain", "pendulum", "crane")
+JOINT_INTEGRATORS = ("newmark", "generalized_alpha")
+SPRING_PARAMETERS = ("stiffness", "damping", "rest_length")
+
+
+def applies(scene: str, integrator: str, name: str) -> bool:
+    """Whether the scene has parameter ``name`` and the integrator's adjoint handles it."""
+    if scene in CONTACT_SCENES and integrator != "implicit_euler":
+        return False
+    if scene in JOINT_SCENES and integrator not in JOINT_INTEGRATORS:
+        return False
+    if name in SPRING_PARAMETERS and scene in ("jointed_chain", "pendulum"):
+        return False
+    return ((name != "kappa" or scene in CONTACT_SCENES)
+            and (name != "joint_length" or scene in JOINT_SCENES))
 
 
 def target_loss(scene, integrator, dt, t_end, **options):
@@ -95,11 +117,13 @@ def fd_directional(scene, loss, name, delta, integrator, dt, t_end, mode, eps, *
     return total / (12 * eps)
 
 
+# Scaling every mass of a system of joints under gravity alone changes no motion (see
+# test_mass_scale_invariance): that derivative is zero, which finite differences cannot compare.
 CASES = [(scene, integrator, name, mode) for scene in SCENES for integrator in ADJOINT_INTEGRATORS
          for name in ELEMENT_ARRAYS for mode in (("each", "shared") if name in SHAREABLE
                                                  else ("each",))
-         if (integrator == "implicit_euler" or scene not in CONTACT_SCENES)
-         and (name != "kappa" or scene in CONTACT_SCENES)]
+         if applies(scene, integrator, name)
+         and not (scene in ("jointed_chain", "pendulum") and (name, mode) == ("mass", "shared"))]
 
 
 @pytest.mark.parametrize("scene_name, integrator, name, mode", CASES)
@@ -144,7 +168,7 @@ def test_losses_match_finite_differences(loss_name, integrator):
             "energy_potential_target": losses.energy_at(0.03, "potential", target=0.5),
             "tracking_at_times": losses.tracking(reference.x[[2, 4]] + 0.01,
                                                  times=reference.t[[2, 4]])}[loss_name]
-    names = [name for name in ELEMENT_ARRAYS if name != "kappa"]
+    names = [name for name in ELEMENT_ARRAYS if applies("cloth2d", integrator, name)]
     _, grads = hooke.gradient(scene, loss, names, integrator=integrator, dt=dt, t_end=t_end,
                               save_every=5, **options)
     rng = np.random.default_rng(2)
@@ -173,6 +197,24 @@ def test_contact_energy_loss_matches_finite_differences(kind):
                             **options)
         adjoint = float(np.sum(grads[name] * delta))
         assert abs(adjoint - fd) <= RELATIVE * abs(fd), (name, adjoint, fd)
+
+
+@pytest.mark.parametrize("integrator", JOINT_INTEGRATORS)
+def test_mass_scale_invariance(integrator):
+    """Joints and gravity alone: scaling every mass by one factor scales every force with it
+    (the tensions too), so the motion and any loss stay: dL/dα = Σ m_i ∂L/∂m_i = 0, while
+    the per-particle derivatives are not zero."""
+    make, dt, t_end, _ = SCENES["pendulum"]
+    scene = make()
+    options = OPTIONS[integrator]
+    loss = target_loss(scene, integrator, dt, t_end, **options)
+    _, each = hooke.gradient(scene, loss, ["mass"], integrator=integrator, dt=dt, t_end=t_end,
+                             save_every=5, **options)
+    _, shared = hooke.gradient(scene, loss, {"mass": "shared"}, integrator=integrator, dt=dt,
+                               t_end=t_end, save_every=5, **options)
+    scale = float(np.max(np.abs(scene.model.mass * each["mass"])))
+    assert scale > 1e-6
+    assert abs(shared["mass"]) <= 1e-9 * scale
 
 
 def test_spring1d_full_gradient_in_closed_form():
@@ -301,16 +343,52 @@ def test_damping_position_jacobian_matches_finite_differences():
     assert not np.allclose(exact, exact.T)  # it is not symmetric: Jᵀ is solved, not J
 
 
+def test_joint_projection_and_start_match_finite_differences():
+    """The vector–Jacobian products of the velocity projection and of the consistent start
+    (:mod:`hooke.adjoint.joints`) on the 3D double pendulum, off its constraints."""
+    model = hooke.scene("pendulum").model
+    rng = np.random.default_rng(12)
+    free = ~model.pinned[:, None]
+    x = np.where(free, model.x0 + 0.05 * rng.normal(size=model.x0.shape), model.x0)
+    v, lam, a_u = (rng.normal(size=x.shape) * free for _ in range(3))
+
+    def projected(y, w, m=model):
+        return float(np.sum(lam * JointSet(m).project_velocities(y, w, 0.0)))
+
+    def start(y, w, a, m=model):
+        joints = JointSet(m)
+        tension = joints.tensions(y, w, a)
+        pull = joints.transpose_times(joints.geometry(y)[1], tension)
+        return float(np.sum(lam * (a - joints.inverse_mass[:, None] * pull)))
+
+    def by_mass(function):
+        return fd_gradient(lambda m: function(dataclasses.replace(model, mass=m[:, 0])),
+                           model.mass[:, None].copy())[:, 0]
+
+    geometry = JointGeometry(JointSet(model), x)
+    by_v, by_x, by_m = geometry.projection_vjp(v, lam)
+    for exact, fd in ((by_v, fd_gradient(lambda w: projected(x, w), v)),
+                      (by_x, fd_gradient(lambda y: projected(y, v), x)),
+                      (by_m, by_mass(lambda m: projected(x, v, m)))):
+        np.testing.assert_allclose(exact, fd, rtol=1e-6, atol=1e-8)
+    by_a, by_x, by_v, by_m = geometry.start_vjp(v, a_u, lam)
+    for exact, fd in ((by_a, fd_gradient(lambda a: start(x, v, a), a_u)),
+                      (by_x, fd_gradient(lambda y: start(y, v, a_u), x)),
+                      (by_v, fd_gradient(lambda w: start(x, w, a_u), v)),
+                      (by_m, by_mass(lambda m: start(x, v, a_u, m)))):
+        np.testing.assert_allclose(exact, fd, rtol=1e-6, atol=1e-8)
+
+
 # -- checkpointing ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("scene_name, integrator", [("cloth2d", name) for name in ADJOINT_INTEGRATORS]
-                         + [("square_drop", "implicit_euler")])
+                         + [("square_drop", "implicit_euler"), ("crane", "generalized_alpha")])
 def test_checkpointed_gradient_is_bit_identical(scene_name, integrator):
     make, dt, t_end, _ = SCENES[scene_name]
     scene = make()
     options = OPTIONS.get(integrator, {})
     loss = target_loss(scene, integrator, dt, t_end, **options)
-    names = [name for name in ELEMENT_ARRAYS if name != "kappa" or scene.model.n_planes]
+    names = [name for name in ELEMENT_ARRAYS if applies(scene_name, integrator, name)]
     steps = round(t_end / dt)
     runs = [hooke.gradient(scene, loss, names, integrator=integrator, dt=dt, t_end=t_end,
                            save_every=5, checkpoints=checkpoints, **options)
@@ -372,7 +450,7 @@ def test_bad_parameter_names(spring_scene):
         return lambda: hooke.gradient(scene, loss, params, dt=0.005, t_end=0.05, **kwargs)
 
     one_line_error(grad(["stifness"]), "params", "'stifness'", "unknown parameter")
-    one_line_error(grad(["joint_length"]), "params", "'joint_length'", "no adjoint yet")
+    one_line_error(grad(["joint_length"]), "params", "'joint_length'", "no joints")
     one_line_error(grad({"gravity": "shared"}), "params.gravity", "'shared'")
     one_line_error(grad({"mass": "all"}), "params.mass", "'all'")
     one_line_error(grad([]), "params")
@@ -423,7 +501,8 @@ def test_unsupported_models_are_refused():
         return lambda: hooke.gradient(hooke.scene(name, **parameters), losses.energy_at(0.0),
                                       ["mass"], integrator=integrator, dt=0.01, t_end=0.02)
 
-    one_line_error(grad("jointed_chain", "symplectic_euler", n=3), "scene", "joints")
+    one_line_error(grad("jointed_chain", "symplectic_euler", n=3), "scene", "joints",
+                   "generalized_alpha")
     one_line_error(grad("square_slope", "implicit_euler"), "scene", "friction", "implicit_euler")
     one_line_error(grad("square_drop", "implicit_euler_linear"), "integrator",
                    "contact planes")  # the integrator itself refuses planes

@@ -15,8 +15,9 @@ then ``finish(start, lam_x, lam_v, grads, carried)`` at step 0 for what the inte
 from the initial state (the α-methods' consistent acceleration); by default nothing.
 
 Models the adjoint does not cover are refused by :func:`check_model` with one line naming what the
-model has: joints, contact surfaces, prescribed motions, moving planes and friction everywhere;
-fixed frictionless contact planes where the step class does not declare ``supports_planes``.
+model has: contact surfaces, prescribed motions, moving planes and friction everywhere; fixed
+frictionless contact planes and joints where the step class does not declare
+``supports_planes`` or ``supports_joints``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ _ADJOINTS: dict[str, type["AdjointStep"]] = {}
 class AdjointStep:
     integrator: ClassVar[str]
     supports_planes: ClassVar[bool] = False  # fixed, frictionless contact planes
+    supports_joints: ClassVar[bool] = False
 
     def __init__(self, system, stepper):
         self.system = system
@@ -70,8 +72,7 @@ def names() -> list[str]:
 
 
 # (whether the Model has it, what it is called in the refusal)
-UNSUPPORTED = ((lambda model: model.n_joints, "joints"),
-               (lambda model: model.n_surface_faces, "contact surfaces"),
+UNSUPPORTED = ((lambda model: model.n_surface_faces, "contact surfaces"),
                (lambda model: model.pinned_motions, "prescribed motions"),
                (lambda model: model.plane_motions, "moving contact planes"),
                (lambda model: np.any(model.plane_friction > 0), "friction"))
@@ -82,9 +83,14 @@ def check_model(model, step: type[AdjointStep]) -> None:
     found = [what for has, what in UNSUPPORTED if has(model)]
     if model.n_planes and not step.supports_planes:
         found.append("contact planes")
+    if model.n_joints and not step.supports_joints:
+        found.append("joints")
     if found:
-        able = ", ".join(name for name, cls in sorted(_ADJOINTS.items()) if cls.supports_planes)
+        def able(flag):
+            return ", ".join(name for name, cls in sorted(_ADJOINTS.items()) if getattr(cls, flag))
+
         raise HookeInputError("scene", f"has {found[0]}, which hooke.gradient does not "
                               f"differentiate with '{step.integrator}' (it covers springs, "
-                              f"damping, gravity, fixed pins, and frictionless fixed contact "
-                              f"planes with {able})", found[0])
+                              f"damping, gravity and fixed pins; frictionless fixed contact "
+                              f"planes with {able('supports_planes')}; joints with "
+                              f"{able('supports_joints')})", found[0])

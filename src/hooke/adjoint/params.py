@@ -13,6 +13,7 @@ they stand for:
     x0           (n, d) the initial positions (scene.state.x and model.x0, where pins stay)
     v0           (n, d) the initial velocities (scene.state.v and model.v0)
     kappa        ()     model.contact_kappa, the barrier stiffness (a float gradient)
+    joint_length (m,)   model.joint_length              "each" or "shared"
 
 A name the scene lacks (no springs for ``stiffness``), an unknown name or mode: one line naming
 the parameter and its value. :func:`with_values` gives the scene with parameters set (the finite
@@ -32,11 +33,9 @@ from ..model import State
 # name → the Model attribute holding it (x0, v0: the initial state as well)
 ELEMENT_ARRAYS = {"stiffness": "spring_stiffness", "damping": "spring_damping",
                   "rest_length": "spring_rest_length", "mass": "mass", "gravity": "gravity",
-                  "x0": "x0", "v0": "v0", "kappa": "contact_kappa"}
-SHAREABLE = ("stiffness", "damping", "rest_length", "mass")
+                  "x0": "x0", "v0": "v0", "kappa": "contact_kappa", "joint_length": "joint_length"}
+SHAREABLE = ("stiffness", "damping", "rest_length", "mass", "joint_length")
 MODES = ("each", "shared")
-# What the issue lists that this adjoint does not cover yet: named in the refusal.
-NOT_YET = ("joint_length",)
 
 
 def parse(params, model) -> dict[str, str]:
@@ -56,9 +55,6 @@ def parse(params, model) -> dict[str, str]:
                               f"{', '.join(ELEMENT_ARRAYS)})", params)
     parsed = {}
     for name, mode in items:
-        if name in NOT_YET:
-            raise HookeInputError("params", f"'{name}' has no adjoint yet (supported: "
-                                  f"{', '.join(ELEMENT_ARRAYS)})", name)
         if name not in ELEMENT_ARRAYS:
             raise HookeInputError("params", f"unknown parameter (known: {', '.join(ELEMENT_ARRAYS)})",
                                   name)
@@ -69,6 +65,8 @@ def parse(params, model) -> dict[str, str]:
             raise HookeInputError("params", "the scene has no springs to take it from", name)
         if name == "kappa" and model.n_planes == 0:
             raise HookeInputError("params", "the scene has no contact planes to take it from", name)
+        if name == "joint_length" and model.n_joints == 0:
+            raise HookeInputError("params", "the scene has no joints to take it from", name)
         parsed[name] = mode
     return parsed
 
