@@ -3,8 +3,9 @@
 Contract: the forward run is the one ``hooke.simulate`` makes with the same arguments (the same
 integrator object steps it, so the frames are bit-identical); the gradient is that of the
 discrete trajectory — every step's map differentiated exactly (:mod:`.explicit`,
-:mod:`.implicit`), not the ODE's — and matches central finite differences of ``hooke.simulate``
-to their truncation error. Memory: the states of :class:`.checkpoint.Tape` (about √steps by
+:mod:`.implicit`, :mod:`.alpha`), not the ODE's — and matches central finite differences of
+``hooke.simulate`` to their truncation error (for the Newton-solved steps, to the solver's
+tolerance: the implicit function theorem gives the gradient of the exact step). Memory: the states of :class:`.checkpoint.Tape` (about √steps by
 default, ``checkpoints=`` bounds them) plus the saved frames the loss reads.
 
 The reverse sweep, from the last step to the first: at each step n the loss's ∂L/∂x_n, ∂L/∂v_n
