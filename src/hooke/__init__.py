@@ -40,11 +40,11 @@ _LAZY = {
     "Model": ("hooke.model", "Model"), "State": ("hooke.model", "State"),
     "Result": ("hooke.result", "Result"), "Scene": ("hooke.scene_setup", "Scene"),
     "resume": ("hooke.simulate", "resume"), "SweepResult": ("hooke.sweep", "SweepResult"),
-    "System": ("hooke.system", "System"),
+    "System": ("hooke.system", "System"), "gradient": ("hooke.adjoint", "gradient"),
 }
 
 __all__ = ["HookeError", "HookeInputError", "Model", "ModelBuilder", "Modes", "Result", "Scene",
-           "SimulationError", "State", "System", "get_integrator", "integrators", "load", "open", "scene",
+           "SimulationError", "State", "System", "get_integrator", "gradient", "integrators", "load", "open", "scene",
            "resume", "scenes", "simulate", "modes", "sweep", "SweepResult", "__version__"]
 
 

@@ -121,10 +121,16 @@ def gradient(model, x: np.ndarray) -> np.ndarray:
     return out
 
 
-def local_hessians(model, x: np.ndarray, project_psd: bool = False) -> np.ndarray:
-    """(s, d, d) Hessians of each spring's energy w.r.t. its difference vector d."""
+def local_hessians(model, x: np.ndarray, project_psd: bool = False,
+                   stiffness: np.ndarray | None = None) -> np.ndarray:
+    """(s, d, d) Hessians of each spring's energy w.r.t. its difference vector d; with
+    ``stiffness``, for those stiffnesses instead of the model's (:mod:`hooke.adjoint` takes them
+    at k = 1: the Hessian is linear in k)."""
     out = np.empty((model.n_springs, model.dim, model.dim))
-    _local_hessians(np.ascontiguousarray(x, dtype=float), *_args(model), bool(project_psd), out)
+    pairs, rest, own, squared = _args(model)
+    _local_hessians(np.ascontiguousarray(x, dtype=float), pairs, rest,
+                    own if stiffness is None else np.ascontiguousarray(stiffness, dtype=float),
+                    squared, bool(project_psd), out)
     return out
 
 

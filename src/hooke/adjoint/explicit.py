@@ -1,0 +1,21 @@
+"""Adjoint of ``symplectic_euler``: v⁺ = v + h a(x, v), x⁺ = x + h v⁺ (free particles).
+
+With μ = λv⁺ + h λx⁺ (the adjoint of v⁺, free rows), the step's λ·a term has λ = h μ:
+    λx = λx⁺ + ∂(h μ·a)/∂x,    λv = μ + ∂(h μ·a)/∂v,
+and the parameters get ∂(h μ·a)/∂θ (:func:`.forces.acceleration_vjp`).
+"""
+
+from __future__ import annotations
+
+from .base import AdjointStep, adjoint_of
+from .forces import acceleration_vjp
+
+
+@adjoint_of
+class SymplecticEulerAdjoint(AdjointStep):
+    integrator = "symplectic_euler"
+
+    def reverse(self, start, end, lam_x, lam_v, grads, carried):
+        mu = (lam_v + self.h * lam_x) * self.free
+        along_x, along_v = acceleration_vjp(self.system, start.x, start.v, self.h * mu, grads)
+        return lam_x + along_x, mu + along_v
