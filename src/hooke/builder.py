@@ -20,8 +20,8 @@ from .errors import HookeInputError, HookeInputErrors, collect, is_count
 from .io.files import read_mesh
 from .memory import check_model_size
 from .model import SPRING_ENERGIES, Model
-from .mesh_topology import (MESH_EDGES, boundary_faces, grid_quads, lattice_tetrahedra, mesh_cells,
-                            mesh_edges)
+from .mesh_topology import (MESH_EDGES, bending_pairs, boundary_faces, grid_bending, grid_quads,
+                            lattice_tetrahedra, lumped_masses, mesh_cells, mesh_edges)
 from .obstacles import ObstacleBuilder, check_sphere, obstacle_mesh
 from .surfaces import check_face_shapes, check_faces, start_problems
 # The primitives moved to hooke.checks stay importable from here (scene files, builders use them).
@@ -356,16 +356,20 @@ class ModelBuilder(ObstacleBuilder):
     # -- helpers --------------------------------------------------------------------------
     def grid(self, nx: int, ny: int, spacing: float | Sequence[float] = 1.0, origin=None,
              mass: float = 1.0, stiffness: float = 1.0, damping: float = 0.0,
-             diagonals: bool = True, plane: str = "xy", surface: bool = False) -> np.ndarray:
+             diagonals: bool = True, plane: str = "xy", surface: bool = False,
+             bending: float = 0.0) -> np.ndarray:
         """A rectangular nx × ny grid of particles with structural springs (and both diagonals).
 
         Particle (i, j) sits at origin + i·dx·e1 + j·dy·e2 where (e1, e2) span ``plane``; the
         returned (nx, ny) array holds the indices, numbered i·ny + j from the first new index.
         ``surface=True`` adds the grid's contact surface (:meth:`add_surface`): in 2D its
         boundary loop (the chain itself for a single row), in 3D (a cloth) its cells as two
-        triangles each.
+        triangles each. ``bending`` > 0 adds bending springs of that stiffness between second
+        neighbours along each grid direction (:func:`hooke.mesh_topology.grid_bending`): a
+        3D cloth then folds in smooth curves instead of crumpling at every row of particles.
         """
         nx, ny = _count(nx, "nx"), _count(ny, "ny")
+        bending = _number(bending, "bending", nonnegative=True)
         check_model_size("nx × ny", (nx, ny), nx * ny, 4 * nx * ny)
         dx, dy = (spacing, spacing) if np.isscalar(spacing) else spacing
         dx = _number(dx, "spacing", positive=True)
@@ -390,6 +394,8 @@ class ModelBuilder(ObstacleBuilder):
         for first, second in pairs:
             for p, q in zip(first.ravel(), second.ravel()):
                 self.add_spring(int(p), int(q), stiffness=stiffness, damping=damping)
+        if bending > 0:
+            self._add_springs(ids.reshape(-1)[grid_bending(nx, ny)], bending, damping)
         quads = ids.reshape(-1)[grid_quads(nx, ny)]
         self._cells.append({"quad": quads})
         if self._surface_flag(surface):
@@ -426,14 +432,20 @@ class ModelBuilder(ObstacleBuilder):
                               surface).reshape(counts)
 
     def from_mesh(self, mesh, mass: float = 1.0, stiffness: float = 1.0,
-                  damping: float = 0.0, surface: bool = False) -> np.ndarray:
+                  damping: float = 0.0, surface: bool = False, bending: float = 0.0,
+                  density: float | None = None) -> np.ndarray:
         """Add every vertex of a mesh (a meshio.Mesh or a path meshio can read) as a particle
         and every element edge (line, triangle, quad, tetra) once as a spring.
 
         Returns the indices of the new particles, in the mesh's vertex order. ``surface=True``
         adds the body's boundary as a contact surface (:func:`hooke.surfaces.boundary_faces`:
         boundary edges of 2D triangles and quads, boundary triangles of tetrahedra, a 3D
-        cloth's triangles, 2D lines).
+        cloth's triangles, 2D lines). ``bending`` > 0 adds springs of that stiffness across
+        every edge two triangles or two quads share (:func:`hooke.mesh_topology.bending_pairs`:
+        a triangle pair's opposite vertices, a quad pair's second neighbours). ``density``
+        replaces the one ``mass`` per particle by the cells' measure lumped to their vertices
+        (:func:`hooke.mesh_topology.lumped_masses`: kg/m³ for tetrahedra, kg/m² for triangles
+        and quads, kg/m for lines, over the cells of the highest dimension present).
         """
         if isinstance(mesh, (str, os.PathLike)):
             mesh = read_mesh(mesh, "mesh")
@@ -450,14 +462,36 @@ class ModelBuilder(ObstacleBuilder):
         if not cells:
             raise HookeInputError("mesh", f"has no cells of type {', '.join(MESH_EDGES)}",
                                   [block.type for block in mesh.cells])
-        return self._add_mesh(points[:, : self.dim], cells, mass, stiffness, damping, surface)
+        bending = _number(bending, "bending", nonnegative=True)
+        hinges = bending_pairs(cells) if bending > 0 else np.empty((0, 2), dtype=np.int64)
+        if bending > 0 and not len(hinges):
+            raise HookeInputError("bending", "needs triangles or quads that share edges (a "
+                                  "sheet) to bend across", bending)
+        if density is not None:
+            density = _number(density, "density", positive=True)
+            mass = lumped_masses(points[:, : self.dim], cells, density)
+            if np.any(mass <= 0):
+                raise HookeInputError("density", "leaves mesh vertices in no cell (or in cells of "
+                                      f"zero size) without mass, e.g. vertex {int(np.argmin(mass))}",
+                                      density)
+        ids = self._add_mesh(points[:, : self.dim], cells, mass, stiffness, damping, surface)
+        edges = {tuple(pair) for pair in np.sort(mesh_edges(cells), axis=1).tolist()}
+        self._add_springs(ids[[pair for pair in hinges.tolist() if tuple(pair) not in edges]],
+                          bending, damping)
+        return ids
+
+    def _add_springs(self, pairs: np.ndarray, stiffness: float, damping: float) -> None:
+        for p, q in np.asarray(pairs, dtype=np.int64).reshape(-1, 2):
+            self.add_spring(int(p), int(q), stiffness=stiffness, damping=damping)
 
     def _add_mesh(self, points: np.ndarray, cells: dict[str, np.ndarray], mass, stiffness,
                   damping, surface: bool = False) -> np.ndarray:
+        """The mesh's particles (``mass``: one value, or one per point) and edge springs."""
         surface = self._surface_flag(surface)
-        ids = np.array([self.add_particle(p, mass=mass) for p in points], dtype=np.int64)
-        for a, b in mesh_edges(cells):
-            self.add_spring(int(ids[a]), int(ids[b]), stiffness=stiffness, damping=damping)
+        masses = np.broadcast_to(mass, (len(points),))
+        ids = np.array([self.add_particle(p, mass=float(m)) for p, m in zip(points, masses)],
+                       dtype=np.int64)
+        self._add_springs(ids[mesh_edges(cells)], stiffness, damping)
         self._cells.append({cell_type: ids[data] for cell_type, data in cells.items()})
         if surface:
             self.add_surface(ids[boundary_faces(cells, self.dim)])

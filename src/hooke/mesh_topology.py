@@ -1,9 +1,10 @@
 """Mesh topology from index arrays: the edges of mesh cells (springs), the Freudenthal
-tetrahedra and edges of a lattice, the springs of a grid, and the boundary faces of a body (its
-contact surface).
+tetrahedra and edges of a lattice, the springs of a grid, the bending springs of a sheet, the
+boundary faces of a body (its contact surface) and the masses a density lumps to the vertices.
 
-Contract: pure functions of index arrays (no positions, no validation); vertex indices are
-local to the arrays passed in, and every result is an int64 array in a deterministic order.
+Contract: pure functions of index arrays (no validation; :func:`lumped_masses` alone reads
+positions); vertex indices are local to the arrays passed in, and every index result is an int64
+array in a deterministic order.
 :func:`boundary_faces` gives the edges of 2D triangles/quads that belong to one cell only, the
 triangles of tetrahedra that belong to one tetrahedron only, 3D triangles (a cloth: both sides,
 as contact distances are unsigned) and split quads, and 2D lines, as they are.
@@ -62,6 +63,84 @@ def grid_springs(nx: int, ny: int, diagonals: bool = True) -> np.ndarray:
     if diagonals:
         pairs += [(ids[:-1, :-1], ids[1:, 1:]), (ids[1:, :-1], ids[:-1, 1:])]
     return np.concatenate([np.stack([a.ravel(), b.ravel()], axis=1) for a, b in pairs])
+
+
+def grid_bending(nx: int, ny: int) -> np.ndarray:
+    """(s, 2) bending springs of an nx × ny grid numbered i·ny + j: every second neighbour
+    along each grid direction, (i, j)–(i + 2, j) then (i, j)–(i, j + 2)."""
+    ids = np.arange(nx * ny, dtype=np.int64).reshape(nx, ny)
+    pairs = [(ids[:-2, :], ids[2:, :]), (ids[:, :-2], ids[:, 2:])]
+    return np.concatenate([np.stack([a.ravel(), b.ravel()], axis=1) for a, b in pairs])
+
+
+def bending_pairs(cells: dict[str, Iterable]) -> np.ndarray:
+    """(s, 2) bending springs of a sheet meshed by triangles and quads, across every edge that
+    two cells of the same type share: for two triangles, their vertices opposite the edge (the
+    hinge); for two quads, each end's neighbours off the edge in either quad (on a regular grid,
+    the second neighbours (i − 1, j)–(i + 1, j)). Edges of one cell (the border), of a triangle
+    and a quad, or of more than two cells bend freely. Sorted pairs, each once, in first-seen
+    order; (0, 2) without such edges."""
+    found = []
+    for cell_type, size in (("triangle", 3), ("quad", 4)):
+        data = np.asarray(cells.get(cell_type, np.empty((0, size))), dtype=np.int64)
+        if not len(data):
+            continue
+        k = np.arange(size)
+        ends_a, ends_b = data[:, k], data[:, (k + 1) % size]
+        if size == 3:  # the opposite vertex, for both ends
+            off_a = off_b = data[:, (k + 2) % 3]
+        else:  # the neighbour of each end off the edge
+            off_a, off_b = data[:, (k - 1) % 4], data[:, (k + 2) % 4]
+        flip = ends_a > ends_b  # key each edge by its sorted ends, their neighbours alike
+        keys = np.stack([np.where(flip, ends_b, ends_a), np.where(flip, ends_a, ends_b)], -1)
+        near = np.stack([np.where(flip, off_b, off_a), np.where(flip, off_a, off_b)], -1)
+        keys, near = keys.reshape(-1, 2), near.reshape(-1, 2)
+        _, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+        shared = np.flatnonzero(counts[inverse] == 2)
+        shared = shared[np.argsort(inverse[shared], kind="stable")].reshape(-1, 2)
+        first, second = near[shared[:, 0]], near[shared[:, 1]]
+        found += [np.stack([first[:, 0], second[:, 0]], 1), np.stack([first[:, 1], second[:, 1]], 1)]
+    if not found:
+        return np.empty((0, 2), dtype=np.int64)
+    pairs = np.sort(np.concatenate(found), axis=1)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    _, first_seen = np.unique(pairs, axis=0, return_index=True)
+    return pairs[np.sort(first_seen)]
+
+
+def lumped_masses(points: np.ndarray, cells: dict[str, Iterable], density: float) -> np.ndarray:
+    """(n,) vertex masses of a body of ``density`` meshed by ``cells`` at ``points`` (n, d): each
+    cell's measure × density shared equally by its vertices, over the cells of the highest
+    dimension present only (tetrahedra: volume, kg/m³; else triangles and quads: area, kg/m²;
+    else lines: length, kg/m), so that a tet mesh's boundary triangles add nothing."""
+    points = np.asarray(points, dtype=float)
+    measures = {"tetra": 3, "triangle": 2, "quad": 2, "line": 1}
+    top = max((measures[kind] for kind in cells if kind in measures), default=0)
+    out = np.zeros(len(points))
+    for kind, data in cells.items():
+        if measures.get(kind) != top:
+            continue
+        data = np.asarray(data, dtype=np.int64)
+        corner = points[data]
+        if kind == "tetra":
+            edges = corner[:, 1:] - corner[:, :1]
+            measure = np.abs(np.linalg.det(edges)) / 6.0
+        elif kind == "line":
+            measure = np.linalg.norm(corner[:, 1] - corner[:, 0], axis=1)
+        else:  # triangles, and quads as the triangles (0, 1, 2) and (0, 2, 3)
+            measure = sum(_triangle_area(corner[:, 0], corner[:, a], corner[:, b])
+                          for a, b in ((1, 2), (2, 3))[: data.shape[1] - 2])
+        for vertex in range(data.shape[1]):
+            np.add.at(out, data[:, vertex], density * measure / data.shape[1])
+    return out
+
+
+def _triangle_area(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    u, v = b - a, c - a
+    if u.shape[1] == 2:
+        return 0.5 * np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0])
+    return 0.5 * np.linalg.norm(np.cross(u, v), axis=1)
 
 
 def grid_quads(nx: int, ny: int) -> np.ndarray:

@@ -18,8 +18,8 @@ import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from ..builder import ModelBuilder, _vector, add_contact, model_from_arrays
-from ..mesh_topology import (boundary_faces, grid_quads, grid_springs, lattice_edges,
-                             lattice_tetrahedra)
+from ..mesh_topology import (boundary_faces, grid_bending, grid_quads, grid_springs,
+                             lattice_edges, lattice_tetrahedra)
 from ..errors import HookeInputError, collect
 from ..io.files import read_mesh
 from ..io.pydantic_errors import validation_errors
@@ -340,23 +340,28 @@ def _level_grid(n: int, spacing: float, height: float, start: float = 0.0) -> np
 
 @builder
 def cloth_drape(*, n: Annotated[int, Field(ge=2)], size: Positive, height: Finite, tilt: Finite,
-                mass: Positive, stiffness: NonNegative, damping: NonNegative,
-                gravity: list[Finite]):
+                mass: Positive, stiffness: NonNegative, bending: NonNegative,
+                damping: NonNegative, gravity: list[Finite]):
     """An n × n cloth of side ``size`` [m] and total ``mass`` [kg] centred at (0, ``height``, 0),
     level and turned by ``tilt`` degrees about the z axis (its +x edge up), free, with structural
     and shear springs and its triangles (two per grid cell) as a contact surface, each
     particle's contact area (size/(n − 1))² (the cloth's area per particle, for the planes' and
     spheres' barrier). ``stiffness`` is the same sheet at every n: a square lattice of springs k
     stretched by a strain ε carries k·ε per unit width whatever its spacing, so the drape looks
-    the same at n = 40, 80, 160. Particle (i, j) is i·n + j."""
+    the same at n = 40, 80, 160. ``bending`` [N/m] adds springs between second neighbours
+    (:func:`hooke.mesh_topology.grid_bending`), so that the cloth folds in curves instead of
+    crumpling at every row; spring damping acts on them too. Particle (i, j) is i·n + j."""
     spacing = size / (n - 1)
-    check_model_size("parameters.n", n, n * n, 4 * n * n, built_from="arrays")
+    check_model_size("parameters.n", n, n * n, 6 * n * n, built_from="arrays")
     quads = grid_quads(n, n)
+    springs = grid_springs(n, n)
+    hinges = grid_bending(n, n) if bending > 0 else np.empty((0, 2), dtype=np.int64)
     level = _level_grid(n, spacing, 0.0, -size / 2)
     angle = np.radians(tilt)
     x0 = np.stack([np.cos(angle) * level[:, 0], height + np.sin(angle) * level[:, 0],
                    level[:, 2]], axis=1)
-    model = model_from_arrays(3, x0, mass / n ** 2, grid_springs(n, n), stiffness,
+    model = model_from_arrays(3, x0, mass / n ** 2, np.concatenate([springs, hinges]),
+                              np.repeat([stiffness, bending], [len(springs), len(hinges)]),
                               damping=damping, gravity=gravity, cells={"quad": quads})
     return add_contact(model, surfaces=[{"faces": boundary_faces({"quad": quads}, 3)}],
                        area=spacing ** 2), None
