@@ -137,11 +137,13 @@ def test_frames_in_blocks_give_the_frame_by_frame_bits(name, keywords, monkeypat
     """simulate computes rk45's frames in blocks (one compiled call for many frames); with
     blocks off it calls ``advance`` once per frame. Both give the same frames, energies,
     tensions and counts, bit for bit."""
+    from hooke import simulate as simulate_module
     from hooke.simulate import Run
 
     scene = hooke.scene(name)
     keywords = {"integrator": "rk45", **keywords}
     with monkeypatch.context() as patch:
+        patch.setattr(simulate_module, "BLOCK_SECONDS", np.inf)  # blocks double, however slow
         block_calls = recording_calls(patch)
         blocks = hooke.simulate(scene, **keywords)
     with monkeypatch.context() as patch:

@@ -140,8 +140,8 @@ def check_progress(progress) -> None:
 # cost vanishes per frame, small enough that its arrays stay in the cache.
 DERIVE_FRAMES = 1024
 # Frames computed in one call (by an integrator that can) double from 1 while a block takes less
-# than this: whole blocks of fast frames, yet progress, time limits and the store's timed
-# flushes still come this often when each frame takes long.
+# than this, and halve when one takes longer: whole blocks of fast frames, yet progress, time
+# limits and the store's timed flushes still come about this often when frames take long.
 BLOCK_SECONDS = 0.01
 # An advance that takes this long or longer is followed by a checkpoint (see StoreFeed): a few
 # microseconds then cost under 1% of the run.
@@ -287,8 +287,9 @@ class Run:
                     if progress is not None:
                         progress(int(self.steps[end - 1]), self.n_steps)
                     frame = end
-                    if seconds < BLOCK_SECONDS and self._blocks():
-                        block = min(2 * block, self.steps.size)
+                    if self._blocks():
+                        block = (min(2 * block, self.steps.size) if seconds < BLOCK_SECONDS
+                                 else max(1, block // 2))
                 series.derive()
             except StoreWriteError as error:  # the file keeps its flushed frames; none is lost here
                 error.result = result(series.derived, complete=False)
