@@ -146,24 +146,24 @@ def _acceleration(x, v, forces, joints, work, out):
 @njit(cache=True, error_model="numpy")
 def _stage_sum(weights, count, k, h, y, out):
     """out = y + h · Σ_{s < count} w_s k_s, the sum stage by stage as :func:`.tableau.weighted_sum`."""
-    flat_out, flat_y = out.reshape(-1), y.reshape(-1)
+    flat_out, flat_y, flat_k = out.reshape(-1), y.reshape(-1), k.reshape(k.shape[0], -1)
     for q in range(flat_y.size):
         total = 0.0
         for s in range(count):
             if weights[s] != 0.0:
-                total += weights[s] * k[s].reshape(-1)[q]
+                total += weights[s] * flat_k[s, q]
         flat_out[q] = flat_y[q] + h * total
 
 
 @njit(cache=True, error_model="numpy")
 def _weighted(weights, k, h, out):
     """out = h · Σ_s w_s k_s over every stage (the error estimate)."""
-    flat_out = out.reshape(-1)
+    flat_out, flat_k = out.reshape(-1), k.reshape(k.shape[0], -1)
     for q in range(flat_out.size):
         total = 0.0
         for s in range(weights.size):
             if weights[s] != 0.0:
-                total += weights[s] * k[s].reshape(-1)[q]
+                total += weights[s] * flat_k[s, q]
         flat_out[q] = h * total
 
 
@@ -285,15 +285,16 @@ def dense_output(theta, h, y0, y1, k, weights, out):
     k (Dormand–Prince's, fourth order; ``weights`` :data:`.tableau.DORMAND_PRINCE_DENSE`), entry
     by entry in the order NumPy's array expression of it would take."""
     flat_out, flat0, flat1 = out.reshape(-1), y0.reshape(-1), y1.reshape(-1)
+    flat_k = k.reshape(k.shape[0], -1)  # once: a reshape per entry costs more than its sum
     last = k.shape[0] - 1
     for q in range(flat0.size):
         change = flat1[q] - flat0[q]
-        r3 = h * k[0].reshape(-1)[q] - change
-        r4 = change - h * k[last].reshape(-1)[q] - r3
+        r3 = h * flat_k[0, q] - change
+        r4 = change - h * flat_k[last, q] - r3
         total = 0.0
         for s in range(weights.size):
             if weights[s] != 0.0:
-                total += weights[s] * k[s].reshape(-1)[q]
+                total += weights[s] * flat_k[s, q]
         r5 = h * total
         flat_out[q] = flat0[q] + theta * (change + (1.0 - theta) * (r3 + theta * (
             r4 + (1.0 - theta) * r5)))
