@@ -90,3 +90,108 @@ def test_a_step_the_compiled_loop_stops_at_fails_as_in_the_python_loop(monkeypat
     assert failures[0].startswith("step 1 (t = 0.01) failed: rk45: step size underflow")
     assert failures[0] == failures[1]
     assert statuses == [adaptive_compiled.UNDERFLOW]  # the compiled steps stopped, once
+
+
+def compiled_scenes():
+    """Every built-in scene whose rk45 (with the scene's options for it) takes the compiled
+    steps, over the scene's first 200 output intervals."""
+    from hooke.simulate import scene_options
+
+    cases = []
+    for name in hooke.scenes():
+        scene = hooke.scene(name)
+        try:
+            stepper = get_integrator("rk45")(System(scene.model), scene.dt,
+                                             **scene_options(scene, "rk45")[0])
+        except hooke.HookeInputError:  # contact: rk45 refuses it
+            continue
+        if stepper._compiled is not None:
+            cases.append((name, {"t_end": min(scene.t_end, 200 * scene.dt)}))
+    return cases
+
+
+BLOCK_CASES = compiled_scenes() + CASES
+
+
+def recording_calls(patch) -> list:
+    """Patch CompiledDormandPrince.run to record each call's (status, frames written, frames
+    asked for, frames already done)."""
+    calls, compiled_run = [], adaptive_compiled.CompiledDormandPrince.run
+
+    def recorded(self, step, start, first, h, times, done, *args):
+        outcome = compiled_run(self, step, start, first, h, times, done, *args)
+        calls.append((outcome.status, outcome.frames, times.size, done))
+        return outcome
+    patch.setattr(adaptive_compiled.CompiledDormandPrince, "run", recorded)
+    return calls
+
+
+def test_every_compiled_scene_is_among_the_block_cases():
+    assert {"pendulum", "npendulum", "chain", "spring1d", "oscillator"} <= {
+        name for name, _ in compiled_scenes()}
+
+
+@pytest.mark.parametrize("name, keywords", BLOCK_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(BLOCK_CASES)])
+def test_frames_in_blocks_give_the_frame_by_frame_bits(name, keywords, monkeypatch):
+    """simulate computes rk45's frames in blocks (one compiled call for many frames); with
+    blocks off it calls ``advance`` once per frame. Both give the same frames, energies,
+    tensions and counts, bit for bit."""
+    from hooke import simulate as simulate_module
+    from hooke.simulate import Run
+
+    scene = hooke.scene(name)
+    keywords = {"integrator": "rk45", **keywords}
+    with monkeypatch.context() as patch:
+        patch.setattr(simulate_module, "BLOCK_SECONDS", np.inf)  # blocks double, however slow
+        block_calls = recording_calls(patch)
+        blocks = hooke.simulate(scene, **keywords)
+    with monkeypatch.context() as patch:
+        patch.setattr(Run, "_blocks", lambda self: False)
+        frame_calls = recording_calls(patch)
+        frames = hooke.simulate(scene, **keywords)
+    assert blocks.stats == frames.stats
+    for key in ("t", "x", "v"):
+        assert getattr(blocks, key).tobytes() == getattr(frames, key).tobytes(), key
+    assert blocks.energy.keys() == frames.energy.keys()
+    for key, value in blocks.energy.items():
+        assert value.tobytes() == frames.energy[key].tobytes(), key
+    if blocks.joint_force is not None:
+        assert blocks.joint_force.tobytes() == frames.joint_force.tobytes()
+    assert len(frame_calls) >= blocks.n_frames - 1  # one call per frame at least
+    if blocks.n_frames > 100:
+        assert len(block_calls) < (blocks.n_frames - 1) / 10  # the blocks double to 1024
+
+
+def test_a_block_that_pauses_gives_the_frame_by_frame_bits(monkeypatch):
+    """spring1d's frames 0.07 s apart at steps of at most 1e-5 s: 7,000 steps per frame, so a
+    block of 8 frames pauses (STEPS_PER_CALL = 20,000) with 2 of its frames written and goes on;
+    its frames and counts are those of 8 calls of ``advance``."""
+    scene = hooke.scene("spring1d")
+    options = {**scene.options, "max_step": 1e-5}
+    times = 0.07 * np.arange(1, 9)
+
+    def stepper():
+        made = get_integrator("rk45")(System(scene.model), scene.dt, **options)
+        made.t_bound = times[-1]
+        return made
+
+    shape = (times.size,) + scene.model.x0.shape
+    x, v = np.empty(shape), np.empty(shape)
+    with monkeypatch.context() as patch:
+        calls = recording_calls(patch)
+        blocks = stepper()
+        last = blocks.advance_frames(scene.state, times, x, v)
+    assert calls[0] == (adaptive_compiled.PAUSED, 2, times.size, 0)  # paused mid-block
+    assert calls[-1][:2] == (adaptive_compiled.OK, times.size)
+    frames, state = stepper(), scene.state
+    for k, time in enumerate(times):
+        state = frames.advance(state, time, 1)
+        assert state.t == time
+        assert state.x.tobytes() == x[k].tobytes() and state.v.tobytes() == v[k].tobytes()
+    assert blocks.stats == frames.stats and blocks.stats["steps"] > 2 * adaptive_compiled.STEPS_PER_CALL
+    assert last.t == times[-1] and last.x is blocks._frame.x
+    checkpoint = frames.checkpoint()  # a resumed run goes on from the same step
+    assert blocks.checkpoint().keys() == checkpoint.keys()
+    for key, value in blocks.checkpoint().items():
+        np.testing.assert_array_equal(value, checkpoint[key], err_msg=key)

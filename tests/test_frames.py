@@ -121,10 +121,10 @@ def test_a_ctrl_c_inside_a_step_keeps_the_frames_whose_checkpoint_is_known(
     monkeypatch.setattr(TrajectoryWriter, "due", lambda self, pending, size: pending >= 64)
     advance = simulate_module.Run._advance
 
-    def interrupted(self, state, t0, frame):
+    def interrupted(self, state, t0, frame, end):  # rk4: frame by frame (end = frame + 1)
         if frame == 150:
             raise KeyboardInterrupt
-        return advance(self, state, t0, frame)
+        return advance(self, state, t0, frame, end)
     monkeypatch.setattr(simulate_module.Run, "_advance", interrupted)
     path = tmp_path / "run.h5"
     with pytest.raises(KeyboardInterrupt) as caught:

@@ -70,3 +70,53 @@ def test_damper_to_a_moving_pin_drags_the_particle_as_backward_euler_says():
             expected.append(v)
         np.testing.assert_allclose(result.v[:, free, 0], expected, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(result.x[:, pin, 0], u * result.t, rtol=1e-12)
+
+
+def test_the_gradient_bounds_the_newton_step_on_springs():
+    """On springs with dashpots H = M + h²∇²U (blocks projected to PSD) + h D ⪰ M: its smallest
+    eigenvalue is at least the smallest mass, so ‖p‖₂ ≤ ‖g‖₂ / min M for p = −H⁻¹g, which lets
+    implicit_euler stop without a factorisation (``_within_tol``). Unprojected, the crumpled
+    sheets' compressed springs take H below M."""
+    scene = hooke.scene("cloth2d", nx=6, ny=5)
+    system = hooke.System(scene.model)
+    h, smallest = 0.05, system.mass_free.min()
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        x = scene.model.x0 + 0.3 * 0.05 * rng.normal(size=scene.model.x0.shape)
+        projected = system.combined_matrix(x, 1.0, h * h, h, project_psd=True).toarray()
+        raw = system.combined_matrix(x, 1.0, h * h, h, project_psd=False).toarray()
+        assert np.linalg.eigvalsh(projected)[0] >= smallest * (1 - 1e-12)
+        assert np.linalg.eigvalsh(raw)[0] < 0.9 * smallest
+        g = rng.normal(size=projected.shape[0])
+        p = np.linalg.solve(projected, g)
+        assert np.linalg.norm(p) <= np.linalg.norm(g) / smallest
+
+
+def test_a_step_known_converged_from_its_gradient_needs_no_last_factorisation(monkeypatch):
+    """The damped sheet falling from rest on the generic Newton path: the last iteration's
+    gradient proves the stopping rule, so each step solves once fewer; the steps, counts and
+    energies are the same bits as with the rule's own solve."""
+    from hooke.integrators import implicit
+
+    monkeypatch.setattr(implicit, "COMPILED", False)
+    scene = hooke.scene("cloth2d", nx=10, ny=8)
+
+    def run(shortcut: bool):
+        stepper = implicit.ImplicitEuler(hooke.System(scene.model), scene.dt)
+        if not shortcut:
+            monkeypatch.setattr(stepper, "_within_tol", lambda grad, terms: False)
+        solves, solve = [], stepper.linear_solver.solve
+        monkeypatch.setattr(stepper.linear_solver, "solve",
+                            lambda matrix, rhs: (solves.append(1), solve(matrix, rhs))[1])
+        state, energies = scene.state, []
+        for _ in range(10):
+            state = stepper.step(state)
+            energies += stepper.step_energies
+        return state, stepper.stats, energies, len(solves)
+
+    fast, reference = run(True), run(False)
+    assert fast[0].x.tobytes() == reference[0].x.tobytes()
+    assert fast[0].v.tobytes() == reference[0].v.tobytes()
+    assert fast[1] == reference[1] and fast[2] == reference[2]
+    assert reference[3] == fast[1]["newton_iterations"] + 10  # a solve per iteration, one to stop
+    assert fast[3] == fast[1]["newton_iterations"]  # the stopping solves are gone

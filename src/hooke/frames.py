@@ -4,7 +4,8 @@ Contract: a frame is the state (t, x, v) and what is derived from the state alon
 energy and each potential term, their sums, the joints' exact tensions, the smallest contact
 distance, the contact forces and the smallest distance between surfaces — keyed as in the trajectory store (:func:`frame_data`, the
 reference). A run records only the state at a saved step (:meth:`FrameSeries.put_state`: three
-copies into preallocated arrays) and derives the rest for a block of frames at once
+copies into preallocated arrays; or an integrator writes a block of states there itself,
+:meth:`FrameSeries.state_block`) and derives the rest for a block of frames at once
 (:func:`derive_block`): NumPy over the block where its rounding is the frame-by-frame one (a sum
 along a contiguous last axis, a stacked matrix product), compiled loops that call the same
 compiled kernels frame after frame, and the frame-by-frame functions for everything else (a term
@@ -245,6 +246,19 @@ class FrameSeries:
         arrays["x"][frame] = state.x
         arrays["v"][frame] = state.v
         self.recorded = frame + 1
+
+    def state_block(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """(x, v) of frames [start, stop): views to write their states into, recorded with
+        :meth:`put_times`."""
+        shape = self.system.model.x0.shape
+        return (self._array("x", shape, np.float64)[start:stop],
+                self._array("v", shape, np.float64)[start:stop])
+
+    def put_times(self, start: int, t: np.ndarray) -> None:
+        """Record the frames from ``start`` whose states are written (:meth:`state_block`) at
+        times ``t``."""
+        self._array("t", (), np.float64)[start:start + t.size] = t
+        self.recorded = start + t.size
 
     def put_block(self, start: int, data: dict[str, np.ndarray]) -> None:
         """Frames from ``start`` (the next to derive) given whole: every key of

@@ -70,7 +70,8 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         max_frames: with neither ``save_every`` nor a scene that sets it (``save_every_given``),
             save at most about this many frames: ``save_every`` = ⌈steps / max_frames⌉
             (``hooke run`` passes 1,000, :data:`FRAME_BUDGET`); None: every step.
-        progress: optional callback ``progress(steps_done, steps_total)`` called per frame.
+        progress: optional callback ``progress(steps_done, steps_total)`` called after each
+            saved frame, or after each block of frames an integrator computes in one call.
         store: optional path of an HDF5 trajectory file written frame by frame as the run goes.
         max_energy_growth: optional blow-up guard, checked after every step: stop when the total
             energy exceeds its start by more than (factor − 1)·S, S = Σ |energy components| at
@@ -138,6 +139,10 @@ def check_progress(progress) -> None:
 # Frames derived together when no store sets the blocks: large enough that a block's fixed
 # cost vanishes per frame, small enough that its arrays stay in the cache.
 DERIVE_FRAMES = 1024
+# Frames computed in one call (by an integrator that can) double from 1 while a block takes less
+# than this, and halve when one takes longer: whole blocks of fast frames, yet progress, time
+# limits and the store's timed flushes still come about this often when frames take long.
+BLOCK_SECONDS = 0.01
 # An advance that takes this long or longer is followed by a checkpoint (see StoreFeed): a few
 # microseconds then cost under 1% of the run.
 EAGER_CHECKPOINT_SECONDS = 1e-3
@@ -157,14 +162,22 @@ class StoreFeed:
     continues exactly from the file's last frame."""
 
     def __init__(self, writer, series: FrameSeries, stepper, frame_bytes: int):
+        from .io.store import flush_frames  # h5py: loaded by runs that store
+
         self.writer, self.series, self.stepper = writer, series, stepper
         self.frame_bytes = frame_bytes
+        self.block_frames = flush_frames(frame_bytes)  # frames after which the writer is due
         self.held: tuple[int, dict] | None = None  # (frames it follows, checkpoint)
 
     def checkpoint(self) -> dict:
         """The integrator's checkpoint, copied (an integrator may reuse its arrays)."""
         return {key: np.array(value) if isinstance(value, np.ndarray) else value
                 for key, value in self.stepper.checkpoint().items()}
+
+    def room(self) -> int:
+        """Frames to record before the writer is due by frame count (at least 1)."""
+        pending = self.series.recorded - self.writer.count
+        return max(1, self.block_frames - pending)
 
     def recorded(self, advance_seconds: float) -> None:
         """After a frame's state is recorded: write a block when the writer is due."""
@@ -256,18 +269,27 @@ class Run:
                     series.put_state(0, state)
                     series.derive()  # a problem with the start shows before any step
                     self._guard_energy(state, t0)
-                for frame in range(start_frame + 1, self.steps.size):
+                frame, block = start_frame + 1, 1
+                while frame < self.steps.size:
                     in_sync = False
                     began = time.perf_counter()
-                    state = self._advance(state, t0, frame)
-                    series.put_state(frame, state)
+                    # a block ends where its frames are due to be derived or written
+                    room = (DERIVE_FRAMES - (series.recorded - series.derived) if feed is None
+                            else feed.room())
+                    end = min(self.steps.size, frame + max(1, min(block, room)))
+                    state = self._advance(state, t0, frame, end)
                     in_sync = True
+                    seconds = time.perf_counter() - began
                     if feed is not None:
-                        feed.recorded(time.perf_counter() - began)
+                        feed.recorded(seconds)
                     elif series.recorded - series.derived >= DERIVE_FRAMES:
                         series.derive()
                     if progress is not None:
-                        progress(int(self.steps[frame]), self.n_steps)
+                        progress(int(self.steps[end - 1]), self.n_steps)
+                    frame = end
+                    if self._blocks():
+                        block = (min(2 * block, self.steps.size) if seconds < BLOCK_SECONDS
+                                 else max(1, block // 2))
                 series.derive()
             except StoreWriteError as error:  # the file keeps its flushed frames; none is lost here
                 error.result = result(series.derived, complete=False)
@@ -294,15 +316,36 @@ class Run:
         close(complete=True)
         return result(self.steps.size, complete=True)
 
-    def _advance(self, state: State, t0: float, frame: int) -> State:
-        """The state at ``frame``: in one ``advance`` call, or step by step with the energy guard."""
-        first, last = int(self.steps[frame - 1]), int(self.steps[frame])
+    def _blocks(self) -> bool:
+        """Whether frames are computed in blocks: by an integrator that can
+        (``frames_in_blocks``) when no energy guard needs every step."""
+        return self.max_energy_growth is None and self.stepper.frames_in_blocks()
+
+    def _advance(self, state: State, t0: float, frame: int, end: int) -> State:
+        """Record the states of frames [frame, end) and return the last: a block in one
+        ``advance_frames`` call (see :meth:`_blocks`), else frame by frame in ``advance`` calls,
+        or step by step with the energy guard."""
+        series = self.series
         try:
-            if self.max_energy_growth is None:
-                return self.stepper.advance(state, t0 + last * self.dt, last - first)
-            for step in range(first + 1, last + 1):
-                state = self.stepper.advance(state, t0 + step * self.dt, 1)
-                self._guard_energy(state, t0)
+            if self._blocks():
+                times = t0 + self.steps[frame:end] * self.dt
+                x, v = series.state_block(frame, end)
+                try:
+                    state = self.stepper.advance_frames(state, times, x, v)
+                except StepFailed as failure:  # the frames before the failing step are kept
+                    series.put_times(frame, times[:failure.frames])
+                    raise
+                series.put_times(frame, times)
+                return state
+            for index in range(frame, end):
+                first, last = int(self.steps[index - 1]), int(self.steps[index])
+                if self.max_energy_growth is None:
+                    state = self.stepper.advance(state, t0 + last * self.dt, last - first)
+                else:
+                    for step in range(first + 1, last + 1):
+                        state = self.stepper.advance(state, t0 + step * self.dt, 1)
+                        self._guard_energy(state, t0)
+                series.put_state(index, state)
             return state
         except StepFailed as failure:
             raise Stopped(self, failure, t0) from failure

@@ -189,11 +189,16 @@ class System:
         """mass_weight·M + hessian_weight·∇²U(x) + damping_weight·D(x) on the free DOFs
         (∇² over ``terms``: the potential terms, or ``step_terms(...)`` with the lagged ones)."""
         terms = self.terms if terms is None else terms
-        if (not self.lagged_terms and spring in terms
-                and all(term in (spring, gravity) for term in terms)):
+        if spring in terms and self.springs_and_gravity(terms):
             return self._spring_matrix(x, mass_weight, hessian_weight, damping_weight, project_psd)
         return self.generic_combined_matrix(x, mass_weight, hessian_weight, damping_weight,
                                             project_psd, terms)
+
+    def springs_and_gravity(self, terms) -> bool:
+        """Whether ``terms`` are springs and gravity only, with nothing lagged: their
+        :meth:`combined_matrix` with PSD-projected blocks is then mass_weight·M plus positive
+        semidefinite parts (spring blocks projected, dashpots c·n nᵀ, gravity none)."""
+        return not self.lagged_terms and all(term in (spring, gravity) for term in terms)
 
     def _spring_matrix(self, x, mass_weight, hessian_weight, damping_weight, project_psd):
         """:meth:`combined_matrix` for springs (+ gravity): the blocks written in place into a

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .measure import Options, interleaved, table
+from .measure import Options, interleaved, per_frame, table
 
 CPP_PENDULUM_STEPS_PER_S = 22601.0
 # (scene, integrator and options (None: the scene's), dt (None: the scene's), steps)
@@ -68,17 +68,17 @@ def case(name: str, options: dict | None, dt: float | None, steps: int, repeats:
         "every step, stored": lambda: simulate(scene, save_every=1, store=store, **settings),
         "first and last, stored": lambda: simulate(scene, save_every=steps, store=store,
                                                    **settings)}
-    times = {key: np.asarray(value) for key, value in interleaved(contenders, repeats).items()}
+    times = interleaved(contenders, repeats)
     result = simulate(scene, save_every=1, **settings)
     frames = result.n_frames - 2  # beyond the first and last, which both runs save
-    per_frame = np.median(times["every step"] - times["first and last"]) / frames
-    stored = np.median(times["every step, stored"] - times["first and last, stored"]) / frames
+    memory = per_frame(times["every step"], times["first and last"], frames)
+    stored = per_frame(times["every step, stored"], times["first and last, stored"], frames)
     alone = saving_alone(scene, result) / result.n_frames
     return {"case": name, "integrator": options.get("integrator", scene.integrator), "dt": dt,
             "steps": steps, "frames": result.n_frames, "particles": scene.model.n_particles,
             "us_per_step_without_frames": 1e6 * float(np.median(times["first and last"])) / steps,
             "steps_per_s_with_frames": steps / float(np.median(times["every step"])),
-            "us_per_frame": 1e6 * float(per_frame), "us_per_frame_stored": 1e6 * float(stored),
+            "us_per_frame": 1e6 * memory, "us_per_frame_stored": 1e6 * stored,
             "us_per_frame_saving_alone": 1e6 * alone,
             "cpp_steps_per_s": CPP_PENDULUM_STEPS_PER_S if name == "pendulum" else None}
 

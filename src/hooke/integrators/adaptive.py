@@ -230,28 +230,41 @@ class DormandPrince45(ConstraintForces, Integrator):
         self.h = h * (min(factor, 1.0) if rejected else factor)
         self._finish(step)
 
-    def _accept_compiled(self, t_target: float) -> None:
-        """Accepted steps taken by :mod:`.adaptive_compiled` until one ends at or past t_target;
-        where it stops before a step, that step is repeated here (which raises its error)."""
-        start = self._step.end if self._step is not None else self._start
-        self.guarded(lambda: self._compiled_steps(start, t_target), start)
-
-    def _compiled_steps(self, start: State, t_target: float) -> None:
-        first = self._first_stage(start, self._fsal)
-        if self.h is None:
-            self.h = self._initial_step(start, first)
-        outcome = self._compiled.run(start.t, start.x, start.v, first, self.h, t_target,
+    def _compiled_frames(self, times: np.ndarray, done: int, x_out: np.ndarray,
+                         v_out: np.ndarray) -> int:
+        """Frames ``done`` on written by one :mod:`.adaptive_compiled` call (they stop after
+        STEPS_PER_CALL steps); where it stops before a step, that step is repeated here (which
+        raises its error). Returns the frames written in all."""
+        step = self._step
+        start = step.end if step is not None else self._start
+        first = None
+        if step is None:
+            first = self.guarded(lambda: self._first_stage(start, self._fsal), start)
+            if self.h is None:
+                self.h = self.guarded(lambda: self._initial_step(start, first), start)
+        outcome = self._compiled.run(step, start, first, self.h, times, done, x_out, v_out,
                                      self.t_bound, self.max_step, self.atol, self.rtol)
         for key, count in zip(("steps", "rejected", "evaluations"), outcome.stats):
             self.stats[key] += count
         self.h = outcome.h_next
+        if outcome.step is None:
+            return outcome.frames
         step = AcceptedStep(*outcome.step)
         if outcome.status in (adaptive_compiled.OK, adaptive_compiled.PAUSED):
             self._finish(step)
-            return
+            return outcome.frames
         self._step, self._start = None, State(step.t, step.x0, step.v0)
         self._fsal = (step.kx[0], step.kv[0])
         self._accept_next()
+        return outcome.frames
+
+    def _own(self, state: State) -> None:
+        """Start afresh from ``state`` unless it is the last frame returned (or, after a
+        restore, the frame the run stopped at)."""
+        ours = (state.x is self._frame.x if self._frame is not None
+                else self._step is not None and state.t == self._restored_t)
+        if not ours:
+            self._step, self._fsal, self._start = None, None, state
 
     # -- the contract -----------------------------------------------------------------------
     def step(self, state: State) -> State:
@@ -263,18 +276,39 @@ class DormandPrince45(ConstraintForces, Integrator):
         self.stats["steps"] += 1
         return self._step.end
 
+    def frames_in_blocks(self) -> bool:
+        """Whether :meth:`advance_frames` computes its frames compiled: the adaptive steps of
+        a system :mod:`.adaptive_compiled` takes (see :func:`.adaptive_compiled.build`)."""
+        return (self._compiled is not None and self.options["adaptive"]
+                and has_only_terms(self.system, self._terms))
+
+    def advance_frames(self, state: State, times: np.ndarray, x_out: np.ndarray,
+                       v_out: np.ndarray) -> State:
+        """The states at ``times`` (increasing, C-contiguous floats) into x_out, v_out ((frames,
+        n, d), C-contiguous), as :meth:`advance` to each time in turn returns them bit for bit,
+        in compiled calls (:meth:`frames_in_blocks` must be True); returns the last one. A
+        :class:`StepFailed` carries the number of frames written before it as ``frames``."""
+        self._own(state)
+        done = 0
+        try:
+            while done < times.size:
+                done = self._compiled_frames(times, done, x_out, v_out)
+        except StepFailed as failure:
+            failure.frames = done
+            raise
+        self._frame = State(float(times[-1]), x_out[-1], v_out[-1])
+        return self._frame
+
     def advance(self, state: State, t_target: float, n_steps: int) -> State:
         if not self.options["adaptive"]:
             return super().advance(state, t_target, n_steps)
-        ours = (state.x is self._frame.x if self._frame is not None
-                else self._step is not None and state.t == self._restored_t)
-        if not ours:
-            self._step, self._fsal, self._start = None, None, state
+        if self.frames_in_blocks():
+            shape = (1,) + np.shape(state.x)
+            return self.advance_frames(state, np.array([float(t_target)]), np.empty(shape),
+                                       np.empty(shape))
+        self._own(state)
         while (self._step.end.t if self._step is not None else state.t) < t_target:
-            if self._compiled is not None and has_only_terms(self.system, self._terms):
-                self._accept_compiled(t_target)
-            else:
-                self._accept_next()
+            self._accept_next()
         step = self._step
         if step is None or t_target == step.end.t:
             frame = State(float(t_target), state.x, state.v) if step is None else step.end

@@ -8,22 +8,27 @@ Contract:
   ``"correction"`` or ``"baumgarte"``; else None, and :class:`.adaptive.DormandPrince45` keeps its
   Python loop (projection moves the state after each step, a moving pin needs its motion in
   Python).
-- :meth:`CompiledDormandPrince.run` takes accepted steps from a state and its first stage until
-  a step ends at or past ``t_target`` and returns the last one, in one call. It computes what the
-  Python loop computes, operation for operation: the same kernels for the forces
-  (:func:`hooke.kernels._accelerations_serial`) and the joints (:mod:`hooke.constraints`' helpers
-  and the Cholesky of :mod:`hooke.dense`), the stage sums of
-  :func:`.tableau.weighted_sum` element by element, and the error norm and controller through
-  :func:`scaled_rms` and :func:`step_factor`, which the Python loop calls too. So both give the
-  same bits (tests/test_adaptive_compiled.py), and a checkpoint written by one resumes in the
-  other.
+- :meth:`CompiledDormandPrince.run` writes the states at a block of frame times into (frames,
+  n, d) arrays in one call, going on from the current step (or from a state and its first
+  stage): each frame once a step reaches it, from that step's continuous extension
+  (:func:`dense_output`, pins placed) or its end, as ``DormandPrince45.advance`` returns it; it
+  returns when the block is written, or after STEPS_PER_CALL steps (PAUSED, to be gone on from),
+  with the current step. It computes what the Python loop computes, operation for operation:
+  the same kernels for the forces (:func:`hooke.kernels._accelerations_serial`) and the joints
+  (:mod:`hooke.constraints`' helpers and the Cholesky of :mod:`hooke.dense`), the stage sums of
+  :func:`.tableau.weighted_sum` element by element, and the error norm, controller and
+  continuous extension through :func:`scaled_rms`, :func:`step_factor` and
+  :func:`dense_output`, which the Python loop calls too. So both give the same bits, frame by
+  frame or in blocks (tests/test_adaptive_compiled.py), and a checkpoint written by one resumes
+  in the other. The call holds no GIL.
 - On anything the Python loop would raise at (a non-finite tension right-hand side, a singular
   joint set, a step-size underflow) it stops before that step and says so; the caller then
   repeats that step with the Python loop, which raises the error with its message.
 
 Why: each right-hand side of seed 003's double pendulum costs tens of µs of Python and NumPy
 calls in the generic loop (19,190 of them in its 100 s run); compiled, the whole run takes
-milliseconds (``hooke bench`` W8).
+milliseconds (``hooke bench`` W8). Its 10,000 frames are written in blocks, not one Python call
+each (what a frame costs: ``hooke bench W8``).
 
 Numba's cache does not notice edits to the helpers imported from :mod:`hooke.kernels`,
 :mod:`hooke.constraints`, :mod:`hooke.dense` or :mod:`.compiled`: after changing them, touch this
@@ -42,7 +47,7 @@ from ..constraints import DENSE_JOINTS, _correction, _geometry, _rates, _scatter
 from ..dense import cholesky, cholesky_solve
 from ..kernels import _accelerations_serial
 from .compiled import all_finite
-from .tableau import DORMAND_PRINCE
+from .tableau import DORMAND_PRINCE, DORMAND_PRINCE_DENSE
 
 OK, TENSION_RHS, SINGULAR, UNDERFLOW, PAUSED = 0, 1, 2, 3, 4
 # Accepted steps per call at most: the call returns to Python now and then (Ctrl-C, and a Dask
@@ -141,97 +146,137 @@ def _acceleration(x, v, forces, joints, work, out):
 @njit(cache=True, error_model="numpy")
 def _stage_sum(weights, count, k, h, y, out):
     """out = y + h · Σ_{s < count} w_s k_s, the sum stage by stage as :func:`.tableau.weighted_sum`."""
-    flat_out, flat_y = out.reshape(-1), y.reshape(-1)
+    flat_out, flat_y, flat_k = out.reshape(-1), y.reshape(-1), k.reshape(k.shape[0], -1)
     for q in range(flat_y.size):
         total = 0.0
         for s in range(count):
             if weights[s] != 0.0:
-                total += weights[s] * k[s].reshape(-1)[q]
+                total += weights[s] * flat_k[s, q]
         flat_out[q] = flat_y[q] + h * total
 
 
 @njit(cache=True, error_model="numpy")
 def _weighted(weights, k, h, out):
     """out = h · Σ_s w_s k_s over every stage (the error estimate)."""
-    flat_out = out.reshape(-1)
+    flat_out, flat_k = out.reshape(-1), k.reshape(k.shape[0], -1)
     for q in range(flat_out.size):
         total = 0.0
         for s in range(weights.size):
             if weights[s] != 0.0:
-                total += weights[s] * k[s].reshape(-1)[q]
+                total += weights[s] * flat_k[s, q]
         flat_out[q] = h * total
 
 
-@njit(cache=True, error_model="numpy", nogil=True)
-def _run(t, x, v, kx, kv, h, t_target, t_bound, max_step, atol, rtol, free, pinned,
-         pinned_x0, tableau, forces, joints, work, step, stats):
-    """Accepted steps from (t, x, v), whose first stage is in kx[0], kv[0], until one ends at or
-    past t_target (status OK) or STEPS_PER_CALL were accepted (PAUSED: the last one returned as
-    for OK, to be gone on from). Returns (status, accepted steps, the step's t and t1, its h,
-    the next trial h). With another status: t, x0, v0, kx[0], kv[0] are where the stopped step
-    started.
-
-    ``step`` = (x0, v0, x1, v1, ex, ev, xs, vs) arrays: on return x0, v0 hold the last accepted
-    step's start and x1, v1 its end, kx, kv its stages; ``stats`` (steps, rejected, evaluations)
-    counts accepted steps only (a step stopped by a status counts nothing)."""
-    c, a, b, e = tableau
+@njit(cache=True, error_model="numpy")
+def _accept(t, h, kx, kv, t_bound, max_step, atol, rtol, free, pinned, pinned_x0, tableau,
+            forces, joints, work, step, stats):
+    """One accepted step from (t, x0, v0) with first stage kx[0], kv[0] and trial step h, into
+    x1, v1 and the stages; the trials it rejects shrink h. Returns (status, t1, the step's h,
+    the next trial h); with another status than OK the step is not taken and counts nothing."""
+    c, a, b, e, _ = tableau
     x0, v0, x1, v1, ex, ev, xs, vs = step
     stages = c.size
-    x0[:] = x
-    v0[:] = v
+    hh = min(h, max_step)
+    rejected = 0
+    while True:
+        if hh <= 1e-14 * max(1.0, abs(t)):
+            return UNDERFLOW, t, hh, h
+        t1 = t_bound if t + hh >= t_bound else t + hh
+        hh = t1 - t
+        for s in range(1, stages - 1):
+            _stage_sum(a[s], s, kx, hh, x0, xs)
+            _stage_sum(a[s], s, kv, hh, v0, vs)
+            kx[s] = vs
+            status = _acceleration(xs, vs, forces, joints, work, kv[s])
+            if status != OK:
+                return status, t, hh, h
+        _stage_sum(b, stages - 1, kx, hh, x0, x1)
+        _stage_sum(b, stages - 1, kv, hh, v0, v1)
+        _place_pins(pinned, pinned_x0, x1, v1)
+        kx[stages - 1] = v1
+        status = _acceleration(x1, v1, forces, joints, work, kv[stages - 1])
+        if status != OK:
+            return status, t, hh, h
+        _weighted(e, kx, hh, ex)
+        _weighted(e, kv, hh, ev)
+        error_norm = np.inf
+        if all_finite(x1, v1):
+            error_norm = scaled_rms(ex, ev, x0, x1, v0, v1, free, atol, rtol)
+            if not math.isfinite(error_norm):
+                error_norm = np.inf
+        factor = step_factor(error_norm)
+        if error_norm < 1.0:
+            break
+        rejected += 1
+        hh *= factor
+    stats[0] += 1
+    stats[1] += rejected
+    stats[2] += (rejected + 1) * (stages - 1)
+    return OK, t1, hh, hh * (min(factor, 1.0) if rejected else factor)
+
+
+@njit(cache=True, error_model="numpy")
+def _place_pins(pinned, pinned_x0, x, v):
+    """Static pins in place, at rest (System.apply_pins)."""
+    for q in range(pinned.size):
+        x[pinned[q]] = pinned_x0[q]
+        v[pinned[q]] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def _write_frame(time, t, t1, hh, stepped, kx, kv, dense, pinned, pinned_x0, step, x_out, v_out):
+    """x_out, v_out = the state at ``time`` ≤ t1 as ``DormandPrince45.advance`` returns it: the
+    step's end at t1 (or, before any step, the start held there), else its continuous extension
+    with the pins placed."""
+    x0, v0, x1, v1, ex, ev, xs, vs = step
+    x, v = x1, v1
+    if stepped and time != t1:
+        theta = (time - t) / hh
+        dense_output(theta, hh, x0, x1, kx, dense, xs)
+        dense_output(theta, hh, v0, v1, kv, dense, vs)
+        _place_pins(pinned, pinned_x0, xs, vs)
+        x, v = xs, vs
+    for p in range(x_out.shape[0]):
+        for c in range(x_out.shape[1]):
+            x_out[p, c] = x[p, c]
+            v_out[p, c] = v[p, c]
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def _run(t, t1, hh, h, stepped, kx, kv, times, done, x_out, v_out, t_bound, max_step, atol,
+         rtol, free, pinned, pinned_x0, tableau, forces, joints, work, step, stats):
+    """The frames at ``times`` from ``done`` on, into x_out, v_out ((frames, n, d)), each once
+    a step reaches it, stepping on from the current step (t to t1 of size hh, trial step h
+    next): from (t, x0, v0) to (t1, x1, v1) with stages kx, kv when ``stepped``, else the start
+    state held in x1, v1 at t1 = t with its first stage in kx[-1], kv[-1].
+
+    Returns (status, frames done, t, t1, hh, h) with the current step as above: OK when every
+    frame is written, PAUSED after STEPS_PER_CALL accepted steps (to be gone on from). With
+    another status the step from (t, x0, v0), first stage kx[0], kv[0], failed and is not taken.
+    ``stats`` (steps, rejected, evaluations) counts accepted steps only."""
+    x0, v0, x1, v1, _, _, _, _ = step
+    last = kx.shape[0] - 1
     accepted = 0
     while True:
-        hh = min(h, max_step)
-        rejected = 0
-        evaluations = 0
-        while True:
-            if hh <= 1e-14 * max(1.0, abs(t)):
-                return UNDERFLOW, accepted, t, t, hh, h
-            t1 = t_bound if t + hh >= t_bound else t + hh
-            hh = t1 - t
-            for s in range(1, stages - 1):
-                _stage_sum(a[s], s, kx, hh, x0, xs)
-                _stage_sum(a[s], s, kv, hh, v0, vs)
-                kx[s] = vs
-                status = _acceleration(xs, vs, forces, joints, work, kv[s])
-                if status != OK:
-                    return status, accepted, t, t, hh, h
-            _stage_sum(b, stages - 1, kx, hh, x0, x1)
-            _stage_sum(b, stages - 1, kv, hh, v0, v1)
-            for q in range(pinned.size):  # static pins: in place, at rest (System.apply_pins)
-                x1[pinned[q]] = pinned_x0[q]
-                v1[pinned[q]] = 0.0
-            kx[stages - 1] = v1
-            status = _acceleration(x1, v1, forces, joints, work, kv[stages - 1])
-            if status != OK:
-                return status, accepted, t, t, hh, h
-            _weighted(e, kx, hh, ex)
-            _weighted(e, kv, hh, ev)
-            evaluations += stages - 1
-            error_norm = np.inf
-            if all_finite(x1, v1):
-                error_norm = scaled_rms(ex, ev, x0, x1, v0, v1, free, atol, rtol)
-                if not math.isfinite(error_norm):
-                    error_norm = np.inf
-            factor = step_factor(error_norm)
-            if error_norm < 1.0:
-                break
-            rejected += 1
-            hh *= factor
-        stats[0] += 1
-        stats[1] += rejected
-        stats[2] += evaluations
-        accepted += 1
-        h = hh * (min(factor, 1.0) if rejected else factor)
-        if t1 >= t_target:
-            return OK, accepted, t, t1, hh, h
+        while done < times.size and times[done] <= t1:
+            _write_frame(times[done], t, t1, hh, stepped, kx, kv, tableau[4], pinned, pinned_x0,
+                         step, x_out[done], v_out[done])
+            done += 1
+        if done == times.size:
+            return OK, done, t, t1, hh, h
         if accepted >= STEPS_PER_CALL:
-            return PAUSED, accepted, t, t1, hh, h
+            return PAUSED, done, t, t1, hh, h
         t = t1  # the next step starts from this one's end, its first stage the last (FSAL)
         x0[:] = x1
         v0[:] = v1
-        kx[0] = kx[stages - 1]
-        kv[0] = kv[stages - 1]
+        kx[0] = kx[last]
+        kv[0] = kv[last]
+        status, t1, hh, h = _accept(t, h, kx, kv, t_bound, max_step, atol, rtol, free, pinned,
+                                    pinned_x0, tableau, forces, joints, work, step, stats)
+        if status != OK:
+            return status, done, t, t, hh, h
+        stepped = True
+        accepted += 1
 
 
 @njit(cache=True, error_model="numpy")
@@ -240,15 +285,16 @@ def dense_output(theta, h, y0, y1, k, weights, out):
     k (Dormand–Prince's, fourth order; ``weights`` :data:`.tableau.DORMAND_PRINCE_DENSE`), entry
     by entry in the order NumPy's array expression of it would take."""
     flat_out, flat0, flat1 = out.reshape(-1), y0.reshape(-1), y1.reshape(-1)
+    flat_k = k.reshape(k.shape[0], -1)  # once: a reshape per entry costs more than its sum
     last = k.shape[0] - 1
     for q in range(flat0.size):
         change = flat1[q] - flat0[q]
-        r3 = h * k[0].reshape(-1)[q] - change
-        r4 = change - h * k[last].reshape(-1)[q] - r3
+        r3 = h * flat_k[0, q] - change
+        r4 = change - h * flat_k[last, q] - r3
         total = 0.0
         for s in range(weights.size):
             if weights[s] != 0.0:
-                total += weights[s] * k[s].reshape(-1)[q]
+                total += weights[s] * flat_k[s, q]
         r5 = h * total
         flat_out[q] = flat0[q] + theta * (change + (1.0 - theta) * (r3 + theta * (
             r4 + (1.0 - theta) * r5)))
@@ -261,16 +307,26 @@ def _padded(array: np.ndarray) -> np.ndarray:
     return out
 
 
+def _load(padded: np.ndarray, array: np.ndarray) -> None:
+    """padded (…, 3) = ``array`` (…, d), zero-padded."""
+    d = array.shape[-1]
+    padded[..., :d] = array
+    padded[..., d:] = 0.0
+
+
 @dataclass
 class Outcome:
-    """What :meth:`CompiledDormandPrince.run` did. ``step`` = (t, h, t1, x0, v0, x1, v1, kx, kv),
-    :class:`.adaptive.AcceptedStep`'s fields in the model's (n, d) shape: with ``status`` OK the
-    last accepted step; otherwise the step it stopped before starts at (t, x0, v0) with first
-    stage kx[0], kv[0] (the rest is scratch). PAUSED is as OK, short of t_target. ``h_next``: the next trial step; ``stats``:
-    (steps, rejected, evaluations) accepted."""
+    """What :meth:`CompiledDormandPrince.run` did: ``frames`` written in all (with ``status``
+    OK every one, PAUSED some, to be gone on from). ``step`` = (t, h, t1, x0, v0, x1, v1, kx, kv),
+    :class:`.adaptive.AcceptedStep`'s fields in the model's (n, d) shape (copies): with OK or
+    PAUSED the current step (None when the call took no step: it is the one it went on from);
+    otherwise the step that failed
+    starts at (t, x0, v0) with first stage kx[0], kv[0] (the rest is scratch). ``h_next``: the
+    next trial step; ``stats``: (steps, rejected, evaluations) accepted."""
 
     status: int
-    step: tuple
+    frames: int
+    step: tuple | None
     h_next: float
     stats: tuple[int, int, int]
 
@@ -309,27 +365,41 @@ class CompiledDormandPrince:
         tableau = DORMAND_PRINCE
         self.tableau = (tableau.c, np.ascontiguousarray(tableau.a),
                         np.ascontiguousarray(tableau.b[:-1]),
-                        np.ascontiguousarray(tableau.b - tableau.b_embedded))
-        self.stages = tableau.stages
-        self.step_arrays = tuple(np.empty((n, 3)) for _ in range(8))
+                        np.ascontiguousarray(tableau.b - tableau.b_embedded),
+                        DORMAND_PRINCE_DENSE)
+        # the current step (x0, v0, x1, v1, then scratch) and its stages, (n, 3) each
+        self.step_arrays = tuple(np.zeros((n, 3)) for _ in range(8))
+        self.kx, self.kv = np.zeros((tableau.stages, n, 3)), np.zeros((tableau.stages, n, 3))
         self.stats = np.zeros(3, dtype=np.int64)
 
-    def run(self, t, x, v, first, h, t_target, t_bound, max_step, atol, rtol) -> Outcome:
-        """Steps from (t, x, v) with first stage ``first`` = (k_x, k_v) until one ends at or
-        past t_target (see :class:`Outcome`)."""
-        n = x.shape[0]
-        kx, kv = np.zeros((self.stages, n, 3)), np.zeros((self.stages, n, 3))
-        kx[0, :, : self.dim], kv[0, :, : self.dim] = first
+    def run(self, step, start, first, h, times, done, x_out, v_out, t_bound, max_step, atol,
+            rtol) -> Outcome:
+        """Frames ``done`` on of ``times`` into x_out, v_out ((frames, n, d), C-contiguous), going
+        on from ``step`` (an :class:`.adaptive.AcceptedStep`, the current one) or, when None,
+        from the State ``start`` with first stage ``first`` = (k_x, k_v); see :class:`Outcome`."""
+        x0, v0, x1, v1 = self.step_arrays[:4]
+        if step is None:
+            _load(x1, start.x)
+            _load(v1, start.v)
+            _load(self.kx[-1], first[0])
+            _load(self.kv[-1], first[1])
+            t, t1, h_step = start.t, start.t, 0.0
+        else:
+            for padded, array in ((x0, step.x0), (v0, step.v0), (x1, step.x1), (v1, step.v1),
+                                  (self.kx, step.kx), (self.kv, step.kv)):
+                _load(padded, array)
+            t, t1, h_step = step.t, step.t1, step.h
         self.stats[:] = 0
-        status, accepted, t0, t1, h_step, h_next = _run(
-            float(t), _padded(x), _padded(v), kx, kv, float(h), float(t_target), float(t_bound),
-            float(max_step), float(atol), float(rtol), self.free, self.pinned, self.pinned_x0,
-            self.tableau, self.forces, self.joints, self.work, self.step_arrays, self.stats)
+        status, frames, t, t1, h_step, h_next = _run(
+            float(t), float(t1), float(h_step), float(h), step is not None, self.kx, self.kv,
+            times, done, x_out, v_out, float(t_bound), float(max_step), float(atol), float(rtol),
+            self.free, self.pinned, self.pinned_x0, self.tableau, self.forces, self.joints,
+            self.work, self.step_arrays, self.stats)
         d = self.dim
-        x0, v0, x1, v1 = (np.ascontiguousarray(a[:, :d]) for a in self.step_arrays[:4])
-        step = (t0, h_step, t1, x0, v0, x1, v1, np.ascontiguousarray(kx[:, :, :d]),
-                np.ascontiguousarray(kv[:, :, :d]))
-        return Outcome(status, step, h_next, tuple(int(s) for s in self.stats))
+        moved = status not in (OK, PAUSED) or self.stats[0] > 0  # else the step is unchanged
+        current = None if not moved else (
+            t, h_step, t1, *(np.array(a[..., :d]) for a in (x0, v0, x1, v1, self.kx, self.kv)))
+        return Outcome(status, int(frames), current, h_next, tuple(int(s) for s in self.stats))
 
 
 def build(system, stabilization) -> CompiledDormandPrince | None:

@@ -11,6 +11,10 @@ Contract:
   It checks every step: a step that gives a non-finite state, or raises (a Newton failure, a
   linear solver refusing infs), raises :class:`StepFailed` with the last finite state, so the run
   stops at the exact step whatever its save interval (:mod:`hooke.simulate` words the message).
+  An integrator whose ``frames_in_blocks()`` is True also has ``advance_frames(state, times,
+  x_out, v_out)``: the states ``advance`` would return at each of ``times`` in turn, bit for bit,
+  written into (frames, n, d) arrays in one call (a :class:`StepFailed` then carries the frames
+  written before it as ``frames``).
 - ``stats`` counts what a run did (``steps``, and ``rejected`` or ``newton_iterations`` where they
   apply).
 - Resume: ``checkpoint()`` returns everything besides the state that the next step depends on —
@@ -160,6 +164,11 @@ class Integrator:
         for _ in range(n_steps):
             state = self.checked_step(state)
         return State(float(t_target), state.x, state.v)
+
+    def frames_in_blocks(self) -> bool:
+        """Whether ``advance_frames(state, times, x_out, v_out)`` computes a block of frames in
+        one call (rk45's compiled steps); else ``simulate`` calls ``advance`` per frame."""
+        return False
 
     def checked_step(self, state: State) -> State:
         """``step``, raising :class:`StepFailed` when it fails or gives a non-finite state."""
