@@ -20,7 +20,7 @@ import hooke
 from hooke.integrators import get as get_integrator
 from hooke.integrators import newmark
 from hooke.io.export import export_vtu, write_xdmf
-from hooke.io.store import read_trajectory, rewrite
+from hooke.io.store import TrajectoryWriter, read_trajectory, rewrite
 
 from conftest import padded3, vtk_blocks
 
@@ -509,3 +509,50 @@ def test_the_compacting_copy_does_not_keep_the_order_attributes_were_rewritten_i
     assert (tmp_path / "a.h5").read_bytes() != (tmp_path / "b.h5").read_bytes()
     rewrite(tmp_path / "b.h5")
     assert (tmp_path / "a.h5").read_bytes() == (tmp_path / "b.h5").read_bytes()
+
+
+def frame_bytes(path) -> tuple[int, int]:
+    """(bytes of one frame over every frame dataset, bytes of one chunk of each summed)."""
+    sizes = []
+    with h5py.File(path, "r") as handle:
+        handle["frames"].visititems(lambda _, item: sizes.append(
+            (item.dtype.itemsize * int(np.prod(item.shape[1:])), item.chunks[0]))
+            if isinstance(item, h5py.Dataset) else None)
+    return sum(size for size, _ in sizes), sum(size * chunk for size, chunk in sizes)
+
+
+def test_a_run_flushed_frame_by_frame_holds_no_dead_space(tmp_path, monkeypatch):
+    """A slow run flushes every few frames. Under SWMR HDF5 does not reuse the space a chunk
+    leaves, so a compressed last chunk, which grows and moves at each flush, left all its old
+    copies behind: the file a kill leaves would be many times its frames' bytes. Flushed after
+    every frame, the file holds at each flush every frame flushed, bit for bit, and beyond its
+    size at the first flush (its metadata and first chunks) no more than their bytes and one
+    chunk per dataset; closed, it is compressed and smaller than its frames' bytes."""
+    monkeypatch.setattr(TrajectoryWriter, "due", lambda self, pending, frame_bytes: pending > 0)
+    scene = hooke.scene("cloth2d")
+    reference = hooke.simulate(scene, t_end=1.5)
+    path = tmp_path / "run.h5"
+    sizes = {}  # frames flushed → the file's size then
+    write = TrajectoryWriter.write_frames
+
+    def write_and_check(self, block, checkpoint) -> None:
+        write(self, block, checkpoint)
+        sizes[self.count] = path.stat().st_size
+        if len(sizes) % 100 == 1:  # what a kill now leaves: every frame flushed
+            stored = read_trajectory(path)
+            for key in FRAME_KEYS:
+                assert stored[key].tobytes() == getattr(reference, key)[:self.count].tobytes()
+
+    monkeypatch.setattr(TrajectoryWriter, "write_frames", write_and_check)
+    hooke.simulate(scene, t_end=1.5, store=path)
+    per_frame, first_chunks = frame_bytes(path)
+    assert reference.n_frames == 301 and per_frame >= 38400  # x and v: 1200 × 2 × 8 bytes each
+    assert len(sizes) >= 290  # a flush after every frame
+    first = min(sizes)
+    assert sizes[first] < first_chunks + 2**20  # the model, metadata and one chunk a dataset
+    for flushed, size in sizes.items():  # the frames since, and their last chunk's unfilled rest
+        assert size <= sizes[first] + 1.02 * per_frame * (flushed - first) + first_chunks, (
+            flushed, size)
+    with h5py.File(path, "r") as handle:
+        assert handle["frames/x"].compression == "gzip"
+    assert path.stat().st_size < per_frame * reference.n_frames

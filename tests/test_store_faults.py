@@ -55,16 +55,17 @@ def resize(folder, size: str) -> None:
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A 3 MiB tmpfs, unmounted afterwards."""
+    """A 6 MiB tmpfs, unmounted afterwards."""
     folder = tmp_path / "disk"
-    mount_tmpfs(folder, "3m")
+    mount_tmpfs(folder, "6m")
     yield folder
     subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
-# 3 s of cloth2d compress to ~8 MB: far more than the 3 MiB disk holds, whatever the flush blocks
-# (1 s, ~3 MB, filled it or not depending on how the machine's load grouped the frames); a frame
-# every step, as the reference run (hooke.simulate) saves them
+# 3 s of cloth2d, a frame every step (as the reference run, hooke.simulate, saves them): 1201
+# frames of 38.5 kB, 46 MB as a run writes them (uncompressed until it closes), far more than the
+# 6 MiB disk holds; the model takes 0.35 MB, a block 64 frames (2.5 MB) at most, so the disk fills
+# after at least 64 frames whatever the machine's load made of the blocks
 CLOTH = ("cloth2d", "--dt", "0.0025", "--t-end", "3", "--save-every", "1")
 
 
@@ -75,7 +76,7 @@ def disk_full_line(path, kept: int) -> str:
 
 
 def test_a_full_disk_stops_the_run_in_one_line_keeps_its_frames_and_resumes_exactly(small_disk):
-    """cloth2d fills the 3 MiB disk: one line (exit 1), no traceback, no crash; the file holds
+    """cloth2d fills the 6 MiB disk: one line (exit 1), no traceback, no crash; the file holds
     exactly the frames it says (frames_written), each bit-identical to the uninterrupted run's;
     after space is freed, --resume ends bit-identical to the uninterrupted run."""
     done = cli("run", *CLOTH, "--out", str(small_disk))
@@ -85,13 +86,13 @@ def test_a_full_disk_stops_the_run_in_one_line_keeps_its_frames_and_resumes_exac
     full = hooke.simulate(hooke.scene("cloth2d"), dt=0.0025, t_end=3.0)
     stored = read_trajectory(path)
     assert stored["total_frames"] == stored["attrs"]["frames_written"] == kept
-    assert 10 < kept < full.n_frames and not stored["attrs"]["complete"]
+    assert 64 <= kept < full.n_frames and not stored["attrs"]["complete"]
     assert_frames_equal(stored, full, kept)
 
-    # room for the rest and the closing compacting copy, whatever the load: a slow run flushes
-    # every few frames and each flush rewrites the last, growing compressed chunk elsewhere, so
-    # the file holds dead space until that copy (64 MiB were once too few under load 10)
-    resize(small_disk, "512m")
+    # room for the rest and the closing compressed copy, whatever the load (the file holds no
+    # dead space, however often it was flushed): 1201 frames of 38.5 kB, 46 MB uncompressed,
+    # and their copy, smaller
+    resize(small_disk, "128m")
     done = cli("run", "--resume", str(small_disk))
     assert done.returncode == 0, done.stderr
     stored = read_trajectory(path)

@@ -1,11 +1,10 @@
 """Parameter sweeps on Dask (hooke.sweep, `hooke sweep`): one LocalCluster with 2 single-threaded
 worker processes is shared by the module (a worker that dies fails its task at once: Dask's
-allowed-failures is 0 there, its default 3 would re-run the task on more workers first); the test
-that restarts a worker runs last."""
+allowed-failures is 0 there, its default 3 would re-run the task on more workers first). No test
+restarts a worker: members stuck past their time limit are killed in their own processes."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import math
@@ -16,6 +15,7 @@ import tomllib
 import dask
 import numpy as np
 import pandas as pd
+import psutil
 import pytest
 from typer.testing import CliRunner
 
@@ -255,17 +255,22 @@ def test_failing_members_are_recorded_and_the_others_finish_with_retries(client,
 
 
 def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tmp_path):
-    """The member stuck in one rk45 frame (max_step 1e-9) is running alone on its worker once
-    the two quick ones are done; then that worker process exits."""
+    """The member stuck in one rk45 frame (max_step 1e-9) is running alone on its worker, in
+    its own process (it has a time limit), once the two quick ones are done; then that worker
+    process exits, and the member's process ends with it."""
     params = {"integrator": ["rk45"], "max_step": [1e-9, 0.01, 0.02], "dt": [1.0], "t_end": [1.0]}
     stuck = plan("spring1d", params)[0]
-    killed = []
+    killed, orphans = [], []
 
     def kill_its_worker() -> None:
         for _ in range(1200):  # up to 60 s: a loaded machine schedules it late
             for worker, keys in client.processing().items():
                 if any(key.startswith(f"hooke-member-{stuck.id}-") for key in keys):
+                    children = member_processes(client)[worker]
+                    if not children:  # its process is starting
+                        break
                     killed.append(worker)
+                    orphans.extend(children)
                     try:
                         client.run(os._exit, 1, workers=[worker])
                     except Exception:  # noqa: BLE001 - the worker is gone before it answers
@@ -280,14 +285,24 @@ def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tm
     result = hooke.sweep("spring1d", params, client=client, out=tmp_path, timeout=60,
                          progress=progress)
     rows = result.table.set_index("max_step")
-    if rows.loc[1e-9, "status"] == "timeout":  # not killed: free its worker for the next tests
-        client.restart_workers([rows.loc[1e-9, "error"].split("its worker ")[1].split()[0]])
-    assert len(killed) == 1
+    assert len(killed) == 1 and orphans
     assert rows.loc[0.01, "status"] == "ok" and rows.loc[0.02, "status"] == "ok"
     died = rows.loc[1e-9]
     assert died["status"] == "failed" and died["error"].startswith("KilledWorker: "), died["error"]
     assert killed[0] in died["error"] and math.isnan(died["wall_time"])
     client.wait_for_workers(2, timeout=60)  # the nanny starts a new worker process
+    for _ in range(600):  # the member's process, orphaned, sees its parent gone and ends
+        if not any(alive(pid) for pid in orphans):
+            break
+        threading.Event().wait(0.05)
+    assert not any(alive(pid) for pid in orphans)
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def test_restart_skips_finished_members(client, tmp_path):
@@ -498,32 +513,36 @@ def test_cli_runs_the_study_file_given_as_scene_or_file(client, tmp_path):
     assert (tmp_path / "constraint_drift.png").stat().st_size > 0
 
 
-@pytest.mark.skip(reason="after the other sweep tests both workers of the module's cluster stay "
-                  "busy and a task submitted beside the stuck member never runs (it passes "
-                  "alone); to be fixed with issue 15's sweep work")
-def test_timeouts_stop_slow_and_stuck_members(client, tmp_path, monkeypatch):
-    """Runs last: a stuck member's worker is restarted on the sweep's own cluster only."""
+def member_processes(client) -> dict[str, list[int]]:
+    """The child processes (members run with a time limit) of each worker."""
+    return client.run(lambda: [child.pid for child in psutil.Process().children(recursive=True)])
+
+
+def test_timeouts_stop_slow_and_stuck_members_and_leave_every_worker_free(client, tmp_path):
+    """A slow member stops at a saved frame. Two members stuck inside their first rk45 frame
+    (max_step 1e-9) take both workers; each has its process killed on its worker, so the quick
+    member queued behind them runs, and so does any later task, on either worker: no worker was
+    restarted (the cluster is the caller's) and none stays busy."""
     slow = hooke.sweep("spring1d", {"dt": [1e-5], "t_end": [100.0]}, client=client,
                        out=tmp_path / "slow", timeout=0.5, save_every=100)
     row = slow.table.iloc[0]
     assert row["status"] == "timeout" and "time limit" in row["error"] and row["steps"] > 0
     assert not read_trajectory(slow.directory / row["trajectory"])["attrs"]["complete"]
-    stuck = {"integrator": ["rk45"], "max_step": [1e-9], "dt": [1.0], "t_end": [1.0]}
-    sweep_module = importlib.import_module("hooke.sweep")
-    given = sweep_module.connect
-    # client=None: the sweep's own cluster, here the module's (a LocalCluster starts slowly)
-    monkeypatch.setattr(sweep_module, "connect", lambda address: given(client))
-    row = hooke.sweep("spring1d", stuck, out=tmp_path / "own", timeout=0.5).table.iloc[0]
-    assert row["status"] == "timeout" and "was restarted" in row["error"], row["error"]
-    monkeypatch.undo()
     client.wait_for_workers(2, timeout=60)
-    before = set(client.scheduler_info()["workers"])
-    row = hooke.sweep("spring1d", {**stuck, "t_end": [2.0]}, client=client, out=tmp_path / "given",
-                      timeout=0.5).table.iloc[0]
-    assert row["status"] == "timeout" and "was not restarted" in row["error"], row["error"]
-    assert set(client.scheduler_info()["workers"]) == before  # other people's tasks live on
-    stuck_worker = row["error"].split("its worker ")[1].split()[0]
-    others = [worker for worker in before if worker != stuck_worker]
-    # the cluster works on beside the stuck task (on another worker: the stuck one is busy)
-    assert client.submit(lambda: 1, workers=others, pure=False).result(timeout=120) == 1
-    client.restart_workers([stuck_worker])  # the stuck task
+    pids = client.run(os.getpid)
+    stuck = {"integrator": ["rk45"], "max_step": [1e-9], "dt": [1.0], "t_end": [1.0, 2.0]}
+    quick = {**stuck, "max_step": [0.01], "t_end": [1.0]}
+    # 5 s: the quick member takes ~0.3 s in a fresh process; the stuck ones are killed after 10 s
+    result = hooke.sweep("spring1d", [stuck, quick], client=client, out=tmp_path / "stuck",
+                         timeout=5.0)
+    rows = result.table.set_index("max_step")
+    for error in rows.loc[1e-9, "error"]:
+        assert error.startswith("MemberTimeout: still running ") and error.endswith(
+            "stuck inside one frame: its process was killed, its worker is free"), error
+    assert list(rows.loc[1e-9, "status"]) == ["timeout", "timeout"]
+    assert rows.loc[0.01, "status"] == "ok" and rows.loc[0.01, "steps"] > 0
+    assert client.run(os.getpid) == pids  # the same worker processes: none was restarted
+    assert member_processes(client) == {worker: [] for worker in pids}
+    for worker, pid in pids.items():  # each worker takes a task at once
+        assert client.submit(os.getpid, workers=[worker], allow_other_workers=False,
+                             pure=False).result(timeout=120) == pid

@@ -16,15 +16,24 @@ Layout of ``trajectory.h5``:
     frames_written, complete, stats (JSON), failure (why the blow-up guard stopped the run, when
     it did); the checkpoint's own frames_written: the frame count it belongs to.
 
-Contract: datasets are chunked along frames, gzip-compressed and Fletcher-32 checksummed (so a
-flipped bit anywhere in the data is an error, never a silently wrong value); the file is written
-in HDF5's SWMR mode; frames are written in blocks (:meth:`TrajectoryWriter.write_frames`) at
-least every ``flush_seconds`` (0.25 s) or :func:`flush_frames` frames (64, more for small frames:
-up to 1 MiB of them, at most 4,096), whichever comes first (:meth:`TrajectoryWriter.due`), and at
-the end, so a run killed at any moment leaves a file that :func:`read_trajectory` opens, holding
+Contract: datasets are chunked along frames (:func:`chunk_frames`: 64 frames, fewer for large
+frames, at most ``CHUNK_BYTES`` a chunk) and Fletcher-32 checksummed (so a flipped bit anywhere
+in the data is an error, never a silently wrong value); a finished run's frames are
+gzip-compressed. The file is written in HDF5's SWMR mode, where HDF5 does not reuse the space an
+object leaves (a reader may still be reading it): so while a run writes, its frame chunks are
+not compressed, which keeps each chunk's size fixed from its first write and lets a flush
+rewrite the last, partly filled chunk in place. (Compressed, that chunk moved at each flush and
+left its old copies behind as dead space: cloth2d flushed after each of its 301 frames, as in
+tests/test_store.py's dead-space test, took 243 MB at its last flush for 11.6 MB of frames; now
+12.4 MB.) A file left by a killed run thus holds its frames' bytes, the unfilled rest of each
+dataset's last chunk and the metadata, no more; ``close`` compresses it (:func:`rewrite`: 8.5 MB
+there, in about a second). Frames are written in blocks (:meth:`TrajectoryWriter.write_frames`)
+at least every ``flush_seconds`` (0.25 s) or :func:`flush_frames` frames (64, more for small
+frames: up to 1 MiB of them, at most 4,096), whichever comes first (:meth:`TrajectoryWriter.due`),
+and at the end, so a run killed at any moment leaves a file that :func:`read_trajectory` opens, holding
 every frame up to the last block (a Ctrl-C writes the frames whose integrator checkpoint is
 known: see :class:`hooke.simulate.StoreFeed`); ``close`` rewrites
-the file compactly (:func:`rewrite`), so its layout does not depend on when the flushes happened.
+the file compressed (:func:`rewrite`), so its layout does not depend on when the flushes happened.
 ``frames_written`` counts only frames on disk: a flush writes them first, then the count and the
 checkpoint. A write that fails (a full disk) stops the run with :class:`StoreWriteError` and
 leaves the file as its last complete flush did, to be resumed from there. One writer per file
@@ -73,13 +82,25 @@ from ..version import __version__
 from .lock import OutputLock
 from .scene_file import build, parse
 
-FRAME_CHUNK = 64
+FRAME_CHUNK = 64  # frames per chunk of a frame dataset, at most
+# A chunk of a frame dataset holds at most this many bytes (its frames uncompressed): HDF5's
+# default chunk cache holds 1 MiB, and a file a killed run leaves holds up to one chunk per
+# dataset beyond its frames (the last chunk's unfilled rest: it is allocated whole).
+CHUNK_BYTES = 2**18
+
+
+def chunk_frames(frame_bytes: int) -> int:
+    """Frames per chunk of a dataset whose frames take ``frame_bytes``: FRAME_CHUNK, fewer (at
+    least 1) so that a chunk holds at most CHUNK_BYTES."""
+    return max(1, min(FRAME_CHUNK, CHUNK_BYTES // max(frame_bytes, 1)))
+
+
 # A write after at most this many frames as well as after flush_seconds: what a kill can lose,
 # and the size of the first block (which decides whether a run's first frame reaches a nearly
 # full disk), then do not depend on how fast the machine runs. Small frames are written in
 # larger blocks, up to FLUSH_BYTES of them (at most MAX_FLUSH_FRAMES frames): a block's write
 # costs about 2 ms of HDF5 calls whatever its size, 30 µs per frame in blocks of 64.
-FLUSH_FRAMES = FRAME_CHUNK
+FLUSH_FRAMES = 64
 FLUSH_BYTES = 2**20
 MAX_FLUSH_FRAMES = 4096
 
@@ -260,7 +281,7 @@ class TrajectoryWriter:
         path = Path(path)
         self._hold(path, OutputLock(path) if lock is None else lock, None, frames)
         with self._opening():
-            rewrite(self.path, frames)
+            rewrite(self.path, frames, compress=False)  # appended to in place (see the contract)
             self.file = h5py.File(self.path, "a", libver=LIBVER)
         self._start(flush_seconds)
         return self
@@ -286,10 +307,7 @@ class TrajectoryWriter:
     def _dataset(self, key: str, value: np.ndarray):
         if key not in self.frames:
             value = np.asarray(value)
-            self.frames.create_dataset(
-                key, shape=(0,) + value.shape, maxshape=(None,) + value.shape, dtype=value.dtype,
-                chunks=(FRAME_CHUNK,) + value.shape, compression="gzip", compression_opts=4,
-                shuffle=True, fletcher32=True, track_times=False)
+            _frame_dataset(self.frames, key, value.shape, value.dtype, 0, compress=False)
         return self.frames[key]
 
     def due(self, pending: int, frame_bytes: int) -> bool:
@@ -387,38 +405,59 @@ class TrajectoryWriter:
         self._lock.release()
 
 
-def _copy_group(source, target) -> None:
+COPY_BYTES = 2**24  # frames copied at a time by rewrite: whole chunks, about this many bytes
+
+
+def _frame_dataset(group, name: str, frame_shape: tuple, dtype, frames: int, compress: bool):
+    """A frame dataset of ``frames`` frames, growable, chunked by :func:`chunk_frames`; gzip
+    compressed when ``compress`` (a finished file), else with chunks of a fixed size (a file
+    being written: see the module's contract)."""
+    frame_bytes = int(np.prod(frame_shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    packing = {"compression": "gzip", "compression_opts": 4, "shuffle": True} if compress else {}
+    return group.create_dataset(name, shape=(frames, *frame_shape), maxshape=(None, *frame_shape),
+                                dtype=dtype, chunks=(chunk_frames(frame_bytes), *frame_shape),
+                                fletcher32=True, track_times=False, **packing)
+
+
+def _copy_frames(source: h5py.Dataset, target, name: str, frames: int, compress: bool) -> None:
+    """The first ``frames`` frames of ``source`` into a new frame dataset, whole chunks of about
+    COPY_BYTES at a time (a run's frames need not fit in memory)."""
+    copy = _frame_dataset(target, name, source.shape[1:], source.dtype, frames, compress)
+    chunk_bytes = int(np.prod(copy.chunks, dtype=np.int64)) * source.dtype.itemsize
+    step = copy.chunks[0] * max(1, COPY_BYTES // max(chunk_bytes, 1))
+    for start in range(0, frames, step):
+        copy[start:start + step] = _read(source, slice(start, min(start + step, frames)))
+
+
+def _copy_group(source, target, frames: int | None = None, compress: bool = True) -> None:
     """``source``'s attributes (by name) and members into the new group ``target``; groups are
     made afresh, not copied, because a copy keeps their object headers' message order, which
-    depends on the order in which the run's flushes rewrote their attributes."""
+    depends on the order in which the run's flushes rewrote their attributes. Frame datasets
+    (under /frames) keep their first ``frames`` frames (all when None) and are made compressed
+    or not (``compress``); other datasets are copied as they are."""
     for key in sorted(source.attrs):
         target.attrs[key] = source.attrs[key]
     for name, item in source.items():
         if isinstance(item, h5py.Group):
-            _copy_group(item, target.create_group(name, track_order=False))
+            _copy_group(item, target.create_group(name, track_order=False), frames, compress)
+        elif item.name.startswith("/frames/"):
+            _copy_frames(item, target, name, item.shape[0] if frames is None else frames, compress)
         else:
             source.copy(item, target, name=name)
 
 
-def rewrite(path: Path, frames: int | None = None) -> None:
+def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> None:
     """Copy every object of ``path`` into a fresh file that atomically replaces it, keeping the
-    first ``frames`` frames (all when None). The file's layout then depends on its content only,
-    not on when frames were flushed, and the space left by chunks rewritten as they filled is
-    dropped (the 5 s cloth2d run, 1001 frames: 75 MB → 31 MB, in 0.07 s: HDF5 copies the
-    compressed chunks as they are); a killed writer's "open for writing" flag goes too. A file
-    that cannot be read (:func:`open_trajectory`), or whose copy cannot be written, is left as
-    it was, with a one-line error that says which."""
+    first ``frames`` frames (all when None), compressed (``compress``: a finished run) or in the
+    fixed-size chunks a writer appends to (a resumed run). The file's layout then depends on its
+    content only, not on when frames were flushed; a killed writer's "open for writing" flag
+    goes too. A file that cannot be read (:func:`open_trajectory`), or whose copy cannot be
+    written, is left as it was, with a one-line error that says which."""
     fresh = path.with_name(path.name + ".rewrite")
     with open_trajectory(path) as source:
         try:
             with h5py.File(fresh, "w", libver=LIBVER) as target:
-                _copy_group(source, target)
-
-                def trim(_, item):
-                    if isinstance(item, h5py.Dataset):
-                        item.resize(frames, axis=0)
-                if frames is not None:
-                    target["frames"].visititems(trim)
+                _copy_group(source, target, frames, compress)
         except BaseException as error:
             if fresh.is_file():
                 fresh.unlink()

@@ -11,8 +11,9 @@ Each step is a module of its own, whose docstring is its part of the contract:
 - :mod:`.settings`: what to sweep, the values a path takes, the ``--param`` syntax;
 - :mod:`.sweep_file`: sweep files (``[params]``, ``[[grid]]``), and the shipped ones;
 - :mod:`.planning`: what each parameter path sets, the checks before anything runs, the members;
-- :mod:`.worker`: one member on a Dask worker (failures and the time limit inside a member);
-- :mod:`.execution`: the cluster, retries, members stuck past their time limit;
+- :mod:`.worker`: one member on a Dask worker (failures, the time limit, a stuck member killed);
+- :mod:`.member_process`: the child process a member with a time limit runs in;
+- :mod:`.execution`: the cluster, retries;
 - :mod:`.storage`: the layout of DIR, and what a sweep started again skips;
 - :mod:`.table`: the summary table's columns and metrics; :mod:`.metric_plot`: its plot.
 
@@ -109,8 +110,9 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
             count as done): called once the cluster is up, then once as each member finishes.
 
     A member whose settings cannot run (:mod:`.planning`: ``Member.invalid``) is not run: its
-    row is failed with that error, 0 attempts. The sweep restarts a stuck member's worker only
-    on the LocalCluster it started itself (``client=None``), never on a cluster it was given.
+    row is failed with that error, 0 attempts. With ``timeout`` each member runs in a child
+    process of its worker, killed when stuck inside one frame (:mod:`.worker`): no worker is
+    ever restarted, on the sweep's own LocalCluster or on a cluster it was given.
     """
     settings = validated(SweepSettings, {
         "params": params, "random": random, "seed": seed, "retries": retries, "timeout": timeout,
@@ -146,9 +148,7 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
                 on_final(member, {**failure_row("failed", f"HookeInputError: {member.invalid}"),
                                   "attempts": 0, "wall_time": math.nan})
             if todo:
-                # Only the sweep's own LocalCluster may have a stuck worker restarted.
-                execute(dask_client, todo, directory, settings, on_final,
-                        restart_workers=client is None)
+                execute(dask_client, todo, directory, settings, on_final)
         finally:  # also when interrupted: the table of the members finished so far
             table = summary_table(members, directory)
             parquet, csv = write_summary(table, directory)
