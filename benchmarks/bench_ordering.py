@@ -23,7 +23,7 @@ import numpy as np
 import hooke
 from hooke.bench.cloth import symplectic_euler_rate
 from hooke.bench.measure import fmt, table
-from hooke.builder import renumbered
+from hooke.array_models import renumbered
 from hooke.kernels import SpringGather
 from hooke.provenance import LoadMonitor
 

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import hooke
+from hooke.array_models import model_from_arrays
 from hooke.cli import app
 from hooke.io.export import export_frames, export_vtu, write_xdmf
 from hooke.io.store import input_hash, read_trajectory
@@ -65,10 +66,10 @@ def test_builders_keep_their_cells():
 def test_model_from_arrays_checks_its_cells():
     x0 = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     springs = [[0, 1], [1, 2], [2, 0]]
-    model = hooke.builder.model_from_arrays(2, x0, 1.0, springs, 10.0, cells={"triangle": [[0, 1, 2]]})
+    model = model_from_arrays(2, x0, 1.0, springs, 10.0, cells={"triangle": [[0, 1, 2]]})
     np.testing.assert_array_equal(model.triangles, [[0, 1, 2]])
     with pytest.raises(hooke.HookeInputError) as error:
-        hooke.builder.model_from_arrays(2, x0, 1.0, springs, 10.0, cells={"triangle": [[0, 1, 3]]})
+        model_from_arrays(2, x0, 1.0, springs, 10.0, cells={"triangle": [[0, 1, 3]]})
     assert str(error.value) == "cells: particle index out of range [0, 3), got 'array'"
 
 

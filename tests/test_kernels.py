@@ -12,7 +12,7 @@ import pytest
 
 import hooke
 from hooke import kernels
-from hooke.builder import renumbered
+from hooke.array_models import renumbered
 from hooke.integrators import get as get_integrator
 from hooke.kernels import SpringGather
 from hooke.system import System

@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 import hooke
+from hooke.array_models import model_from_arrays
 from hooke import cli
 from hooke.io.scene_file import build, parse
 from hooke.scene_setup import step_count
@@ -369,7 +370,7 @@ def test_coordinates_whose_squares_overflow_are_rejected():
         assert str(error.value) == (f"{name}[0]: the distance between particles 0 and 1 is too "
                                     "large (its square overflows to inf), got (0, 1)")
     with pytest.raises(hooke.HookeInputError) as error:
-        hooke.builder.model_from_arrays(2, [[1e154, 0.0], [-1e154, 0.0]], 1.0, [[0, 1]], 1.0)
+        model_from_arrays(2, [[1e154, 0.0], [-1e154, 0.0]], 1.0, [[0, 1]], 1.0)
     assert str(error.value) == ("springs[0]: the distance between its particles is too large (its "
                                 "square overflows to inf), got (0, 1)")
     text = TWO.replace("x = [0.0, 0.0]", "x = [1e154, 0.0]").replace("x = [1.0, 0.0]", "x = [-1e154, 0.0]")

@@ -6,7 +6,7 @@ Contract: :func:`check_fits` compares an estimate in bytes with the machine's ph
 (``os.sysconf``; 16 GiB where it cannot be read). The estimates are per element, rounded up from
 what this code was measured to take: a model built element by element with ModelBuilder
 (``add_particle``, ``add_spring``, ``grid``, a mesh) about 1 KiB per particle and per spring or
-joint, one built from arrays (:func:`hooke.builder.model_from_arrays`) about 150 bytes per
+joint, one built from arrays (:func:`hooke.array_models.model_from_arrays`) about 150 bytes per
 spring; a sweep's member under 1 KiB to plan, 4 KiB counted for its row, table line and task. So
 what is refused could not have been built here, and what passes may still be refused by a finer
 check later (a run's frames: :func:`hooke.scene_setup.check_frames_fit`).

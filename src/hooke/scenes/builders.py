@@ -17,7 +17,8 @@ from typing import Annotated, Any, Callable, Literal
 import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
-from ..builder import ModelBuilder, _vector, add_contact, model_from_arrays
+from ..array_models import model_from_arrays
+from ..builder import ModelBuilder, _vector, add_contact
 from ..mesh_topology import (boundary_faces, grid_bending, grid_quads, grid_springs,
                              lattice_edges, lattice_tetrahedra)
 from ..errors import HookeInputError, collect
@@ -320,7 +321,7 @@ def cloth(*, n: Annotated[int, Field(ge=2)], size: Positive, height: Finite, mas
           stiffness: NonNegative, damping: NonNegative, gravity: list[Finite]):
     """A horizontal n × n cloth of side ``size`` at y = ``height`` (structural and both shear
     springs: 2n(n−1) + 2(n−1)² springs, 39,402 for n = 100), hanging from the two corners of
-    its x = 0 edge. Built from arrays (:func:`hooke.builder.model_from_arrays`): 1000 × 1000
+    its x = 0 edge. Built from arrays (:func:`hooke.array_models.model_from_arrays`): 1000 × 1000
     (about 4 million springs) takes seconds."""
     check_model_size("parameters.n", n, n * n, 4 * n * n, built_from="arrays")
     pinned = np.zeros(n * n, dtype=bool)
