@@ -138,7 +138,7 @@ def test_contact_bench_smoke(tmp_path, readme_tables):
     assert_rendered_as_smoke(readme_tables, ["contact"], tmp_path)
 
 
-def test_self_contact_bench_smoke(tmp_path):
+def test_self_contact_bench_smoke(tmp_path, readme_tables):
     """benchmarks/bench_contact.py's self-contact rows (issue 14 §7) in a smoke run: ms per step,
     Newton iterations per step and the share in collision detection for the squares and the
     40² cloth, the squares against the book's self-contact simulator in its Python style with
@@ -167,6 +167,8 @@ def test_self_contact_bench_smoke(tmp_path):
     assert [row["name"] for row in data["self_contact"]] == ["squares_self_contact",
                                                             "cloth_sphere:40"]
     assert data["self_contact_peer"]["agrees"] and data["self_contact_peer"]["steps"] == 3
+    text = readme_tables.RENDERERS["contact"](tmp_path)
+    assert "`cloth_sphere:40`" in text and "book_self_contact" in text, text
 
 
 def test_joints_bench_smoke(tmp_path, readme_tables):
