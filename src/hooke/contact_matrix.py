@@ -13,13 +13,14 @@ zeros where a block of the pattern is not in use. The springs' and damping block
 place by :func:`hooke.kernels.spring_matrix_data`, the others are added at their slots
 (:meth:`hooke.linalg.BlockPattern.slots`).
 
-Why: the generic assembly sums every term's triplets by one bincount (59 ms of 178 ms per Newton
-iteration on cloth_sphere n = 80, measured with cProfile under load) and gives a new pattern
-whenever a pair appears or leaves, and every new pattern costs the direct solver a new analysis
-(PARDISO's reordering took longer than its factorisation there). Here the pattern is the springs'
-blocks plus the particle pairs met so far; a pair outside it grows it (one new analysis), a pair
-that leaves keeps its block (zeros). So that the pattern does not fill up over a long run, a
-growth that would hold more than ``STALE_FACTOR`` times the pairs in use starts again from those.
+Why: the generic assembly sums every term's triplets by one bincount and gives a new pattern
+whenever a pair appears or leaves, and every new pattern costs the direct solver a new analysis.
+On cloth_sphere n = 80 draped over the ball (process time per step on the loaded 2-core machine,
+23 Newton iterations): assembly 1.54 s → 1.20 s, PARDISO analyses 14.5 → 4.5 per step and
+0.54 s → 0.17 s. Here the pattern is the springs' blocks plus the particle pairs met so far; a
+pair outside it grows it (one new analysis), a pair that leaves keeps its block (zeros). So that
+the pattern does not fill up over a long run, a growth that would hold more than
+``STALE_FACTOR`` times the pairs in use starts again from those.
 """
 
 from __future__ import annotations
