@@ -435,6 +435,43 @@ def contact(bench: dict) -> str:
                  f"{significant(peer['hooke_newton_per_step'])} Newton iterations per step, the "
                  f"peer {significant(peer['peer_newton_per_step'])}, and their trajectories agree "
                  f"to {significant(peer['positions_agree_m'])} m.\n")
+    return text + self_contact_text(bench)
+
+
+GOAL_CLOTH_80_MS = 100.0  # issue 14 §7: cloth_sphere at 80² under 100 ms per step
+
+
+def self_contact_text(bench: dict) -> str:
+    """The self-contact rows of ``bench_contact.json`` and the squares' peer (issue 14 §7)."""
+    rows = [[f"`{row['name']}`", str(row["particles"]), str(row["springs"]),
+             significant(row["from_s"]), str(row["steps"]), significant(row["ms_step"]),
+             significant(row["newton"]), f"{row['detection_share']:.0%}"]
+            for row in bench.get("self_contact") or []]
+    if not rows:
+        return ""
+    text = ("\nSelf-contact (ms per step over the steps after an untimed lead-in, medians of "
+            f"{bench['repeats']} runs from the same state; detection: ipctk's pair building and "
+            "CCD):\n\n"
+            + markdown_table(["case", "particles", "springs", "from [s]", "steps", "ms/step",
+                              "Newton iterations/step", "detection"], rows, "lrrrrrrr"))
+    cloth = next((row for row in bench["self_contact"] if row["name"] == "cloth_sphere:80"), None)
+    if cloth:
+        text += (f"\n`cloth_sphere` at 80²: {significant(cloth['ms_step'])} ms per step (the goal: "
+                 f"under {GOAL_CLOTH_80_MS:g} ms, "
+                 f"{verdict(cloth['ms_step'] < GOAL_CLOTH_80_MS)}).\n")
+    peer = bench.get("self_contact_peer")
+    if peer:
+        text += (f"\nAgainst the book's self-contact simulator in its Python style "
+                 f"(`hooke.bench.peers.book_self_contact`: loops over springs, nodes and "
+                 f"point–edge pairs, an eigen-decomposition per element, its additive CCD, "
+                 f"`spsolve`), alternated with hooke: on the {peer['steps']} steps of "
+                 f"`squares_self_contact` hooke takes {significant(peer['hooke_ms_per_step'])} ms "
+                 f"per step, the peer {significant(peer['peer_ms_per_step'])} ms, a median ratio "
+                 f"of {significant(peer['ratio'])}× (the goal: {GOAL_CONTACT_OVER_BOOK:g}×, "
+                 f"{verdict(peer['ratio'] >= GOAL_CONTACT_OVER_BOOK)}); Newton iterations per "
+                 f"step {significant(peer['hooke_newton_per_step'])} and "
+                 f"{significant(peer['peer_newton_per_step'])}, trajectories agreeing to "
+                 f"{significant(peer['positions_agree_m'])} m.\n")
     return text
 
 

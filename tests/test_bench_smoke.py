@@ -138,6 +138,39 @@ def test_contact_bench_smoke(tmp_path, readme_tables):
     assert_rendered_as_smoke(readme_tables, ["contact"], tmp_path)
 
 
+def test_self_contact_bench_smoke(tmp_path, readme_tables):
+    """benchmarks/bench_contact.py's self-contact rows (issue 14 §7) in a smoke run: ms per step,
+    Newton iterations per step and the share in collision detection for the squares and the
+    40² cloth, the squares against the book's self-contact simulator in its Python style with
+    the same Newton iterations and positions agreeing to round-off; every number finite."""
+    script = BENCH.parent / "bench_contact.py"
+    done = subprocess.run([sys.executable, str(script), "--self-steps", "3", "--repeats", "1",
+                           "--data", str(tmp_path), "squares_self_contact", "cloth_sphere:40"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for name, particles in (("squares_self_contact", 18), ("cloth_sphere:40", 1600)):
+        row = re.search(rf"^{name} +(\d+) +(\d+) +(\S+) +3 +(\S+) +(\S+) +(\d+)%$", out,
+                        re.MULTILINE)
+        assert row, out
+        assert int(row[1]) == particles
+        ms, newton, share = float(row[4]), float(row[5]), int(row[6])
+        assert ms > 0 and newton >= 1 and 0 <= share <= 100
+    found = [re.search(pattern, out) for pattern in (
+        r"hooke +(\S+) ms/step +(\S+) Newton iterations/step",
+        r"book peer +(\S+) ms/step +(\S+) Newton iterations/step",
+        r"ratio +(\S+)×  \(positions agree to (\S+) m\)")]
+    assert all(found), out
+    assert found[0][2] == found[1][2] and float(found[2][2]) < 1e-12
+    data = json.loads((tmp_path / "bench_contact.json").read_text())
+    assert data["smoke"] is True and data["rows"] == []
+    assert [row["name"] for row in data["self_contact"]] == ["squares_self_contact",
+                                                            "cloth_sphere:40"]
+    assert data["self_contact_peer"]["agrees"] and data["self_contact_peer"]["steps"] == 3
+    text = readme_tables.RENDERERS["contact"](tmp_path)
+    assert "`cloth_sphere:40`" in text and "book_self_contact" in text, text
+
+
 def test_joints_bench_smoke(tmp_path, readme_tables):
     """benchmarks/bench_joints.py at tiny sizes: one row per case, every number finite and > 0
     (split steps ≥ 0), the ratio equal to steps/s over the C++ reference."""

@@ -483,6 +483,14 @@ def spring_matrix(model, pattern, x, mass_weight, hessian_weight, damping_weight
     """mass_weight·M + hessian_weight·∇²U_springs(x) + damping_weight·D(x) on the free DOFs, its
     values written in place into the data array of ``pattern`` (a
     :class:`hooke.linalg.BlockPattern`): no triplets, no sort, no bincount per step."""
+    return pattern.matrix(spring_matrix_data(model, pattern, x, mass_weight, hessian_weight,
+                                             damping_weight, project_psd))
+
+
+def spring_matrix_data(model, pattern, x, mass_weight, hessian_weight, damping_weight,
+                       project_psd=False):
+    """The (nnz,) data array of :func:`spring_matrix` (a pattern whose pairs begin with the
+    springs may hold more blocks: they stay 0)."""
     data = np.zeros(pattern.nnz)
     data[pattern.diagonal_slots] = mass_weight * np.repeat(model.mass[~model.pinned], model.dim)
     x = np.ascontiguousarray(x, dtype=float)
@@ -490,4 +498,4 @@ def spring_matrix(model, pattern, x, mass_weight, hessian_weight, damping_weight
     _scatter_spring_blocks(local, x, model.spring_indices, model.spring_damping,
                            float(hessian_weight), float(damping_weight), pattern.bindptr,
                            pattern.free_index, pattern.spring_blocks, data)
-    return pattern.matrix(data)
+    return data

@@ -403,6 +403,7 @@ class BlockPattern:
 
         self.spring_blocks = np.stack([block_id(fi, fi), block_id(fi, fj), block_id(fj, fi),
                                        block_id(fj, fj)], axis=1)
+        self._keys, self._nf = keys, nf
         counts = np.diff(self.bindptr)  # blocks per block row
         self.size = nf * dim
         self.nnz = keys.size * dim * dim
@@ -427,6 +428,22 @@ class BlockPattern:
     def matrix(self, data: np.ndarray) -> sp.csr_matrix:
         """The CSR matrix with these values (nnz,) on this pattern."""
         return sp.csr_matrix((data, self.indices, self.indptr), shape=(self.size, self.size))
+
+    def slots(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Positions in ``data`` of the entries (rows, cols), given in flattened model DOFs:
+        −1 where the row or column is a pinned particle's (the entry is dropped, as P A Pᵀ),
+        −2 where the pattern has no block for the pair of particles."""
+        d, nf = self.dim, max(self._nf, 1)
+        f, g = self.free_index[rows // d], self.free_index[cols // d]
+        free = (f >= 0) & (g >= 0)
+        key = np.where(free, f * nf + g, 0)
+        block = np.minimum(np.searchsorted(self._keys, key), max(self._keys.size - 1, 0))
+        found = free & (self._keys[block] == key) if self._keys.size else np.zeros_like(free)
+        f = np.where(free, f, 0)
+        first = self.bindptr[f]
+        slot = (d * d * first + (rows % d) * (self.bindptr[f + 1] - first) * d
+                + (block - first) * d + cols % d)
+        return np.where(found, slot, np.where(free, -2, -1))
 
 
 def triplets_to_csr(rows, cols, values, n: int) -> sp.csr_matrix:

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from .energies import (damping, gravity, has_fixed_pattern, kinetic, potential_terms, spring,
                        step_terms)
 from .constraints import JointSet
+from .contact_matrix import ContactMatrix
 from .kernels import SpringGather, spring_matrix
 from .linalg import BlockPattern, FixedPatternAssembler, diagonal_structure
 
@@ -57,6 +58,7 @@ class System:
         self._fusable_terms = tuple(self.terms) if fusable else None
         self._gather = None
         self._spring_pattern = None
+        self._contact_matrix = None
 
     # -- energies and forces ---------------------------------------------------------------
     def potential_energies(self, x: np.ndarray, t: float | None = None) -> dict[str, float]:
@@ -191,6 +193,9 @@ class System:
         terms = self.terms if terms is None else terms
         if spring in terms and self.springs_and_gravity(terms):
             return self._spring_matrix(x, mass_weight, hessian_weight, damping_weight, project_psd)
+        if self._contact_blocks_fit(terms):
+            return self.contact_matrix(x, mass_weight, hessian_weight, damping_weight,
+                                       project_psd, terms)
         return self.generic_combined_matrix(x, mass_weight, hessian_weight, damping_weight,
                                             project_psd, terms)
 
@@ -209,6 +214,28 @@ class System:
         weight = damping_weight if self.has_damping else 0.0
         return spring_matrix(self.model, self._spring_pattern, x, mass_weight, hessian_weight,
                              weight, project_psd)
+
+    @staticmethod
+    def _contact_blocks_fit(terms) -> bool:
+        """Whether :meth:`contact_matrix` covers ``terms``: springs, contact pairs that change
+        (a term without a fixed pattern) and otherwise only gravity and per-particle blocks."""
+        return (spring in terms and any(not has_fixed_pattern(term) for term in terms)
+                and all(term is spring or term is gravity or not has_fixed_pattern(term)
+                        or getattr(term, "PARTICLE_BLOCKS", False) for term in terms))
+
+    def contact_matrix(self, x: np.ndarray, mass_weight: float, hessian_weight: float,
+                       damping_weight: float, project_psd: bool = False,
+                       terms=None) -> sp.csr_matrix:
+        """:meth:`combined_matrix` for springs with contact pairs that change, on one block
+        pattern that grows with the pairs (:class:`hooke.contact_matrix.ContactMatrix`)."""
+        terms = self.terms if terms is None else terms
+        if self._contact_matrix is None:
+            self._contact_matrix = ContactMatrix(self.model)
+        particle = [term for term in terms if getattr(term, "PARTICLE_BLOCKS", False)]
+        varying = [term for term in terms if not has_fixed_pattern(term)]
+        return self._contact_matrix.matrix(x, mass_weight, hessian_weight, damping_weight,
+                                           project_psd, particle,
+                                           varying if hessian_weight != 0.0 else [])
 
     def generic_combined_matrix(self, x: np.ndarray, mass_weight: float, hessian_weight: float,
                                 damping_weight: float, project_psd: bool = False,

@@ -34,6 +34,7 @@ from numba import njit
 from ..motion import displacements
 
 NAME = "barrier"
+PARTICLE_BLOCKS = True  # its Hessian is one d×d block per particle (hooke.contact_matrix)
 CCD_FRACTION = 0.9  # of the first time of impact: never land exactly on a plane (b = ∞)
 
 
@@ -196,6 +197,7 @@ class ParticleBarrier:
     ``FORCES``."""
 
     NAME = NAME
+    PARTICLE_BLOCKS = PARTICLE_BLOCKS
 
     def _args(self, model):
         return (*self.geometry(model), model.contact_area, model.contact_dhat,

@@ -122,6 +122,7 @@ class LaggedFriction:
     """
 
     NAME = NAME
+    PARTICLE_BLOCKS = True  # one d×d block per particle (hooke.contact_matrix)
 
     def __init__(self, nodes, normals, weights, anchors, eps: float):
         self.nodes = np.ascontiguousarray(nodes, dtype=np.int64)

@@ -34,6 +34,7 @@ from .barrier import (ParticleBarrier, barrier_derivative, barrier_second,
                       hessian_structure, pairs_energy, pairs_forces, static_functions)
 
 NAME = "sphere_barrier"
+PARTICLE_BLOCKS = True  # one d×d block per particle, as the planes'
 
 # hessian_structure (imported above: one d×d block per particle) is the planes' pattern.
 

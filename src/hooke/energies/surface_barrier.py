@@ -32,11 +32,20 @@ vertex–edge, vertex–triangle or edge–edge pair along x + α p, capped at 1
 search never lets two surfaces intersect, not even inside a Newton iteration. Only
 ``implicit_euler`` (generic path) uses these hooks; every other integrator refuses models with
 self-contact (``Integrator.CAPABILITIES``).
+
+Broad phase: ipctk's LBVH for the pairs and for CCD. Measured on cloth_sphere n = 80 draped
+(process time, 2,476 pairs): building the pairs 22 ms with LBVH against 41 ms with ipctk's
+default (a hash grid), CCD 15 ms against 27 ms.
+
+:func:`collision_clock` measures the time spent in collision detection (building the pairs:
+broad and narrow phase, and CCD) for ``hooke bench contact``; outside it the timers cost nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import time
 import weakref
 
 import numpy as np
@@ -51,6 +60,37 @@ STIFFNESS_SCALE = 1.0 / 8.0  # ipctk stiffness = κ/8: the book's close-range fo
 
 def active(model) -> bool:
     return model.n_contact_faces > 0
+
+
+class CollisionClock:
+    """Seconds and calls spent building pairs (``build``) and in CCD (``ccd``)."""
+
+    def __init__(self):
+        self.seconds = {"build": 0.0, "ccd": 0.0}
+        self.calls = {"build": 0, "ccd": 0}
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds.values())
+
+    def add(self, kind: str, start: float) -> None:
+        self.seconds[kind] += time.perf_counter() - start
+        self.calls[kind] += 1
+
+
+_clock: CollisionClock | None = None  # set inside collision_clock() only
+
+
+@contextlib.contextmanager
+def collision_clock():
+    """``with collision_clock() as clock:`` times every pair building and CCD of ipctk contact
+    (surfaces and obstacles) inside the block."""
+    global _clock
+    previous, _clock = _clock, CollisionClock()
+    try:
+        yield _clock
+    finally:
+        _clock = previous
 
 
 class IpcContact:
@@ -72,6 +112,7 @@ class IpcContact:
         self.potential = ipctk.BarrierPotential(self.dhat, STIFFNESS_SCALE * model.contact_kappa,
                                                 use_physical_barrier=True)
         self.ccd = ipctk.AdditiveCCD(conservative_rescaling=CCD_FRACTION)
+        self.broad_phase = ipctk.LBVH()
         self._last: list = [None, None]  # positions, their collisions (shared by bound copies)
 
     def bound(self, fixed: np.ndarray) -> "IpcContact":
@@ -89,10 +130,13 @@ class IpcContact:
         last, built = self._last
         if built is not None and np.array_equal(last, vertices):
             return built
+        start = time.perf_counter() if _clock is not None else 0.0
         collisions = self.ipctk.NormalCollisions()
         collisions.use_area_weighting = True
-        collisions.build(self.mesh, vertices, self.dhat)
+        collisions.build(self.mesh, vertices, self.dhat, broad_phase=self.broad_phase)
         self._last[:] = [vertices.copy(), collisions]
+        if _clock is not None:
+            _clock.add("build", start)
         return collisions
 
     # -- from the mesh's vectors and matrices to the model's DOFs -------------------------------
@@ -131,9 +175,13 @@ class IpcContact:
     def max_step(self, model, x: np.ndarray, p: np.ndarray) -> float:
         """Largest α ≤ 1 for which x + α p keeps every pair apart (fixed vertices still): 0.9 of
         the first time of impact (ipctk's conservative additive CCD)."""
+        clock_start = time.perf_counter() if _clock is not None else 0.0
         start, end = self.positions(x), self.positions(np.asarray(x) + np.asarray(p))
-        return min(1.0, float(self.ipctk.compute_collision_free_stepsize(
-            self.mesh, start, end, narrow_phase_ccd=self.ccd)))
+        alpha = min(1.0, float(self.ipctk.compute_collision_free_stepsize(
+            self.mesh, start, end, broad_phase=self.broad_phase, narrow_phase_ccd=self.ccd)))
+        if _clock is not None:
+            _clock.add("ccd", clock_start)
+        return alpha
 
     def min_distance(self, model, x: np.ndarray) -> float:
         """The smallest distance of a pair closer than d̂ [m]; +inf when none is."""
