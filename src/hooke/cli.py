@@ -5,6 +5,9 @@ parse, …) prints one line per problem to stderr and exits with code 2, never a
 that blows up writes the frames it computed before it stopped and exits with code 1. An unexpected
 exception (a bug) prints one line naming it and exits with code 1; ``HOOKE_DEBUG=1`` shows its
 traceback.
+
+``hooke --version`` prints the version; ``hooke run --quiet`` prints nothing on stdout (errors and
+notes still go to stderr). Help is plain text (click's layout) in at most 100 columns.
 """
 
 from __future__ import annotations
@@ -138,14 +141,15 @@ def run_command(
     dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]"),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]"),
     save_every: Optional[int] = typer.Option(
-        None, "--save-every", metavar="N", help="save a frame every N steps (default: the scene file's "
-        "save_every, else ⌈steps / 1000⌉: at most about 1,000 frames; the last step is always "
-        "saved)"),
+        None, "--save-every", metavar="N", help="save a frame every N steps (default: the scene "
+        "file's save_every, else ⌈steps / 1000⌉: at most about 1,000 frames; the last step is "
+        "always saved)"),
     out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory"),
     option: list[str] = typer.Option(
-        None, "--option", "-O", metavar="KEY=VALUE", help="an integrator option KEY=VALUE, e.g. rtol=1e-8 or "
-        "stabilization=none (repeatable; VALUE: a number, true/false, none or a word)"),
-    resume: Optional[Path] = typer.Option(None, "--resume", metavar="DIR", help="continue the interrupted run stored in DIR (or its trajectory.h5)"),
+        None, "--option", "-O", metavar="KEY=VALUE", help="an integrator option KEY=VALUE, e.g. "
+        "rtol=1e-8 or stabilization=none (repeatable; VALUE: a number, true/false, none or a word)"),
+    resume: Optional[Path] = typer.Option(None, "--resume", metavar="DIR", help="continue the "
+                                          "interrupted run stored in DIR (or its trajectory.h5)"),
     max_energy_growth: Optional[float] = typer.Option(
         None, "--max-energy-growth", help="stop when the total energy grows by more than this factor of its scale"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="print no progress and no summary "
@@ -154,8 +158,8 @@ def run_command(
     """Simulate a scene. Keeps at most about 1,000 frames unless --save-every or the scene file's
     save_every says otherwise. Writes into --out: trajectory.h5 (frame by frame, as the run goes) with
     its ParaView sidecar trajectory.xdmf, energy.png, snapshot.png, analytic.png (when the scene
-    has an analytic solution) and summary.json; prints a summary (not with --quiet). A scene's own integrator
-    options that another --integrator does not take are dropped, with a note."""
+    has an analytic solution) and summary.json; prints a summary (not with --quiet). A scene's own
+    integrator options that another --integrator does not take are dropped, with a note."""
     from .simulate import FRAME_BUDGET, scene_options, simulate
     from .simulate import resume as resume_run
 
