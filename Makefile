@@ -1,10 +1,11 @@
-# Two set-up commands for a fresh machine: `make run` and `make test`.
+# Two set-up commands for a fresh machine: `make run` and `make test`; `make docs` builds the API
+# reference.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    ?= out
 
-.PHONY: run test install install-test system-packages clean
+.PHONY: run test docs install install-test install-docs system-packages clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,9 +14,13 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
-# The tests also cover the fast direct solvers of the [fast] extra (PARDISO, CHOLMOD).
+# The tests also cover the fast direct solvers of the [fast] extra (PARDISO, CHOLMOD), and build
+# the docs (tests/test_docs.py: the [docs] extra).
 install-test: $(BIN)/python system-packages
-	$(BIN)/pip install --quiet -e ".[test,fast]"
+	$(BIN)/pip install --quiet -e ".[test,fast,docs]"
+
+install-docs: $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[docs]"
 
 # Debian packages the tests need: chromium for the browser tests, SuiteSparse's headers for
 # building scikit-sparse (CHOLMOD).
@@ -34,5 +39,12 @@ run: install
 test: install-test
 	HOOKE_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q tests --nbmake --nbmake-timeout=60 docs/notebooks  # s per cell; each notebook sets its own
 
+# The API reference from the docstrings (Sphinx), into docs/_build/html (index.html). A warning
+# fails the build (-W; --keep-going lists them all first), as in tests/test_docs.py; -E rereads
+# every page, so a second build does not pass by skipping what failed.
+docs: install-docs
+	$(BIN)/python -m sphinx -E -W --keep-going -q -b html docs docs/_build/html
+	@echo "API reference: docs/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache
+	rm -rf $(VENV) $(OUT) .pytest_cache docs/_build

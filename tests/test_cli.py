@@ -292,3 +292,81 @@ def test_run_with_another_integrator_keeps_the_scene_options_it_accepts(tmp_path
     assert stored["x"].tobytes() == expected.x.tobytes()
     done = hooke("run", "pendulum", "--t-end", "0.1", "--out", str(tmp_path))  # its own: no note
     assert done.returncode == 0 and "note" not in done.stderr
+
+
+# -- conventions: --version, --quiet, help text ----------------------------------------------------
+
+def test_version_prints_hookes_version():
+    import hooke as api
+
+    done = hooke("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"hooke {api.__version__}\n" and done.stderr == ""
+
+
+def test_run_quiet_prints_nothing_and_writes_the_same_files(tmp_path):
+    args = ("run", "spring1d", "--integrator", "rk4", "--dt", "0.01", "--t-end", "1")
+    loud = hooke(*args, "--out", str(tmp_path / "loud"))
+    quiet = hooke(*args, "--quiet", "--out", str(tmp_path / "quiet"))
+    assert loud.returncode == quiet.returncode == 0, quiet.stderr
+    assert "hooke run: spring1d" in loud.stdout
+    assert quiet.stdout == "" and quiet.stderr == ""
+    assert sorted(p.name for p in (tmp_path / "quiet").iterdir()) == \
+        sorted(p.name for p in (tmp_path / "loud").iterdir())
+    summary = json.loads((tmp_path / "quiet" / "summary.json").read_text())
+    assert summary["frames"] == 101 and summary["complete"] is True
+    assert read_trajectory(tmp_path / "quiet" / "trajectory.h5")["x"].shape == (101, 2, 1)
+
+
+def test_run_quiet_still_reports_errors_on_stderr(tmp_path):
+    bad = hooke("run", "spring1d", "--dt", "0", "--quiet", "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert len(bad.stderr.strip().splitlines()) == 1 and "dt" in bad.stderr
+    blown = hooke("run", "oscillator", "--integrator", "explicit_euler", "--dt", "0.5",
+                  "--t-end", "2000", "-q", "--out", str(tmp_path / "blown"))
+    assert blown.returncode == 1 and blown.stdout == "" and "non-finite" in blown.stderr
+    summary = json.loads((tmp_path / "blown" / "summary.json").read_text())  # still written
+    assert summary["complete"] is False and summary["frames"] > 1
+
+
+def help_sections(text: str) -> dict[str, list[str]]:
+    """The lines of each section of a help text ("Options:", "Commands:" …) by its title."""
+    sections, title = {}, None
+    for line in text.splitlines():
+        if line and not line[0].isspace() and line.endswith(":"):
+            title = line[:-1]
+            sections[title] = []
+        elif title is not None and line.strip():
+            sections[title].append(line)
+    return sections
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_run_help_is_plain_text_wrapped_in_even_columns(columns):
+    done = hooke("run", "--help", env={"COLUMNS": str(columns)})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(map(len, lines)) <= min(columns, 100)
+    assert not any(set(line) & set("│╭╰─") for line in lines)  # no Rich panels
+    assert "time step [s]" in done.stdout  # not read as Rich markup ("[s]": strikethrough)
+    # Every option's help starts in one column and its continuation lines start there too.
+    options = help_sections(done.stdout)["Options"]
+    starts = {re.match(r"\s+-\S.*?\s{2,}", line).end() for line in options
+              if line.lstrip().startswith("-")}
+    assert len(starts) == 1
+    column = starts.pop()
+    for line in options:
+        if not line.lstrip().startswith("-"):
+            assert len(line) - len(line.lstrip()) == column, line
+
+
+def test_command_list_has_one_line_per_command():
+    import typer.main
+
+    from hooke.cli import app
+
+    done = hooke("--help", env={"COLUMNS": "80"})
+    commands = help_sections(done.stdout)["Commands"]
+    names = [command.name for command in typer.main.get_command(app).commands.values()]
+    assert [line.split()[0] for line in commands] == names
+    assert max(map(len, done.stdout.splitlines())) <= 80

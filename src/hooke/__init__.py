@@ -1,4 +1,4 @@
-"""hooke: dynamics of mass-spring systems.
+"""hooke: dynamics of mass-spring systems::
 
     import hooke
     scene = hooke.scene("spring1d")

@@ -50,6 +50,7 @@ class Modes:
     name: str = ""
 
     def table(self) -> str:
+        """The frequencies as a text table: mode, f [Hz], ω [rad/s] (negative for ω² < 0)."""
         lines = [f"{'mode':>4}  {'f [Hz]':>12}  {'omega [rad/s]':>14}"]
         for j, (f, w2) in enumerate(zip(self.frequencies, self.omega_squared), start=1):
             lines.append(f"{j:>4}  {f:>12.6g}  {np.sign(w2) * np.sqrt(abs(w2)):>14.6g}")

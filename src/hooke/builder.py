@@ -216,6 +216,7 @@ class ModelBuilder(ObstacleBuilder):
         self._v[i] = np.asarray(motion(0.0)[1], dtype=float)
 
     def position(self, i: int) -> np.ndarray:
+        """A copy of particle i's position."""
         check_index(i, self.n_particles, "index")
         return self._x[i].copy()
 

@@ -5,6 +5,9 @@ parse, …) prints one line per problem to stderr and exits with code 2, never a
 that blows up writes the frames it computed before it stopped and exits with code 1. An unexpected
 exception (a bug) prints one line naming it and exits with code 1; ``HOOKE_DEBUG=1`` shows its
 traceback.
+
+``hooke --version`` prints the version; ``hooke run --quiet`` prints nothing on stdout (errors and
+notes still go to stderr). Help is plain text (click's layout) in at most 100 columns.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ from typing import Optional
 
 import numpy as np
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from .cli_common import console, errors, fail, output_directory, print_error
+from .cli_verify import verify_command
 from .errors import HookeInputError, SimulationError, StoreWriteError, format_value
 from .run_report import plural, print_summary, summary_data, write_outputs
 from .scenes import names as scene_names
@@ -32,34 +35,28 @@ try:  # typer vendors click from 0.2x on; its parse errors are click's classes
 except ImportError:  # pragma: no cover - an older typer runs on click itself
     from click import exceptions as parse_errors
 
+# Help as plain text (click's layout), not Rich's: Rich reads "[s]" in "time step [s]" as markup
+# and drops the unit, and keeps a docstring's line breaks in the command list, which it then wraps
+# again (ragged lines). Up to 100 columns on a wide terminal.
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None, context_settings={"max_content_width": 100},
                   help="hooke: dynamics of mass-spring systems.")
-# Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.
-console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
-errors = Console(stderr=True)
 
 
-def print_error(line: str) -> None:
-    """``error: line`` on stderr; the line is escaped, as a value such as ``[nan, 0.0]`` would
-    otherwise be taken for Rich markup and vanish."""
-    errors.print(f"[bold red]error:[/] {escape(line)}", highlight=False, markup=True, soft_wrap=True)
+def show_version(value: bool) -> None:
+    if value:
+        from .version import __version__
+
+        typer.echo(f"hooke {__version__}")
+        raise typer.Exit()
 
 
-def fail(message: str, code: int = 2) -> None:
-    for line in str(message).splitlines():
-        print_error(line)
-    raise typer.Exit(code)
-
-
-def output_directory(path: Path, flag: str = "--out") -> Path:
-    """``path`` as a directory (created if missing); a clear error when it cannot be one."""
-    if path.exists() and not path.is_dir():
-        fail(f"{flag}: is an existing file, not a directory, got {str(path)!r}")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        fail(f"{flag}: cannot create the directory ({error.strerror or error}), got {str(path)!r}")
-    return path
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=show_version,
+                                 help="print hooke's version and exit"),
+) -> None:
+    pass  # --version acts as it is parsed (show_version)
 
 
 def load_scene(scene_or_file: str):
@@ -144,22 +141,25 @@ def run_command(
     dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]"),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]"),
     save_every: Optional[int] = typer.Option(
-        None, "--save-every", help="save a frame every N steps (default: the scene file's "
-        "save_every, else ⌈steps / 1000⌉: at most about 1,000 frames; the last step is always "
-        "saved)"),
+        None, "--save-every", metavar="N", help="save a frame every N steps (default: the scene "
+        "file's save_every, else ⌈steps / 1000⌉: at most about 1,000 frames; the last step is "
+        "always saved)"),
     out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory"),
     option: list[str] = typer.Option(
-        None, "--option", "-O", help="an integrator option KEY=VALUE, e.g. rtol=1e-8 or "
-        "stabilization=none (repeatable; VALUE: a number, true/false, none or a word)"),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted run stored in DIR (or its trajectory.h5)"),
+        None, "--option", "-O", metavar="KEY=VALUE", help="an integrator option KEY=VALUE, e.g. "
+        "rtol=1e-8 or stabilization=none (repeatable; VALUE: a number, true/false, none or a word)"),
+    resume: Optional[Path] = typer.Option(None, "--resume", metavar="DIR", help="continue the "
+                                          "interrupted run stored in DIR (or its trajectory.h5)"),
     max_energy_growth: Optional[float] = typer.Option(
         None, "--max-energy-growth", help="stop when the total energy grows by more than this factor of its scale"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="print no progress and no summary "
+                               "(errors and notes still go to stderr; the files are written)"),
 ) -> None:
     """Simulate a scene. Keeps at most about 1,000 frames unless --save-every or the scene file's
     save_every says otherwise. Writes into --out: trajectory.h5 (frame by frame, as the run goes) with
     its ParaView sidecar trajectory.xdmf, energy.png, snapshot.png, analytic.png (when the scene
-    has an analytic solution) and summary.json; prints a summary. A scene's own integrator
-    options that another --integrator does not take are dropped, with a note."""
+    has an analytic solution) and summary.json; prints a summary (not with --quiet). A scene's own
+    integrator options that another --integrator does not take are dropped, with a note."""
     from .simulate import FRAME_BUDGET, scene_options, simulate
     from .simulate import resume as resume_run
 
@@ -173,7 +173,7 @@ def run_command(
         out = resume.parent if resume.is_file() else resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
-    progress = LazyProgress(str(scene_or_file or resume))
+    progress = None if quiet else LazyProgress(str(scene_or_file or resume))
     try:
         try:
             if resume is not None:
@@ -196,7 +196,8 @@ def run_command(
                                   store=out / "trajectory.h5", max_energy_growth=max_energy_growth,
                                   max_frames=FRAME_BUDGET, **options)
         finally:
-            progress.close()
+            if progress is not None:
+                progress.close()
     except HookeInputError as error:
         fail(str(error))
     except StoreWriteError as error:  # a full disk: the file keeps its frames; nothing more fits
@@ -204,7 +205,7 @@ def run_command(
     except SimulationError as error:
         partial = getattr(error, "result", None)
         if partial is not None and partial.n_frames > 0:
-            report(partial, out)
+            report(partial, out, quiet)
         fail(str(error), code=1)
     except KeyboardInterrupt as interrupt:
         from .io.export import write_xdmf
@@ -214,18 +215,19 @@ def run_command(
         sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
         fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'} (ParaView: {sidecar}); "
              f"continue with `hooke run --resume {out}`", code=130)
-    report(result, out)
+    report(result, out, quiet)
 
 
-def report(result, out: Path) -> None:
-    """Write a run's plots and summary (:mod:`hooke.run_report`) and print the summary; one line
-    (exit 1) when they cannot be written (a full disk)."""
+def report(result, out: Path, quiet: bool = False) -> None:
+    """Write a run's plots and summary (:mod:`hooke.run_report`) and print the summary (unless
+    ``quiet``); one line (exit 1) when they cannot be written (a full disk)."""
     try:
         written = write_outputs(result, out)
     except OSError as error:
         fail(f"--out: cannot write the plots and summary ({error.strerror or error}); the "
              f"trajectory is in {out / 'trajectory.h5'}, got {str(out)!r}", code=1)
-    print_summary(console, summary_data(result), written)
+    if not quiet:
+        print_summary(console, summary_data(result), written)
 
 
 @app.command("plot")
@@ -441,101 +443,7 @@ def schema_command() -> None:
     typer.echo(json.dumps(SceneFile.model_json_schema(), indent=2))
 
 
-@app.command("verify")
-def verify_command(
-    out: Path = typer.Option(Path("out/verify"), "--out", "-o",
-                             help="where to write the plot and the CSV tables"),
-    energy_steps: int = typer.Option(4000, "--energy-steps",
-                                     help="steps of each energy run (fewer: a quicker, rougher check)"),
-    every: bool = typer.Option(False, "--all", help="the verification matrix: every integrator × "
-                               "every built-in scene it accepts (about 30 min)"),
-    quick: bool = typer.Option(False, "--quick", help="with --all: the reduced matrix the tests "
-                               "run (a few scenes, three levels, short horizons)"),
-) -> None:
-    """Run every integrator on spring1d, and every one that handles joints on the double pendulum:
-    measured order of convergence, energy behaviour and joint drift; writes convergence.png,
-    verify_spring1d.csv and verify_pendulum.csv. With --all, the verification matrix instead:
-    verification.csv and verification.png."""
-    from .verify import convergence_plot, verify, verify_joints, write_reports
-
-    if quick and not every:
-        fail("--quick: only with --all")
-    if energy_steps < 10:
-        fail(f"--energy-steps: must be an integer >= 10, got {energy_steps}")
-    output_directory(out)
-    if every:
-        verify_matrix(out, quick)
-        return
-    reports = verify(energy_steps=energy_steps)
-    table = Table(title=f"spring1d (ω = √10): convergence order; energy over {energy_steps} steps "
-                        "of 0.005 s", title_justify="left")
-    for column, justify in (("integrator", "left"), ("order", "right"), ("measured", "right"),
-                            ("energy", "left"), ("E⁺/E − 1", "right")):
-        table.add_column(column, justify=justify, no_wrap=True)
-    for r in reports:
-        mark = "" if r.order_ok else " [red](off)[/]"
-        table.add_row(r.name, str(r.expected_order), f"{r.measured_order:.3f}{mark}", r.behaviour,
-                      f"{r.energy_factor - 1:+.3e}")
-    console.print(table)
-    joint_reports = verify_joints(energy_steps=energy_steps)
-    table = Table(title="pendulum (double, joints, stabilization=None): order of the positions over "
-                        "1.5 s against rk45 at dt = 1/1280 s;\nenergy above the hanging rest state "
-                        f"and joint drift max|L − L0| over {energy_steps} steps of 0.0025 s",
-                  title_justify="left")
-    for column, justify in (("integrator", "left"), ("order", "right"), ("measured", "right"),
-                            ("energy", "left"), ("E⁺/E − 1", "right"), ("max|L − L0| \\[m]", "right")):
-        table.add_column(column, justify=justify, no_wrap=True)
-    for r in joint_reports:
-        mark = "" if r.order_ok else " [red](off)[/]"
-        behaviour = r.behaviour if r.failed_at is None else f"fails at t = {r.failed_at:.2f} s"
-        table.add_row(r.name, str(r.expected_order), f"{r.measured_order:.3f}{mark}", behaviour,
-                      f"{r.energy_factor - 1:+.3e}", f"{r.drift:.2e}")
-    console.print(table)
-    convergence_plot(reports, out / "convergence.png", joint_reports)
-    write_reports(reports, out / "verify_spring1d.csv")
-    write_reports(joint_reports, out / "verify_pendulum.csv")
-    console.print(f"log-log plot: {out / 'convergence.png'}\ntables: {out / 'verify_spring1d.csv'}, "
-                  f"{out / 'verify_pendulum.csv'}", highlight=False)
-    if not all(r.order_ok for r in [*reports, *joint_reports]):
-        raise typer.Exit(1)
-
-
-def verify_matrix(out: Path, quick: bool) -> None:
-    """``hooke verify --all``: run the matrix with a line per cell as it goes, print its table,
-    write verification.csv and verification.png; exit 1 when a cell is off (not a stated
-    limitation) or failed."""
-    from .verification import FULL, QUICK, run_matrix
-    from .verification.report import PLOT_TITLE, matrix_plot, table, write_matrix_csv
-
-    configuration = QUICK if quick else FULL
-    started = time.perf_counter()
-
-    def report(cell) -> None:
-        if cell.status != "n/a":
-            order = f"{cell.measured_order:.2f}" if cell.errors else "—"
-            console.print(f"{cell.scene} × {cell.integrator}: {cell.status} (order {order}, "
-                          f"expected {cell.expected_order}; {cell.wall_time:.1f} s)", highlight=False)
-
-    cells = run_matrix(configuration, on_cell=report)
-    minutes = (time.perf_counter() - started) / 60
-    command = f"hooke verify --all{' --quick' if quick else ''}"
-    title = (f"{command}: measured order of convergence ({configuration.levels} levels of dt, "
-             f"halving), {minutes:.1f} min")
-    console.print(table(cells, title))
-    console.print("✗ off its order, ‡ a stated limitation. Default options, with adaptive=False "
-                  "where an integrator has it (fixed steps of dt).", highlight=False)
-    for cell in cells:
-        if cell.status in ("off", "failed", "limited"):
-            console.print(f"[bold]{cell.scene} × {cell.integrator}[/] {cell.status}: errors "
-                          f"{', '.join(f'{e:.2e}' for e in cell.errors)} m at dt = "
-                          f"{', '.join(f'{dt:g}' for dt in cell.dts[:len(cell.errors)])} s. "
-                          f"{cell.limitation or cell.note}")
-    csv_path = write_matrix_csv(cells, out / "verification.csv")
-    plot_path = out / "verification.png"
-    matrix_plot(cells, plot_path, PLOT_TITLE.format(command=command))
-    console.print(f"table: {csv_path}\nplot: {plot_path}", highlight=False)
-    if any(cell.failing for cell in cells):
-        raise typer.Exit(1)
+app.command("verify")(verify_command)
 
 
 @app.command("serve")

@@ -89,6 +89,7 @@ def collect(problems: list[str], check, *args, prefix: str = "", **kwargs):
 
 
 def format_value(value: Any) -> str:
+    """A value as an error message shows it: repr, NumPy arrays abbreviated."""
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else str(value)
     if isinstance(value, str):

@@ -34,9 +34,11 @@ class Loss:
         raise NotImplementedError
 
     def gradient(self, result) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - abstract
+        """(∂L/∂x, ∂L/∂v) at the saved frames, each of the frames' shape."""
         raise NotImplementedError
 
     def param_gradient(self, result) -> dict[str, np.ndarray]:
+        """Its derivatives by model parameters it reads directly, by name (none by default)."""
         return {}
 
 

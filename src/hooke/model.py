@@ -17,9 +17,9 @@ SPRING_ENERGIES = ("hookean", "squared_length")
 
 @dataclass(frozen=True, eq=False)
 class Model:
-    """A mass-spring system.
+    """A mass-spring system: n particles, s springs, d = dim.
 
-    Attributes (n particles, s springs, d = dim):
+    Attributes:
         dim: spatial dimension, 1, 2 or 3.
         mass: (n,) particle masses [kg], all > 0.
         pinned: (n,) bool, True for particles held fixed (their DOFs are eliminated).
@@ -204,6 +204,7 @@ class Model:
         return np.abs(lengths - self.joint_length)
 
     def initial_state(self, t: float = 0.0) -> "State":
+        """The State at time t with copies of ``x0`` and ``v0``."""
         return State(float(t), self.x0.copy(), self.v0.copy())
 
     @property
@@ -224,7 +225,9 @@ class State:
     v: np.ndarray
 
     def copy(self) -> "State":
+        """A State with copies of the arrays."""
         return State(self.t, self.x.copy(), self.v.copy())
 
     def replace(self, **changes) -> "State":
+        """A State with the fields in ``changes`` replaced (the arrays are not copied)."""
         return replace(self, **changes)

@@ -82,6 +82,8 @@ class EnergyChange:
 
 @dataclass
 class Result:
+    """A run's saved frames, energies and settings (fields: see the module docstring)."""
+
     t: np.ndarray
     x: np.ndarray
     v: np.ndarray

@@ -31,6 +31,8 @@ from .linalg import BlockPattern, FixedPatternAssembler, diagonal_structure
 
 
 class System:
+    """Forces, energies and matrices of ``model`` for integrators (see the module docstring)."""
+
     def __init__(self, model):
         self.model = model
         self.dim = model.dim
@@ -67,12 +69,15 @@ class System:
         return {term.NAME: term.value(self.model, x) for term in terms}
 
     def potential_energy(self, x: np.ndarray, terms=None) -> float:
+        """The sum of the terms' energies at x [J]."""
         return sum(term.value(self.model, x) for term in (self.terms if terms is None else terms))
 
     def kinetic_energy(self, v: np.ndarray) -> float:
+        """½ vᵀ M v [J]."""
         return kinetic.value(self.model, v)
 
     def potential_gradient(self, x: np.ndarray, terms=None) -> np.ndarray:
+        """The sum of the terms' gradients at x, (n, d) [N]."""
         grad = np.zeros_like(x, dtype=float)
         for term in (self.terms if terms is None else terms):
             grad += term.gradient(self.model, x)
@@ -304,6 +309,7 @@ class System:
 
     # -- flattening between (n, d) arrays and free-DOF vectors ------------------------------
     def free_vector(self, array: np.ndarray) -> np.ndarray:
+        """The free DOFs of an (n, d) array, flattened."""
         return array.reshape(-1)[self.free_dofs]
 
     def scatter_free(self, base: np.ndarray, values: np.ndarray) -> np.ndarray:

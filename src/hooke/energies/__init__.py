@@ -1,6 +1,7 @@
 """Energy terms of a mass-spring system.
 
 Contract of a potential term (a module with these names):
+
 - ``NAME``: the key of this term in ``Result.energy``;
 - ``active(model) -> bool``: whether the model has this term at all;
 - ``value(model, x) -> float``: the energy [J] at positions x (n, d);
@@ -8,15 +9,19 @@ Contract of a potential term (a module with these names):
 - ``hessian_structure(model) -> (rows, cols)``: fixed triplet pattern in flattened DOFs;
 - ``hessian_values(model, x, project_psd=False) -> (len(rows),)``: the Hessian's entries in that
   pattern; with ``project_psd`` each element's block is clamped to positive semi-definite.
+
 A term whose active set changes with x (contact between surfaces: which pairs are within d̂)
 has no fixed pattern: instead of ``hessian_structure``/``hessian_values`` it defines
+
 - ``hessian_triplets(model, x, project_psd=False) -> (rows, cols, values)``: the Hessian at x as
   triplets in flattened DOFs (duplicates summed), a new pattern at every evaluation;
+
 :func:`has_fixed_pattern` tells the two kinds apart; assembly (:class:`hooke.system.System`) puts
 the fixed terms on its precomputed pattern and adds the others' triplets per evaluation.
 ``hessian(term, model, x)`` builds the sparse matrix of either kind for checks and analysis.
 Optional hooks of a potential term (the contact barriers with planes, spheres and obstacles have
 them):
+
 - ``max_step(model, x, p) -> float``: largest α ≤ 1 keeping x + α p in the term's domain
   (continuous collision detection; the implicit line search starts there);
 - ``at_time(model, t)``: the term at time t, an object with the same functions (moving planes);
@@ -64,6 +69,7 @@ def has_fixed_pattern(term) -> bool:
 
 
 def hessian(term, model, x, project_psd: bool = False) -> sp.csr_matrix:
+    """The Hessian of ``term`` at x as a sparse (n·d, n·d) matrix, of either kind of term."""
     if not has_fixed_pattern(term):
         return triplets_to_csr(*term.hessian_triplets(model, x, project_psd), model.n_dofs)
     rows, cols = term.hessian_structure(model)

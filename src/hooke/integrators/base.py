@@ -1,6 +1,7 @@
 """The step contract every integrator follows, and the registry that lists them.
 
 Contract:
+
 - An integrator is a class with ``name`` (its one-word handle), ``order`` (its global order of
   accuracy with fixed steps on smooth problems; the convergence tests assert it), ``defaults``
   (its options and their default values) and ``step(state) -> State`` which returns the state at
@@ -86,6 +87,9 @@ def is_finite(state: State) -> bool:
 
 
 class Integrator:
+    """The base of every integrator: options checked on construction, the step contract of the
+    module docstring; ``system`` is the :class:`hooke.system.System` it steps."""
+
     name: ClassVar[str]
     order: ClassVar[int]
     summary: ClassVar[str] = ""
@@ -143,6 +147,7 @@ class Integrator:
         return problems
 
     def positive_option(self, key: str, allow_inf: bool = False) -> float:
+        """The option ``key`` as a float; HookeInputError unless it is a number > 0."""
         value = self.options[key]
         if (not is_number(value) or np.isnan(value) or (np.isinf(value) and not allow_inf)
                 or value <= 0):
@@ -154,13 +159,16 @@ class Integrator:
         return {"stats": json.dumps(self.stats)}
 
     def restore(self, checkpoint: dict[str, Any]) -> None:
+        """Take back what :meth:`checkpoint` returned (see the contract)."""
         if "stats" in checkpoint:
             self.stats.update(json.loads(checkpoint["stats"]))
 
     def step(self, state: State) -> State:  # pragma: no cover - abstract
+        """The state at ``state.t + dt``."""
         raise NotImplementedError
 
     def advance(self, state: State, t_target: float, n_steps: int) -> State:
+        """The state at ``t_target``, every step checked (see the contract)."""
         for _ in range(n_steps):
             state = self.checked_step(state)
         return State(float(t_target), state.x, state.v)
@@ -213,12 +221,14 @@ class ConstraintForces:
     supports_joints: ClassVar[bool] = True
 
     def configure_joints(self) -> None:
+        """Give the system's joints their constraint forces with the chosen stabilisation."""
         stabilization = Stabilization.from_options(self.options, self.name)
         if self.system.joints is not None:
             self.system.joint_forces = JointForces(self.system.joints, stabilization)
 
 
 def register(cls: type[Integrator]) -> type[Integrator]:
+    """Class decorator: enroll ``cls`` in the registry under ``cls.name``."""
     if cls.name in _REGISTRY:
         raise ValueError(f"integrator {cls.name!r} registered twice")
     _REGISTRY[cls.name] = cls
@@ -226,6 +236,8 @@ def register(cls: type[Integrator]) -> type[Integrator]:
 
 
 def get(name: str) -> type[Integrator]:
+    """The integrator class registered as ``name`` (``hooke.get_integrator``); HookeInputError
+    naming the known ones otherwise."""
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):

@@ -1,6 +1,7 @@
 """Trajectory store: one HDF5 file per run (h5py), written frame by frame as the run goes.
 
-Layout of ``trajectory.h5``:
+Layout of ``trajectory.h5``::
+
     /frames/t (F,)  /frames/x (F, n, d)  /frames/v (F, n, d)  /frames/energy/<term> (F,)
     /frames/<extra> (F, ...)   per-frame extras: joint_force (F, joints), contact_distance (F,),
                                contact_force (F, n, d), surface_distance (F,)
@@ -213,6 +214,7 @@ class TrajectoryWriter:
     run complete.
 
     Safety (each is tested in tests/test_store_faults.py):
+
     - everything is computed and checked before a file is touched; an output another writer
       holds is refused (:class:`~hooke.io.lock.OutputLock`, naming its PID);
     - a new run is written aside, to ``<path>.new``, and takes ``path``'s name only once its

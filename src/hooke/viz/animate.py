@@ -45,6 +45,8 @@ def gif_durations(count: int, fps: float) -> list[int]:
 
 def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi: int = 90,
             progress=None) -> Path:
+    """Render ``result`` as a movie at ``path`` (.mp4 or .gif) and return the path (see the
+    module docstring)."""
     import imageio.v2 as imageio
 
     path = Path(path)

@@ -344,6 +344,7 @@ NEEDS = ((("phase", "analytic"), "free particle", lambda result: not result.scen
 
 
 def contact_bodies(model) -> bool:
+    """Whether the model has contact planes, spheres or obstacles."""
     return bool(model.n_planes or model.n_spheres or model.n_obstacles)
 
 
