@@ -1,0 +1,70 @@
+"""What the ``hooke`` command's modules share: the consoles, the one-line error exit, loading a
+scene by name or file, reading ``--option KEY=VALUE``.
+
+Contract: :func:`fail` prints each line of its message as ``error: …`` on stderr and exits with
+its code (2: bad input); the other helpers raise :class:`HookeInputError` for bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from .errors import HookeInputError
+from .scenes import names as scene_names
+
+# Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.
+console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
+errors = Console(stderr=True)
+
+
+def print_error(line: str) -> None:
+    """``error: line`` on stderr; the line is escaped, as a value such as ``[nan, 0.0]`` would
+    otherwise be taken for Rich markup and vanish."""
+    errors.print(f"[bold red]error:[/] {escape(line)}", highlight=False, markup=True, soft_wrap=True)
+
+
+def fail(message: str, code: int = 2) -> None:
+    for line in str(message).splitlines():
+        print_error(line)
+    raise typer.Exit(code)
+
+
+def output_directory(path: Path, flag: str = "--out") -> Path:
+    """``path`` as a directory (created if missing); a clear error when it cannot be one."""
+    if path.exists() and not path.is_dir():
+        fail(f"{flag}: is an existing file, not a directory, got {str(path)!r}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        fail(f"{flag}: cannot create the directory ({error.strerror or error}), got {str(path)!r}")
+    return path
+
+
+def load_scene(scene_or_file: str):
+    from .io.scene_file import builtin_scene, load
+
+    if scene_or_file in scene_names():
+        return builtin_scene(scene_or_file)
+    if scene_or_file.endswith(".toml") or Path(scene_or_file).exists():
+        return load(scene_or_file)
+    raise HookeInputError("SCENE_OR_FILE", "is neither a built-in scene "
+                          f"({', '.join(scene_names())}) nor a scene file", scene_or_file)
+
+
+def parse_option(text: str) -> tuple[str, object]:
+    """``KEY=VALUE`` of ``--option``: VALUE as ``--param`` reads it (``parse_value``: 1e-8, 25,
+    inf, a word …), and in any case true/false as a bool and none/null as None (Python options
+    take None, which TOML has no word for)."""
+    from .io.scene_file import parse_value
+
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key:
+        raise HookeInputError("--option", "must be KEY=VALUE", text)
+    words = {"true": True, "false": False, "none": None, "null": None}
+    return key, words[value.lower()] if value.lower() in words else parse_value(value)
