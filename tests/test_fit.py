@@ -6,6 +6,7 @@ observed-data files, and bad input in one line (exit 2 on the command line)."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -97,7 +98,7 @@ def test_stiffness_and_damping_of_a_cloth_from_three_tracked_points():
     truth = {"stiffness": 500.0, "damping": 2.0}
     scene = hooke.scene("cloth2d", nx=5, ny=4, **truth)
     times, observed = noisy_record(scene, 1e-3, t_end=1.0, save_every=10, dt=0.002)
-    tracked = [0, 4, 10]  # two bottom corners and a point in the middle
+    tracked = [0, 16, 10]  # the two bottom corners and a point in the middle (id = i·ny + j)
     untracked = np.setdiff1d(np.arange(scene.model.n_particles), tracked)
     observed[:, untracked] = np.nan
     start = hooke.scene("cloth2d", nx=5, ny=4, stiffness=300.0, damping=1.0)
@@ -229,3 +230,25 @@ def test_a_csv_of_the_wrong_dimension_is_one_line(tmp_path, monkeypatch, capsys)
                            "--param", "stiffness")
     assert code == 2 and len(lines) == 1
     assert "header must name the columns t, particle, x (this scene is 1D)" in lines[0]
+
+
+def test_the_readme_example_recovers_the_cloth_within_three_sigma():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Fitting parameters to observed motion\n\n.*?```python\n(.*?)```", text,
+                      re.S).group(1)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    within(namespace["fit"], {"stiffness": 500.0, "damping": 2.0})
+
+
+def test_a_stored_trajectory_is_observed_and_its_pins_are_left_out(tmp_path):
+    """A .h5 record holds every particle; the pinned anchor never moves, so its zero residuals
+    are not counted (they would shrink the noise estimate)."""
+    path = tmp_path / "trajectory.h5"
+    hooke.simulate(damped_spring(), dt=DT, t_end=1.0, save_every=5, store=path)
+    record = read_observed(path, 2, 1)
+    result = hooke.fit(damped_spring(4.0, C), record, {"stiffness": "shared"}, dt=DT)
+    assert result.residual.size == record.t.size  # the moving particle's x only
+    assert result.values["stiffness"] == pytest.approx(K, rel=1e-6)  # noise-free: the truth

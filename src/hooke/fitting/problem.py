@@ -9,7 +9,7 @@ the last observed time unless ``t_end`` is given, and saves every g steps, g the
 divisor of the observed steps, so that every observed time is a saved frame.
 
 The residual r(z) is (simulated − observed) over the observed coordinates (m = observed rows ×
-d); L = ½|r|² is :func:`hooke.losses.tracking`'s loss, whose exact gradient
+d; pinned particles' rows only when x0 is fitted: otherwise they never move); L = ½|r|² is :func:`hooke.losses.tracking`'s loss, whose exact gradient
 :meth:`Problem.loss_and_gradient` takes from :func:`hooke.gradient`. :meth:`Problem.jacobian`
 gives dr/dz by central differences of the forward run (why: :mod:`hooke.fitting.solve`).
 A run that fails (blows up at a trial z) gives residuals of :data:`FAILED_SCALE` × the observed
@@ -118,6 +118,8 @@ class Problem:
         self.times, t_end, save_every = run_settings(scene, observation, integrator, dt, t_end,
                                                      save_every)
         self.observed = observation.x
+        if "x0" not in self.unknowns.parsed:  # pinned particles stay at x0: nothing to fit there,
+            self.observed[:, scene.model.pinned] = np.nan  # and zeros would shrink σ's estimate
         self.seen = np.all(np.isfinite(self.observed), axis=-1)
         self.size = int(self.seen.sum()) * scene.model.dim
         if self.size <= len(self.unknowns.list):

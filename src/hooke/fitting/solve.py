@@ -190,7 +190,7 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
     residual = problem.residual(z)
     cov, noise = covariance(problem.jacobian(z), residual)
     loss = 0.5 * float(residual @ residual)
-    if not history or history[-1] != loss:
+    if not history or not np.isclose(history[-1], loss, rtol=1e-9, atol=0.0):
         history.append(loss)
     theta = unknowns.physical(z)
     sigma = np.sqrt(np.diag(cov)) * np.where(unknowns.log, theta, 1.0)
