@@ -82,6 +82,32 @@ def test_the_uncertainty_shrinks_with_the_noise():
     assert sigmas[1] == pytest.approx(sigmas[0] / 10, rel=0.2)
 
 
+def test_the_reported_sigma_is_the_spread_of_the_fits_over_noise_draws():
+    """40 records with independent noise: the fitted values scatter by the reported σ. The
+    sample standard deviation of 40 draws is within 1/√78 ≈ 11% of the true one at 1σ, so the
+    ratio is asserted within 3 × 11%."""
+    fits = []
+    for seed in range(40):
+        times, observed = noisy_record(damped_spring(), 0.01, seed=seed, t_end=2.0)
+        fits.append(hooke.fit(damped_spring(), observed, {"stiffness": "shared", "damping": "shared"},
+                              times=times, dt=DT))
+    spread = np.std([fit.x for fit in fits], axis=0, ddof=1)
+    reported = np.mean([fit.sigma for fit in fits], axis=0)
+    np.testing.assert_allclose(spread / reported, 1.0, atol=0.34)
+
+
+def test_irregular_observation_times_are_saved_frames():
+    """Observed at steps 0, 6, 9 and 30: the run saves every 3rd step (their gcd) and ends at
+    the last one; noise-free positions give the truth back."""
+    steps = np.array([0, 6, 9, 30])
+    truth = hooke.simulate(damped_spring(), dt=DT, t_end=30 * DT, save_every=3)
+    observed = truth.x[steps // 3]
+    result = hooke.fit(damped_spring(4.0, 0.2), observed, ["stiffness", "damping"],
+                       times=steps * DT, dt=DT)
+    np.testing.assert_allclose(result.x, [K, C], rtol=1e-6)
+    assert result.residual.size == steps.size  # the anchor's rows are left out
+
+
 def test_the_differenced_jacobian_gives_the_adjoint_gradient():
     """Jᵀr from the central differences of the forward run equals dL/dz from hooke.gradient."""
     times, observed = noisy_record(damped_spring(), 0.01)
@@ -163,6 +189,7 @@ BAD_CALLS = {
     "bounds without the start": (dict(bounds={"stiffness": (6.0, 9.0)}), "bounds.stiffness: does not hold the start"),
     "times off the step grid": (dict(times=np.arange(41) * 0.0123), "times: 0.0123 is not on the step grid"),
     "times past the run": (dict(t_end=0.1), "times: 2.0 is after the run's end"),
+    "times before the run": (dict(times=np.arange(41) * 0.05 - 0.05), "times: -0.05 is before the run's start"),
     "a damping of 0 in log space": (dict(params=["damping"]), "params.damping: damping[0] starts at 0"),
     "initial 0 in log space": (dict(initial={"stiffness": 0.0}), "initial.stiffness: must be > 0"),
     "unknown method": (dict(method="newton"), "method: must be one of"),

@@ -88,7 +88,10 @@ def run_settings(scene, observation: Observation, integrator, dt, t_end, save_ev
         return t0 + run.steps * dt, run.t_end, run.save_every
     exact = (observation.t - t0) / dt
     steps = np.rint(exact).astype(np.int64)
-    off = (np.abs(exact - steps) > TIME_SNAP) | (steps < 0)
+    if np.any(steps < 0):
+        bad = float(observation.t[np.argmax(steps < 0)])
+        raise HookeInputError("times", f"{bad!r} is before the run's start (t0 = {t0:g} s)", bad)
+    off = np.abs(exact - steps) > TIME_SNAP
     if np.any(off):
         bad = float(observation.t[np.argmax(off)])
         raise HookeInputError("times", f"{bad!r} is not on the step grid t0 + k·dt (t0 = {t0:g}, "
