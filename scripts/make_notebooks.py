@@ -4,8 +4,9 @@ committed files show their plots. Run: .venv/bin/python scripts/make_notebooks.p
 CI runs every notebook top to bottom again with nbmake (``make test``); each is kept small, and
 each carries its own per-cell time limit (``execution.timeout`` in its metadata, read by nbmake;
 the Makefile's ``--nbmake-timeout`` is the default for any other): ``TIMEOUTS``, the slowest cell
-measured on our 2-core machine (01: verify() 7.3 s; 04: the study 6.0 s; others below 2 s) with
-room for Numba compiling its kernels on a machine without a cache (20–40 s once).
+measured on our 2-core machine (01: verify() 7.3 s; 04: the study 6.0 s; 06: the spring's two
+fits 9.3 s, the pendulum's 3.6 s; others below 2 s) with room for Numba compiling its kernels on a
+machine without a cache (20–40 s once; generalized-α with joints, 06's pendulum, 39 s).
 """
 
 from pathlib import Path
