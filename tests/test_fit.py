@@ -237,6 +237,7 @@ def test_fit_command_prints_the_values_and_writes_the_summary(observed_csv, tmp_
 
 @pytest.mark.parametrize("args, message", [
     (["--param", "stifness"], "--param: unknown parameter"),
+    (["--param", "damping"], "--param damping: damping starts at 0"),
     (["--param", "stiffness", "--bounds", "stiffness=3"], "--bounds: must be NAME=LOW:HIGH"),
     (["--param", "stiffness", "--bounds", "stiffness=9:1"], "bounds.stiffness: must be numbers with low < high"),
     (["--param", "stiffness", "--dt", "0.003"], "times: 0.02 is not on the step grid"),
@@ -248,6 +249,15 @@ def test_fit_command_bad_input_is_one_line_exit_2(observed_csv, monkeypatch, cap
     code, lines = run_main(monkeypatch, capsys, *base, *args)
     assert code == 2
     assert len(lines) == 1 and message in lines[0], lines
+
+
+def test_a_trajectory_of_another_scene_is_one_line(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "chain.h5"
+    hooke.simulate(hooke.scene("chain", n=2), t_end=0.01, store=path)
+    code, lines = run_main(monkeypatch, capsys, "fit", "spring1d", "--observed", str(path),
+                           "--param", "stiffness")
+    assert code == 2 and len(lines) == 1
+    assert "observed: must have shape (times, 2, 1)" in lines[0] and "got (11, 3, 2)" in lines[0], lines  # 11 frames, 3 particles in 2D
 
 
 def test_a_csv_of_the_wrong_dimension_is_one_line(tmp_path, monkeypatch, capsys):

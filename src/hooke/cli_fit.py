@@ -94,8 +94,10 @@ def fit_command(
         result = fit(scene, record, params, limits or None, method=method, initial=start or None,
                      integrator=integrator, dt=dt, t_end=t_end, max_iterations=max_iterations,
                      progress=progress, **options)
-    except HookeInputError as error:
-        fail(str(error).replace("params", "--param", 1) if str(error).startswith("params") else str(error))
+    except HookeInputError as error:  # hooke.fit's `params` is the command's --param
+        text = str(error)
+        fail("--param" + text[len("params"):].replace(".", " ", 1) if text.startswith("params")
+             else text)
     except SimulationError as error:
         fail(str(error), code=1)
     console.print(result.text(), highlight=False)

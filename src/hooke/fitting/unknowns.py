@@ -151,8 +151,8 @@ class Unknowns:
             for index, label, value in elements:
                 if log and value <= 0:
                     raise HookeInputError(f"params.{name}", f"{label} starts at {value:g}, which log "
-                                          "space cannot leave: give initial={'" + name + "': …} > 0",
-                                          value)
+                                          f"space cannot leave: give a start > 0 (initial={{'{name}'"
+                                          f": …}}, on the command line --initial {name}=…)", value)
                 if not pair[0] <= value <= pair[1]:
                     raise HookeInputError(f"bounds.{name}", f"does not hold the start {label} = "
                                           f"{value:g}", list(pair))
