@@ -115,6 +115,24 @@ def _chosen_rows(indices, shape: tuple, name: str) -> np.ndarray:
     return keep
 
 
+def _elements(name: str, array: np.ndarray, chosen, pinned: np.ndarray) -> list[tuple]:
+    """(flat index, label, start value) of each element fitted per element: the ``chosen`` rows,
+    or every element but pinned particles' masses and initial velocities."""
+    if chosen is not None:
+        keep = _chosen_rows(chosen, array.shape, name)
+    elif name == "mass":
+        keep = ~pinned
+    elif name == "v0":
+        keep = np.broadcast_to(~pinned[:, None], array.shape)
+    else:
+        keep = np.ones(array.shape, dtype=bool)
+
+    def label(i: int) -> str:
+        return f"{name}[{', '.join(map(str, np.unravel_index(i, array.shape)))}]" if array.ndim else name
+
+    return [(int(i), label(int(i)), float(array.flat[i])) for i in np.flatnonzero(keep)]
+
+
 class Unknowns:
     """The vector z of a fit and the scene at any z."""
 
@@ -138,16 +156,7 @@ class Unknowns:
                 self.shapes[name] = array / mean if mean > 0 else np.ones(array.shape)
                 elements = [(None, name, mean)]
             else:
-                keep = np.ones(array.shape, dtype=bool)
-                if name in chosen:
-                    keep = _chosen_rows(chosen[name], array.shape, name)
-                elif name == "mass":
-                    keep = ~pinned
-                elif name == "v0":
-                    keep = np.broadcast_to(~pinned[:, None], array.shape)
-                elements = [(int(i), f"{name}[{', '.join(map(str, np.unravel_index(i, array.shape)))}]"
-                             if array.ndim else name, float(array.flat[i]))
-                            for i in np.flatnonzero(keep)]
+                elements = _elements(name, array, chosen.get(name), pinned)
             for index, label, value in elements:
                 if log and value <= 0:
                     raise HookeInputError(f"params.{name}", f"{label} starts at {value:g}, which log "
@@ -160,6 +169,9 @@ class Unknowns:
                 start.append(np.log(value) if log else value)
                 low.append(np.log(pair[0]) if log and pair[0] > 0 else (-np.inf if log else pair[0]))
                 high.append(np.log(pair[1]) if log else pair[1])
+        if not self.list:
+            raise HookeInputError("params", "leaves nothing to fit (the masses and initial "
+                                  "velocities of pinned particles are not fitted)", params)
         self.scene = scene
         self.z0 = np.array(start)
         self.bounds = (np.array(low), np.array(high))
