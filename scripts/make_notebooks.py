@@ -1,11 +1,12 @@
-"""Write the notebooks of docs/notebooks (one per seed) and execute them in place, so that the
+"""Write the notebooks of docs/notebooks (one per seed, and 06 on fitting) and execute them in place, so that the
 committed files show their plots. Run: .venv/bin/python scripts/make_notebooks.py
 
 CI runs every notebook top to bottom again with nbmake (``make test``); each is kept small, and
 each carries its own per-cell time limit (``execution.timeout`` in its metadata, read by nbmake;
 the Makefile's ``--nbmake-timeout`` is the default for any other): ``TIMEOUTS``, the slowest cell
-measured on our 2-core machine (01: verify() 7.3 s; 04: the study 6.0 s; others below 2 s) with
-room for Numba compiling its kernels on a machine without a cache (20–40 s once).
+measured on our 2-core machine (01: verify() 7.3 s; 04: the study 6.0 s; 06: the spring's two
+fits 9.3 s, the pendulum's 3.6 s; others below 2 s) with room for Numba compiling its kernels on a
+machine without a cache (20–40 s once; generalized-α with joints, 06's pendulum, 39 s).
 """
 
 from pathlib import Path
@@ -34,7 +35,7 @@ def median_wall_time(run, repeats=3):
 # Per-cell time limits [s] for nbmake (measured slowest cells: see the module docstring).
 TIMEOUTS = {"01_integrators_on_the_1d_spring.ipynb": 90, "02_soft_body_3d.ipynb": 60,
             "03_top_and_crane_modes.ipynb": 60, "04_pendulum_length_correction.ipynb": 90,
-            "05_square_drop.ipynb": 60}
+            "05_square_drop.ipynb": 60, "06_fitting.ipynb": 90}
 
 NOTEBOOKS = {
     "01_integrators_on_the_1d_spring.ipynb": [
@@ -130,6 +131,113 @@ print(f"{1e3 * seconds / r.stats['steps']:.3f} ms per step, every frame saved "
         """from hooke.viz.plots import snapshot_plot, penetration_plot
 display(snapshot_plot(r, n_snapshots=5))
 display(penetration_plot(r))""",
+    ],
+    "06_fitting.ipynb": [
+        "# Identifying parameters from observed motion\n\n`hooke.fit` fits a scene's parameters "
+        "to observed positions (NaN where a particle is not seen) by least squares, and reports "
+        "each value with its 1σ uncertainty from the Gauss–Newton Hessian, σ² (JᵀJ)⁻¹ with σ² "
+        "from the residual. The observations here are synthetic: a run of the true model plus "
+        "Gaussian noise, so the fitted values can be compared with the truth.",
+        SETUP,
+        """from hooke.adjoint.params import with_values
+
+
+def record(scene, noise, t_end, save_every, seed=0, **settings):
+    # (times, observed): the true run every save_every steps plus Gaussian noise [m]
+    truth = hooke.simulate(scene, t_end=t_end, save_every=save_every, **settings)
+    observed = truth.x + np.random.default_rng(seed).normal(0.0, noise, truth.x.shape)
+    return truth.t, observed
+
+
+def fitted_run(fit, times, **settings):
+    # the fitted scene's run at the observed times
+    step = round((times[1] - times[0]) / settings["dt"])
+    return hooke.simulate(fit.scene, t_end=times[-1], save_every=step, **settings)""",
+        "## The damped spring: k and c\n\nspring1d (k = 5 N/m, m = 0.5 kg) with a damping "
+        "c = 0.3 N s/m along the spring, observed every 0.02 s for 4 s with 1 cm of noise. Both "
+        "solvers start from k = 3, c = 0.1: Gauss–Newton / Levenberg–Marquardt (`least_squares`, "
+        "the default) and L-BFGS-B on the exact adjoint gradient (`lbfgsb`). k and c are "
+        "positive, so they are fitted as ln k and ln c.",
+        """spring = with_values(hooke.scene("spring1d"), {"damping": np.array([0.3])})
+times, observed = record(spring, 0.01, t_end=4.0, save_every=4, dt=0.005)
+observed[:, 0] = np.nan  # the anchor is not observed
+start = with_values(spring, {"stiffness": np.array([3.0]), "damping": np.array([0.1])})
+spring_fits = {method: hooke.fit(start, observed, {"stiffness": "shared", "damping": "shared"},
+                                 times=times, dt=0.005, method=method)
+               for method in ["least_squares", "lbfgsb"]}
+for method, fit in spring_fits.items():
+    print(method); print(fit.text())
+fit = spring_fits["least_squares"]
+for name, truth in [("stiffness", 5.0), ("damping", 0.3)]:
+    print(f"{name}: true {truth}, fitted {fit.values[name]:.4f} ± {fit.uncertainty[name]:.4f} "
+          f"({abs(fit.values[name] - truth) / fit.uncertainty[name]:.1f} σ away)")
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.5))
+for method, fit in spring_fits.items():
+    left.semilogy(fit.history, "o-", label=method)
+left.set_xlabel("iteration"); left.set_ylabel("loss ½|r|² [m²]"); left.legend()
+run = fitted_run(spring_fits["least_squares"], times, dt=0.005)
+right.plot(times, observed[:, 1, 0], ".", ms=3, label="observed")
+right.plot(run.t, run.x[:, 1, 0], label="fitted")
+right.set_xlabel("t [s]"); right.set_ylabel("x [m]"); right.legend(); plt.show()""",
+        "## A cloth's stiffness from three tracked points\n\nAn 8 × 6 `cloth2d` (k = 500 N/m, "
+        "damping 2 N s/m per spring) falls from rest; a camera tracks only three of its 48 "
+        "points (the two bottom corners and one in the middle) every 0.02 s with 1 mm of noise. "
+        "One shared stiffness and one shared damping are fitted, starting from k = 300, c = 1.",
+        """cloth = hooke.scene("cloth2d", nx=8, ny=6, stiffness=500.0, damping=2.0)
+times, observed = record(cloth, 1e-3, t_end=1.0, save_every=10, dt=0.002)
+tracked = [0, 42, 27]  # particle i·ny + j: the bottom corners (0, 0), (7, 0) and (4, 3)
+hidden = np.setdiff1d(np.arange(cloth.model.n_particles), tracked)
+observed[:, hidden] = np.nan
+start = hooke.scene("cloth2d", nx=8, ny=6, stiffness=300.0, damping=1.0)
+cloth_fit = hooke.fit(start, observed, {"stiffness": "shared", "damping": "shared"}, times=times,
+                      dt=0.002)
+print(cloth_fit.text())
+run = fitted_run(cloth_fit, times, dt=0.002)
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.5))
+left.semilogy(cloth_fit.history, "o-"); left.set_xlabel("iteration"); left.set_ylabel("loss [m²]")
+for i in tracked:
+    right.plot(times, observed[:, i, 1], ".", ms=3)
+    right.plot(run.t, run.x[:, i, 1], label=f"particle {i}")
+right.set_xlabel("t [s]"); right.set_ylabel("y [m]: dots observed, lines fitted"); right.legend()
+plt.show()""",
+        "## The double pendulum: joint lengths and the mass ratio from a filmed record\n\n"
+        "Seed 003's pendulum with links of 0.9 m and 0.7 m and masses 1 and 0.6 kg, released "
+        "from rest with the links at 100° and 150° from the upward vertical, filmed at 60 fps for "
+        "2 s: both masses' positions with 5 mm of noise. On rigid joints the motion depends on "
+        "the masses' ratio only (scaling both scales the tensions, not the motion), so the lower "
+        "mass is held at 1 kg and the upper one fitted ({\"mass\": [2]}); fitting both gives σ = "
+        "inf along the direction that scales them together. The start: link lengths and initial "
+        "positions measured on the first frame, equal masses. The initial positions are fitted too "
+        "(`{\"x0\": [1, 2]}`): held at the first frame's noisy values they would bias the "
+        "lengths. generalized-α at dt = 1/600 s (10 steps per frame) with a tight Newton "
+        "tolerance, so that the differenced Jacobian is accurate.",
+        """pendulum = hooke.scene("pendulum", masses=[1.0, 0.6], top_velocity=[0.0, 0.0, 0.0])
+lengths = np.array([0.9, 0.7])
+angles = np.radians([100.0, 150.0])
+links = lengths[:, None] * np.stack([np.sin(angles), np.zeros(2), np.cos(angles)], axis=1)
+true_pendulum = with_values(pendulum, {"joint_length": lengths,
+                                       "x0": np.vstack([np.zeros(3), np.cumsum(links, axis=0)])})
+settings = dict(integrator="generalized_alpha", dt=1 / 600, tol=1e-12)
+times, observed = record(true_pendulum, 0.005, t_end=2.0, save_every=10, **settings)
+observed[:, 0] = np.nan  # the support is not filmed
+first = observed[0].copy(); first[0] = 0.0  # the support is at the origin
+start = with_values(true_pendulum, {"x0": first, "mass": np.ones(3),
+                                    "joint_length": np.linalg.norm(np.diff(first, axis=0), axis=1)})
+pendulum_fit = hooke.fit(start, observed, {"joint_length": "each", "mass": [2], "x0": [1, 2]},
+                         times=times, **settings)
+print(pendulum_fit.text())
+for label, truth in [("joint_length[0]", 0.9), ("joint_length[1]", 0.7), ("mass[2]", 0.6)]:
+    k = pendulum_fit.labels.index(label)
+    print(f"{label}: true {truth}, fitted {pendulum_fit.x[k]:.4f} ± {pendulum_fit.sigma[k]:.4f} "
+          f"({abs(pendulum_fit.x[k] - truth) / pendulum_fit.sigma[k]:.1f} σ away)")
+run = fitted_run(pendulum_fit, times, **settings)
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+left.semilogy(pendulum_fit.history, "o-"); left.set_xlabel("iteration"); left.set_ylabel("loss [m²]")
+for i in (1, 2):
+    right.plot(observed[:, i, 0], observed[:, i, 2], ".", ms=3)
+    right.plot(run.x[:, i, 0], run.x[:, i, 2], label=f"mass {i}")
+right.set_aspect("equal"); right.set_xlabel("x [m]"); right.set_ylabel("z [m]")
+right.set_title("dots: filmed at 60 fps; lines: fitted"); right.legend(); plt.show()""",
     ],
 }
 

@@ -41,10 +41,11 @@ _LAZY = {
     "Result": ("hooke.result", "Result"), "Scene": ("hooke.scene_setup", "Scene"),
     "resume": ("hooke.simulate", "resume"), "SweepResult": ("hooke.sweep", "SweepResult"),
     "System": ("hooke.system", "System"), "gradient": ("hooke.adjoint", "gradient"),
+    "fit": ("hooke.fitting", "fit"), "FitResult": ("hooke.fitting", "FitResult"),
 }
 
-__all__ = ["HookeError", "HookeInputError", "Model", "ModelBuilder", "Modes", "Result", "Scene",
-           "SimulationError", "State", "System", "get_integrator", "gradient", "integrators", "load", "open", "scene",
+__all__ = ["FitResult", "HookeError", "HookeInputError", "Model", "ModelBuilder", "Modes", "Result", "Scene",
+           "SimulationError", "State", "System", "get_integrator", "fit", "gradient", "integrators", "load", "open", "scene",
            "resume", "scenes", "simulate", "modes", "sweep", "SweepResult", "__version__"]
 
 

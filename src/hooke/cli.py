@@ -24,7 +24,9 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .cli_common import console, errors, fail, output_directory, print_error
+from .cli_common import (console, errors, fail, load_scene, output_directory, parse_option,
+                         print_error)
+from .cli_fit import fit_command
 from .cli_verify import verify_command
 from .errors import HookeInputError, SimulationError, StoreWriteError, format_value
 from .run_report import plural, print_summary, summary_data, write_outputs
@@ -57,17 +59,6 @@ def main_options(
                                  help="print hooke's version and exit"),
 ) -> None:
     pass  # --version acts as it is parsed (show_version)
-
-
-def load_scene(scene_or_file: str):
-    from .io.scene_file import builtin_scene, load
-
-    if scene_or_file in scene_names():
-        return builtin_scene(scene_or_file)
-    if scene_or_file.endswith(".toml") or Path(scene_or_file).exists():
-        return load(scene_or_file)
-    raise HookeInputError("SCENE_OR_FILE", "is neither a built-in scene "
-                          f"({', '.join(scene_names())}) nor a scene file", scene_or_file)
 
 
 @app.command("list")
@@ -117,20 +108,6 @@ class LazyProgress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
-
-
-def parse_option(text: str) -> tuple[str, object]:
-    """``KEY=VALUE`` of ``--option``: VALUE as ``--param`` reads it (``parse_value``: 1e-8, 25,
-    inf, a word …), and in any case true/false as a bool and none/null as None (Python options
-    take None, which TOML has no word for)."""
-    from .io.scene_file import parse_value
-
-    key, sep, value = text.partition("=")
-    key, value = key.strip(), value.strip()
-    if not sep or not key:
-        raise HookeInputError("--option", "must be KEY=VALUE", text)
-    words = {"true": True, "false": False, "none": None, "null": None}
-    return key, words[value.lower()] if value.lower() in words else parse_value(value)
 
 
 @app.command("run")
@@ -555,6 +532,9 @@ def sweep_command(
                           if status != "ok" and n)
         fail(f"{result.failed} of {len(result.table)} member(s) did not finish ok ({kinds}); "
              f"their errors are in {result.csv}", code=1)
+
+
+app.command("fit")(fit_command)  # the command's body: hooke.cli_fit
 
 
 def usage_error(error: parse_errors.UsageError) -> str:

@@ -1,9 +1,11 @@
-"""What the commands of ``hooke`` share: where they print, and how they fail.
+"""What the commands of ``hooke`` share: where they print, how they fail, loading a scene by
+name or file, reading ``--option KEY=VALUE``.
 
 Contract: ``console`` is stdout (a command's results), ``errors`` is stderr (errors, notes and
 progress bars); :func:`fail` prints each line of a message as ``error: line`` on stderr and exits
 with ``code`` (2: bad input, the default), never with a traceback; :func:`output_directory`
-creates a directory or fails naming the flag it came from.
+creates a directory or fails naming the flag it came from; :func:`load_scene` and
+:func:`parse_option` raise :class:`HookeInputError` for bad input.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.markup import escape
+
+from .errors import HookeInputError
+from .scenes import names as scene_names
 
 # Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.
 console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
@@ -42,3 +47,28 @@ def output_directory(path: Path, flag: str = "--out") -> Path:
     except OSError as error:
         fail(f"{flag}: cannot create the directory ({error.strerror or error}), got {str(path)!r}")
     return path
+
+
+def load_scene(scene_or_file: str):
+    from .io.scene_file import builtin_scene, load
+
+    if scene_or_file in scene_names():
+        return builtin_scene(scene_or_file)
+    if scene_or_file.endswith(".toml") or Path(scene_or_file).exists():
+        return load(scene_or_file)
+    raise HookeInputError("SCENE_OR_FILE", "is neither a built-in scene "
+                          f"({', '.join(scene_names())}) nor a scene file", scene_or_file)
+
+
+def parse_option(text: str) -> tuple[str, object]:
+    """``KEY=VALUE`` of ``--option``: VALUE as ``--param`` reads it (``parse_value``: 1e-8, 25,
+    inf, a word …), and in any case true/false as a bool and none/null as None (Python options
+    take None, which TOML has no word for)."""
+    from .io.scene_file import parse_value
+
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key:
+        raise HookeInputError("--option", "must be KEY=VALUE", text)
+    words = {"true": True, "false": False, "none": None, "null": None}
+    return key, words[value.lower()] if value.lower() in words else parse_value(value)
