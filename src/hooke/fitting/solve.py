@@ -83,6 +83,7 @@ class FitResult:
                 "history": [float(h) for h in self.history]}
 
     def text(self) -> str:
+        """The fit as lines of text: each value ± 1σ, then the residual and the iterations."""
         lines = [f"{label} = {x:.6g} ± {s:.2g}" for label, x, s in zip(self.labels, self.x, self.sigma)]
         lines.append(f"residual: rms {np.sqrt(np.mean(self.residual ** 2)):.3g} m over "
                      f"{self.residual.size} observed values (noise σ {self.noise:.3g} m); "
