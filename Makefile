@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    ?= out
 
-.PHONY: run test install install-test system-packages clean
+.PHONY: run test install install-test system-packages vendor-three clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ run: install
 # HOOKE_REQUIRE_BROWSER=1: the browser viewer tests fail, not skip, if chromium is missing.
 test: install-test
 	HOOKE_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q tests --nbmake --nbmake-timeout=60 docs/notebooks  # s per cell; each notebook sets its own
+
+# The viewer's three.js, rebuilt from the npm versions locked in web/ (needs node and npm; the
+# result is committed, so installing hooke never needs them).
+vendor-three:
+	sh scripts/vendor_three.sh
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache
