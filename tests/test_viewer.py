@@ -756,3 +756,48 @@ def test_malformed_and_oversized_messages_do_not_stop_the_server(page):
     t = sim_time(page)
     wait_time(page, t + 0.3)  # the first page's run goes on
     assert "disconnected" not in page.inner_text("#status")
+
+
+def test_the_3d_view_follows_the_body_and_a_surface_particle_can_be_dragged(page):
+    # cloth_drop falls 0.3 m onto the ground: the camera's target keeps its offset from the
+    # cloth's centre (the middle of its bounding box) while "Follow the body" is on
+    choose_scene(page, "cloth_drop")
+    offset = """() => { const v = window.hookeViewer.view3d, x = window.hookeViewer.frame.x;
+        const mid = [0, 1, 2].map(k => (Math.min(...x.map(p => p[k])) + Math.max(...x.map(p => p[k]))) / 2);
+        return [v.controls.target.toArray().map((c, k) => c - mid[k]), mid]; }"""
+    pause(page)
+    before, start = page.evaluate(offset)
+    page.click("#pause")
+    page.wait_for_function("y => { const x = window.hookeViewer.frame.x;"
+                           " return Math.max(...x.map(p => p[1])) < y - 0.1; }",
+                           arg=float(np.max(np.array(page.evaluate("window.hookeViewer.frame.x"))[:, 1])))
+    pause(page)
+    after, end = page.evaluate(offset)
+    assert end[1] < start[1] - 0.05 and np.allclose(after, before, atol=1e-6), (before, after)
+    # off: the target stays where it is
+    page.uncheck("#follow")
+    target = page.evaluate("window.hookeViewer.view3d.controls.target.toArray()")
+    page.click("#step")
+    page.wait_for_function("s => window.hookeViewer.frame.steps > s", arg=steps(page))
+    assert page.evaluate("window.hookeViewer.view3d.controls.target.toArray()") == target
+    # a press on the cloth grabs a free corner of the triangle under the mouse
+    page.evaluate("window.scrollTo(0, 0)")  # reaching the checkbox may have scrolled the page
+    wait_paint(page)
+    x = np.array(page.evaluate("window.hookeViewer.frame.x"))
+    triangle = np.array(page.evaluate("window.hookeViewer.scene.surface"))[100]
+    centre = x[triangle].mean(axis=0)
+    sx, sy = page.evaluate("p => { const s = window.hookeViewer.canvasPoint(p),"
+                           " c = document.getElementById('view3d'), r = c.getBoundingClientRect();"
+                           " return [r.left + c.clientLeft + s[0], r.top + c.clientTop + s[1]]; }",
+                           centre.tolist())
+    camera = np.array(page.evaluate("window.hookeViewer.view3d.camera.position.toArray()"))
+    page.mouse.move(sx, sy)
+    page.mouse.down()
+    page.mouse.move(sx + 30, sy - 40, steps=3)
+    page.wait_for_function("window.hookeViewer.frame.cursor !== null")
+    cursor = page.evaluate("window.hookeViewer.frame.cursor")
+    assert cursor["particle"] in triangle.tolist()
+    # the press grabbed instead of orbiting: the camera has not moved
+    assert np.allclose(page.evaluate("window.hookeViewer.view3d.camera.position.toArray()"), camera)
+    page.mouse.up()
+    page.wait_for_function("window.hookeViewer.frame.cursor === null")

@@ -3,7 +3,8 @@
 // Contract: createView3d(canvas, {onDrag, onRelease}) returns a view that draws into `canvas`
 // (its width × height attributes are the drawing size in CSS pixels):
 // - load(scene) builds the drawing of a "scene" message (hooke/viz/web/session.py): the body's
-//   surface triangles (`surface`) as a lit, two-sided, smooth-shaded mesh; particles (blue),
+//   surface triangles (`surface`) as a lit, two-sided mesh (shaded per face when it is closed,
+//   a solid's boundary; smoothly when it is a sheet); particles (blue),
 //   pinned particles (red), springs (lines) and joints (orange rods) as layers; contact planes
 //   as large finite quads with a 10 cm (or scaled) grid; spheres; obstacle meshes. It fits the
 //   camera to the body and its spheres and obstacles, looking down at it from above.
@@ -86,11 +87,13 @@ export function createView3d(canvas, { onDrag, onRelease }) {
     for (let i = 0; i < n; i++) (pinned.has(i) ? w.pinned : w.free).push(i);
 
     // lights: sky/ground fill, and a key light from above the camera's side that casts shadows
+    // where there is a ground, a ball or an obstacle to receive them (a shadow pass costs as much
+    // as the view's own drawing: without a receiver it is left out)
     root.add(new HemisphereLight(0xffffff, 0x8a7f70, 1.6));
     root.add(new AmbientLight(0xffffff, 0.25));
     w.sun = new DirectionalLight(0xffffff, 2.2);
-    w.sun.castShadow = true;
-    w.sun.shadow.mapSize.set(2048, 2048);
+    w.sun.castShadow = scene.planes.length + scene.spheres.length + scene.obstacles.length > 0;
+    w.sun.shadow.mapSize.set(1024, 1024);
     w.sun.shadow.bias = -0.0005;
     w.sun.shadow.normalBias = 0.01 * radius;
     root.add(w.sun, w.sun.target);
@@ -100,8 +103,12 @@ export function createView3d(canvas, { onDrag, onRelease }) {
       const geometry = new BufferGeometry();
       geometry.setAttribute("position", positions);
       geometry.setIndex(scene.surface.flat());
+      // a closed surface (a solid's boundary) is shaded per face, so that a block keeps its
+      // edges; a sheet (a cloth) smoothly, with normals averaged at its vertices
+      w.smooth = !isClosed(scene.surface);
       w.surface = new Mesh(geometry, new MeshStandardMaterial({
-        color: COLORS.surface, roughness: 0.75, metalness: 0.0, side: DoubleSide }));
+        color: COLORS.surface, roughness: 0.75, metalness: 0.0, side: DoubleSide,
+        flatShading: !w.smooth }));
       w.surface.castShadow = w.surface.receiveShadow = true;
       root.add(w.surface);
     }
@@ -243,7 +250,7 @@ export function createView3d(canvas, { onDrag, onRelease }) {
     }
     world.positions.needsUpdate = true;
     if (world.surface) {
-      world.surface.geometry.computeVertexNormals();
+      if (world.smooth) world.surface.geometry.computeVertexNormals();
       world.surface.geometry.computeBoundingSphere();    // for picking and culling
     }
     if (world.springs) world.springs.geometry.computeBoundingSphere();
@@ -487,6 +494,19 @@ function boundsOf(p) {
   }
   const low = new Vector3(...lo), high = new Vector3(...hi);
   return { center: low.clone().add(high).multiplyScalar(0.5), radius: high.distanceTo(low) / 2 };
+}
+
+// Whether a triangle surface is closed: every edge is shared by exactly two triangles
+function isClosed(triangles) {
+  const count = new Map();
+  for (const [a, b, c] of triangles) {
+    for (const [i, j] of [[a, b], [b, c], [c, a]]) {
+      const key = i < j ? i * 4294967296 + j : j * 4294967296 + i;
+      count.set(key, (count.get(key) || 0) + 1);
+    }
+  }
+  for (const n of count.values()) if (n !== 2) return false;
+  return true;
 }
 
 // A particle's radius: 15 % of the median spring (or joint) length, else 2 % of the body's size
