@@ -31,18 +31,17 @@ ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--no-first-run",
 # counts animation frames, the view's draws and received frame messages over `seconds`
 MEASURE = """async (seconds) => {
     const viewer = window.hookeViewer;
-    let animation = 0, frames = 0, run = true;
+    let animation = 0, run = true;
     const count = () => { animation += 1; if (run) requestAnimationFrame(count); };
-    const onMessage = (event) => { if (event.data.slice(0, 40).includes('"frame"')) frames += 1; };
-    viewer.socket.addEventListener("message", onMessage);
     requestAnimationFrame(count);
-    const renders = viewer.view3d.renders, t0 = performance.now(), steps = viewer.frame.steps;
+    const renders = viewer.view3d.renders, frames = viewer.framesReceived;
+    const steps = viewer.frame.steps, t0 = performance.now();
     await new Promise((done) => setTimeout(done, 1000 * seconds));
     run = false;
-    viewer.socket.removeEventListener("message", onMessage);
     const elapsed = (performance.now() - t0) / 1000;
     return { animation: animation / elapsed, renders: (viewer.view3d.renders - renders) / elapsed,
-             frames: frames / elapsed, steps: (viewer.frame.steps - steps) / elapsed };
+             frames: (viewer.framesReceived - frames) / elapsed,
+             steps: (viewer.frame.steps - steps) / elapsed };
 }"""
 RENDERER = """() => {
     const gl = document.createElement("canvas").getContext("webgl2");

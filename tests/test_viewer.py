@@ -210,6 +210,10 @@ def test_selectors_list_every_scene_and_integrator(page, tmp_path):
     wait_time(page, 1.0)
     page.wait_for_function("Number(document.getElementById('fps').textContent) > 0")
     assert float(page.inner_text("#step-ms")) > 0
+    # the readout counts the simulation's frames, not the browser's repaints: paused, it falls to 0
+    pause(page)
+    page.wait_for_function("document.getElementById('fps').textContent === '0'")
+    page.wait_for_function("window.hookeViewer.animationFps > 5")
     page.screenshot(path=str(tmp_path / "spring1d.png"))
 
 

@@ -3,7 +3,8 @@
 // hooke/viz/web/protocol.py and session.py). The simulation runs in the server; this page only
 // draws what it is sent and sends the user's commands. Invalid input marks its field and is
 // never sent: the simulation keeps its last valid value. window.hookeViewer exposes the page's
-// state for inspection (view3d: the 3D view; renders, rendersPerSecond: its draws).
+// state for inspection (fps: simulation frames received per second, the readout;
+// animationFps: the browser's repaints; view3d: the 3D view, rendersPerSecond: its draws).
 import { createView3d } from "./view3d.js";
 
 (() => {
@@ -33,7 +34,9 @@ import { createView3d } from "./view3d.js";
     series: null,       // plot buffers
     plotsDirty: false,
     lastPlot: 0,
-    fps: 0,
+    fps: 0,             // simulation frames received per second (what the readout shows)
+    framesReceived: 0,
+    animationFps: 0,    // the browser's animation frames per second
     view3d: null,       // the WebGL view of 3D scenes (created on the first one)
     rendersPerSecond: 0,
     view2d: null,       // 2D pan/zoom
@@ -119,6 +122,7 @@ import { createView3d } from "./view3d.js";
 
   function onFrame(frame) {
     viewer.frame = frame;
+    viewer.framesReceived += 1;
     setPaused(frame.paused);
     const time = $("time");
     time.textContent = frame.t.toFixed(3);
@@ -486,16 +490,19 @@ import { createView3d } from "./view3d.js";
   $("fit").addEventListener("click", () => view3d().fit());
 
   // ---- drawing loop ----------------------------------------------------------------------
-  let framesCounted = 0, rendersCounted = 0, fpsSince = performance.now();
+  // rates over the last second: frames received (the readout), repaints, 3D draws
+  let repaints = 0, counted = { frames: 0, renders: 0 }, fpsSince = performance.now();
   function render(now) {
-    framesCounted += 1;
+    repaints += 1;
     const renders = viewer.view3d ? viewer.view3d.renders : 0;
     if (now - fpsSince >= 1000) {
-      viewer.fps = (1000 * framesCounted) / (now - fpsSince);
-      viewer.rendersPerSecond = (1000 * (renders - rendersCounted)) / (now - fpsSince);
+      const perSecond = (count) => (1000 * count) / (now - fpsSince);
+      viewer.fps = perSecond(viewer.framesReceived - counted.frames);
+      viewer.animationFps = perSecond(repaints);
+      viewer.rendersPerSecond = perSecond(renders - counted.renders);
       $("fps").textContent = viewer.fps.toFixed(0);
-      framesCounted = 0;
-      rendersCounted = renders;
+      repaints = 0;
+      counted = { frames: viewer.framesReceived, renders };
       fpsSince = now;
     }
     const scene = viewer.scene, frame = viewer.frame;
