@@ -237,6 +237,7 @@ export function createView3d(canvas, { onDrag, onRelease }) {
   function dispose(root) {
     root.traverse((object) => {
       if (object.geometry) object.geometry.dispose();
+      if (object.material && object.material.map) object.material.map.dispose();
       if (object.material) object.material.dispose();
     });
   }
