@@ -256,7 +256,8 @@ export function createView3d(canvas, { onDrag, onRelease }) {
     }
     if (world.springs) world.springs.geometry.computeBoundingSphere();
     placeBalls(world.particles, world.free, p, world.size);
-    placeBalls(world.pins, world.pinned, p, world.size * 1.25);
+    // pins a little larger than particles, and never too small to see on a fine cloth
+    placeBalls(world.pins, world.pinned, p, Math.max(1.25 * world.size, 0.012 * world.radius));
     if (world.joints) placeJoints(world.jointPairs, p);
     if (frame.planes) frame.planes.forEach((plane, k) => {
       const item = world.planes[k];
