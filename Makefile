@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    ?= out
 
-.PHONY: run test docs install install-test install-docs system-packages clean
+.PHONY: run test docs install install-test install-docs system-packages vendor-three clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,11 @@ test: install-test
 docs: install-docs
 	$(BIN)/python -m sphinx -E -W --keep-going -q -b html docs docs/_build/html
 	@echo "API reference: docs/_build/html/index.html"
+
+# The viewer's three.js, rebuilt from the npm versions locked in web/ (needs node and npm; the
+# result is committed, so installing hooke never needs them).
+vendor-three:
+	sh scripts/vendor_three.sh
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache docs/_build

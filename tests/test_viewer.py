@@ -18,6 +18,7 @@ import math
 import os
 from pathlib import Path
 
+import ipctk
 import numpy as np
 import pytest
 
@@ -209,6 +210,10 @@ def test_selectors_list_every_scene_and_integrator(page, tmp_path):
     wait_time(page, 1.0)
     page.wait_for_function("Number(document.getElementById('fps').textContent) > 0")
     assert float(page.inner_text("#step-ms")) > 0
+    # the readout counts the simulation's frames, not the browser's repaints: paused, it falls to 0
+    pause(page)
+    page.wait_for_function("document.getElementById('fps').textContent === '0'")
+    page.wait_for_function("window.hookeViewer.animationFps > 5")
     page.screenshot(path=str(tmp_path / "spring1d.png"))
 
 
@@ -368,18 +373,7 @@ def test_1d_and_2d_canvases_draw_particles_springs_and_pins(page):
     assert greyish.mean() > 0.97, greyish.mean()
 
 
-def test_joints_pins_and_planes_are_drawn_distinctly(page):
-    # crane (3D): pinned particles red squares, joints orange lines (sampled at their midpoints)
-    choose_scene(page, "crane")
-    pause_and_paint(page)
-    scene = page.evaluate("window.hookeViewer.scene")
-    x = np.array(page.evaluate("window.hookeViewer.frame.x"))
-    screen, colours = drawn_at(page, x)
-    assert near(colours[scene["pinned"]], RED).all(), colours
-    joints = np.array(scene["joints"])
-    middles, colours = drawn_at(page, (x[joints[:, 0]] + x[joints[:, 1]]) / 2)
-    clear = clear_of(middles, screen, 10.0)
-    assert clear.sum() >= 6 and near(colours[clear], ORANGE).all(), (clear, colours)
+def test_2d_planes_are_drawn_as_their_forbidden_side(page):
     # square_drop (2D): the ground's forbidden side shaded, its edge a brown line, the free side white
     choose_scene(page, "square_drop")
     pause_and_paint(page)
@@ -398,32 +392,6 @@ def test_joints_pins_and_planes_are_drawn_distinctly(page):
     edge, _ = drawn_at(page, [point + (along[0], 0.0)])  # left of the square; the line is 2 px wide
     _, rows = drawn_at(page, [edge[0] + (0, dy) for dy in (-1, 0, 1)], world=False)
     assert near(rows, PLANE_LINE).any(), rows
-    # cloth_drop (3D): both ground planes shaded (once, or twice where they overlap on screen)
-    choose_scene(page, "cloth_drop")
-    pause_and_paint(page)
-    planes = page.evaluate("window.hookeViewer.scene.planes")
-    camera = page.evaluate("window.hookeViewer.camera")
-    x = np.array(page.evaluate("window.hookeViewer.frame.x"))
-    particles, _ = drawn_at(page, x)
-    shades = [over_white(PLANE_FILL, PLANE_ALPHA, layers) for layers in (1, 2)]
-    for plane in planes:
-        n, p = np.array(plane["normal"]), np.array(plane["point"])
-        target = np.array(camera["target"])
-        # the page draws 10 × 10 cells of 0.4 R (R: camera radius) on axes a, b about the foot of
-        # the camera target on the plane; the samples are the cells' centres
-        centre = target - n * np.dot(target - p, n)
-        a = np.array((1.0, 0.0, 0.0) if abs(n[0]) < 0.9 else (0.0, 0.0, 1.0))
-        a -= n * np.dot(a, n)
-        a /= np.linalg.norm(a)
-        b = np.cross(n, a)
-        offsets = camera["radius"] * np.arange(-1.8, 1.9, 0.4)
-        samples = [centre + u * a + w * b for u in offsets for w in offsets]
-        screen, colours = drawn_at(page, samples)
-        clear = clear_of(screen, particles, 20.0)
-        shaded = near(colours[clear], shades[0]) | near(colours[clear], shades[1])
-        # the rest lie on the other plane's grid lines: none is the white of the empty canvas
-        assert clear.sum() >= 20 and shaded.mean() > 0.8, (clear.sum(), shaded.mean())
-        assert not near(colours[clear], (255, 255, 255), 20).any()
 
 
 def test_the_wheel_zooms_the_2d_view_about_the_cursor(page):
@@ -483,60 +451,239 @@ def test_energy_and_joint_error_plots_carry_the_runs_values(page):
     assert np.all((error >= 0) & (error < 1e-6)), error
 
 
-def canvas_pixels(page, path) -> np.ndarray:
-    """The canvas as shown (grey levels), saved to ``path``, its border cropped."""
+# -- the 3D view (WebGL): pixels of screenshots, sampled where the page projects world points ------
+
+def shown_3d(page, points, path) -> tuple[np.ndarray, np.ndarray]:
+    """(canvas pixel positions, RGB colours) of world ``points`` in the 3D view as the screen shows
+    it now (a screenshot of the view, kept at ``path``); NaN where a point is off the view."""
     from PIL import Image
 
-    page.locator("#view").screenshot(path=str(path))
-    border = page.evaluate("document.getElementById('view').clientLeft")
-    pixels = np.asarray(Image.open(path).convert("L"), dtype=float)
-    return pixels[border:-border, border:-border]
+    page.locator("#view3d").screenshot(path=str(path))
+    border = page.evaluate("document.getElementById('view3d').clientLeft")
+    image = np.asarray(Image.open(path).convert("RGB"), dtype=float)[border:-border, border:-border]
+    rows = page.evaluate("points => points.map(p => window.hookeViewer.canvasPoint(p))",
+                         [list(map(float, p)) for p in points])
+    screen = np.array([row if row is not None else [np.nan, np.nan] for row in rows], dtype=float)
+    colours = np.full((len(points), 3), np.nan)
+    height, width = image.shape[:2]
+    inside = np.isfinite(screen[:, 0]) & (screen[:, 0] >= 0) & (screen[:, 0] < width) & \
+        (screen[:, 1] >= 0) & (screen[:, 1] < height)
+    pixels = np.floor(screen[inside]).astype(int)
+    colours[inside] = image[pixels[:, 1], pixels[:, 0]]
+    return screen, colours
 
 
-def blank_canvas(page, path) -> np.ndarray:
-    """The same canvas with nothing drawn (the page's frame hidden for one paint)."""
-    page.evaluate("() => { window.hiddenFrame = window.hookeViewer.frame; window.hookeViewer.frame = null; }")
+# Colour classes of the lit 3D view (shading changes brightness, not these hue relations):
+# the body's surface is terracotta (217, 130, 91), particles blue (31, 95, 209), the ball a bluish
+# grey (191, 198, 206), joints orange (224, 138, 0), pinned particles red (200, 16, 46).
+def surface_like(c):
+    return (c[:, 0] > c[:, 1] + 25) & (c[:, 1] > c[:, 2] + 10) & (c[:, 1] - c[:, 2] < 60)
+
+
+def particle_like(c):
+    return c[:, 2] > c[:, 0] + 60
+
+
+def sphere_like(c):
+    return (c[:, 2] >= c[:, 0]) & (np.ptp(c, axis=1) < 40) & (c.mean(axis=1) > 80)
+
+
+def joint_like(c):
+    return (c[:, 0] > c[:, 2] + 100) & (c[:, 1] > c[:, 2] + 60)
+
+
+def pin_like(c):
+    return (c[:, 0] > c[:, 1] + 80) & (c[:, 0] > c[:, 2] + 60)
+
+
+def facing(points, normals, eye, cosine: float) -> np.ndarray:
+    """Which points' normals make an angle with the direction to the camera of cosine > ``cosine``."""
+    to_eye = eye - points
+    return np.einsum("ij,ij->i", normals, to_eye) > cosine * np.linalg.norm(normals, axis=1) * \
+        np.linalg.norm(to_eye, axis=1)
+
+
+def triangle_normals(x, triangles):
+    a, b, c = (x[triangles[:, k]] for k in range(3))
+    return np.cross(b - a, c - a)
+
+
+def eye(page) -> np.ndarray:
+    return np.array(page.evaluate("window.hookeViewer.view3d.camera.position.toArray()"))
+
+
+def toggle(page, layer: str, on: bool) -> None:
+    (page.check if on else page.uncheck)(f"#layer-{layer}")
+    assert page.evaluate(f"window.hookeViewer.view3d.layers.{layer}") is on
     wait_paint(page)
-    try:
-        return canvas_pixels(page, path)
-    finally:
-        page.evaluate("() => { window.hookeViewer.frame = window.hiddenFrame; }")
-        wait_paint(page)
 
 
-def test_soft3d_renders_in_3d_with_orbit_and_zoom(page, tmp_path):
+def test_a_3d_body_is_a_lit_surface_with_orbit_and_zoom(page, tmp_path):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     choose_scene(page, "soft3d")
-    assert page.evaluate("window.hookeViewer.scene.dim") == 3
     wait_time(page, 0.05)
     pause_and_paint(page)
-    first = canvas_pixels(page, ARTIFACTS / "soft3d.png")
+    assert page.is_hidden("#view") and page.is_visible("#view3d")
+    assert page.is_checked("#layer-surface") and not page.is_checked("#layer-particles")
+    scene = page.evaluate("window.hookeViewer.scene")
+    x = np.array(page.evaluate("window.hookeViewer.frame.x"))
+    surface = np.array(scene["surface"])
+    assert len(surface) > 1000
     page.screenshot(path=str(ARTIFACTS / "soft3d_page.png"))
-    blank = blank_canvas(page, tmp_path / "blank.png")
-    assert np.ptp(blank[20:-20, 20:-20]) == 0  # away from the rounded corners: one colour
-    drawn = np.mean(np.abs(first - blank) > 40)
-    assert drawn > 0.04, drawn
-    # the drawing is the body: nearly every particle's centre shows a particle's colour
-    x = page.evaluate("window.hookeViewer.frame.x")
-    screen, colours = drawn_at(page, x)
-    shown = np.isfinite(screen[:, 0])
-    assert shown.all() and np.mean(near(colours, BLUE, 40) | near(colours, RED, 40)) > 0.9
-    # orbit: drag on an empty corner of the canvas turns the camera
-    box = page.locator("#view").bounding_box()
-    yaw = page.evaluate("window.hookeViewer.camera.yaw")
+    # the centres of the triangles that face the camera show the surface's colour, lit: its
+    # brightness varies with the angle to the lights (a flat colour would have one level)
+    centres = x[surface].mean(axis=1)
+    front = facing(centres, triangle_normals(x, surface), eye(page), 0.3)
+    screen, colours = shown_3d(page, centres[front], ARTIFACTS / "soft3d.png")
+    shown = np.isfinite(colours[:, 0])
+    assert shown.sum() > 200
+    assert surface_like(colours[shown]).mean() > 0.9
+    brightness = colours[shown].mean(axis=1)
+    assert np.percentile(brightness, 90) - np.percentile(brightness, 10) > 30, brightness
+    # orbit: a drag on an empty corner turns the camera about its target
+    box = page.locator("#view3d").bounding_box()
+    target = np.array(page.evaluate("window.hookeViewer.view3d.controls.target.toArray()"))
+    before = eye(page) - target
     page.mouse.move(box["x"] + 40, box["y"] + 40)
     page.mouse.down()
     page.mouse.move(box["x"] + 240, box["y"] + 90, steps=5)
     page.mouse.up()
-    page.wait_for_function("y => window.hookeViewer.camera.yaw < y - 1.0", arg=yaw)  # 200 px · 0.008
     wait_paint(page)
-    orbited = canvas_pixels(page, ARTIFACTS / "soft3d_orbited.png")
-    assert np.mean(np.abs(orbited - first) > 40) > 0.02
-    # zoom: the wheel moves the camera closer
-    distance = page.evaluate("window.hookeViewer.camera.distance")
+    after = eye(page) - target
+    turned = np.arccos(np.dot(before, after) / np.linalg.norm(before) / np.linalg.norm(after))
+    assert turned > 0.5 and np.linalg.norm(after) == pytest.approx(np.linalg.norm(before), rel=1e-6)
+    _, orbited = shown_3d(page, centres[front], ARTIFACTS / "soft3d_orbited.png")
+    assert np.mean(np.abs(orbited - colours) > 40) > 0.1
+    # zoom: the wheel moves the camera toward its target
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.mouse.wheel(0, -400)
-    page.wait_for_function("d => window.hookeViewer.camera.distance < 0.8 * d", arg=distance)
+    page.mouse.wheel(0, -800)  # OrbitControls: 0.95 per 100 of delta
+    page.wait_for_function("d => window.hookeViewer.view3d.camera.position.distanceTo("
+                           "window.hookeViewer.view3d.controls.target) < 0.8 * d",
+                           arg=float(np.linalg.norm(after)))
+
+
+def test_a_nearer_surface_hides_the_particles_behind_it(page, tmp_path):
+    choose_scene(page, "soft3d")
+    pause_and_paint(page)
+    toggle(page, "particles", True)
+    scene = page.evaluate("window.hookeViewer.scene")
+    x = np.array(page.evaluate("window.hookeViewer.frame.x"))
+    surface = np.array(scene["surface"])
+    inner = np.setdiff1d(np.arange(len(x)), np.concatenate([surface.ravel(), scene["pinned"]]))
+    # whose balls are inside (a ball beyond a surface is in front of it): 3 radii from every triangle
+    radius = page.evaluate("window.hookeViewer.view3d.particleSize")
+    inner = [i for i in inner if min(ipctk.point_triangle_distance(x[i], *x[t]) for t in surface)
+             > (3 * radius) ** 2]
+    assert len(inner) > 20
+    normals = np.zeros_like(x)  # at the surface's particles: the sums of their triangles' normals
+    for k in range(3):
+        np.add.at(normals, surface[:, k], triangle_normals(x, surface))
+    on_surface = np.unique(surface)
+    near_side = on_surface[facing(x[on_surface], normals[on_surface], eye(page), -0.2)]
+    # particles inside the body are behind its surface wherever they are drawn (away from the
+    # balls of the particles on its near side, which are in front of them)
+    blockers, _ = shown_3d(page, x[near_side], tmp_path / "inner.png")
+    screen, colours = shown_3d(page, x[inner], tmp_path / "inner.png")
+    shown = clear_of(screen, blockers, 5.0)  # a ball is drawn about 4 px wide here
+    assert shown.sum() >= 8
+    assert surface_like(colours[shown]).mean() > 0.9 and not particle_like(colours[shown]).any()
+    # without the surface the same inner particles are seen: blue
+    toggle(page, "surface", False)
+    _, colours = shown_3d(page, x[inner], tmp_path / "bare.png")
+    assert particle_like(colours[shown]).mean() > 0.9
+
+
+def test_joints_and_pins_are_drawn_in_3d(page, tmp_path):
+    # crane: pinned particles red, joints orange (sampled at their midpoints, clear of particles)
+    choose_scene(page, "crane")
+    pause_and_paint(page)
+    scene = page.evaluate("window.hookeViewer.scene")
+    x = np.array(page.evaluate("window.hookeViewer.frame.x"))
+    screen, colours = shown_3d(page, x, tmp_path / "crane.png")
+    assert pin_like(colours[scene["pinned"]]).all(), colours
+    joints = np.array(scene["joints"])
+    middles, colours = shown_3d(page, (x[joints[:, 0]] + x[joints[:, 1]]) / 2, tmp_path / "crane.png")
+    clear = clear_of(middles, screen, 15.0)
+    assert clear.sum() >= 6 and joint_like(colours[clear]).all(), (clear, colours)
+
+
+def test_cloth_sphere_shows_the_ball_and_the_cloth(page):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    choose_scene(page, "cloth_sphere")
+    starts = page.evaluate("window.hookeViewer.starts")
+    type_into(page, "#param-n", "12")
+    page.wait_for_function("n => window.hookeViewer.starts > n && window.hookeViewer.frame.t > 0",
+                           arg=starts)
+    assert page.evaluate("window.hookeViewer.scene.n_particles") == 144
+    pause_and_paint(page)
+    [ball] = page.evaluate("window.hookeViewer.scene.spheres")
+    assert ball == {"center": [0.0, 0.2, 0.0], "radius": 0.2}
+    # points of the ball's near side (just inside its surface, so that they hit its facets)
+    k = np.arange(400) + 0.5
+    polar, azimuth = np.arccos(1 - 2 * k / 400), np.pi * (1 + 5 ** 0.5) * k
+    directions = np.stack([np.cos(azimuth) * np.sin(polar), np.cos(polar),
+                           np.sin(azimuth) * np.sin(polar)], axis=1)
+    centre = np.array(ball["center"])
+    front = facing(centre + ball["radius"] * directions, directions, eye(page), 0.5)
+    on_ball = centre + 0.98 * ball["radius"] * directions[front]
+    # the cloth above it: the centre of every triangle shows the cloth's colour; the ball's near
+    # side shows the ball below the cloth's edge and the cloth above it
+    x = np.array(page.evaluate("window.hookeViewer.frame.x"))
+    triangles = np.array(page.evaluate("window.hookeViewer.scene.surface"))
+    _, colours = shown_3d(page, x[triangles].mean(axis=1), ARTIFACTS / "cloth_sphere.png")
+    assert surface_like(colours[np.isfinite(colours[:, 0])]).mean() > 0.9
+    _, colours = shown_3d(page, on_ball, ARTIFACTS / "cloth_sphere.png")
+    shown = np.isfinite(colours[:, 0])
+    ball_seen, cloth_seen = sphere_like(colours[shown]), surface_like(colours[shown])
+    assert shown.sum() > 50 and (ball_seen | cloth_seen).mean() > 0.95
+    assert ball_seen.sum() >= 2 and cloth_seen.mean() > 0.5, (ball_seen, cloth_seen)
+    # without the cloth the ball is there, lit
+    toggle(page, "surface", False)
+    _, colours = shown_3d(page, on_ball, ARTIFACTS / "cloth_sphere_ball.png")
+    assert sphere_like(colours[shown]).mean() > 0.9, colours
+    brightness = colours[shown].mean(axis=1)
+    assert np.ptp(brightness) > 20
+
+
+def test_the_page_renders_with_no_network(browser, viewer_url, tmp_path):
+    """Every request that leaves the viewer's server is aborted: the page, its script, three.js
+    and Plotly still load and draw a 3D scene (cloth_drop: the cloth and its ground)."""
+    context = browser.new_context(viewport={"width": 1500, "height": 900})
+    context.set_default_timeout(TIMEOUT_MS)
+    aborted: list[str] = []
+    errors: list[str] = []
+
+    def only_local(route):
+        if route.request.url.startswith(viewer_url + "/"):
+            route.continue_()
+        else:
+            aborted.append(route.request.url)
+            route.abort("internetdisconnected")
+
+    context.route("**/*", only_local)
+    tab = context.new_page()
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        tab.goto(viewer_url + "/?scene=cloth_drop")
+        tab.wait_for_function("window.hookeViewer.scene && window.hookeViewer.frame.t > 0"
+                              " && window.hookeViewer.view3d.renders > 0")
+        # the route is in force: a request elsewhere fails
+        refused = tab.evaluate("() => fetch('http://example.com/').then(() => false, () => true)")
+        assert refused and aborted == ["http://example.com/"]
+        pause_and_paint(tab)
+        x = np.array(tab.evaluate("window.hookeViewer.frame.x"))
+        _, colours = shown_3d(tab, x, tmp_path / "offline.png")
+        assert surface_like(colours[np.isfinite(colours[:, 0])]).mean() > 0.9
+        # the ground around the cloth: its colour (warm grey, or its grid lines), not the background
+        [plane] = tab.evaluate("window.hookeViewer.scene.planes")
+        centre = x.mean(axis=0) * (1, 0, 1) + np.array(plane["point"]) * (0, 1, 0)
+        ring = [centre + 0.8 * np.array((np.cos(a), 0.0, np.sin(a))) for a in np.linspace(0, 6, 12)]
+        _, colours = shown_3d(tab, ring, tmp_path / "offline.png")
+        shown = np.isfinite(colours[:, 0])
+        assert shown.sum() >= 8 and np.all(colours[shown, 0] >= colours[shown, 2]), colours
+        assert not errors, errors
+    finally:
+        context.close()
 
 
 def test_bad_input_marks_the_field_and_the_run_keeps_its_values(page):
@@ -613,3 +760,49 @@ def test_malformed_and_oversized_messages_do_not_stop_the_server(page):
     t = sim_time(page)
     wait_time(page, t + 0.3)  # the first page's run goes on
     assert "disconnected" not in page.inner_text("#status")
+
+
+def test_the_3d_view_follows_the_body_and_a_surface_particle_can_be_dragged(page):
+    # the double pendulum swings about: the camera's target keeps its offset from the body's
+    # centre (the middle of its bounding box) while "Follow the body" is on
+    choose_scene(page, "pendulum")
+    offset = """() => { const v = window.hookeViewer.view3d, x = window.hookeViewer.frame.x;
+        const mid = [0, 1, 2].map(k => (Math.min(...x.map(p => p[k])) + Math.max(...x.map(p => p[k]))) / 2);
+        return [v.controls.target.toArray().map((c, k) => c - mid[k]), mid]; }"""
+    pause(page)
+    before, start = page.evaluate(offset)
+    page.click("#pause")
+    wait_time(page, sim_time(page) + 0.5)
+    pause(page)
+    after, end = page.evaluate(offset)
+    assert np.linalg.norm(np.subtract(end, start)) > 0.05, (start, end)
+    assert np.allclose(after, before, atol=1e-6), (before, after)
+    # off: the target stays where it is
+    page.uncheck("#follow")
+    target = page.evaluate("window.hookeViewer.view3d.controls.target.toArray()")
+    page.click("#pause")
+    wait_time(page, sim_time(page) + 0.5)
+    assert page.evaluate("window.hookeViewer.view3d.controls.target.toArray()") == target
+    choose_scene(page, "cloth_drop")
+    pause(page)
+    # a press on the cloth grabs a free corner of the triangle under the mouse
+    page.evaluate("window.scrollTo(0, 0)")  # reaching the checkbox may have scrolled the page
+    wait_paint(page)
+    x = np.array(page.evaluate("window.hookeViewer.frame.x"))
+    triangle = np.array(page.evaluate("window.hookeViewer.scene.surface"))[100]
+    centre = x[triangle].mean(axis=0)
+    sx, sy = page.evaluate("p => { const s = window.hookeViewer.canvasPoint(p),"
+                           " c = document.getElementById('view3d'), r = c.getBoundingClientRect();"
+                           " return [r.left + c.clientLeft + s[0], r.top + c.clientTop + s[1]]; }",
+                           centre.tolist())
+    camera = np.array(page.evaluate("window.hookeViewer.view3d.camera.position.toArray()"))
+    page.mouse.move(sx, sy)
+    page.mouse.down()
+    page.mouse.move(sx + 30, sy - 40, steps=3)
+    page.wait_for_function("window.hookeViewer.frame.cursor !== null")
+    cursor = page.evaluate("window.hookeViewer.frame.cursor")
+    assert cursor["particle"] in triangle.tolist()
+    # the press grabbed instead of orbiting: the camera has not moved
+    assert np.allclose(page.evaluate("window.hookeViewer.view3d.camera.position.toArray()"), camera)
+    page.mouse.up()
+    page.wait_for_function("window.hookeViewer.frame.cursor === null")

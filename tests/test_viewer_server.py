@@ -64,10 +64,17 @@ def test_page_and_assets_are_served_locally(client):
     bundled = (resources.files("plotly") / "package_data" / "plotly.min.js").read_bytes()
     plotly = client.get("/plotly.min.js")
     assert plotly.status_code == 200 and plotly.content == bundled
-    for asset in ("/static/viewer.js", "/static/viewer.css"):
+    for asset in ("/static/viewer.js", "/static/view3d.js", "/static/viewer.css",
+                  "/static/vendor/three.module.min.js", "/static/vendor/three.LICENSE"):
         assert client.get(asset).status_code == 200
-    # nothing is loaded from another host: every src/href in the page is local
-    for text in (page.text, client.get("/static/viewer.js").text, client.get("/static/viewer.css").text):
+    # three.js is the vendored npm build (scripts/vendor_three.sh), with its licence
+    three = client.get("/static/vendor/three.module.min.js").text
+    assert three.startswith("// three.js r") and "Copyright 2010-" in three
+    assert "MIT License" in client.get("/static/vendor/three.LICENSE").text
+    # nothing is loaded from another host: every src/href and import in the page is local
+    for text in (page.text, client.get("/static/viewer.js").text, client.get("/static/view3d.js").text,
+                 client.get("/static/viewer.css").text):
+        assert not re.search(r"(import|from)\s*[\"'](https?:)?//", text)
         assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", text)
         assert "cdn" not in text.lower()
 
@@ -336,6 +343,44 @@ def test_every_built_in_scene_opens_and_steps(scene):
     model = session.scene.model
     if getattr(model, "n_joints", 0):
         assert len(opened["joints"]) == model.n_joints and "joint_error" in opened["frame"]
+
+
+def test_the_3d_scene_message_has_the_outward_surface_spheres_and_obstacles():
+    # soft3d: the boundary triangles of its tetrahedra, each facing away from its tetrahedron
+    session = Session("soft3d")
+    message = session.scene_message()
+    model, x = session.scene.model, session.state.x
+    surface = np.array(message["surface"])
+    assert sorted(map(sorted, surface.tolist())) == sorted(map(sorted, model.surface_triangles().tolist()))
+    owner = {}
+    for tet in model.tetrahedra:
+        for k in range(4):
+            owner.setdefault(tuple(sorted(np.delete(tet, k))), []).append(tet[k])
+    a, b, c = (x[surface[:, k]] for k in range(3))
+    opposite = np.array([owner[tuple(sorted(face))][0] for face in surface])
+    assert all(len(owner[tuple(sorted(face))]) == 1 for face in surface)
+    assert np.all(np.einsum("ij,ij->i", np.cross(b - a, c - a), x[opposite] - a) < 0)
+    assert message["spheres"] == [] and message["obstacles"] == []
+    # 2D: no surface (the canvas draws springs); cloth_sphere: its ball, where the scene file puts it
+    assert Session("cloth2d").scene_message()["surface"] == []
+    ball = Session("cloth_sphere").scene_message()
+    assert ball["spheres"] == [{"center": [0.0, 0.2, 0.0], "radius": 0.2}]
+    assert len(ball["surface"]) == 2 * 39 * 39  # the 40 × 40 cloth's triangles
+
+
+def test_obstacles_are_sent_one_mesh_each_with_their_own_numbering():
+    from hooke import ModelBuilder
+    from hooke.viz.web.session import _obstacles
+
+    square = (np.array([[0, 0, 0], [1, 0, 0], [1, 0, 1], [0, 0, 1]], float), np.array([[0, 1, 2], [0, 2, 3]]))
+    tent = (np.array([[2, 0, 0], [3, 0, 0], [2.5, 1, 0.5]], float), np.array([[0, 1, 2]]))
+    builder = ModelBuilder(dim=3)
+    builder.add_particle((0.5, 2.0, 0.5))
+    builder.add_obstacle(square)
+    builder.add_obstacle(tent)
+    sent = _obstacles(builder.finalize())
+    assert [np.array(o["vertices"]).tolist() for o in sent] == [square[0].tolist(), tent[0].tolist()]
+    assert [o["faces"] for o in sent] == [square[1].tolist(), tent[1].tolist()]
 
 
 # -- the command line ----------------------------------------------------------------------------

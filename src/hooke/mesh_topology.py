@@ -9,6 +9,9 @@ array in a deterministic order.
 triangles of tetrahedra that belong to one tetrahedron only, 3D triangles (a cloth: both sides,
 as contact distances are unsigned) and split quads, and 2D lines, as they are.
 :func:`mesh_cells` gives a Model's ``triangles`` and ``tetrahedra`` from blocks of cells.
+:func:`orient_outward` is the one function that also reads positions: it orders the corners of
+the boundary triangles of tetrahedra so that their normals point out of the body (for drawing:
+a renderer averages vertex normals, and mixed orientations cancel).
 """
 
 from __future__ import annotations
@@ -213,3 +216,35 @@ def mesh_cells(blocks: Iterable[dict[str, np.ndarray]]) -> dict[str, np.ndarray]
     return {name: np.concatenate(parts) if parts else np.empty((0, 3 + (name == "tetrahedra")),
                                                                  dtype=np.int64)
             for name, parts in found.items()}
+
+
+# Each local face of a tetrahedron (3 corners) and its opposite corner.
+_TET_FACE_OPPOSITE = [((0, 1, 2), 3), ((0, 1, 3), 2), ((0, 2, 3), 1), ((1, 2, 3), 0)]
+
+
+def orient_outward(faces: np.ndarray, tetrahedra: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """(f, 3) ``faces`` with every triangle that is a face of one of ``tetrahedra`` ordered so
+    that its normal (b − a) × (c − a) points away from that tetrahedron's fourth corner (out of
+    the body, at positions ``x``); other triangles (a cloth's) as they are."""
+    faces = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    tetrahedra = np.asarray(tetrahedra, dtype=np.int64).reshape(-1, 4)
+    if not len(faces) or not len(tetrahedra):
+        return faces
+    corners = np.concatenate([tetrahedra[:, list(local)] for local, _ in _TET_FACE_OPPOSITE])
+    opposite = np.concatenate([tetrahedra[:, k] for _, k in _TET_FACE_OPPOSITE])
+    n = int(max(faces.max(), tetrahedra.max())) + 1
+
+    def key(triangles):  # one int64 per unordered triangle (n³ < 2⁶³ for n < 2·10⁶)
+        t = np.sort(triangles, axis=1)
+        return (t[:, 0] * n + t[:, 1]) * n + t[:, 2]
+
+    tet_keys = key(corners)
+    order = np.argsort(tet_keys, kind="stable")
+    at = np.minimum(np.searchsorted(tet_keys[order], key(faces)), len(order) - 1)
+    found = tet_keys[order][at] == key(faces)
+    a, b, c = (x[faces[:, k]] for k in range(3))
+    towards = np.einsum("ij,ij->i", np.cross(b - a, c - a), x[opposite[order[at]]] - a)
+    out = faces.copy()
+    flip = found & (towards > 0)
+    out[flip] = out[flip][:, [0, 2, 1]]
+    return out

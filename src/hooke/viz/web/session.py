@@ -10,14 +10,20 @@ drawing) so that a frame never waits for a long run. It returns the messages to 
 - ``scene``: the scene just (re)started: name, description, dim, integrator, dt,
   steps_per_frame, its numeric ``parameters`` as form fields (name, value, integer, bounds:
   ``exclusive_minimum``, ``minimum``, ``maximum``),
-  topology (``springs``, ``pinned``, ``joints``, ``planes``), ``gravity``, ``has_analytic``,
-  ``tracked`` ([particle, coordinate] of the plotted position) and the first ``frame``.
+  topology (``springs``, ``pinned``, ``joints``, ``planes``), ``surface`` (3D: the body's
+  surface triangles, :meth:`hooke.Model.surface_triangles`, as particle index triples, those
+  of tetrahedra facing out (:func:`hooke.mesh_topology.orient_outward`); [] in 1D and 2D),
+  ``spheres`` ([{center, radius}] now), ``obstacles`` ([{vertices, faces}] per obstacle mesh at
+  t = 0), ``gravity``, ``has_analytic``, ``tracked`` ([particle, coordinate] of the
+  plotted position) and the first ``frame``.
 - ``settings``: integrator, dt and steps_per_frame after a ``set``.
 - ``frame``: ``t``, ``steps``, ``paused``, positions ``x`` (n × d, rounded to 1e-6 m),
   ``step_ms`` (mean wall time of the last 100 steps), ``cursor``; ``energy`` {t, kinetic,
   potential, total} when the state changed (null where a value overflowed); ``position`` {t, numerical, analytic} with one
   sample per step since the last frame for scenes with an analytic solution; ``joint_error``
-  (max | |x_j − x_i| − L | [m]) for models with joints; ``planes`` when planes move.
+  (max | |x_j − x_i| − L | [m]) for models with joints; ``planes`` when planes move, ``spheres``
+  when spheres move, ``obstacle_offsets`` (each obstacle's translation since t = 0) when
+  obstacles move.
 - ``error``: ``message`` and ``field`` (the input it is about, or null).
 
 A command that fails (unknown scene or integrator, a parameter out of range, an integrator that
@@ -48,7 +54,10 @@ from ...errors import HookeError, HookeInputError
 from ...integrators import get as get_integrator
 from ...integrators.base import StepFailed
 from ...io.scene_file import builtin_scene
+from ...mesh_topology import orient_outward
 from ...model import State
+from ...motion import displacements
+from ...obstacles import sphere_centers
 from ...result import finite_or_none
 from ...scene_setup import check_positive
 from ...scenes import names as scene_names
@@ -336,6 +345,10 @@ class Session:
             "joints": _index_pairs(model, "joint_indices"),
             "pinned": np.flatnonzero(model.pinned).tolist(),
             "planes": self._planes(),
+            "surface": orient_outward(model.surface_triangles(), model.tetrahedra,
+                                      self.state.x).tolist() if model.dim == 3 else [],
+            "spheres": self._spheres(),
+            "obstacles": _obstacles(model),
             "gravity": np.asarray(model.gravity, dtype=float).tolist(),
             "has_analytic": scene.has_analytic, "tracked": list(self.tracked),
             "frame": self.frame_message(),
@@ -368,6 +381,11 @@ class Session:
                 "analytic": self.scene.analytic(times)[:, particle, coordinate].tolist()}
         if getattr(model, "plane_motions", ()):
             message["planes"] = self._planes()
+        if model.sphere_motions:
+            message["spheres"] = self._spheres()
+        if model.obstacle_motions:
+            message["obstacle_offsets"] = displacements(
+                model.obstacle_motions, model.n_obstacles, model.dim, self.state.t).tolist()
         self._samples = []
         self._new_state = self._changed = False
         return message
@@ -380,6 +398,24 @@ class Session:
         for k, motion in getattr(model, "plane_motions", ()):
             points[k] += motion(self.state.t)[0] - motion(0.0)[0]
         return [{"normal": n.tolist(), "point": p.tolist()} for n, p in zip(normals, points)]
+
+    def _spheres(self) -> list[dict[str, Any]]:
+        """Every contact sphere (circle in 2D): centre at the current time, radius."""
+        model = self.scene.model
+        return [{"center": c.tolist(), "radius": float(r)}
+                for c, r in zip(sphere_centers(model, self.state.t), model.sphere_radii)]
+
+
+def _obstacles(model) -> list[dict[str, list]]:
+    """Each obstacle mesh at t = 0: its own vertices and its faces (segments or triangles)
+    numbered within them."""
+    out = []
+    for k in range(model.n_obstacles):
+        mine = np.flatnonzero(model.obstacle_of_vertex == k)
+        faces = model.obstacle_faces[np.isin(model.obstacle_faces[:, 0], mine)]
+        out.append({"vertices": model.obstacle_vertices[mine].tolist(),
+                     "faces": (faces - mine[0]).tolist()})
+    return out
 
 
 def rounded(x: np.ndarray) -> np.ndarray:

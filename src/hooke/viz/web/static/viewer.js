@@ -1,9 +1,12 @@
-// hooke viewer page: controls, a canvas view (2D, or projected 3D with orbit) and Plotly plots,
-// driven by the server over one WebSocket (messages: see hooke/viz/web/protocol.py and
-// session.py). The simulation runs in the server; this page only draws what it is sent and
-// sends the user's commands. Invalid input marks its field and is never sent: the simulation
-// keeps its last valid value. window.hookeViewer exposes the page's state for inspection.
-"use strict";
+// hooke viewer page: controls, a view (1D and 2D scenes on a canvas, 3D scenes in WebGL: see
+// view3d.js) and Plotly plots, driven by the server over one WebSocket (messages: see
+// hooke/viz/web/protocol.py and session.py). The simulation runs in the server; this page only
+// draws what it is sent and sends the user's commands. Invalid input marks its field and is
+// never sent: the simulation keeps its last valid value. window.hookeViewer exposes the page's
+// state for inspection (fps: simulation frames received per second, the readout;
+// animationFps: the browser's repaints; view3d: the 3D view, rendersPerSecond: its draws).
+import { createView3d } from "./view3d.js";
+
 (() => {
   const $ = (id) => document.getElementById(id);
   const MAX_SAMPLES = 1000;          // samples kept per plot (seed 000: the last 1000)
@@ -31,8 +34,11 @@
     series: null,       // plot buffers
     plotsDirty: false,
     lastPlot: 0,
-    fps: 0,
-    camera: null,       // 3D camera
+    fps: 0,             // simulation frames received per second (what the readout shows)
+    framesReceived: 0,
+    animationFps: 0,    // the browser's animation frames per second
+    view3d: null,       // the WebGL view of 3D scenes (created on the first one)
+    rendersPerSecond: 0,
     view2d: null,       // 2D pan/zoom
     pointer: null,      // current mouse interaction
     particleRadius: 4,
@@ -85,8 +91,13 @@
     applySettings(message);
     $("message").textContent = "";
     viewer.series = newSeries();
-    viewer.particleRadius = particleRadius(message);
-    if (message.dim === 3) fitCamera(message); else fitView2d(message);
+    show3d(message.dim === 3);
+    if (message.dim === 3) {
+      view3d().load(message);
+    } else {
+      viewer.particleRadius = particleRadius(message);
+      fitView2d(message);
+    }
     $("plot-position").classList.toggle("hidden", !message.has_analytic);
     $("plot-joints").classList.toggle("hidden", message.joints.length === 0);
     onFrame(message.frame);
@@ -111,6 +122,7 @@
 
   function onFrame(frame) {
     viewer.frame = frame;
+    viewer.framesReceived += 1;
     setPaused(frame.paused);
     const time = $("time");
     time.textContent = frame.t.toFixed(3);
@@ -132,6 +144,7 @@
       push(series.joints.error, [frame.joint_error]);
     }
     if (frame.planes) viewer.scene.planes = frame.planes;
+    if (viewer.scene.dim === 3) viewer.view3d.update(frame);
     viewer.plotsDirty = true;
     if (frame.paused) drawPlots();   // show the final values at once when stopped
   }
@@ -304,12 +317,7 @@
 
   // ---- geometry helpers ------------------------------------------------------------------
   const sub = (a, b) => a.map((v, i) => v - b[i]);
-  const add = (a, b) => a.map((v, i) => v + b[i]);
-  const scale = (a, s) => a.map((v) => v * s);
-  const dot = (a, b) => a.reduce((sum, v, i) => sum + v * b[i], 0);
-  const cross = (a, b) => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
-  const norm = (a) => Math.sqrt(dot(a, a));
-  const unit = (a) => scale(a, 1 / (norm(a) || 1));
+  const norm = (a) => Math.hypot(...a);
 
   function bounds(points) {
     const lo = points[0].slice(), hi = points[0].slice();
@@ -408,14 +416,13 @@
     ctx.stroke();
   }
 
-  // particles as [sx, sy, radius], drawn in the given order: free blue discs, pinned red squares
-  function drawParticles(scene, screen, order) {
+  // particles as [sx, sy, radius]: free blue discs, pinned red squares
+  function drawParticles(scene, screen) {
     const pinned = new Set(scene.pinned);
-    const indices = order || screen.map((_, i) => i);
     ctx.fillStyle = "#1f5fd1";
     ctx.beginPath();
-    for (const i of indices) {
-      if (pinned.has(i) || !screen[i]) continue;
+    for (let i = 0; i < screen.length; i++) {
+      if (pinned.has(i)) continue;
       const [sx, sy, r] = screen[i];
       ctx.moveTo(sx + r, sy);
       ctx.arc(sx, sy, r, 0, 2 * Math.PI);
@@ -444,130 +451,72 @@
     ctx.fill();
   }
 
-  // ---- 3D view: perspective projection onto the canvas, orbit about a target -------------
-  const FOV = 45 * Math.PI / 180;
-  const FOCAL = 0.5 * H / Math.tan(FOV / 2);
-
-  function fitCamera(scene) {
-    const g = scene.gravity;
-    const up = norm(g) > 0 ? unit(scale(g, -1)) : [0, 1, 0];
-    const seed = Math.abs(up[0]) < 0.9 ? [1, 0, 0] : [0, 0, 1];
-    const e1 = unit(sub(seed, scale(up, dot(seed, up))));
-    const e2 = cross(up, e1);
-    const { lo, hi } = bounds(scene.frame.x);
-    const radius = Math.max(norm(sub(hi, lo)) / 2, 1e-3);
-    viewer.camera = {
-      target: scale(add(lo, hi), 0.5), distance: 1.3 * radius / Math.sin(FOV / 2),
-      yaw: 0.6, pitch: 0.35, up, e1, e2, radius,
-    };
-  }
-
-  function cameraFrame() {
-    const c = viewer.camera;
-    const direction = add(scale(add(scale(c.e1, Math.cos(c.yaw)), scale(c.e2, Math.sin(c.yaw))),
-      Math.cos(c.pitch)), scale(c.up, Math.sin(c.pitch)));
-    const eye = add(c.target, scale(direction, c.distance));
-    const forward = scale(direction, -1);
-    const right = unit(cross(forward, c.up));
-    const camUp = cross(right, forward);
-    return { eye, forward, right, camUp };
-  }
-
-  function project3d(f, p) {
-    const r = sub(p, f.eye);
-    const z = dot(r, f.forward);
-    if (z <= 1e-3 * viewer.camera.distance) return null;
-    return [W / 2 + FOCAL * dot(r, f.right) / z, H / 2 - FOCAL * dot(r, f.camUp) / z, z];
-  }
-
-  function unproject3d(f, sx, sy, z) {
-    return add(add(f.eye, scale(f.forward, z)),
-      add(scale(f.right, (sx - W / 2) * z / FOCAL), scale(f.camUp, -(sy - H / 2) * z / FOCAL)));
-  }
-
-  function draw3d(scene, x) {
-    const f = cameraFrame();
-    const px = x.map((p) => project3d(f, p));
-    for (const plane of scene.planes) drawPlane3d(f, plane);
-    ctx.beginPath();
-    for (const [i, j] of scene.springs) {
-      if (!px[i] || !px[j]) continue;
-      ctx.moveTo(px[i][0], px[i][1]);
-      ctx.lineTo(px[j][0], px[j][1]);
-    }
-    ctx.strokeStyle = "rgba(60,60,70,0.35)";
-    ctx.lineWidth = 1;
-    ctx.stroke();
-    for (const [i, j] of scene.joints) if (px[i] && px[j]) line(px[i], px[j], "#e08a00", 3);
-    const screen = px.map((p) => p && [p[0], p[1],
-      Math.max(1.5, Math.min(8, viewer.particleRadius * FOCAL / p[2]))]);
-    const order = px.map((_, i) => i).filter((i) => px[i]).sort((a, b) => px[b][2] - px[a][2]);
-    drawParticles(scene, screen, order);
-    drawCursor(px, (target) => project3d(f, target));
-    drawAxes(f);
-  }
-
-  function drawPlane3d(f, plane) {
-    const n = unit(plane.normal);
-    const c = viewer.camera;
-    const seed = Math.abs(n[0]) < 0.9 ? [1, 0, 0] : [0, 0, 1];
-    const a = unit(sub(seed, scale(n, dot(seed, n)))), b = cross(n, a);
-    const center = sub(c.target, scale(n, dot(sub(c.target, plane.point), n)));
-    const half = 2 * c.radius, cells = 10;
-    const corners = [[1, 1], [1, -1], [-1, -1], [-1, 1]].map(
-      ([u, w]) => project3d(f, add(center, add(scale(a, u * half), scale(b, w * half)))));
-    if (corners.every((p) => p)) {      // shaded like the 2D ground, under the grid
-      ctx.beginPath();
-      ctx.moveTo(corners[3][0], corners[3][1]);
-      for (const p of corners) ctx.lineTo(p[0], p[1]);
-      ctx.fillStyle = PLANE_FILL;
-      ctx.fill();
-    }
-    ctx.beginPath();
-    for (let k = 0; k <= cells; k++) {
-      const s = -half + (2 * half * k) / cells;
-      for (const [u, w] of [[a, b], [b, a]]) {
-        const p = project3d(f, add(center, add(scale(u, s), scale(w, -half))));
-        const q = project3d(f, add(center, add(scale(u, s), scale(w, half))));
-        if (p && q) { ctx.moveTo(p[0], p[1]); ctx.lineTo(q[0], q[1]); }
-      }
-    }
-    ctx.strokeStyle = "rgba(107,79,42,0.45)";
-    ctx.lineWidth = 1;
-    ctx.stroke();
-  }
-
-  function drawAxes(f) {
-    const origin = [50, H - 50];
-    [[[1, 0, 0], "#e33", "x"], [[0, 1, 0], "#2b2", "y"], [[0, 0, 1], "#33e", "z"]].forEach(
-      ([axis, color, name]) => {
-        const end = [origin[0] + 30 * dot(axis, f.right), origin[1] - 30 * dot(axis, f.camUp)];
-        line(origin, end, color, 2);
-        ctx.fillStyle = color;
-        ctx.fillText(name, end[0] + 3, end[1] - 3);
+  // ---- 3D view (WebGL) and its layer toggles ------------------------------------------------
+  function view3d() {
+    if (!viewer.view3d) {
+      viewer.view3d = createView3d($("view3d"), {
+        onDrag: (particle, target) => send({ type: "drag", particle, target }),
+        onRelease: () => send({ type: "release" }),
       });
+    }
+    return viewer.view3d;
   }
+
+  function show3d(on) {
+    $("view").hidden = on;
+    $("view3d").hidden = !on;
+    $("view-options").hidden = !on;
+    if (!on) return;
+    // the surface where the body has one; its particles and springs where it has none
+    const scene = viewer.scene, surface = scene.surface.length > 0;
+    view3d().setLayers({ surface, particles: !surface, springs: !surface, pins: true, joints: true });
+    for (const [name, on] of Object.entries(viewer.view3d.layers)) {
+      const box = $("layer-" + name);
+      box.checked = on;
+      box.disabled = !available(scene, name);
+    }
+  }
+
+  function available(scene, layer) {
+    return { surface: scene.surface.length, particles: scene.n_particles > scene.pinned.length,
+             pins: scene.pinned.length, springs: scene.springs.length,
+             joints: scene.joints.length }[layer] > 0;
+  }
+
+  for (const box of document.querySelectorAll("#view-options input[data-layer]")) {
+    box.addEventListener("change", () => view3d().setLayers({ [box.dataset.layer]: box.checked }));
+  }
+  $("follow").addEventListener("change", () => { view3d().follow = $("follow").checked; });
+  $("fit").addEventListener("click", () => view3d().fit());
 
   // ---- drawing loop ----------------------------------------------------------------------
-  let framesCounted = 0, fpsSince = performance.now();
+  // rates over the last second: frames received (the readout), repaints, 3D draws
+  let repaints = 0, counted = { frames: 0, renders: 0 }, fpsSince = performance.now();
   function render(now) {
-    framesCounted += 1;
+    repaints += 1;
+    const renders = viewer.view3d ? viewer.view3d.renders : 0;
     if (now - fpsSince >= 1000) {
-      viewer.fps = (1000 * framesCounted) / (now - fpsSince);
+      const perSecond = (count) => (1000 * count) / (now - fpsSince);
+      viewer.fps = perSecond(viewer.framesReceived - counted.frames);
+      viewer.animationFps = perSecond(repaints);
+      viewer.rendersPerSecond = perSecond(renders - counted.renders);
       $("fps").textContent = viewer.fps.toFixed(0);
-      framesCounted = 0;
+      repaints = 0;
+      counted = { frames: viewer.framesReceived, renders };
       fpsSince = now;
     }
-    ctx.clearRect(0, 0, W, H);
     const scene = viewer.scene, frame = viewer.frame;
-    if (scene && frame) {
-      if (scene.dim === 3) draw3d(scene, frame.x); else draw2d(scene, frame.x);
+    if (scene && scene.dim === 3) {
+      viewer.view3d.render();
+    } else {
+      ctx.clearRect(0, 0, W, H);
+      if (scene && frame) draw2d(scene, frame.x);
     }
     if (viewer.plotsDirty && now - viewer.lastPlot > PLOT_INTERVAL_MS) drawPlots();
     requestAnimationFrame(render);
   }
 
-  // ---- mouse: drag particles, pan/orbit, zoom --------------------------------------------
+  // ---- mouse on the 2D canvas: drag particles, pan, zoom (the 3D view has its own) --------
   // canvas pixel coordinates of a mouse event (inside the canvas border)
   function mousePosition(event) {
     const rect = canvas.getBoundingClientRect();
@@ -577,7 +526,7 @@
 
   // where the world point p is drawn now, in canvas pixels (null if behind the camera)
   viewer.canvasPoint = (p) => {
-    const s = viewer.scene.dim === 3 ? project3d(cameraFrame(), p) : toScreen2d(p);
+    const s = viewer.scene.dim === 3 ? viewer.view3d.project(p) : toScreen2d(p);
     return s && [s[0], s[1]];
   };
 
@@ -585,32 +534,26 @@
   viewer.clientPosition = (i) => {
     const s = viewer.canvasPoint(viewer.frame.x[i]);
     if (!s) return null;
-    const rect = canvas.getBoundingClientRect();
-    return [rect.left + canvas.clientLeft + s[0] * canvas.clientWidth / W,
-            rect.top + canvas.clientTop + s[1] * canvas.clientHeight / H];
+    const shown = viewer.scene.dim === 3 ? $("view3d") : canvas;
+    const rect = shown.getBoundingClientRect();
+    return [rect.left + shown.clientLeft + s[0] * shown.clientWidth / W,
+            rect.top + shown.clientTop + s[1] * shown.clientHeight / H];
   };
 
   // the nearest free particle within reach of the mouse: [index, screen point] or null
   function pick(mouse) {
     const scene = viewer.scene, frame = viewer.frame;
     const pinned = new Set(scene.pinned);
-    const f = scene.dim === 3 ? cameraFrame() : null;
     let best = null, bestDistance = 12;
     frame.x.forEach((p, i) => {
       if (pinned.has(i)) return;
-      const s = f ? project3d(f, p) : toScreen2d(p);
-      if (!s) return;
+      const s = toScreen2d(p);
       const d = Math.hypot(s[0] - mouse[0], s[1] - mouse[1]);
       if (d < bestDistance) { best = [i, s]; bestDistance = d; }
     });
     return best;
   }
 
-  function dragTarget(mouse) {
-    const pointer = viewer.pointer;
-    if (viewer.scene.dim === 3) return unproject3d(cameraFrame(), mouse[0], mouse[1], pointer.depth);
-    return toWorld2d(mouse[0], mouse[1]);
-  }
 
   canvas.addEventListener("mousedown", (event) => {
     if (!viewer.scene || event.button !== 0) return;
@@ -618,10 +561,10 @@
     const mouse = mousePosition(event);
     const hit = pick(mouse);
     if (hit) {
-      viewer.pointer = { mode: "drag", particle: hit[0], depth: hit[1][2] };
-      send({ type: "drag", particle: hit[0], target: dragTarget(mouse) });
+      viewer.pointer = { mode: "drag", particle: hit[0] };
+      send({ type: "drag", particle: hit[0], target: toWorld2d(...mouse) });
     } else {
-      viewer.pointer = { mode: viewer.scene.dim === 3 && !event.shiftKey ? "orbit" : "pan", last: mouse };
+      viewer.pointer = { mode: "pan", last: mouse };
     }
   });
 
@@ -630,22 +573,13 @@
     if (!pointer) return;
     const mouse = mousePosition(event);
     if (pointer.mode === "drag") {
-      send({ type: "drag", particle: pointer.particle, target: dragTarget(mouse) });
+      send({ type: "drag", particle: pointer.particle, target: toWorld2d(...mouse) });
       return;
     }
     const dx = mouse[0] - pointer.last[0], dy = mouse[1] - pointer.last[1];
     pointer.last = mouse;
-    if (pointer.mode === "orbit") {
-      const c = viewer.camera;
-      c.yaw -= dx * 0.008;
-      c.pitch = Math.max(-1.5, Math.min(1.5, c.pitch + dy * 0.008));
-    } else if (viewer.scene.dim === 3) {
-      const f = cameraFrame(), c = viewer.camera, s = c.distance / FOCAL;
-      c.target = add(c.target, add(scale(f.right, -dx * s), scale(f.camUp, dy * s)));
-    } else {
-      viewer.view2d.cx -= dx / viewer.view2d.scale;
-      viewer.view2d.cy += dy / viewer.view2d.scale;
-    }
+    viewer.view2d.cx -= dx / viewer.view2d.scale;
+    viewer.view2d.cy += dy / viewer.view2d.scale;
   });
 
   window.addEventListener("mouseup", () => {
@@ -657,16 +591,12 @@
     if (!viewer.scene) return;
     event.preventDefault();
     const factor = Math.exp(-event.deltaY * 0.0015);
-    if (viewer.scene.dim === 3) {
-      viewer.camera.distance /= factor;
-    } else {
-      const mouse = mousePosition(event);
-      const before = toWorld2d(...mouse);
-      viewer.view2d.scale *= factor;
-      const after = toWorld2d(...mouse);      // keep the point under the mouse in place
-      viewer.view2d.cx += before[0] - after[0];
-      if (viewer.scene.dim > 1) viewer.view2d.cy += before[1] - after[1];
-    }
+    const mouse = mousePosition(event);
+    const before = toWorld2d(...mouse);
+    viewer.view2d.scale *= factor;
+    const after = toWorld2d(...mouse);      // keep the point under the mouse in place
+    viewer.view2d.cx += before[0] - after[0];
+    if (viewer.scene.dim > 1) viewer.view2d.cy += before[1] - after[1];
   }, { passive: false });
 
   connect();
