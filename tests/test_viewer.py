@@ -806,3 +806,18 @@ def test_the_3d_view_follows_the_body_and_a_surface_particle_can_be_dragged(page
     assert np.allclose(page.evaluate("window.hookeViewer.view3d.camera.position.toArray()"), camera)
     page.mouse.up()
     page.wait_for_function("window.hookeViewer.frame.cursor === null")
+
+
+@pytest.mark.parametrize("scene", ["cloth_drop", "soft3d_pile", "cloth2d"])
+def test_the_page_fits_1280_by_720_and_names_every_parameter_in_words(page, scene):
+    """At 1280 × 720 nothing scrolls sideways (the view shrinks, the plots keep their width), and
+    no scene parameter is labelled by its bare name (nx, n_seg, tilt …)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    choose_scene(page, scene)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    plots = page.evaluate("document.getElementById('plots').getBoundingClientRect().right")
+    assert plots <= 1280
+    labels = page.eval_on_selector_all("#parameters label",
+                                       "nodes => nodes.map(n => n.firstChild.textContent.trim())")
+    names = set(hooke.scene(scene).parameters)
+    assert labels and not set(labels) & names, labels

@@ -11,10 +11,22 @@ import { createView3d } from "./view3d.js";
   const $ = (id) => document.getElementById(id);
   const MAX_SAMPLES = 1000;          // samples kept per plot (seed 000: the last 1000)
   const PLOT_INTERVAL_MS = 250;      // plots redraw at most this often while running
+  // Parameters in words with their units (the builders' names are short: nx, n_seg, tilt …)
   const LABELS = {
     x0: "Initial length x0 [m]", v0: "Initial velocity v0 [m/s]", stiffness: "Stiffness k [N/m]",
     mass: "Mass m [kg]", damping: "Damping [N·s/m]", gravity: "Gravity [m/s²]",
     spacing: "Spacing [m]", length: "Length [m]", density: "Density [kg/m²]", side: "Side [m]",
+    n: "Particles per side (or links)", nx: "Particles along x", ny: "Particles along y",
+    nz: "Particles along z", n_seg: "Segments per side", count: "Number of blocks",
+    size: "Side [m]", height: "Height [m]", tilt: "Tilt [degrees]", bend: "Bend [degrees]",
+    bending: "Bending stiffness [N/m]", friction: "Friction coefficient μ",
+    gap: "Gap between blocks [m]", shift: "Shift per block [m]", offset: "Offset [m]",
+    masses: "Masses [kg]", scale: "Mesh scale", fix_tolerance: "Fixed layer height [m]",
+    pin_lowest: "Fix the lowest layer", pin_bottom: "Fix the bottom layer",
+    surface: "Contact surface", speed: "Press speed [m/s]", duration: "Press duration [s]",
+    top_velocity: "Top mass velocity [m/s]", support_amplitude: "Support amplitude [m]",
+    support_omega: "Support frequency ω [rad/s]", spring_energy: "Spring energy",
+    mesh: "Mesh file",
   };
 
   const canvas = $("view");
