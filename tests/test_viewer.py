@@ -821,3 +821,14 @@ def test_the_page_fits_1280_by_720_and_names_every_parameter_in_words(page, scen
                                        "nodes => nodes.map(n => n.firstChild.textContent.trim())")
     names = set(hooke.scene(scene).parameters)
     assert labels and not set(labels) & names, labels
+
+
+def test_an_unknown_scene_in_the_address_keeps_its_error_shown(page, viewer_url):
+    """?scene=nosuch: the server answers with the error, then the default scene; the error stays
+    on the page while that scene runs (the scene used to clear it at once)."""
+    page.goto(viewer_url + "/?scene=nosuch")
+    page.wait_for_function("window.hookeViewer.scene !== null && window.hookeViewer.frame.t > 0.2")
+    assert page.inner_text("#message").startswith("scene: unknown scene (built-in: ")
+    assert "got 'nosuch'" in page.inner_text("#message")
+    choose_scene(page, "cloth2d")  # a scene chosen afterwards clears it
+    assert page.inner_text("#message") == ""

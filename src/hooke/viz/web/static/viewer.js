@@ -101,7 +101,9 @@ import { createView3d } from "./view3d.js";
     for (const input of document.querySelectorAll("#controls input")) markValid(input, true);
     buildParameterFields(message.parameters);
     applySettings(message);
-    $("message").textContent = "";
+    // An error that came before the first scene (an unknown ?scene=, answered with the default
+    // scene) stays shown; later scenes clear the last message.
+    if (viewer.starts > 1 || !viewer.openingError) $("message").textContent = "";
     viewer.series = newSeries();
     show3d(message.dim === 3);
     if (message.dim === 3) {
@@ -163,6 +165,7 @@ import { createView3d } from "./view3d.js";
 
   function onError(message) {
     $("message").textContent = message.message;
+    if (!viewer.scene) viewer.openingError = true;
     const field = message.field || "";
     if (field === "integrator") $("integrator").value = viewer.active.integrator;   // refused
     const input = field === "dt" ? $("dt")
