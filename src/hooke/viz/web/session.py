@@ -220,17 +220,24 @@ class Session:
             return None
         if isinstance(command, Release):
             self.cursor.release()
+            if self._held:  # back to the steps of `hooke run`
+                self.stepper = self._stepper(self.scene, self.integrator, self.dt)
             self._changed = True
             return None
         raise TypeError(f"not a viewer command: {command!r}")  # pragma: no cover - protocol bug
 
     # -- building and stepping --------------------------------------------------------------
-    def _stepper(self, scene, integrator: str, dt: float):
-        """A new System with the cursor spring, and an integrator on it; the scene's options
-        that the integrator knows are passed on (e.g. soft3d's CG solver to either implicit
-        Euler)."""
+    def _stepper(self, scene, integrator: str, dt: float, held: bool = False):
+        """A new System, with the cursor spring while a particle is ``held``, and an integrator
+        on it; the scene's options that the integrator knows are passed on (e.g. soft3d's CG
+        solver to either implicit Euler). Without the cursor the steps are ``hooke run``'s, bit
+        for bit: any extra term, even one that adds nothing, takes the generic path instead of
+        the fused kernels, whose round-off differs (cloth2d at the edge of symplectic Euler's
+        stability blew up at t = 17.7 s on the generic path, not in ``hooke run``)."""
         system = System(scene.model)
-        system.terms.append(self.cursor)
+        if held:
+            system.terms.append(self.cursor)
+        self._held = held
         return get_integrator(integrator)(system, dt, **scene_options(scene, integrator)[0])
 
     def _open(self, name: str, parameters: dict[str, float], integrator: str | None,
@@ -299,6 +306,8 @@ class Session:
             raise HookeInputError("target", f"must have {model.dim} coordinate(s)", target.tolist())
         mass = float(model.mass[particle])
         self.cursor.attach(particle, target, mass * (DRAG_RATE / self.dt) ** 2, mass)
+        if not self._held:  # the state carries on; the integrator's own history starts afresh
+            self.stepper = self._stepper(self.scene, self.integrator, self.dt, held=True)
         self._changed = True
 
     def _advance(self, n_steps: int, out: list[dict[str, Any]]) -> None:
