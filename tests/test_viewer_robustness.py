@@ -244,3 +244,20 @@ def test_serve_allow_host_adds_a_name_to_a_server_on_all_addresses(uvicorn_serve
     viewer = TestClient(uvicorn_served.configs[-1].app)
     assert viewer.get("/", headers={"host": "viewer.lan:8000"}).status_code == 200
     assert viewer.get("/", headers={"host": "evil.example:8000"}).status_code == 403
+
+
+def test_the_fork_servers_warm_up_starts_no_openmp_threads():
+    """The fork server forks every session after its warm-up: a parallel kernel there would
+    start Numba's OpenMP threads and every later fork would abort (cloth2d, 4,600 springs, did
+    once its viewer steps took the fused kernels). Checked in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    code = ("import numba.np.ufunc.parallel as p\n"
+            "from hooke.viz.web.worker import warm_up\n"
+            "warm_up()\n"
+            "print(p._is_initialized)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
