@@ -832,3 +832,29 @@ def test_an_unknown_scene_in_the_address_keeps_its_error_shown(page, viewer_url)
     assert "got 'nosuch'" in page.inner_text("#message")
     choose_scene(page, "cloth2d")  # a scene chosen afterwards clears it
     assert page.inner_text("#message") == ""
+
+
+def test_the_2d_view_follows_a_sagging_cloth_until_the_user_moves_it(page):
+    """cloth2d at dt = 0.0025 sags far below where it starts (it used to leave the canvas): every
+    particle stays drawn inside the canvas; after a wheel zoom the view is the user's and stays."""
+    choose_scene(page, "cloth2d")
+    type_into(page, "#dt", "0.0025")
+    page.wait_for_function("window.hookeViewer.active.dt === 0.0025")
+    start = sim_time(page)
+    wait_time(page, start + 2.0)
+    inside = page.evaluate("""() => {
+        const viewer = window.hookeViewer, r = document.getElementById('view').getBoundingClientRect();
+        return viewer.frame.x.every((p, i) => {
+            const [cx, cy] = viewer.clientPosition(i);
+            return cx >= r.left && cx <= r.right && cy >= r.top && cy <= r.bottom;
+        });
+    }""")
+    assert inside
+    box = page.eval_on_selector("#view", "c => { const r = c.getBoundingClientRect(); "
+                                         "return [r.left + r.width / 2, r.top + r.height / 2]; }")
+    page.mouse.move(*box)
+    page.mouse.wheel(0, -300)
+    page.wait_for_function("window.hookeViewer.view2dMoved === true")
+    scale = page.evaluate("window.hookeViewer.view2d.scale")
+    wait_time(page, sim_time(page) + 0.5)
+    assert page.evaluate("window.hookeViewer.view2d.scale") == scale

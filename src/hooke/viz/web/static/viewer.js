@@ -111,6 +111,7 @@ import { createView3d } from "./view3d.js";
     } else {
       viewer.particleRadius = particleRadius(message);
       fitView2d(message);
+      viewer.view2dMoved = false;
     }
     $("plot-position").classList.toggle("hidden", !message.has_analytic);
     $("plot-joints").classList.toggle("hidden", message.joints.length === 0);
@@ -159,6 +160,7 @@ import { createView3d } from "./view3d.js";
     }
     if (frame.planes) viewer.scene.planes = frame.planes;
     if (viewer.scene.dim === 3) viewer.view3d.update(frame);
+    else keepInView2d(frame.x);
     viewer.plotsDirty = true;
     if (frame.paused) drawPlots();   // show the final values at once when stopped
   }
@@ -364,6 +366,25 @@ import { createView3d } from "./view3d.js";
       cx: (lo[0] + hi[0]) / 2, cy: (lo[1] + hi[1]) / 2,
       scale: 0.6 * Math.min(W / width, H / height),
     };
+  }
+
+  // The 2D view follows the body: while the user has not panned or zoomed, a particle that
+  // leaves the inner 90 % of the canvas widens the view to what is shown plus the body (it never
+  // narrows, so a swinging body does not make the view pump).
+  function keepInView2d(x) {
+    if (viewer.view2dMoved || !viewer.view2d) return;
+    const points = x.map((p) => (p.length === 1 ? [p[0], 0] : p));
+    const outside = points.some((p) => {
+      const [sx, sy] = toScreen2d(p);
+      return sx < 0.05 * W || sx > 0.95 * W || sy < 0.05 * H || sy > 0.95 * H;
+    });
+    if (!outside) return;
+    points.push(toWorld2d(0.05 * W, 0.05 * H).concat([0]).slice(0, 2),
+                toWorld2d(0.95 * W, 0.95 * H).concat([0]).slice(0, 2));
+    const { lo, hi } = bounds(points);
+    const width = Math.max(hi[0] - lo[0], 1e-3), height = Math.max(hi[1] - lo[1], 1e-3);
+    viewer.view2d = { cx: (lo[0] + hi[0]) / 2, cy: viewer.scene.dim === 1 ? 0 : (lo[1] + hi[1]) / 2,
+                      scale: 0.8 * Math.min(W / width, H / height) };
   }
 
   function toScreen2d(p) {
@@ -593,6 +614,7 @@ import { createView3d } from "./view3d.js";
     }
     const dx = mouse[0] - pointer.last[0], dy = mouse[1] - pointer.last[1];
     pointer.last = mouse;
+    viewer.view2dMoved = true;  // the user's view from now on: no more following
     viewer.view2d.cx -= dx / viewer.view2d.scale;
     viewer.view2d.cy += dy / viewer.view2d.scale;
   });
@@ -605,6 +627,7 @@ import { createView3d } from "./view3d.js";
   canvas.addEventListener("wheel", (event) => {
     if (!viewer.scene) return;
     event.preventDefault();
+    viewer.view2dMoved = true;
     const factor = Math.exp(-event.deltaY * 0.0015);
     const mouse = mousePosition(event);
     const before = toWorld2d(...mouse);
