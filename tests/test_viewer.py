@@ -858,3 +858,28 @@ def test_the_2d_view_follows_a_sagging_cloth_until_the_user_moves_it(page):
     scale = page.evaluate("window.hookeViewer.view2d.scale")
     wait_time(page, sim_time(page) + 0.5)
     assert page.evaluate("window.hookeViewer.view2d.scale") == scale
+
+
+def test_a_moving_particle_is_grabbed_where_it_was_a_moment_ago(page):
+    """spring1d's mass moves metres a second: a click lands where the particle was drawn a few
+    frames before, more than the pick radius from where it is now, and still grabs it."""
+    choose_scene(page, "spring1d")
+    page.wait_for_function("""() => {
+        const trail = window.hookeViewer.trail;
+        return trail.length >= 8 && Math.abs(trail[0][1][0] - trail[trail.length - 1][1][0]) > 0.5;
+    }""")
+    pause(page)
+    old, now = page.evaluate("""() => {
+        const viewer = window.hookeViewer, r = document.getElementById('view').getBoundingClientRect();
+        const scale = r.width / document.getElementById('view').width;
+        const x = viewer.trail[0][1][0], current = viewer.frame.x[1][0];
+        const px = (v) => r.left + (700 / 2 + (v - viewer.view2d.cx) * viewer.view2d.scale) * scale;
+        return [px(x), px(current)];
+    }""")
+    assert abs(old - now) > 30  # canvas pixels apart: beyond the pick radius of the drawn mass
+    y = page.evaluate("window.hookeViewer.clientPosition(1)[1]")
+    page.mouse.move(old, y)
+    page.mouse.down()
+    page.wait_for_function("window.hookeViewer.pointer && window.hookeViewer.pointer.mode === 'drag'"
+                           " && window.hookeViewer.pointer.particle === 1")
+    page.mouse.up()

@@ -11,6 +11,8 @@ import { createView3d } from "./view3d.js";
   const $ = (id) => document.getElementById(id);
   const MAX_SAMPLES = 1000;          // samples kept per plot (seed 000: the last 1000)
   const PLOT_INTERVAL_MS = 250;      // plots redraw at most this often while running
+  const PICK_RADIUS = 14;            // canvas pixels around a particle that grab it
+  const TRAIL_FRAMES = 8;            // recent frames a click may find a moving particle in (~0.2 s)
   // Parameters in words with their units (the builders' names are short: nx, n_seg, tilt …)
   const LABELS = {
     x0: "Initial length x0 [m]", v0: "Initial velocity v0 [m/s]", stiffness: "Stiffness k [N/m]",
@@ -53,6 +55,7 @@ import { createView3d } from "./view3d.js";
     rendersPerSecond: 0,
     view2d: null,       // 2D pan/zoom
     pointer: null,      // current mouse interaction
+    trail: [],          // the last frames' positions (picking a moving particle)
     particleRadius: 4,
   };
   window.hookeViewer = viewer;
@@ -105,6 +108,7 @@ import { createView3d } from "./view3d.js";
     // scene) stays shown; later scenes clear the last message.
     if (viewer.starts > 1 || !viewer.openingError) $("message").textContent = "";
     viewer.series = newSeries();
+    viewer.trail = [];
     show3d(message.dim === 3);
     if (message.dim === 3) {
       view3d().load(message);
@@ -161,6 +165,8 @@ import { createView3d } from "./view3d.js";
     if (frame.planes) viewer.scene.planes = frame.planes;
     if (viewer.scene.dim === 3) viewer.view3d.update(frame);
     else keepInView2d(frame.x);
+    viewer.trail.push(frame.x);  // where the particles were lately: a moving one is grabbed there too
+    if (viewer.trail.length > TRAIL_FRAMES) viewer.trail.shift();
     viewer.plotsDirty = true;
     if (frame.paused) drawPlots();   // show the final values at once when stopped
   }
@@ -576,17 +582,21 @@ import { createView3d } from "./view3d.js";
             rect.top + shown.clientTop + s[1] * shown.clientHeight / H];
   };
 
-  // the nearest free particle within reach of the mouse: [index, screen point] or null
+  // the free particle nearest the mouse within PICK_RADIUS canvas pixels of where it is or was
+  // in the last TRAIL_FRAMES frames (a fast one has moved on by the time the click arrives):
+  // [index, screen point] or null
   function pick(mouse) {
-    const scene = viewer.scene, frame = viewer.frame;
+    const scene = viewer.scene;
     const pinned = new Set(scene.pinned);
-    let best = null, bestDistance = 12;
-    frame.x.forEach((p, i) => {
-      if (pinned.has(i)) return;
-      const s = toScreen2d(p);
-      const d = Math.hypot(s[0] - mouse[0], s[1] - mouse[1]);
-      if (d < bestDistance) { best = [i, s]; bestDistance = d; }
-    });
+    let best = null, bestDistance = PICK_RADIUS;
+    for (const x of viewer.trail.length ? viewer.trail : [viewer.frame.x]) {
+      x.forEach((p, i) => {
+        if (pinned.has(i)) return;
+        const s = toScreen2d(p);
+        const d = Math.hypot(s[0] - mouse[0], s[1] - mouse[1]);
+        if (d < bestDistance) { best = [i, toScreen2d(viewer.frame.x[i])]; bestDistance = d; }
+      });
+    }
     return best;
   }
 
