@@ -28,14 +28,15 @@ def _edited(path, name: str, value, expected: str) -> HookeInputError:
 
 
 def _frames_written(handle: h5py.File, path) -> int:
-    """``frames_written``: a count no larger than what every frame dataset holds."""
+    """``frames_written``: a count from 1 (a run takes its file's name only with its first
+    frame) to what every frame dataset holds."""
     lengths = []
     handle["frames"].visititems(lambda _, item: lengths.append(item.shape[0])
                                 if isinstance(item, h5py.Dataset) else None)
     stored = min(lengths)
     value = _plain(handle.attrs.get("frames_written", stored))
-    if not is_count(value) or not 0 <= value <= stored:
-        raise _edited(path, "frames_written", value, f"a frame count from 0 to the {stored} "
+    if not is_count(value) or not 1 <= value <= stored:
+        raise _edited(path, "frames_written", value, f"a frame count from 1 to the {stored} "
                       "frames stored")
     return int(value)
 
@@ -43,7 +44,7 @@ def _frames_written(handle: h5py.File, path) -> int:
 def _json_object(value) -> dict | None:
     try:
         parsed = json.loads(value) if isinstance(value, str) else None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: [[[[… nested past the limit
         return None
     return parsed if isinstance(parsed, dict) else None
 

@@ -158,6 +158,45 @@ def _write_model(group, model) -> None:
             group.attrs[item.name] = json.dumps(value)
 
 
+def _model_shapes(model) -> dict[str, tuple]:
+    """The shape each stored model array must have, from its counts (n particles, s springs, m
+    joints, dim d)."""
+    n, s, m, d = model.mass.shape[0], model.spring_indices.shape[0], model.joint_indices.shape[0], model.dim
+    return {"mass": (n,), "pinned": (n,), "gravity": (d,), "x0": (n, d), "v0": (n, d),
+            "spring_indices": (s, 2), "spring_rest_length": (s,), "spring_stiffness": (s,),
+            "spring_damping": (s,), "joint_indices": (m, 2), "joint_length": (m,),
+            "contact_area": (n,)}
+
+
+def _check_model(model, path, frames: dict[str, Any]) -> None:
+    """A stored model as its writer left it: dim 1, 2 or 3, arrays of consistent shapes, finite,
+    masses > 0, spring and joint indices in range — an edited file is one line naming the array."""
+    def corrupted(name, what):
+        return HookeInputError("path", f"is corrupted: model/{name} {what}", str(path))
+
+    if not (isinstance(model.dim, int) and not isinstance(model.dim, bool) and 1 <= model.dim <= 3):
+        raise corrupted("dim", f"= {format_value(model.dim)} is not 1, 2 or 3")
+    if model.mass.ndim != 1 or model.spring_indices.ndim != 2 or model.joint_indices.ndim != 2:
+        raise corrupted("mass", "or its spring and joint indices have the wrong number of axes")
+    for name, shape in _model_shapes(model).items():
+        array = getattr(model, name)
+        if array.shape != shape:
+            raise corrupted(name, f"has shape {array.shape}, not {shape}")
+        if array.dtype.kind not in "biuf" or (array.dtype.kind == "f" and not np.all(np.isfinite(array))):
+            raise corrupted(name, "holds values that are not finite numbers")
+    if not np.all(model.mass > 0):
+        raise corrupted("mass", "holds a mass <= 0")
+    for name in ("spring_indices", "joint_indices"):
+        indices = getattr(model, name)
+        if indices.size and not 0 <= indices.min() <= indices.max() < model.mass.shape[0]:
+            raise corrupted(name, f"holds a particle index outside [0, {model.mass.shape[0]})")
+    for key in ("x", "v"):
+        if frames[key].shape[1:] != model.x0.shape:
+            raise HookeInputError("path", f"is corrupted: frames/{key} holds frames of shape "
+                                  f"{frames[key].shape[1:]}, its model's particles are "
+                                  f"{model.x0.shape}", str(path))
+
+
 def _read_model(group):
     kwargs = {}
     for item in dataclasses.fields(Model):
@@ -248,6 +287,9 @@ class TrajectoryWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._hold(path, OutputLock(path), path.with_name(path.name + ".new"), 0)
         with self._opening():
+            # a leftover (a killed run's) is removed, not written through: a symbolic link
+            # there would have HDF5 truncate the file it points to
+            self._aside.unlink(missing_ok=True)
             self.file = h5py.File(self._aside, "w", libver=LIBVER)
             self.file.attrs.update(attributes)
             _write_model(self.file.create_group("model"), scene.model)
@@ -457,6 +499,7 @@ def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> Non
     fresh = path.with_name(path.name + ".rewrite")
     with open_trajectory(path) as source:
         try:
+            fresh.unlink(missing_ok=True)  # a leftover, never written through (as the aside file)
             with h5py.File(fresh, "w", libver=LIBVER) as target:
                 _copy_group(source, target, frames, compress)
         except BaseException as error:
@@ -571,12 +614,26 @@ def read_trajectory(path, frames: slice | int | None = None) -> dict[str, Any]:
                 out[key] = _read(item, pick)
             else:
                 out["extras"][key] = _read(item, pick)
+        _check_finite(out, pick, path)
         out["model"] = _read_model(handle["model"])
+        _check_model(out["model"], path, out)
         out["attrs"] = dict(handle.attrs)
         checkpoint = handle["checkpoint"]
         out["checkpoint"] = {**checkpoint.attrs, **{key: _read(item) for key, item in checkpoint.items()}}
         out["total_frames"] = total
     return out
+
+
+def _check_finite(frames: dict[str, Any], pick: slice, path) -> None:
+    """hooke stores finite frames only (the blow-up guard stops a run at its last finite state),
+    so a NaN or inf in t, x or v is an edit or damage: refused, never plotted or resumed from."""
+    for key in ("t", "x", "v"):
+        values = np.asarray(frames[key], dtype=float)
+        finite = np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+        if not finite.all():
+            frame = range(pick.stop)[pick][int(np.argmin(finite))]
+            raise HookeInputError("path", f"is corrupted: frames/{key} holds a non-finite value at "
+                                  f"frame {frame} (hooke stores finite frames only)", str(path))
 
 
 def _read(dataset: h5py.Dataset, pick=()) -> np.ndarray:
