@@ -415,3 +415,35 @@ def test_a_symbolic_link_beside_the_output_is_never_written_through(tmp_path, na
     else:
         assert done.returncode == 0, done.stderr
         assert hooke.open(out / "trajectory.h5").x.shape == (21, 2, 1)
+
+
+def _replace_dataset(handle, name, data):
+    del handle[name]
+    handle[name] = data
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda h: _replace_dataset(h, "frames/x", 5.0), "is corrupted (tuple index out of range)"),
+    (lambda h: h.__delitem__("frames/energy/total"),
+     "holds no hooke trajectory (no /frames/energy/total)"),
+    (lambda h: h["checkpoint"].attrs.__setitem__("stats", "not json"),
+     "its checkpoint cannot be restored (JSONDecodeError: Expecting value: line 1 column 1 "
+     "(char 0)): the file was edited or damaged"),
+])
+def test_a_scalar_frame_set_a_missing_energy_or_a_bad_checkpoint_is_one_line(interrupted, tmp_path,
+                                                                             edit, problem):
+    """A frame dataset replaced by a scalar (IndexError from every command), the total energy
+    deleted (KeyError from plot) and checkpoint stats that are not JSON (JSONDecodeError from
+    --resume) were "a bug in hooke"."""
+    source, _ = interrupted
+    path = tmp_path / "trajectory.h5"
+    path.write_bytes(source.read_bytes())
+    with h5py.File(path, "r+") as handle:
+        edit(handle)
+    before = path.read_bytes()
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.resume(path)
+    assert str(info.value) == f"path: {problem}, got '{path}'"
+    done = cli("run", "--resume", str(tmp_path))
+    assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {info.value}"]
+    assert path.read_bytes() == before

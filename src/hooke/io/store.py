@@ -568,7 +568,8 @@ def _open_file(path: Path) -> h5py.File:
 
 
 def _check_layout(handle: h5py.File, path: Path) -> None:
-    for name in ("frames/t", "frames/x", "frames/v", "model", "checkpoint"):
+    for name in ("frames/t", "frames/x", "frames/v", "frames/energy/kinetic",
+                 "frames/energy/total", "model", "checkpoint"):
         if name not in handle:
             raise HookeInputError("path", f"holds no hooke trajectory (no /{name})", str(path))
     missing = [key for key in REQUIRED_ATTRIBUTES if key not in handle.attrs]
@@ -592,7 +593,7 @@ def open_trajectory(path) -> Iterator[h5py.File]:
             yield handle
     except HookeInputError:
         raise
-    except (OSError, KeyError, RuntimeError, ValueError, TypeError) as error:
+    except (OSError, KeyError, IndexError, RuntimeError, ValueError, TypeError) as error:
         raise HookeInputError("path", f"is corrupted ({_reason(error)})", str(path)) from None
 
 
