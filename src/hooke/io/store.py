@@ -79,7 +79,7 @@ from ..scene_setup import Scene
 from ..source_date import created
 from ..version import __version__
 from .lock import OutputLock
-from .run_attributes import _frames_written, run_settings
+from .run_attributes import _frames_written, check_model, run_settings
 from .scene_file import build, parse
 
 FRAME_CHUNK = 64  # frames per chunk of a frame dataset, at most
@@ -156,45 +156,6 @@ def _write_model(group, model) -> None:
             group.attrs[item.name] = value
         elif isinstance(value, tuple) and all(isinstance(v, str) for v in value):
             group.attrs[item.name] = json.dumps(value)
-
-
-def _model_shapes(model) -> dict[str, tuple]:
-    """The shape each stored model array must have, from its counts (n particles, s springs, m
-    joints, dim d)."""
-    n, s, m, d = model.mass.shape[0], model.spring_indices.shape[0], model.joint_indices.shape[0], model.dim
-    return {"mass": (n,), "pinned": (n,), "gravity": (d,), "x0": (n, d), "v0": (n, d),
-            "spring_indices": (s, 2), "spring_rest_length": (s,), "spring_stiffness": (s,),
-            "spring_damping": (s,), "joint_indices": (m, 2), "joint_length": (m,),
-            "contact_area": (n,)}
-
-
-def _check_model(model, path, frames: dict[str, Any]) -> None:
-    """A stored model as its writer left it: dim 1, 2 or 3, arrays of consistent shapes, finite,
-    masses > 0, spring and joint indices in range — an edited file is one line naming the array."""
-    def corrupted(name, what):
-        return HookeInputError("path", f"is corrupted: model/{name} {what}", str(path))
-
-    if not (isinstance(model.dim, int) and not isinstance(model.dim, bool) and 1 <= model.dim <= 3):
-        raise corrupted("dim", f"= {format_value(model.dim)} is not 1, 2 or 3")
-    if model.mass.ndim != 1 or model.spring_indices.ndim != 2 or model.joint_indices.ndim != 2:
-        raise corrupted("mass", "or its spring and joint indices have the wrong number of axes")
-    for name, shape in _model_shapes(model).items():
-        array = getattr(model, name)
-        if array.shape != shape:
-            raise corrupted(name, f"has shape {array.shape}, not {shape}")
-        if array.dtype.kind not in "biuf" or (array.dtype.kind == "f" and not np.all(np.isfinite(array))):
-            raise corrupted(name, "holds values that are not finite numbers")
-    if not np.all(model.mass > 0):
-        raise corrupted("mass", "holds a mass <= 0")
-    for name in ("spring_indices", "joint_indices"):
-        indices = getattr(model, name)
-        if indices.size and not 0 <= indices.min() <= indices.max() < model.mass.shape[0]:
-            raise corrupted(name, f"holds a particle index outside [0, {model.mass.shape[0]})")
-    for key in ("x", "v"):
-        if frames[key].shape[1:] != model.x0.shape:
-            raise HookeInputError("path", f"is corrupted: frames/{key} holds frames of shape "
-                                  f"{frames[key].shape[1:]}, its model's particles are "
-                                  f"{model.x0.shape}", str(path))
 
 
 def _read_model(group):
@@ -617,7 +578,7 @@ def read_trajectory(path, frames: slice | int | None = None) -> dict[str, Any]:
                 out["extras"][key] = _read(item, pick)
         _check_finite(out, pick, path)
         out["model"] = _read_model(handle["model"])
-        _check_model(out["model"], path, out)
+        check_model(out["model"], path, out)
         out["attrs"] = dict(handle.attrs)
         checkpoint = handle["checkpoint"]
         out["checkpoint"] = {**checkpoint.attrs, **{key: _read(item) for key, item in checkpoint.items()}}
