@@ -188,6 +188,22 @@ API_CASES.update({
 })
 
 
+def test_a_sinusoid_whose_acceleration_overflows_is_one_line(tmp_path, monkeypatch, capsys):
+    """amplitude = omega = 1e308 passed (each finite) and `hooke check` / `run` failed with an
+    unexpected OverflowError from a Python float's omega ** 2."""
+    from conftest import run_main
+    from hooke.motion import Sinusoid
+
+    input_error(lambda: Sinusoid(1e200, (1.0, 0.0), 1e200), "motion.omega", "1e+200")
+    path = write(tmp_path, scene_text().replace("pinned = true", 'motion = { type = "sinusoid", '
+                                                "amplitude = 1e308, direction = [1.0, 0.0], "
+                                                "omega = 1e308 }"))
+    code, lines = run_main(monkeypatch, capsys, "check", str(path))
+    assert code == 2 and lines == ["error: particles[0].motion.omega: gives an acceleration "
+                                   "amplitude·omega² past the largest float (amplitude = 1e+308), "
+                                   "got 1e+308"], lines
+
+
 def test_from_mesh_masses_one_per_point_still_work():
     np.testing.assert_array_equal(_from_mesh(mass=np.array([1.0, 2.0, 3.0, 4.0])).mass, [1, 2, 3, 4])
 
