@@ -254,6 +254,14 @@ def edited_copy(interrupted, tmp_path, key, value):
     return path
 
 
+def assert_refused(path, expected: str) -> None:
+    """hooke.open and hooke.resume both refuse ``path`` with the one line ``expected``."""
+    for call in (hooke.open, hooke.resume):
+        with pytest.raises(hooke.HookeInputError) as info:
+            call(path)
+        assert str(info.value) == expected
+
+
 @pytest.mark.parametrize("key", list(EDITED))
 def test_a_malformed_stored_attribute_is_one_line_from_open_resume_and_the_cli(interrupted,
                                                                               tmp_path, key):
@@ -261,10 +269,7 @@ def test_a_malformed_stored_attribute_is_one_line_from_open_resume_and_the_cli(i
     path = edited_copy(interrupted, tmp_path, key, value)
     before = path.read_bytes()
     expected = f"path: {problem} (the file was edited or damaged), got '{path}'"
-    for call in (hooke.open, hooke.resume):
-        with pytest.raises(hooke.HookeInputError) as info:
-            call(path)
-        assert str(info.value) == expected
+    assert_refused(path, expected)
     done = cli("run", "--resume", str(tmp_path))
     assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {expected}"]
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [
@@ -360,6 +365,16 @@ def test_an_empty_frame_count_or_deeply_nested_json_is_one_line(interrupted, tmp
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
 
 
+def damaged_copy(interrupted, tmp_path, edit):
+    """A copy of the interrupted run with ``edit(h5py file)`` applied to it."""
+    source, _ = interrupted
+    path = tmp_path / "trajectory.h5"
+    path.write_bytes(source.read_bytes())
+    with h5py.File(path, "r+") as handle:
+        edit(handle)
+    return path
+
+
 @pytest.mark.parametrize("edit, problem", [
     (lambda h: h["frames/x"].__setitem__(200, np.nan),
      "is corrupted: frames/x holds a non-finite value at frame 200 (hooke stores finite frames "
@@ -378,17 +393,10 @@ def test_an_edited_frame_or_model_is_refused_never_resumed_from(interrupted, tmp
     """hooke never stores a non-finite frame, so NaN or inf in one is damage: --resume continued
     from a NaN last frame and exited 0, plot failed on NaN axis limits. A stored model of another
     dim, a negative mass or a spring index out of range is refused too, in one line."""
-    source, _ = interrupted
-    path = tmp_path / "trajectory.h5"
-    path.write_bytes(source.read_bytes())
-    with h5py.File(path, "r+") as handle:
-        edit(handle)
+    path = damaged_copy(interrupted, tmp_path, edit)
     before = path.read_bytes()
     expected = f"path: {problem}, got '{path}'"
-    for call in (hooke.open, hooke.resume):
-        with pytest.raises(hooke.HookeInputError) as info:
-            call(path)
-        assert str(info.value) == expected
+    assert_refused(path, expected)
     for command in (("run", "--resume", str(tmp_path)), ("plot", str(tmp_path))):
         done = cli(*command)
         assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {expected}"]
@@ -435,11 +443,7 @@ def test_a_scalar_frame_set_a_missing_energy_or_a_bad_checkpoint_is_one_line(int
     """A frame dataset replaced by a scalar (IndexError from every command), the total energy
     deleted (KeyError from plot) and checkpoint stats that are not JSON (JSONDecodeError from
     --resume) were "a bug in hooke"."""
-    source, _ = interrupted
-    path = tmp_path / "trajectory.h5"
-    path.write_bytes(source.read_bytes())
-    with h5py.File(path, "r+") as handle:
-        edit(handle)
+    path = damaged_copy(interrupted, tmp_path, edit)
     before = path.read_bytes()
     with pytest.raises(hooke.HookeInputError) as info:
         hooke.resume(path)
