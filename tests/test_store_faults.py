@@ -451,3 +451,36 @@ def test_a_scalar_frame_set_a_missing_energy_or_a_bad_checkpoint_is_one_line(int
     done = cli("run", "--resume", str(tmp_path))
     assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {info.value}"]
     assert path.read_bytes() == before
+
+
+def test_plot_and_animate_on_a_full_disk_are_one_line_and_leave_no_partial_file(tmp_path):
+    """`hooke plot` and `hooke animate` into a full disk were "unexpected OSError … a bug in
+    hooke", and animate left a truncated movie behind. Now one line naming --out (exit 1), no
+    partial picture or movie, and the stored run untouched."""
+    folder = tmp_path / "disk"
+    mount_tmpfs(folder, "2m")
+    try:
+        run = folder / "run"
+        run.mkdir()
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
+        before = (run / "trajectory.h5").read_bytes()
+        filler = folder / "filler"
+        try:  # the disk full to the last few kB
+            with open(filler, "wb") as handle:
+                while True:
+                    handle.write(b"\0" * 4096)
+                    handle.flush()
+        except OSError:
+            pass
+        done = cli("plot", str(run))
+        assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
+        assert re.fullmatch(r"error: --out: cannot write \w+\.png \(No space left on device\), "
+                            rf"got '{re.escape(str(run))}'\n", done.stderr), done.stderr
+        done = cli("animate", str(run), "--out", str(run / "movie.gif"))
+        assert done.returncode == 1 and done.stderr == (
+            f"error: --out: cannot write the movie (No space left on device), got "
+            f"'{run / 'movie.gif'}'\n"), done.stderr
+        assert sorted(p.name for p in run.iterdir()) == ["trajectory.h5"]
+        assert (run / "trajectory.h5").read_bytes() == before
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
