@@ -493,6 +493,12 @@ def test_bad_losses(spring_scene):
     one_line_error(grad(losses.tracking(np.zeros((1, 2, 1)), times=[0.0123])), "times",
                    "not a saved frame's time")
     one_line_error(grad(losses.tracking(np.zeros((11, 2, 1)), weights=[1, 2, 3])), "weights")
+    # issue 15 red-team pass: inf counted as "not observed" (loss 0, gradient 0, silently) and a
+    # string was a raw ValueError
+    one_line_error(lambda: losses.tracking(np.full((11, 2, 1), np.inf)), "observed_x",
+                   "finite numbers, NaN where not observed", "got 'inf'")
+    one_line_error(lambda: losses.tracking("abc"), "observed_x", "must be positions")
+    one_line_error(lambda: losses.final_position([["1"], ["2"]]), "target", "must be positions")
     one_line_error(lambda: losses.energy_at(0.0, "elastic"), "kind", "'elastic'")
 
 

@@ -143,6 +143,71 @@ API_CASES["builder-zero-length-spring"] = (_zero_length_spring, "springs[0]", "(
 API_CASES["Scene-nan-position"] = (_nan_state, "state.x[1]", "nan")
 
 
+def _triangles(points=((0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0)), cells=((0, 1, 2), (1, 3, 2))):
+    import meshio
+
+    return meshio.Mesh(np.array(points), [("triangle", np.array(cells))])
+
+
+def _from_mesh(mesh=None, dim=3, **options):
+    builder = hooke.ModelBuilder(dim=dim)
+    builder.from_mesh(_triangles() if mesh is None else mesh, **options)
+    return builder.finalize()
+
+
+def _grid(**options):
+    hooke.ModelBuilder(dim=3).grid(3, 3, **options)
+
+
+# A fresh red-team pass (issue 15's "Done when"): from_mesh took mass="1" and True through
+# float(), wrapped a negative cell index round to the last point, and raised raw ValueError,
+# TypeError, IndexError or AttributeError for a mass list of the wrong length, None, a cell
+# index out of range or fractional, points with one axis, or a mesh that is not one; grid raised
+# ValueError for a spacing of one or three values and TypeError for plane=5, and took
+# diagonals="no" as True.
+API_CASES.update({
+    "from_mesh-mass-string": (lambda: _from_mesh(mass="1"), "mass", "'1'"),
+    "from_mesh-mass-bool": (lambda: _from_mesh(mass=True), "mass", "True"),
+    "from_mesh-mass-wrong-length": (lambda: _from_mesh(mass=[1.0, 2.0]), "mass", "(2,)"),
+    "from_mesh-mass-none": (lambda: _from_mesh(mass=None), "mass", "None"),
+    "from_mesh-negative-cell-index": (lambda: _from_mesh(_triangles(cells=[(0, 1, -1)])),
+                                      "mesh.cells[triangle]", "(1, 3)"),
+    "from_mesh-cell-index-out-of-range": (lambda: _from_mesh(_triangles(cells=[(0, 1, 7)])),
+                                          "mesh.cells[triangle]", "(1, 3)"),
+    "from_mesh-fractional-cell-index": (lambda: _from_mesh(_triangles(cells=[(0, 1, 2.5)])),
+                                        "mesh.cells[triangle]", "(1, 3)"),
+    "from_mesh-string-points": (lambda: _from_mesh(_triangles(points=[("0", "0", "0"), ("1", "0", "0"),
+                                                                      ("0", "1", "0")], cells=[(0, 1, 2)])),
+                                "mesh", "(3, 3)"),
+    "from_mesh-not-a-mesh": (lambda: _from_mesh(5), "mesh", "'int'"),
+    "grid-spacing-three-values": (lambda: _grid(spacing=(1.0, 2.0, 3.0)), "spacing", "(1.0, 2.0, 3.0)"),
+    "grid-spacing-one-value": (lambda: _grid(spacing=(1.0,)), "spacing", "(1.0,)"),
+    "grid-spacing-string": (lambda: _grid(spacing=(1.0, "2")), "spacing", "'2'"),
+    "grid-plane-number": (lambda: _grid(plane=5), "plane", "5"),
+    "grid-diagonals-string": (lambda: _grid(diagonals="no"), "diagonals", "'no'"),
+})
+
+
+def test_a_sinusoid_whose_acceleration_overflows_is_one_line(tmp_path, monkeypatch, capsys):
+    """amplitude = omega = 1e308 passed (each finite) and `hooke check` / `run` failed with an
+    unexpected OverflowError from a Python float's omega ** 2."""
+    from conftest import run_main
+    from hooke.motion import Sinusoid
+
+    input_error(lambda: Sinusoid(1e200, (1.0, 0.0), 1e200), "motion.omega", "1e+200")
+    path = write(tmp_path, scene_text().replace("pinned = true", 'motion = { type = "sinusoid", '
+                                                "amplitude = 1e308, direction = [1.0, 0.0], "
+                                                "omega = 1e308 }"))
+    code, lines = run_main(monkeypatch, capsys, "check", str(path))
+    assert code == 2 and lines == ["error: particles[0].motion.omega: gives an acceleration "
+                                   "amplitude·omega² past the largest float (amplitude = 1e+308), "
+                                   "got 1e+308"], lines
+
+
+def test_from_mesh_masses_one_per_point_still_work():
+    np.testing.assert_array_equal(_from_mesh(mass=np.array([1.0, 2.0, 3.0, 4.0])).mass, [1, 2, 3, 4])
+
+
 @pytest.mark.parametrize("case", list(API_CASES))
 def test_api_bad_input_names_field_and_value(case):
     call, field, value = API_CASES[case]

@@ -304,6 +304,22 @@ def test_version_prints_hookes_version():
     assert done.stdout == f"hooke {api.__version__}\n" and done.stderr == ""
 
 
+def test_python_dash_m_hooke_is_the_hooke_command():
+    """`python -m hooke` (a venv whose scripts are not on PATH) said "No module named
+    hooke.__main__"; it is the same command as `hooke` (issue 15 red-team pass)."""
+    import subprocess
+    import sys
+
+    import hooke as api
+
+    done = subprocess.run([sys.executable, "-m", "hooke", "--version"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == f"hooke {api.__version__}\n", done.stderr
+    done = subprocess.run([sys.executable, "-m", "hooke", "run", "spring1d", "--dt", "0"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.startswith("error: dt: "), done.stderr
+
+
 def test_run_quiet_prints_nothing_and_writes_the_same_files(tmp_path):
     args = ("run", "spring1d", "--integrator", "rk4", "--dt", "0.01", "--t-end", "1")
     loud = hooke(*args, "--out", str(tmp_path / "loud"))

@@ -289,3 +289,48 @@ def test_a_stored_trajectory_is_observed_and_its_pins_are_left_out(tmp_path):
     result = hooke.fit(damped_spring(4.0, C), record, {"stiffness": "shared"}, dt=DT)
     assert result.residual.size == record.t.size  # the moving particle's x only
     assert result.values["stiffness"] == pytest.approx(K, rel=1e-6)  # noise-free: the truth
+
+
+# -- a fresh red-team pass (issue 15's "Done when") ----------------------------------------------
+
+def test_a_start_whose_run_blows_up_is_refused_not_reported_converged(observed_csv, monkeypatch,
+                                                                       capsys):
+    """At stiffness 1e308 symplectic Euler blows up at step 1: every residual was the same
+    failure value, the Jacobian zero, and the fit printed "stiffness = 1e+308" as converged after
+    0 iterations (exit 0). Now it stops before the first iteration, saying why (exit 1)."""
+    code, lines = run_main(monkeypatch, capsys, "fit", "spring1d", "--observed", str(observed_csv),
+                           "--param", "stiffness", "--initial", "stiffness=1e308")
+    assert code == 1 and len(lines) == 1, lines
+    assert lines[0].startswith("error: the run at the start (stiffness = 1e+308) fails, so the fit "
+                               "cannot begin: the state became non-finite at step 1")
+    assert lines[0].endswith("; start from values whose run does not blow up (initial=, "
+                             "--initial NAME=VALUE)")
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\xff\xfet,particle,x\n0.1,1,2\n", "error: observed bad.csv: is not UTF-8 text (byte 0), got"),
+    (b"t,particle,x\n1e300,1,1.9\n1e301,1,1.8\n",
+     "error: times: 1e+300 is more than the 1e+12 steps of dt = 0.005 s hooke runs after the "
+     "start, got 1e+300"),
+])
+def test_an_undecodable_csv_or_a_time_past_every_step_is_one_line(tmp_path, monkeypatch, capsys,
+                                                                  content, message):
+    """A CSV in another encoding was a UnicodeDecodeError "bug in hooke"; t = 1e300 wrapped
+    round int64 and was called "before the run's start"."""
+    path = tmp_path / "bad.csv"
+    path.write_bytes(content)
+    code, lines = run_main(monkeypatch, capsys, "fit", "spring1d", "--observed", str(path),
+                           "--param", "stiffness")
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(message), lines
+
+
+def test_a_spreadsheets_byte_order_mark_is_not_part_of_the_header(tmp_path):
+    """Spreadsheets save "CSV UTF-8" with a byte-order mark before the header: read as the plain
+    file (it was refused as a header naming '\\ufefft')."""
+    plain, marked = tmp_path / "plain.csv", tmp_path / "marked.csv"
+    plain.write_text("t,particle,x\n0.05,1,1.97\n0.1,1,1.9\n", encoding="utf-8")
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    a, b = read_observed(plain, 2, 1), read_observed(marked, 2, 1)
+    np.testing.assert_array_equal(a.t, b.t)
+    np.testing.assert_array_equal(a.x, b.x)
+    assert a.x[1, 1, 0] == 1.9

@@ -233,7 +233,7 @@ EDITED = {  # attribute: (edited value, the one line's problem, or None: not a f
     "dt": ("fast", "attribute dt = 'fast' is not a finite number > 0"),
     "t_end": (-1.0, "attribute t_end = -1.0 is not a finite number > 0"),
     "save_every": (0, "attribute save_every = 0 is not an integer from 1 to 1e+12"),
-    "frames_written": (-5, "attribute frames_written = -5 is not a frame count from 0 to the "
+    "frames_written": (-5, "attribute frames_written = -5 is not a frame count from 1 to the "
                            "201 frames stored"),
     "complete": ("no", "attribute complete = 'no' is not true or false"),
     "integrator": ("leapfrog", "attribute integrator = 'leapfrog' is not a known integrator"),
@@ -254,6 +254,14 @@ def edited_copy(interrupted, tmp_path, key, value):
     return path
 
 
+def assert_refused(path, expected: str) -> None:
+    """hooke.open and hooke.resume both refuse ``path`` with the one line ``expected``."""
+    for call in (hooke.open, hooke.resume):
+        with pytest.raises(hooke.HookeInputError) as info:
+            call(path)
+        assert str(info.value) == expected
+
+
 @pytest.mark.parametrize("key", list(EDITED))
 def test_a_malformed_stored_attribute_is_one_line_from_open_resume_and_the_cli(interrupted,
                                                                               tmp_path, key):
@@ -261,10 +269,7 @@ def test_a_malformed_stored_attribute_is_one_line_from_open_resume_and_the_cli(i
     path = edited_copy(interrupted, tmp_path, key, value)
     before = path.read_bytes()
     expected = f"path: {problem} (the file was edited or damaged), got '{path}'"
-    for call in (hooke.open, hooke.resume):
-        with pytest.raises(hooke.HookeInputError) as info:
-            call(path)
-        assert str(info.value) == expected
+    assert_refused(path, expected)
     done = cli("run", "--resume", str(tmp_path))
     assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {expected}"]
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [
@@ -336,3 +341,146 @@ def test_a_frame_range_of_floats_is_the_callers_error_not_the_files(interrupted)
         with pytest.raises(hooke.HookeInputError) as info:
             hooke.open(path, frames=frames)
         assert str(info.value).startswith("frames: must be a slice of integers"), frames
+
+
+# -- a fresh red-team pass (issue 15's "Done when") ----------------------------------------------
+
+@pytest.mark.parametrize("key, value, problem", [
+    ("frames_written", 0, "attribute frames_written = 0 is not a frame count from 1 to the 201 "
+                          "frames stored (the file was edited or damaged)"),
+    ("parameters", '{"a": ' + "[" * 5000 + "]" * 5000 + "}", None),  # past the recursion limit
+])
+def test_an_empty_frame_count_or_deeply_nested_json_is_one_line(interrupted, tmp_path, key, value,
+                                                                 problem):
+    """frames_written = 0 (plot and animate failed on frame -1) and JSON nested past Python's
+    recursion limit (a RecursionError "bug in hooke") are refused like any edited attribute."""
+    path = edited_copy(interrupted, tmp_path, key, value)
+    for call in (hooke.open, hooke.resume):
+        with pytest.raises(hooke.HookeInputError) as info:
+            call(path)
+        message = str(info.value)
+        assert "\n" not in message and message.startswith("path: ")
+        assert problem in message if problem else "is not a JSON object" in message
+    done = cli("plot", str(tmp_path))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
+
+
+def damaged_copy(interrupted, tmp_path, edit):
+    """A copy of the interrupted run with ``edit(h5py file)`` applied to it."""
+    source, _ = interrupted
+    path = tmp_path / "trajectory.h5"
+    path.write_bytes(source.read_bytes())
+    with h5py.File(path, "r+") as handle:
+        edit(handle)
+    return path
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda h: h["frames/x"].__setitem__(200, np.nan),
+     "is corrupted: frames/x holds a non-finite value at frame 200 (hooke stores finite frames "
+     "only)"),
+    (lambda h: h["frames/v"].__setitem__(0, np.inf),
+     "is corrupted: frames/v holds a non-finite value at frame 0 (hooke stores finite frames only)"),
+    (lambda h: h["model"].attrs.__setitem__("dim", "two"),
+     "is corrupted: model/dim = 'two' is not 1, 2 or 3"),
+    (lambda h: h["model"].attrs.__setitem__("dim", 7), "is corrupted: model/dim = 7 is not 1, 2 or 3"),
+    (lambda h: h["model/mass"].__setitem__(1, -1.0), "is corrupted: model/mass holds a mass <= 0"),
+    (lambda h: h["model/spring_indices"].__setitem__((0, 0), 9),
+     "is corrupted: model/spring_indices holds a particle index outside [0, 2)"),
+])
+def test_an_edited_frame_or_model_is_refused_never_resumed_from(interrupted, tmp_path, edit,
+                                                                problem):
+    """hooke never stores a non-finite frame, so NaN or inf in one is damage: --resume continued
+    from a NaN last frame and exited 0, plot failed on NaN axis limits. A stored model of another
+    dim, a negative mass or a spring index out of range is refused too, in one line."""
+    path = damaged_copy(interrupted, tmp_path, edit)
+    before = path.read_bytes()
+    expected = f"path: {problem}, got '{path}'"
+    assert_refused(path, expected)
+    for command in (("run", "--resume", str(tmp_path)), ("plot", str(tmp_path))):
+        done = cli(*command)
+        assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {expected}"]
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["trajectory.h5.lock", "trajectory.h5.new"])
+def test_a_symbolic_link_beside_the_output_is_never_written_through(tmp_path, name):
+    """A link planted where hooke puts its lock or writes a new run aside (a shared folder):
+    the lock was opened through it and truncated to the PID, the aside file created through it
+    as HDF5 — either way the file it points to was lost. Now the link is refused (the lock) or
+    replaced (the aside file), and the file it points to keeps its bytes."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("a user's data\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).symlink_to(precious)
+    done = cli("run", "spring1d", "--t-end", "0.1", "--out", str(out), "--quiet")
+    assert precious.read_text() == "a user's data\n"
+    if name.endswith(".lock"):
+        assert done.returncode == 2 and done.stderr.splitlines() == [
+            f"error: path: cannot be written (its lock {name} is a symbolic link), got "
+            f"'{out / 'trajectory.h5'}'"]
+    else:
+        assert done.returncode == 0, done.stderr
+        assert hooke.open(out / "trajectory.h5").x.shape == (21, 2, 1)
+
+
+def _replace_dataset(handle, name, data):
+    del handle[name]
+    handle[name] = data
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda h: _replace_dataset(h, "frames/x", 5.0), "is corrupted (tuple index out of range)"),
+    (lambda h: h.__delitem__("frames/energy/total"),
+     "holds no hooke trajectory (no /frames/energy/total)"),
+    (lambda h: h["checkpoint"].attrs.__setitem__("stats", "not json"),
+     "its checkpoint cannot be restored (JSONDecodeError: Expecting value: line 1 column 1 "
+     "(char 0)): the file was edited or damaged"),
+])
+def test_a_scalar_frame_set_a_missing_energy_or_a_bad_checkpoint_is_one_line(interrupted, tmp_path,
+                                                                             edit, problem):
+    """A frame dataset replaced by a scalar (IndexError from every command), the total energy
+    deleted (KeyError from plot) and checkpoint stats that are not JSON (JSONDecodeError from
+    --resume) were "a bug in hooke"."""
+    path = damaged_copy(interrupted, tmp_path, edit)
+    before = path.read_bytes()
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.resume(path)
+    assert str(info.value) == f"path: {problem}, got '{path}'"
+    done = cli("run", "--resume", str(tmp_path))
+    assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {info.value}"]
+    assert path.read_bytes() == before
+
+
+def test_plot_and_animate_on_a_full_disk_are_one_line_and_leave_no_partial_file(tmp_path):
+    """`hooke plot` and `hooke animate` into a full disk were "unexpected OSError … a bug in
+    hooke", and animate left a truncated movie behind. Now one line naming --out (exit 1), no
+    partial picture or movie, and the stored run untouched."""
+    folder = tmp_path / "disk"
+    mount_tmpfs(folder, "2m")
+    try:
+        run = folder / "run"
+        run.mkdir()
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
+        before = (run / "trajectory.h5").read_bytes()
+        filler = folder / "filler"
+        try:  # the disk full to the last few kB
+            with open(filler, "wb") as handle:
+                while True:
+                    handle.write(b"\0" * 4096)
+                    handle.flush()
+        except OSError:
+            pass
+        done = cli("plot", str(run))
+        assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
+        assert re.fullmatch(r"error: --out: cannot write \w+\.png \(No space left on device\), "
+                            rf"got '{re.escape(str(run))}'\n", done.stderr), done.stderr
+        done = cli("animate", str(run), "--out", str(run / "movie.gif"))
+        assert done.returncode == 1 and done.stderr == (
+            f"error: --out: cannot write the movie (No space left on device), got "
+            f"'{run / 'movie.gif'}'\n"), done.stderr
+        assert sorted(p.name for p in run.iterdir()) == ["trajectory.h5"]
+        assert (run / "trajectory.h5").read_bytes() == before
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)

@@ -170,7 +170,9 @@ def test_verify_command_prints_verify_numbers_and_writes_the_plot(tmp_path):
         for line, r in zip(lines, rows):
             assert line.get_label() == f"{r.name} (order {r.measured_order:.2f})"
             np.testing.assert_array_equal(line.get_xydata(), np.column_stack([r.dts, r.errors]))
-    done = CliRunner().invoke(app, ["verify", "--energy-steps", "5"])
-    assert done.exit_code == 2 and done.stderr.strip() == "error: --energy-steps: must be an integer >= 10, got 5"
+    for steps in ("5", "99999999999999999999"):  # the second was "unexpected HookeInputError"
+        done = CliRunner().invoke(app, ["verify", "--energy-steps", steps])
+        assert done.exit_code == 2 and done.stderr.strip() == (
+            f"error: --energy-steps: must be an integer from 10 to 1e+12, got {steps}")
     done = CliRunner().invoke(app, ["verify", "--quick"])
     assert done.exit_code == 2 and done.stderr.strip() == "error: --quick: only with --all"

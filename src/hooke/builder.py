@@ -128,6 +128,16 @@ def contact_weights(area, pinned) -> np.ndarray:
     return np.where(pinned, 0.0, np.broadcast_to(area, pinned.shape))
 
 
+def _cell_indices(block, n_points: int) -> np.ndarray:
+    """A mesh cell block's vertex indices: integers in [0, n_points) (a negative one would wrap
+    round to the last points)."""
+    data = _strict_array(block.data, "iu", is_count)
+    if data is None or data.ndim != 2 or (data.size and not 0 <= data.min() <= data.max() < n_points):
+        raise HookeInputError(f"mesh.cells[{block.type}]", f"must be vertex indices from 0 to "
+                              f"{n_points - 1}", np.shape(block.data))
+    return np.asarray(data, dtype=np.int64)
+
+
 class ModelBuilder(ObstacleBuilder):
     """Collects a mass-spring system and freezes it with :meth:`finalize`.
 
@@ -372,11 +382,15 @@ class ModelBuilder(ObstacleBuilder):
         nx, ny = _count(nx, "nx"), _count(ny, "ny")
         bending = _number(bending, "bending", nonnegative=True)
         check_model_size("nx × ny", (nx, ny), nx * ny, 4 * nx * ny)
-        dx, dy = (spacing, spacing) if np.isscalar(spacing) else spacing
-        dx = _number(dx, "spacing", positive=True)
-        dy = _number(dy, "spacing", positive=True)
+        pair = (spacing, spacing) if np.isscalar(spacing) else tuple(np.ravel(np.asarray(spacing, dtype=object)))
+        if len(pair) != 2:
+            raise HookeInputError("spacing", "must be one number or a pair (dx, dy)", spacing)
+        dx, dy = (_number(value, "spacing", positive=True) for value in pair)
+        if not isinstance(diagonals, (bool, np.bool_)):
+            raise HookeInputError("diagonals", "must be True or False", diagonals)
         axes = {"x": 0, "y": 1, "z": 2}
-        if len(plane) != 2 or any(a not in axes for a in plane) or plane[0] == plane[1]:
+        if not isinstance(plane, str) or len(plane) != 2 or any(a not in axes for a in plane) \
+                or plane[0] == plane[1]:
             raise HookeInputError("plane", "must name two distinct axes such as 'xy' or 'xz'", plane)
         a1, a2 = axes[plane[0]], axes[plane[1]]
         if max(a1, a2) >= self.dim:
@@ -450,14 +464,18 @@ class ModelBuilder(ObstacleBuilder):
         """
         if isinstance(mesh, (str, os.PathLike)):
             mesh = read_mesh(mesh, "mesh")
-        points = np.asarray(mesh.points, dtype=float)
-        if points.shape[1] < self.dim:
-            raise HookeInputError("mesh", f"points have {points.shape[1]} coordinates, dim is {self.dim}",
-                                  points.shape)
+        if not (hasattr(mesh, "points") and hasattr(mesh, "cells")):
+            raise HookeInputError("mesh", "must be a path meshio reads or a meshio.Mesh",
+                                  type(mesh).__name__)
+        points = _numbers(mesh.points)
+        if points is None or points.ndim != 2 or points.shape[1] < self.dim:  # NaN: add_particle
+            raise HookeInputError("mesh", f"points must be an (n, {self.dim}) array of numbers",
+                                  np.shape(mesh.points))
         dropped = points[:, self.dim:]
         if dropped.size and np.any(dropped != 0):
             raise HookeInputError("mesh", f"points leave the first {self.dim} axes", "non-zero extra coordinates")
-        cells = {block.type: np.asarray(block.data) for block in mesh.cells if block.type in MESH_EDGES}
+        cells = {block.type: _cell_indices(block, len(points)) for block in mesh.cells
+                 if block.type in MESH_EDGES}
         check_model_size("mesh", f"{len(points)} points", len(points),
                          sum(len(data) * len(MESH_EDGES[kind]) for kind, data in cells.items()))
         if not cells:
@@ -489,7 +507,11 @@ class ModelBuilder(ObstacleBuilder):
                   damping, surface: bool = False) -> np.ndarray:
         """The mesh's particles (``mass``: one value, or one per point) and edge springs."""
         surface = self._surface_flag(surface)
-        masses = np.broadcast_to(mass, (len(points),))
+        masses = _numbers(mass)
+        if masses is None or masses.shape not in ((), (len(points),)):
+            raise HookeInputError("mass", f"must be one number or one per point ({len(points)})",
+                                  mass if masses is None else masses.shape)
+        masses = np.broadcast_to(masses, (len(points),))
         ids = np.array([self.add_particle(p, mass=float(m)) for p, m in zip(points, masses)],
                        dtype=np.int64)
         self._add_springs(ids[mesh_edges(cells)], stiffness, damping)

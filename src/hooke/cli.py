@@ -230,7 +230,12 @@ def plot_command(
             fail(str(error))
     target = output_directory(directory if out is None else out)
     for name in kinds:
-        plots.PLOTS[name](result, target / f"{name}.png")
+        try:
+            plots.PLOTS[name](result, target / f"{name}.png")
+        except OSError as error:  # reading errors are HookeInputErrors: this is writing (a full disk)
+            (target / f"{name}.png").unlink(missing_ok=True)  # no truncated picture is left
+            fail(f"--out: cannot write {name}.png ({error.strerror or error}), got "
+                 f"{str(target)!r}", code=1)
         console.print(f"wrote {target / f'{name}.png'}")
 
 
@@ -281,6 +286,9 @@ def animate_command(
                        progress=progress)
     except HookeInputError as error:
         fail(str(error))
+    except OSError as error:  # writing the movie (a full disk): no truncated movie is left
+        out.unlink(missing_ok=True)
+        fail(f"--out: cannot write the movie ({error.strerror or error}), got {str(out)!r}", code=1)
     finally:
         progress.close()
     console.print(f"wrote {path}")

@@ -31,12 +31,13 @@ def verify_command(
     measured order of convergence, energy behaviour and joint drift; writes convergence.png,
     verify_spring1d.csv and verify_pendulum.csv. With --all, the verification matrix instead:
     verification.csv and verification.png."""
+    from .scene_setup import MAX_STEPS
     from .verify import convergence_plot, verify, verify_joints, write_reports
 
     if quick and not every:
         fail("--quick: only with --all")
-    if energy_steps < 10:
-        fail(f"--energy-steps: must be an integer >= 10, got {energy_steps}")
+    if not 10 <= energy_steps <= MAX_STEPS:  # past it: the run's own t_end refusal, unexplained
+        fail(f"--energy-steps: must be an integer from 10 to {MAX_STEPS:.0e}, got {energy_steps}")
     output_directory(out)
     if every:
         verify_matrix(out, quick)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .energies import barrier, gravity, spring
+from .checks import _numbers
 from .errors import HookeInputError
 
 # How close (relative to the frame interval) a requested time must be to a saved frame's.
@@ -81,7 +82,11 @@ class _PositionMisfit(Loss):
     """½ Σ w |x − x̂|² over chosen frames; NaN entries of x̂ are not observed (weight 0)."""
 
     def __init__(self, observed, weights, times, field: str):
-        self.observed = np.asarray(observed, dtype=float)
+        numbers = _numbers(observed)
+        if numbers is None or np.any(np.isinf(numbers)):  # inf would count as "not observed"
+            raise HookeInputError(field, "must be positions: finite numbers, NaN where not "
+                                  "observed", np.shape(observed) if numbers is None else "inf")
+        self.observed = numbers
         self.weights, self.times, self.field = weights, times, field
 
     def _frames(self, result) -> np.ndarray:
@@ -131,9 +136,10 @@ def tracking(observed_x, weights=None, times=None) -> Loss:
 
 def final_position(target, weights=None) -> Loss:
     """½ Σ_i w_i |x_i(t_end) − target_i|², ``target`` (n, d) (NaN rows: not counted)."""
-    observed = np.asarray(target, dtype=float)
-    return _FinalPosition(observed[None] if observed.ndim == 2 else observed, weights, None,
-                          "target")
+    observed = _numbers(target)  # None (not numbers): the misfit refuses ``target`` itself
+    if observed is not None and observed.ndim == 2:
+        observed = observed[None]
+    return _FinalPosition(target if observed is None else observed, weights, None, "target")
 
 
 ENERGY_KINDS = ("kinetic", "potential", "total")

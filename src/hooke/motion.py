@@ -40,6 +40,11 @@ class Sinusoid:
         object.__setattr__(self, "direction", tuple(direction / norm))
         for name in ("amplitude", "omega", "phase"):
             _finite_vector(getattr(self, name), f"motion.{name}")
+        with np.errstate(over="ignore"):  # the acceleration a·ω² (a Python float ** overflows)
+            peak = np.float64(abs(self.amplitude)) * np.float64(self.omega) ** 2
+        if not np.isfinite(peak):
+            raise HookeInputError("motion.omega", "gives an acceleration amplitude·omega² past the "
+                                  f"largest float (amplitude = {self.amplitude:g})", self.omega)
 
     def __call__(self, t: float):
         e = np.asarray(self.direction)

@@ -455,7 +455,7 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
         run.series.put_block(0, {"t": stored["t"], "x": stored["x"], "v": stored["v"],
                                  **{f"energy/{k}": v for k, v in stored["energy"].items()},
                                  **stored["extras"]})
-        run.stepper.restore(stored["checkpoint"])
+        _restore(run, stored["checkpoint"], path)
         t0 = float(stored["t"][0])
         run._guard_energy(State(t0, stored["x"][0], stored["v"][0]), t0)  # its reference: the start
         last = State(float(stored["t"][-1]), stored["x"][-1].copy(), stored["v"][-1].copy())
@@ -464,6 +464,17 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
         lock.release()
         raise
     return run.execute(progress=progress, writer=writer, start_frame=frames - 1, state=last, t0=t0)
+
+
+def _restore(run: Run, checkpoint: dict, path: Path) -> None:
+    """The integrator's state after the last frame, from the file's checkpoint; a checkpoint an
+    integrator cannot take back (edited: stats that are not JSON, arrays of another shape) is one
+    line naming the file."""
+    try:
+        run.stepper.restore(checkpoint)
+    except (ValueError, TypeError, KeyError, IndexError) as error:  # JSON errors are ValueErrors
+        raise HookeInputError("path", f"its checkpoint cannot be restored ({type(error).__name__}: "
+                              f"{error}): the file was edited or damaged", str(path)) from None
 
 
 def _stored_run(path: Path) -> tuple[Run, dict]:

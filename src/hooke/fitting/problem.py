@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import HookeInputError, SimulationError
 from ..losses import frame_index, tracking
-from ..scene_setup import check_positive, step_count
+from ..scene_setup import MAX_STEPS, check_positive, step_count
 from ..simulate import plan, simulate
 from .unknowns import Unknowns
 
@@ -87,6 +87,10 @@ def run_settings(scene, observation: Observation, integrator, dt, t_end, save_ev
                                   f"{run.steps.size} frames: give times=", observation.x.shape)
         return t0 + run.steps * dt, run.t_end, run.save_every
     exact = (observation.t - t0) / dt
+    if np.any(exact > MAX_STEPS):  # before the cast to int64, which would wrap it round
+        bad = float(observation.t[np.argmax(exact > MAX_STEPS)])
+        raise HookeInputError("times", f"{bad!r} is more than the {MAX_STEPS:.0e} steps of dt = "
+                              f"{dt:g} s hooke runs after the start", bad)
     steps = np.rint(exact).astype(np.int64)
     if np.any(steps < 0):
         bad = float(observation.t[np.argmax(steps < 0)])
@@ -135,15 +139,18 @@ class Problem:
         rows = self.observed[self.seen]
         self.failed_residual = FAILED_SCALE * (1.0 + float(np.ptp(rows)))
         self.evaluations = 0
+        self.failure: SimulationError | None = None  # of the last residual's run
 
     def run(self, z: np.ndarray):
         self.evaluations += 1
         return simulate(self.unknowns.scene_at(z), **self.settings)
 
     def residual(self, z: np.ndarray) -> np.ndarray:
+        self.failure = None
         try:
             result = self.run(z)
-        except SimulationError:
+        except SimulationError as error:
+            self.failure = error
             return np.full(self.size, self.failed_residual)
         frames = frame_index(self.times, np.asarray(result.t))
         return (result.x[frames] - np.nan_to_num(self.observed))[self.seen].ravel()

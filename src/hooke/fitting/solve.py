@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import HookeInputError, is_count
+from ..errors import HookeInputError, SimulationError, is_count
 from .problem import Problem
 
 METHODS = ("least_squares", "lbfgsb")
@@ -142,6 +142,11 @@ def _lbfgsb(problem: Problem, z0, bounds, iterations, tolerance, record):
     return done.x, bool(done.success), str(done.message)
 
 
+def _start_text(unknowns) -> str:
+    theta = unknowns.physical(unknowns.z0)
+    return ", ".join(f"{label} = {value:.6g}" for label, value in zip(unknowns.labels, theta))
+
+
 def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", initial=None,
         times=None, max_iterations: int = 100, tolerance: float = 1e-10, progress=None,
         **options) -> FitResult:
@@ -184,8 +189,13 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
             if progress is not None and len(history) > 1:
                 progress(len(history) - 1, loss)
 
-    solver = _least_squares if method == "least_squares" else _lbfgsb
     unknowns = problem.unknowns
+    problem.residual(unknowns.z0)
+    if problem.failure is not None:  # flat residuals around it: the solvers would stop there
+        raise SimulationError(f"the run at the start ({_start_text(unknowns)}) fails, so the fit "
+                              f"cannot begin: {str(problem.failure).rstrip('.')}; start from values whose run "
+                              "does not blow up (initial=, --initial NAME=VALUE)")
+    solver = _least_squares if method == "least_squares" else _lbfgsb
     z, converged, message = solver(problem, unknowns.z0, unknowns.bounds, int(max_iterations),
                                    float(tolerance), record)
     residual = problem.residual(z)

@@ -11,6 +11,7 @@ inode), so two writers never both hold one path.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 from pathlib import Path
@@ -26,10 +27,13 @@ class OutputLock:
         self.path = self.target.with_name(self.target.name + ".lock")
         while True:
             try:
-                descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                # O_NOFOLLOW: a symbolic link in the lock's place is refused, never followed
+                # (the truncation below would empty the file it points to)
+                descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
             except OSError as error:  # no such folder, a file in its place, read-only, ...
-                raise HookeInputError("path", f"cannot be written ({error.strerror})",
-                                      str(self.target)) from None
+                why = (f"its lock {self.path.name} is a symbolic link" if error.errno == errno.ELOOP
+                       else error.strerror)
+                raise HookeInputError("path", f"cannot be written ({why})", str(self.target)) from None
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

@@ -45,7 +45,16 @@ def read_observed(path, n_particles: int, dim: int) -> Observation:
 
 def _read_csv(path, n_particles: int, dim: int) -> Observation:
     columns = ["t", "particle", *AXES[:dim]]
-    with open(path, newline="", encoding="utf-8") as handle:
+    try:
+        return _parse_csv(path, columns, n_particles, dim)
+    except UnicodeDecodeError as error:  # a spreadsheet's other encoding, or not text at all
+        raise HookeInputError(f"observed {path.name}", f"is not UTF-8 text (byte {error.start})",
+                              str(path)) from None
+
+
+def _parse_csv(path, columns: list[str], n_particles: int, dim: int) -> Observation:
+    # utf-8-sig: the byte-order mark spreadsheets write before the header is not part of it
+    with open(path, newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle)
         header = [name.strip() for name in next(reader, [])]
         if sorted(header) != sorted(columns):

@@ -2,7 +2,8 @@
 a scene file's fields are: :func:`run_settings` parses them to Python values and
 :func:`_frames_written` the frame count, and a value no writer can have written is one line
 naming the attribute and its value (:class:`HookeInputError`), never a JSON or type error from
-deep inside.
+deep inside. :func:`check_model` checks the stored model the same way (dim, shapes, finite
+values, indices in range) against the frames read with it.
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ def _edited(path, name: str, value, expected: str) -> HookeInputError:
 
 
 def _frames_written(handle: h5py.File, path) -> int:
-    """``frames_written``: a count no larger than what every frame dataset holds."""
+    """``frames_written``: a count from 1 (a run takes its file's name only with its first
+    frame) to what every frame dataset holds."""
     lengths = []
     handle["frames"].visititems(lambda _, item: lengths.append(item.shape[0])
                                 if isinstance(item, h5py.Dataset) else None)
     stored = min(lengths)
     value = _plain(handle.attrs.get("frames_written", stored))
-    if not is_count(value) or not 0 <= value <= stored:
-        raise _edited(path, "frames_written", value, f"a frame count from 0 to the {stored} "
+    if not is_count(value) or not 1 <= value <= stored:
+        raise _edited(path, "frames_written", value, f"a frame count from 1 to the {stored} "
                       "frames stored")
     return int(value)
 
@@ -43,7 +45,7 @@ def _frames_written(handle: h5py.File, path) -> int:
 def _json_object(value) -> dict | None:
     try:
         parsed = json.loads(value) if isinstance(value, str) else None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: [[[[… nested past the limit
         return None
     return parsed if isinstance(parsed, dict) else None
 
@@ -94,3 +96,42 @@ def run_settings(attrs, path) -> dict[str, Any]:
     if problems:
         raise HookeInputErrors([str(problem) for problem in problems])
     return settings
+
+
+def _model_shapes(model) -> dict[str, tuple]:
+    """The shape each stored model array must have, from its counts (n particles, s springs, m
+    joints, dim d)."""
+    n, s, m, d = model.mass.shape[0], model.spring_indices.shape[0], model.joint_indices.shape[0], model.dim
+    return {"mass": (n,), "pinned": (n,), "gravity": (d,), "x0": (n, d), "v0": (n, d),
+            "spring_indices": (s, 2), "spring_rest_length": (s,), "spring_stiffness": (s,),
+            "spring_damping": (s,), "joint_indices": (m, 2), "joint_length": (m,),
+            "contact_area": (n,)}
+
+
+def check_model(model, path, frames: dict[str, Any]) -> None:
+    """A stored model as its writer left it: dim 1, 2 or 3, arrays of consistent shapes, finite,
+    masses > 0, spring and joint indices in range — an edited file is one line naming the array."""
+    def corrupted(name, what):
+        return HookeInputError("path", f"is corrupted: model/{name} {what}", str(path))
+
+    if not (isinstance(model.dim, int) and not isinstance(model.dim, bool) and 1 <= model.dim <= 3):
+        raise corrupted("dim", f"= {format_value(model.dim)} is not 1, 2 or 3")
+    if model.mass.ndim != 1 or model.spring_indices.ndim != 2 or model.joint_indices.ndim != 2:
+        raise corrupted("mass", "or its spring and joint indices have the wrong number of axes")
+    for name, shape in _model_shapes(model).items():
+        array = getattr(model, name)
+        if array.shape != shape:
+            raise corrupted(name, f"has shape {array.shape}, not {shape}")
+        if array.dtype.kind not in "biuf" or (array.dtype.kind == "f" and not np.all(np.isfinite(array))):
+            raise corrupted(name, "holds values that are not finite numbers")
+    if not np.all(model.mass > 0):
+        raise corrupted("mass", "holds a mass <= 0")
+    for name in ("spring_indices", "joint_indices"):
+        indices = getattr(model, name)
+        if indices.size and not 0 <= indices.min() <= indices.max() < model.mass.shape[0]:
+            raise corrupted(name, f"holds a particle index outside [0, {model.mass.shape[0]})")
+    for key in ("x", "v"):
+        if frames[key].shape[1:] != model.x0.shape:
+            raise HookeInputError("path", f"is corrupted: frames/{key} holds frames of shape "
+                                  f"{frames[key].shape[1:]}, its model's particles are "
+                                  f"{model.x0.shape}", str(path))

@@ -79,7 +79,7 @@ from ..scene_setup import Scene
 from ..source_date import created
 from ..version import __version__
 from .lock import OutputLock
-from .run_attributes import _frames_written, run_settings
+from .run_attributes import _frames_written, check_model, run_settings
 from .scene_file import build, parse
 
 FRAME_CHUNK = 64  # frames per chunk of a frame dataset, at most
@@ -248,6 +248,9 @@ class TrajectoryWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._hold(path, OutputLock(path), path.with_name(path.name + ".new"), 0)
         with self._opening():
+            # a leftover (a killed run's) is removed, not written through: a symbolic link
+            # there would have HDF5 truncate the file it points to
+            self._aside.unlink(missing_ok=True)
             self.file = h5py.File(self._aside, "w", libver=LIBVER)
             self.file.attrs.update(attributes)
             _write_model(self.file.create_group("model"), scene.model)
@@ -457,6 +460,7 @@ def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> Non
     fresh = path.with_name(path.name + ".rewrite")
     with open_trajectory(path) as source:
         try:
+            fresh.unlink(missing_ok=True)  # a leftover, never written through (as the aside file)
             with h5py.File(fresh, "w", libver=LIBVER) as target:
                 _copy_group(source, target, frames, compress)
         except BaseException as error:
@@ -525,7 +529,8 @@ def _open_file(path: Path) -> h5py.File:
 
 
 def _check_layout(handle: h5py.File, path: Path) -> None:
-    for name in ("frames/t", "frames/x", "frames/v", "model", "checkpoint"):
+    for name in ("frames/t", "frames/x", "frames/v", "frames/energy/kinetic",
+                 "frames/energy/total", "model", "checkpoint"):
         if name not in handle:
             raise HookeInputError("path", f"holds no hooke trajectory (no /{name})", str(path))
     missing = [key for key in REQUIRED_ATTRIBUTES if key not in handle.attrs]
@@ -549,7 +554,7 @@ def open_trajectory(path) -> Iterator[h5py.File]:
             yield handle
     except HookeInputError:
         raise
-    except (OSError, KeyError, RuntimeError, ValueError, TypeError) as error:
+    except (OSError, KeyError, IndexError, RuntimeError, ValueError, TypeError) as error:
         raise HookeInputError("path", f"is corrupted ({_reason(error)})", str(path)) from None
 
 
@@ -571,12 +576,26 @@ def read_trajectory(path, frames: slice | int | None = None) -> dict[str, Any]:
                 out[key] = _read(item, pick)
             else:
                 out["extras"][key] = _read(item, pick)
+        _check_finite(out, pick, path)
         out["model"] = _read_model(handle["model"])
+        check_model(out["model"], path, out)
         out["attrs"] = dict(handle.attrs)
         checkpoint = handle["checkpoint"]
         out["checkpoint"] = {**checkpoint.attrs, **{key: _read(item) for key, item in checkpoint.items()}}
         out["total_frames"] = total
     return out
+
+
+def _check_finite(frames: dict[str, Any], pick: slice, path) -> None:
+    """hooke stores finite frames only (the blow-up guard stops a run at its last finite state),
+    so a NaN or inf in t, x or v is an edit or damage: refused, never plotted or resumed from."""
+    for key in ("t", "x", "v"):
+        values = np.asarray(frames[key], dtype=float)
+        finite = np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+        if not finite.all():
+            frame = range(pick.stop)[pick][int(np.argmin(finite))]
+            raise HookeInputError("path", f"is corrupted: frames/{key} holds a non-finite value at "
+                                  f"frame {frame} (hooke stores finite frames only)", str(path))
 
 
 def _read(dataset: h5py.Dataset, pick=()) -> np.ndarray:
