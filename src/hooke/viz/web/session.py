@@ -220,7 +220,7 @@ class Session:
             return None
         if isinstance(command, Release):
             self.cursor.release()
-            if self._held:  # back to the steps of `hooke run`
+            if self._held():  # back to the steps of `hooke run`
                 self.stepper = self._stepper(self.scene, self.integrator, self.dt)
             self._changed = True
             return None
@@ -237,8 +237,11 @@ class Session:
         system = System(scene.model)
         if held:
             system.terms.append(self.cursor)
-        self._held = held
         return get_integrator(integrator)(system, dt, **scene_options(scene, integrator)[0])
+
+    def _held(self) -> bool:
+        """Whether the current integrator's system has the cursor spring."""
+        return self.cursor in self.stepper.system.terms
 
     def _open(self, name: str, parameters: dict[str, float], integrator: str | None,
               dt: float | None) -> None:
@@ -306,7 +309,7 @@ class Session:
             raise HookeInputError("target", f"must have {model.dim} coordinate(s)", target.tolist())
         mass = float(model.mass[particle])
         self.cursor.attach(particle, target, mass * (DRAG_RATE / self.dt) ** 2, mass)
-        if not self._held:  # the state carries on; the integrator's own history starts afresh
+        if not self._held():  # the state carries on; the integrator's own history starts afresh
             self.stepper = self._stepper(self.scene, self.integrator, self.dt, held=True)
         self._changed = True
 
