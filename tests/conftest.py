@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -221,10 +222,10 @@ def uvicorn_served(monkeypatch):
     return served
 
 
-@pytest.fixture(scope="module")
-def viewer_url():
-    """A `hooke serve spring1d` app in a background thread on a free 127.0.0.1 port, with the same
-    uvicorn settings as the command (1 MiB frame limit); yields its ``http://`` address."""
+@contextmanager
+def serving(app):
+    """``app`` (a viewer app) served in a background thread on a free 127.0.0.1 port, with the
+    same uvicorn settings as ``hooke serve`` (1 MiB frame limit); yields its ``http://`` address."""
     import socket
     import threading
     import time
@@ -236,8 +237,7 @@ def viewer_url():
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    app_server = uvicorn.Server(uvicorn.Config(server.create_app("spring1d"),
-                                               **server.uvicorn_options("127.0.0.1", port)))
+    app_server = uvicorn.Server(uvicorn.Config(app, **server.uvicorn_options("127.0.0.1", port)))
     thread = threading.Thread(target=app_server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -248,3 +248,12 @@ def viewer_url():
     app_server.should_exit = True
     thread.join(timeout=10)
     listener.close()
+
+
+@pytest.fixture(scope="module")
+def viewer_url():
+    """A `hooke serve spring1d` app (:func:`serving`); yields its ``http://`` address."""
+    from hooke.viz.web import server
+
+    with serving(server.create_app("spring1d")) as url:
+        yield url

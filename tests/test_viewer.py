@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import ipctk
@@ -59,9 +60,9 @@ def browser():
         chromium.close()
 
 
-@pytest.fixture
-def page(browser, viewer_url):
-    """A fresh page on the viewer; every request it makes must stay on the viewer's server."""
+@contextmanager
+def opened(browser, url):
+    """A fresh page on the viewer at ``url``; every request it makes must stay on that server."""
     context = browser.new_context(viewport={"width": 1500, "height": 900})
     context.set_default_timeout(TIMEOUT_MS)
     tab = context.new_page()
@@ -69,13 +70,19 @@ def page(browser, viewer_url):
     errors: list[str] = []
     tab.on("request", lambda request: requests.append(request.url))
     tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.goto(viewer_url + "/")
+    tab.goto(url + "/")
     tab.wait_for_function("document.querySelectorAll('#scene option').length > 0")
     yield tab
     context.close()
     assert not errors, errors
-    local = (viewer_url, viewer_url.replace("http://", "ws://"), "data:")
-    assert all(url.startswith(local) for url in requests), requests
+    local = (url, url.replace("http://", "ws://"), "data:")
+    assert all(address.startswith(local) for address in requests), requests
+
+
+@pytest.fixture
+def page(browser, viewer_url):
+    with opened(browser, viewer_url) as tab:
+        yield tab
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -889,3 +896,80 @@ def test_a_moving_particle_is_grabbed_where_it_was_a_moment_ago(page):
     page.wait_for_function("window.hookeViewer.pointer && window.hookeViewer.pointer.mode === 'drag'"
                            " && window.hookeViewer.pointer.particle === 1")
     page.mouse.up()
+
+
+# -- an observed motion beside the simulated one (issue 18 §3) ------------------------------------
+
+OBSERVED = (142, 43, 209)  # the observed motion's purple, in 2D and (lit) in 3D
+
+
+def observed_like(c):
+    return (c[:, 2] > c[:, 1] + 60) & (c[:, 0] > c[:, 1] + 40)
+
+
+@contextmanager
+def observed_page(browser, scene: str, path: Path):
+    """A page on a viewer of ``scene`` served with ``--observed path``."""
+    from conftest import serving
+    from hooke.viz.web import server
+
+    with serving(server.create_app(scene, observed=path)) as url, opened(browser, url) as tab:
+        tab.wait_for_function("window.hookeViewer.frame !== null && window.hookeViewer.frame.t > 0")
+        yield tab
+
+
+def test_an_observed_motion_is_drawn_beside_the_simulated_one_in_2d(browser, tmp_path):
+    from test_viewer_observed import write_csv
+
+    # spring1d's free particle as observed: its closed form shifted by 0.3 m, every 0.01 s to 5 s
+    scene = hooke.scene("spring1d")
+    times = np.round(np.arange(0.0, 5.0 + 1e-9, 0.01), 10)
+    path = write_csv(tmp_path / "observed.csv", times, [1], scene.analytic(times)[:, [1], :] + 0.3)
+    with observed_page(browser, "spring1d", path) as page:
+        pause_and_paint(page)
+        frame = page.evaluate("window.hookeViewer.frame")
+        [[observed]] = frame["observed"]["x"]
+        assert frame["observed"]["particles"] == [1]
+        # linear between rows 0.01 s apart: within h²/8·ω²·amplitude of the closed form (the
+        # particle starts 1 m from its rest length, at rest)
+        omega2 = scene.model.spring_stiffness[0] / scene.model.mass[1]
+        bound = 0.01 ** 2 / 8 * omega2 * 1.0 * 1.001
+        assert abs(observed - (scene.analytic(np.array([frame["t"]]))[0, 1, 0] + 0.3)) < bound
+        assert page.inner_text("#observed-rms") == f"{frame['observed']['rms']:.3g}"
+        assert "observed.csv" in page.inner_text("#observed-note")
+        # a purple ring about the observed position
+        centre, _ = drawn_at(page, [[observed]])
+        radius = page.evaluate("Math.max(2, Math.min(10, window.hookeViewer.particleRadius * "
+                               "window.hookeViewer.view2d.scale)) + 3")
+        angles = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+        ring = centre[0] + radius * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+        _, colours = drawn_at(page, ring, world=False)
+        assert observed_like(colours).mean() > 0.5, colours
+        # another scene has none, and says why
+        choose_scene(page, "pendulum")
+        assert page.evaluate("window.hookeViewer.frame.observed") is None
+        assert "belongs to scene 'spring1d'" in page.inner_text("#observed-note")
+        assert page.is_hidden("#observed-row")
+
+
+def test_an_observed_motion_is_drawn_over_the_3d_body_and_can_be_hidden(browser, tmp_path):
+    from test_viewer_observed import write_csv
+
+    # the top as observed: hooke's own run at the scene's step, every step, moved 5 cm along x;
+    # the viewer steps the same run, so observed minus simulated is that shift exactly
+    scene = hooke.scene("top")
+    result = hooke.simulate(scene, t_end=3.0)
+    shifted = result.x + np.array([0.05, 0.0, 0.0])
+    path = write_csv(tmp_path / "top.csv", result.t, range(scene.model.n_particles), shifted)
+    with observed_page(browser, "top", path) as page:
+        pause_and_paint(page)
+        frame = page.evaluate("window.hookeViewer.frame")
+        assert frame["t"] <= 3.0, "the page ran past the observed record before it paused"
+        assert frame["observed"]["particles"] == list(range(scene.model.n_particles))
+        assert frame["observed"]["rms"] == pytest.approx(0.05, rel=1e-9)
+        assert page.is_checked("#layer-observed")
+        _, colours = shown_3d(page, frame["observed"]["x"], ARTIFACTS / "top_observed.png")
+        assert observed_like(colours).all(), colours
+        toggle(page, "observed", False)
+        _, colours = shown_3d(page, frame["observed"]["x"], tmp_path / "hidden.png")
+        assert not observed_like(colours).any(), colours

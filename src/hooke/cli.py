@@ -438,12 +438,15 @@ def serve_command(
     host: str = typer.Option("127.0.0.1", "--host", help="address to bind (default: this machine only)"),
     allow_host: list[str] = typer.Option(None, "--allow-host", metavar="NAME", help="another name "
                                          "it answers to, e.g. with --host 0.0.0.0 (repeatable)"),
+    observed: Optional[str] = typer.Option(None, "--observed", metavar="FILE.h5|csv", help="observed "
+                                           "motion of SCENE (as hooke fit reads it), drawn beside the "
+                                           "simulated one"),
 ) -> None:
     """Open the browser viewer: the scene simulated live, with controls and plots (works offline)."""
     from .viz.web.server import create_app, listen, run, url
 
     try:
-        viewer = create_app(scene, host=host, allow_hosts=allow_host or ())
+        viewer = create_app(scene, host=host, allow_hosts=allow_host or (), observed=observed)
     except HookeInputError as error:
         fail(str(error))
     try:  # bound before the address is printed: a bad host, a bad or busy port is one line

@@ -37,10 +37,11 @@ from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from ...errors import HookeInputError, is_count
+from ...errors import HookeInputError, as_path, is_count
 from ...integrators import base as integrator_registry
 from ...scenes import names as scene_names
 from .access import HostAllowlist, same_origin
+from .observed import ObservedOverlay
 from .protocol import MAX_MESSAGE_BYTES, Drag, Load, ProtocolError, Restart, parse_command
 from .worker import SessionEnded, SessionProcess, encode, zygote
 
@@ -141,12 +142,17 @@ async def close(websocket: WebSocket, code: int) -> None:
 
 
 def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
-               allow_hosts: Iterable[str] = ()) -> FastAPI:
+               allow_hosts: Iterable[str] = (), observed=None) -> FastAPI:
     """The viewer app; pages open ``scene`` unless their URL asks for another (``?scene=``).
     ``host`` is the address it is served on and ``allow_hosts`` more names it answers to
-    (:mod:`.access`)."""
+    (:mod:`.access`). ``observed``: a file of observed motion of ``scene`` (as ``hooke fit``
+    reads it), drawn beside the simulated one while a page runs that scene (:mod:`.observed`)."""
     if scene not in scene_names():
         raise HookeInputError("SCENE", f"unknown scene (built-in: {', '.join(scene_names())})", scene)
+    overlay = None
+    if observed is not None:
+        overlay = ObservedOverlay(scene, as_path(observed, "observed").resolve())
+        overlay.check()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -183,7 +189,8 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
                 await refuse(websocket, 1013, f"the viewer is serving {MAX_SESSIONS} pages, its "
                              "limit: close one and reload this page")
                 return
-            session = await SessionProcess.start(websocket.query_params.get("scene") or scene, scene)
+            session = await SessionProcess.start(websocket.query_params.get("scene") or scene, scene,
+                                                 overlay)
             pages[websocket] = session
             connection = Connection(websocket, session)
             await connection.relay()  # the opening: the scene (after an error if it was unknown)

@@ -15,7 +15,9 @@ drawing) so that a frame never waits for a long run. It returns the messages to 
   of tetrahedra facing out (:func:`hooke.mesh_topology.orient_outward`); [] in 1D and 2D),
   ``spheres`` ([{center, radius}] now), ``obstacles`` ([{vertices, faces}] per obstacle mesh at
   t = 0), ``gravity``, ``has_analytic``, ``tracked`` ([particle, coordinate] of the
-  plotted position) and the first ``frame``.
+  plotted position), ``observed`` (the observed motion drawn beside this run: {name, t: [first,
+  last observed time]}, or null) with ``observed_note`` (why an observed motion the server was
+  given is not drawn, or null) and the first ``frame``.
 - ``settings``: integrator, dt and steps_per_frame after a ``set``.
 - ``frame``: ``t``, ``steps``, ``paused``, positions ``x`` (n × d, rounded to 1e-6 m),
   ``step_ms`` (mean wall time of the last 100 steps), ``cursor``; ``energy`` {t, kinetic,
@@ -23,7 +25,9 @@ drawing) so that a frame never waits for a long run. It returns the messages to 
   sample per step since the last frame for scenes with an analytic solution; ``joint_error``
   (max | |x_j − x_i| − L | [m]) for models with joints; ``planes`` when planes move, ``spheres``
   when spheres move, ``obstacle_offsets`` (each obstacle's translation since t = 0) when
-  obstacles move.
+  obstacles move; ``observed`` {particles, x, rms} when an observed motion is drawn (the
+  particles observed at t, their observed positions, the rms distance [m] of the simulated ones
+  from them: :mod:`.observed`).
 - ``error``: ``message`` and ``field`` (the input it is about, or null).
 
 A command that fails (unknown scene or integrator, a parameter out of range, an integrator that
@@ -64,6 +68,7 @@ from ...scenes import names as scene_names
 from ...scenes.builders import parameter_schema
 from ...simulate import advice, failure_text, scene_options
 from ...system import System
+from .observed import ObservedMotion, ObservedOverlay
 from .protocol import Drag, Load, Pause, Release, Restart, Set, Step
 
 # The page asks for these to be > 0 even where a builder would accept 0: a massless particle or a
@@ -171,7 +176,9 @@ def _index_pairs(model, name: str) -> list[list[int]]:
 class Session:
     """The simulation behind one page (see the module docstring for the messages)."""
 
-    def __init__(self, scene: str, steps_per_frame: int = 8, frame_budget: float = 0.012):
+    def __init__(self, scene: str, steps_per_frame: int = 8, frame_budget: float = 0.012,
+                 observed: ObservedOverlay | None = None):
+        self.overlay = observed
         self.steps_per_frame = steps_per_frame
         self.frame_budget = frame_budget
         self.cursor = CursorSpring()
@@ -279,6 +286,7 @@ class Session:
         free = np.flatnonzero(~scene.model.pinned)
         self.tracked = (int(free[0]) if free.size else 0, 0)
         self._samples: list[tuple[float, float]] = [(self.state.t, self._tracked_value())]
+        self.observed = None if self.overlay is None else self.overlay.motion_for(scene)
         self._new_state = True
         self._changed = False
         self.paused = False
@@ -363,6 +371,10 @@ class Session:
             "obstacles": _obstacles(model),
             "gravity": np.asarray(model.gravity, dtype=float).tolist(),
             "has_analytic": scene.has_analytic, "tracked": list(self.tracked),
+            "observed": {"name": self.observed.name,
+                         "t": [float(self.observed.t[0]), float(self.observed.t[-1])]}
+            if isinstance(self.observed, ObservedMotion) else None,
+            "observed_note": self.observed if isinstance(self.observed, str) else None,
             "frame": self.frame_message(),
         }
 
@@ -385,6 +397,8 @@ class Session:
                                  "total": finite_or_none(kinetic + potential)}
             if getattr(model, "n_joints", 0):
                 message["joint_error"] = finite_or_none(np.max(model.joint_length_error(state.x)))
+        if isinstance(self.observed, ObservedMotion):
+            message["observed"] = self.observed.message(state.t, state.x)
         if self.scene.has_analytic and self._samples:
             times = np.array([t for t, _ in self._samples])
             particle, coordinate = self.tracked

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from ...errors import HookeError
+from .observed import ObservedOverlay
 from .session import Session, error_message
 
 NICENESS = 5
@@ -104,16 +105,17 @@ def warm_up(scenes=WARM_SCENES) -> None:
             log.exception("viewer: warming up %s failed", name)
 
 
-def run_session(channel: socket.socket, scene: str, fallback: str) -> None:
-    """A session process's work: open ``scene`` (or ``fallback``), then answer ticks until the
-    channel closes."""
+def run_session(channel: socket.socket, scene: str, fallback: str,
+                observed: ObservedOverlay | None = None) -> None:
+    """A session process's work: open ``scene`` (or ``fallback``), with ``observed`` drawn beside
+    its scene, then answer ticks until the channel closes."""
     os.nice(NICENESS)
     with channel:
         try:
             try:
-                session, opening = Session(scene), []
+                session, opening = Session(scene, observed=observed), []
             except HookeError as error:
-                session, opening = Session(fallback), [error_message(error)]
+                session, opening = Session(fallback, observed=observed), [error_message(error)]
             send_batch(channel, [*opening, session.scene_message()])
             while (request := receive_frame(channel)) is not None:
                 send_batch(channel, tick(session, pickle.loads(request)))
@@ -158,8 +160,9 @@ def receive_exactly(channel: socket.socket, size: int) -> bytes | None:
 
 def zygote_main(control_fd: int) -> None:
     """The fork server's main: warm up, then for each request on the control socket (a packet
-    ``[scene, fallback]`` in JSON with a channel socket attached) fork a session process on that
-    channel and reply with its pid (4 bytes). Ends when the control socket closes."""
+    ``[scene, fallback, observed]`` in JSON, observed null or [its scene, its path], with a
+    channel socket attached) fork a session process on that channel and reply with its pid (4
+    bytes). Ends when the control socket closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C ends the server, which ends this
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps ended sessions: no zombies
     warm_up()  # its scenes are small: Numba's thread pool, which must not run at a fork, stays off
@@ -168,20 +171,22 @@ def zygote_main(control_fd: int) -> None:
             request, fds, _, _ = socket.recv_fds(control, 4096, 1)
             if not request or not fds:
                 return
-            scene, fallback = json.loads(request)
+            scene, fallback, observed = json.loads(request)
             pid = os.fork()
             if pid == 0:
                 control.close()
-                os._exit(session_main(fds[0], scene, fallback))
+                overlay = None if observed is None else ObservedOverlay(observed[0], Path(observed[1]))
+                os._exit(session_main(fds[0], scene, fallback, overlay))
             os.close(fds[0])
             control.send(PID.pack(pid))
 
 
-def session_main(channel_fd: int, scene: str, fallback: str) -> int:
+def session_main(channel_fd: int, scene: str, fallback: str,
+                 observed: ObservedOverlay | None = None) -> int:
     """A forked session process's main; its exit status."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     try:
-        run_session(socket.socket(fileno=channel_fd), scene, fallback)
+        run_session(socket.socket(fileno=channel_fd), scene, fallback, observed)
     except BaseException:  # noqa: BLE001 - reported, and this process only ends
         log.exception("viewer session process failed")
         return 1
@@ -204,13 +209,14 @@ class Zygote:
         self.control = ours
         self.lock = threading.Lock()
 
-    def fork(self, scene: str, fallback: str) -> tuple[int, socket.socket]:
+    def fork(self, scene: str, fallback: str,
+             observed: ObservedOverlay | None = None) -> tuple[int, socket.socket]:
         """A new session process (blocking until the fork server is ready): its pid and channel."""
         ours, theirs = socket.socketpair()
+        request = [scene, fallback, None if observed is None else [observed.scene, str(observed.path)]]
         try:
             with theirs, self.lock:
-                socket.send_fds(self.control, [json.dumps([scene, fallback]).encode()],
-                                [theirs.fileno()])
+                socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno()])
                 reply = self.control.recv(PID.size)
         except OSError:
             reply = b""
@@ -285,8 +291,9 @@ class SessionProcess:
         return self.child.pid
 
     @classmethod
-    async def start(cls, scene: str, fallback: str) -> "SessionProcess":
-        pid, channel = await asyncio.to_thread(lambda: zygote().fork(scene, fallback))
+    async def start(cls, scene: str, fallback: str,
+                    observed: ObservedOverlay | None = None) -> "SessionProcess":
+        pid, channel = await asyncio.to_thread(lambda: zygote().fork(scene, fallback, observed))
         reader, writer = await asyncio.open_unix_connection(sock=channel, limit=READ_LIMIT)
         return cls(Child(pid), reader, writer)
 

@@ -5,14 +5,16 @@
 // - load(scene) builds the drawing of a "scene" message (hooke/viz/web/session.py): the body's
 //   surface triangles (`surface`) as a lit, two-sided mesh (shaded per face when it is closed,
 //   a solid's boundary; smoothly when it is a sheet); particles (blue),
-//   pinned particles (red), springs (lines) and joints (orange rods) as layers; contact planes
+//   pinned particles (red), springs (lines), joints (orange rods) and an observed motion (purple
+//   balls joined to their simulated particles, drawn over everything) as layers; contact planes
 //   as large finite quads with a 10 cm (or scaled) grid; spheres; obstacle meshes. It fits the
 //   camera to the body and its spheres and obstacles, looking down at it from above.
 // - update(frame) moves everything to a "frame" message (positions, moving planes, spheres and
-//   obstacles, the cursor spring); while `follow` is on the camera translates with the body's
+//   obstacles, the cursor spring, the observed positions); while `follow` is on the camera
+//   translates with the body's
 //   centre (the user's orbit and zoom are kept).
 // - render() draws if anything changed since the last call (called once per animation frame).
-// - layers: {surface, particles, pins, springs, joints} booleans, applied by setLayers().
+// - layers: {surface, particles, pins, springs, joints, observed} booleans, applied by setLayers().
 // - project(p) is where world point p is drawn now, in canvas pixels [x, y], or null when it is
 //   behind the camera; fit() re-fits the camera; renders counts the draws (for the frame rate).
 // Mouse: left-drag on a free particle (the nearest corner of the surface triangle under the
@@ -30,7 +32,7 @@ import {
 export const COLORS = {
   background: 0xeef2f6, surface: 0xd9825b, surfaceEdge: 0x5a3a2a, particle: 0x1f5fd1,
   pinned: 0xc8102e, spring: 0x3c3c46, joint: 0xe08a00, ground: 0xdedad2, grid: 0xa59c8c,
-  sphere: 0xbfc6ce, obstacle: 0x9aa5b1, cursor: 0x0a8f3c,
+  sphere: 0xbfc6ce, obstacle: 0x9aa5b1, cursor: 0x0a8f3c, observed: 0x8e2bd1,
 };
 const FOV = 40;               // vertical field of view [degrees]
 const PICK_PX = 14;           // how near the mouse a particle is grabbed [CSS px]
@@ -49,7 +51,8 @@ export function createView3d(canvas, { onDrag, onRelease }) {
   const view = {
     camera, controls: null, renderer, follow: true, renders: 0, dirty: true, radius: 1,
     particleSize: 0,      // radius of a particle's ball [m]
-    layers: { surface: true, particles: false, pins: true, springs: false, joints: true },
+    layers: { surface: true, particles: false, pins: true, springs: false, joints: true,
+              observed: true },
     load, update, render, setLayers, fit, project, scene3d: null,
   };
   let world = null;       // the three.js objects of the loaded scene (see build())
@@ -152,15 +155,30 @@ export function createView3d(canvas, { onDrag, onRelease }) {
       root.add(mesh);
       return mesh;
     });
-    w.cursor = new LineSegments(new BufferGeometry().setAttribute(
-      "position", new BufferAttribute(new Float32Array(6), 3)),
-      new LineBasicMaterial({ color: COLORS.cursor, depthTest: false }));
-    w.cursor.renderOrder = 1;
-    w.cursor.frustumCulled = false;
+    w.cursor = overlayLines(1, COLORS.cursor);
     root.add(w.cursor);
+    if (scene.observed) {  // an annotation: seen through the body, never hidden by it
+      w.observed = instanced(new IcosahedronGeometry(1, 2), COLORS.observed, n);
+      w.observed.material.depthTest = false;
+      w.observed.renderOrder = 2;
+      w.observed.castShadow = false;
+      w.observed.count = 0;
+      w.residuals = overlayLines(n, COLORS.observed);
+      root.add(w.observed, w.residuals);
+    }
     w.gizmo = axesGizmo();
     applyLayers(w);
     return w;
+  }
+
+  // `count` line segments drawn over everything (the cursor spring, the observed residuals)
+  function overlayLines(count, color) {
+    const lines = new LineSegments(new BufferGeometry().setAttribute(
+      "position", new BufferAttribute(new Float32Array(6 * count), 3)),
+      new LineBasicMaterial({ color, depthTest: false }));
+    lines.renderOrder = 1;
+    lines.frustumCulled = false;
+    return lines;
   }
 
   function instanced(geometry, color, count) {
@@ -267,6 +285,7 @@ export function createView3d(canvas, { onDrag, onRelease }) {
     if (frame.obstacle_offsets) frame.obstacle_offsets.forEach(
       (offset, k) => world.obstacles[k].position.set(...offset));
     placeCursor(frame.cursor, p);
+    if (world.observed) placeObserved(frame.observed, p);
     if (view.follow && !dragging) followBody(p);
     view.dirty = true;
   }
@@ -301,6 +320,22 @@ export function createView3d(canvas, { onDrag, onRelease }) {
     const line = world.cursor.geometry.attributes.position;
     line.array.set(p.subarray(3 * cursor.particle, 3 * cursor.particle + 3), 0);
     line.array.set(cursor.target, 3);
+    line.needsUpdate = true;
+  }
+
+  function placeObserved(observed, p) {
+    const particles = observed ? observed.particles : [];
+    const r = 0.6 * world.size;  // smaller than a particle: the simulated one stays in view
+    const m = world.observed.instanceMatrix.array, line = world.residuals.geometry.attributes.position;
+    particles.forEach((i, k) => {
+      const q = observed.x[k];
+      m.set([r, 0, 0, 0, 0, r, 0, 0, 0, 0, r, 0, q[0], q[1], q[2], 1], 16 * k);
+      line.array.set(p.subarray(3 * i, 3 * i + 3), 6 * k);
+      line.array.set(q, 6 * k + 3);
+    });
+    world.observed.count = particles.length;
+    world.observed.instanceMatrix.needsUpdate = true;
+    world.residuals.geometry.setDrawRange(0, 2 * particles.length);
     line.needsUpdate = true;
   }
 
@@ -403,6 +438,7 @@ export function createView3d(canvas, { onDrag, onRelease }) {
     if (w.particles) w.particles.visible = on.particles;
     if (w.pins) w.pins.visible = on.pins;
     if (w.joints) w.joints.visible = on.joints;
+    if (w.observed) w.observed.visible = w.residuals.visible = on.observed;
   }
 
   // ---- picking and dragging ------------------------------------------------------------------

@@ -117,6 +117,11 @@ import { createView3d } from "./view3d.js";
       fitView2d(message);
       viewer.view2dMoved = false;
     }
+    $("observed-row").hidden = !message.observed;
+    $("observed-rms").textContent = "–";
+    $("observed-note").textContent = message.observed
+      ? `Observed motion (${message.observed.name}, t = ${message.observed.t[0]}–${message.observed.t[1]} s) drawn in purple.`
+      : (message.observed_note || "");
     $("plot-position").classList.toggle("hidden", !message.has_analytic);
     $("plot-joints").classList.toggle("hidden", message.joints.length === 0);
     onFrame(message.frame);
@@ -161,6 +166,9 @@ import { createView3d } from "./view3d.js";
     if (frame.joint_error != null && frame.energy) {
       push(series.joints.t, [frame.energy.t]);
       push(series.joints.error, [frame.joint_error]);
+    }
+    if (frame.observed) {
+      $("observed-rms").textContent = frame.observed.rms == null ? "–" : frame.observed.rms.toPrecision(3);
     }
     if (frame.planes) viewer.scene.planes = frame.planes;
     if (viewer.scene.dim === 3) viewer.view3d.update(frame);
@@ -422,7 +430,28 @@ import { createView3d } from "./view3d.js";
     for (const [i, j] of scene.joints) line(px[i], px[j], "#e08a00", 3);
     const r = Math.max(2, Math.min(10, viewer.particleRadius * v.scale));
     drawParticles(scene, px.map((p) => [p[0], p[1], r]));
+    drawObserved(px, r);
     drawCursor(px, (target) => toScreen2d(target));
+  }
+
+  // the observed motion beside the simulated one: a ring where each observed particle was seen,
+  // joined by a dashed line to where the simulation has it
+  const OBSERVED = "#8e2bd1";
+  function drawObserved(px, r) {
+    const observed = viewer.frame.observed;
+    if (!observed) return;
+    ctx.setLineDash([4, 3]);
+    observed.particles.forEach((i, k) => line(px[i], toScreen2d(observed.x[k]), OBSERVED, 1));
+    ctx.setLineDash([]);
+    ctx.strokeStyle = OBSERVED;
+    ctx.lineWidth = 2.5;
+    ctx.beginPath();
+    for (const q of observed.x) {
+      const [sx, sy] = toScreen2d(q);
+      ctx.moveTo(sx + r + 3, sy);
+      ctx.arc(sx, sy, r + 3, 0, 2 * Math.PI);
+    }
+    ctx.stroke();
   }
 
   function zigzag(a, b) {
@@ -511,7 +540,8 @@ import { createView3d } from "./view3d.js";
     if (!on) return;
     // the surface where the body has one; its particles and springs where it has none
     const scene = viewer.scene, surface = scene.surface.length > 0;
-    view3d().setLayers({ surface, particles: !surface, springs: !surface, pins: true, joints: true });
+    view3d().setLayers({ surface, particles: !surface, springs: !surface, pins: true, joints: true,
+                         observed: true });
     for (const [name, on] of Object.entries(viewer.view3d.layers)) {
       const box = $("layer-" + name);
       box.checked = on;
@@ -522,7 +552,7 @@ import { createView3d } from "./view3d.js";
   function available(scene, layer) {
     return { surface: scene.surface.length, particles: scene.n_particles > scene.pinned.length,
              pins: scene.pinned.length, springs: scene.springs.length,
-             joints: scene.joints.length }[layer] > 0;
+             joints: scene.joints.length, observed: scene.observed ? 1 : 0 }[layer] > 0;
   }
 
   for (const box of document.querySelectorAll("#view-options input[data-layer]")) {
