@@ -15,9 +15,10 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
 # The tests also cover the fast direct solvers of the [fast] extra (PARDISO, CHOLMOD), and build
-# the docs (tests/test_docs.py: the [docs] extra).
+# the docs (tests/test_docs.py: the [docs] extra) and run the notebooks' live views (the
+# [notebook] extra).
 install-test: $(BIN)/python system-packages
-	$(BIN)/pip install --quiet -e ".[test,fast,docs]"
+	$(BIN)/pip install --quiet -e ".[test,fast,docs,notebook]"
 
 install-docs: $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[docs]"

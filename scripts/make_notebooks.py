@@ -1,5 +1,5 @@
-"""Write the notebooks of docs/notebooks (one per seed, and 06 on fitting) and execute them in place, so that the
-committed files show their plots. Run: .venv/bin/python scripts/make_notebooks.py
+"""Write the notebooks of docs/notebooks (one per seed, 06 on fitting, 07 the live 3D view) and execute them in
+place, so that the committed files show their plots. Run: .venv/bin/python scripts/make_notebooks.py [NAME.ipynb ...]
 
 CI runs every notebook top to bottom again with nbmake (``make test``); each is kept small, and
 each carries its own per-cell time limit (``execution.timeout`` in its metadata, read by nbmake;
@@ -35,7 +35,7 @@ def median_wall_time(run, repeats=3):
 # Per-cell time limits [s] for nbmake (measured slowest cells: see the module docstring).
 TIMEOUTS = {"01_integrators_on_the_1d_spring.ipynb": 90, "02_soft_body_3d.ipynb": 60,
             "03_top_and_crane_modes.ipynb": 60, "04_pendulum_length_correction.ipynb": 90,
-            "05_square_drop.ipynb": 60, "06_fitting.ipynb": 90}
+            "05_square_drop.ipynb": 60, "06_fitting.ipynb": 90, "07_live_view.ipynb": 120}
 
 NOTEBOOKS = {
     "01_integrators_on_the_1d_spring.ipynb": [
@@ -239,6 +239,60 @@ for i in (1, 2):
 right.set_aspect("equal"); right.set_xlabel("x [m]"); right.set_ylabel("z [m]")
 right.set_title("dots: filmed at 60 fps; lines: fitted"); right.legend(); plt.show()""",
     ],
+    "07_live_view.ipynb": [
+        """# A live 3D view with sliders
+
+`hooke.viz.notebook.live_view(scene)` is seed 002's interactive notebook view for any built-in
+scene: the body in a Plotly 3D view (lit surface, particles, pins, springs, joints, ground and
+spheres; drag to orbit), a **Play** button that steps the real integrator, an integrator menu and
+a slider per parameter of the scene; moving a slider restarts the run with that value. It needs
+the `[notebook]` extra (`pip install 'hooke[notebook]'`: ipywidgets, and anywidget for Plotly's
+`FigureWidget`).
+
+The steps are those of `hooke run` and of the browser viewer (the same session code), bit for
+bit. The cells below step the views from code, so that this notebook runs unattended (`make test`
+runs it); press **Play** to watch them move.""",
+        """import numpy as np
+import hooke
+from hooke.viz.notebook import live_view
+
+view = live_view("cloth_drop", steps_per_frame=5)
+view""",
+        """#### Stepping from code
+
+30 frames of 5 steps are 1.5 s: the cloth falls onto the ground at 30° and lies on it. The view's
+state is `hooke.simulate`'s after the same steps, bit for bit.""",
+        """view.advance(30)
+x = view.state.x
+print(view.readout.value)
+print(f"lowest particle {x[:, 1].min():.4f} m above the ground (the barrier keeps it above 0)")
+assert x[:, 1].min() > 0
+scene = hooke.scene("cloth_drop")
+steps = view.session.steps
+result = hooke.simulate(scene, t_end=steps * scene.dt, save_every=steps)
+print("identical to hooke.simulate after", steps, "steps:", np.array_equal(result.x[-1], view.state.x))
+assert np.array_equal(result.x[-1], view.state.x)""",
+        """#### Sliders, and a change that is refused
+
+A slider restarts the run with its value; from code `restart(name=value)` does the same (here a
+stiffer cloth). An integrator that cannot run the scene is refused with its reason, and the run
+goes on.""",
+        """view.restart(stiffness=5000.0)
+print("stiffness now", view.session.scene.model.spring_stiffness[0], "N/m; t =", view.state.t)
+view.integrator.value = "xpbd"
+print(view.message.value)
+view.advance(10)
+print(view.readout.value)""",
+        """## The top, with its joints
+
+Seed 002's Kreisel: four masses on nine rigid joints spinning about its pinned tip
+(generalized-α). Its joints hold to round-off of the Newton tolerance.""",
+        """top = live_view("top", steps_per_frame=20)
+top.advance(25)
+print(top.readout.value)
+print("worst joint length error:", top.session.scene.model.joint_length_error(top.state.x).max(), "m")
+top""",
+    ],
 }
 
 
@@ -251,8 +305,14 @@ def build(name: str, cells: list[str]) -> nbformat.NotebookNode:
 
 
 if __name__ == "__main__":
-    for name, cells in NOTEBOOKS.items():
+    import sys
+
+    chosen = sys.argv[1:] or list(NOTEBOOKS)  # names of notebooks to write (default: all)
+    for name in chosen:
+        cells = NOTEBOOKS[name]
         notebook = build(name, cells)
-        NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(FOLDER)}}).execute()
+        # no widget state in the file: a live view's would be megabytes of figure updates
+        NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(FOLDER)}},
+                       store_widget_state=False).execute()
         nbformat.write(notebook, FOLDER / name)
         print("wrote", FOLDER / name)

@@ -22,7 +22,8 @@ import hooke
 ROOT = Path(__file__).resolve().parents[1]
 # The modules with a page of their own: each public function and class of theirs is listed.
 MODULES = ("hooke.system", "hooke.integrators.base", "hooke.energies", "hooke.losses",
-           "hooke.motion", "hooke.io.store", "hooke.viz.plots", "hooke.viz.animate", "hooke.errors")
+           "hooke.motion", "hooke.io.store", "hooke.viz.plots", "hooke.viz.animate", "hooke.viz.notebook",
+           "hooke.errors")
 
 pytestmark = pytest.mark.skipif(
     not all(importlib.util.find_spec(name) for name in ("sphinx", "myst_parser")),

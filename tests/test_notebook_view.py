@@ -1,0 +1,110 @@
+"""The notebooks' live 3D view with sliders (hooke.viz.notebook, issue 17 §5), driven as a
+notebook cell drives it: the widget's values set from code, the figure's traces read back."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hooke
+from hooke.errors import HookeInputError
+from hooke.viz.notebook import as_3d, live_view, segments, sphere_mesh
+
+
+def traces(view) -> dict:
+    return {trace.name: trace for trace in view.figure.data}
+
+
+def points(trace) -> np.ndarray:
+    return np.stack([np.asarray(trace.x, dtype=float), np.asarray(trace.y, dtype=float),
+                     np.asarray(trace.z, dtype=float)], axis=1)
+
+
+def test_playing_steps_hooke_runs_steps_and_moves_the_drawn_surface():
+    view = live_view("cloth_drop", steps_per_frame=4)
+    scene = hooke.scene("cloth_drop")
+    surface = traces(view)["surface"]
+    assert len(surface.i) == len(scene.model.surface_triangles())
+    view.play.value += 1          # the Play button's tick: one frame
+    view.advance(2)               # and two more from code
+    assert view.session.steps == 12
+    expected = hooke.simulate(scene, t_end=12 * scene.dt, save_every=12)
+    assert np.array_equal(view.state.x, expected.x[-1])  # the steps of `hooke run`, bit for bit
+    assert np.array_equal(points(traces(view)["surface"]), view.state.x)
+    assert f"t = {view.state.t:.3f} s" in view.readout.value and "12 steps" in view.readout.value
+
+
+def test_a_slider_restarts_the_run_with_its_value():
+    view = live_view("cloth_drop")
+    view.advance(1)
+    [nx] = [slider for slider in view.sliders.children if slider.description == "nx"]
+    nz = next(slider.value for slider in view.sliders.children if slider.description == "nz")
+    nx.value = 8
+    assert view.state.t == 0.0 and view.session.steps == 0
+    assert len(traces(view)["surface"].x) == 8 * nz == view.session.scene.model.n_particles
+    [nx] = [slider for slider in view.sliders.children if slider.description == "nx"]
+    assert nx.value == 8  # the new sliders show the run's values
+    [stiffness] = [slider for slider in view.sliders.children if slider.description == "stiffness"]
+    assert stiffness.min == pytest.approx(np.log10(500.0) - 1)  # a decade either side
+    stiffness.value = 5000.0
+    assert view.session.scene.model.spring_stiffness[0] == pytest.approx(5000.0)
+
+
+def test_a_refused_change_says_why_and_the_run_goes_on():
+    view = live_view("cloth_drop")
+    view.advance(1)
+    steps = view.session.steps
+    view.integrator.value = "xpbd"   # has no contact planes
+    assert "xpbd" in view.message.value and "contact planes" in view.message.value
+    assert view.integrator.value == view.session.integrator == "implicit_euler"
+    view.advance(1)
+    assert view.session.steps > steps
+    [damping] = [slider for slider in view.sliders.children if slider.description == "damping"]
+    assert damping.min == 0.0        # a slider stops at the builder's bound; from code:
+    view.restart(damping=-0.5)
+    assert "damping" in view.message.value and "-0.5" in view.message.value
+    assert view.session.scene.model.spring_damping[0] == 0.0 and view.session.steps > steps
+
+
+def test_plane_scenes_lie_in_z_0_and_joints_and_pins_are_drawn():
+    view = live_view("jointed_chain")
+    view.advance(3)
+    drawn = traces(view)
+    x = view.state.x
+    assert set(drawn) == {"joints", "particles", "pinned"}
+    joints = np.asarray(view.session.scene.model.joint_indices)
+    xs, ys, zs = segments(as_3d(x), joints)
+    assert list(drawn["joints"].x) == xs and list(drawn["joints"].y) == ys
+    assert all(z in (0.0, None) for z in drawn["joints"].z)
+    pinned = view.session.scene.model.pinned
+    assert np.array_equal(points(drawn["pinned"])[:, :2], x[pinned])
+    camera = view.figure.layout.scene.camera
+    assert (camera.eye.x, camera.eye.y) == (0.0, 0.0) and camera.up.y == 1.0  # face on
+
+
+def test_spheres_and_planes_are_drawn_and_the_3d_camera_looks_down_against_gravity():
+    view = live_view("cloth_sphere")
+    drawn = traces(view)
+    [ball] = view.session.scene_message()["spheres"]
+    sphere = points(drawn["sphere"])
+    assert np.allclose(np.linalg.norm(sphere - ball["center"], axis=1), ball["radius"], rtol=1e-12)
+    plane = points(drawn["plane"])
+    assert np.allclose(plane[:, 1], 0.0)  # the ground y = 0
+    camera = view.figure.layout.scene.camera
+    assert camera.up.y == 1.0 and camera.eye.y > 0  # from above
+
+
+def test_segments_and_the_sphere_mesh_are_what_they_say():
+    x3 = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    xs, ys, zs = segments(x3, [[0, 1], [2, 0]])
+    assert xs == [0.0, 1.0, None, 4.0, 0.0, None] and zs == [0.0, 3.0, None, 6.0, 0.0, None]
+    mesh = sphere_mesh([1.0, 2.0], 0.5, n=8)
+    vertices = np.stack([mesh["x"], mesh["y"], mesh["z"]], axis=1)
+    assert np.allclose(np.linalg.norm(vertices - [1.0, 2.0, 0.0], axis=1), 0.5)
+    faces = np.stack([mesh["i"], mesh["j"], mesh["k"]], axis=1)
+    assert faces.max() < len(vertices) and len(faces) == 2 * 7 * 15
+
+
+def test_an_unknown_scene_is_one_error_naming_it():
+    with pytest.raises(HookeInputError, match="nosuch"):
+        live_view("nosuch")
