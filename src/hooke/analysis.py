@@ -12,6 +12,8 @@ Contract:
   length). Tiny systems use the dense reduced problem Zᵀ K Z q = ω² Zᵀ M Z q with Z a basis of
   null(G); larger ones the sparse saddle-point pencil ([K, Gᵀ; G, 0], diag(M, 0)) with ARPACK in
   shift-invert mode just below 0 (the constraint rows only add infinite eigenvalues).
+- :func:`rest_energy`: U at that equilibrium, the zero of a scene's plotted energies when it
+  reads them above its rest state (:func:`energy_reference`, ``Scene.energy_reference``).
 - :class:`Modes`: ``frequencies`` (k,) in Hz, ascending, f = ω/2π; an unstable direction (ω² < 0,
   an equilibrium that is not a minimum) is reported as the negative number −√|ω²|/2π.
   ``shapes`` (k, particles, dim): zero on pinned particles, each scaled to a largest displacement
@@ -144,6 +146,22 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
                           f"{max_iterations} iterations (|∇U + Gᵀ T|∞ over the last iterations: "
                           f"{', '.join(f'{r:.3e}' for r in history[-6:])}; force scale "
                           f"{force_scale:.3e} N)")
+
+
+def rest_energy(scene) -> float:
+    """The potential energy [J] of the static equilibrium nearest the scene's x0
+    (:func:`equilibrium`): the zero of the energies that plots show above the rest state."""
+    model, _ = _model_of(scene)
+    return float(System(model).potential_energy(equilibrium(model)[0]))
+
+
+def energy_reference(scene) -> tuple[float, str]:
+    """What plots subtract from potential and total energies, and the axis label that says so:
+    (0, "energy [J]"), or for ``Scene.energy_reference == "rest"`` (:func:`rest_energy`,
+    "energy above rest (static equilibrium) [J]")."""
+    if getattr(scene, "energy_reference", "zero") == "rest":
+        return rest_energy(scene), "energy above rest (static equilibrium) [J]"
+    return 0.0, "energy [J]"
 
 
 def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> Modes:
