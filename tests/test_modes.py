@@ -119,5 +119,10 @@ def test_rest_energy_of_a_hanging_mass_is_the_closed_form():
     assert energy_reference(resting) == (pytest.approx(exact, rel=1e-12),
                                          "energy above rest (static equilibrium) [J]")
     assert energy_reference(hooke.Scene(model)) == (0.0, "energy [J]")
+    # with no spring the mass falls for ever: no rest state, hooke's zero, and the label says so
+    falling = hooke.ModelBuilder(dim=2, gravity=(0.0, -g))
+    falling.add_particle([0.0, 0.0], mass=m)
+    assert energy_reference(hooke.Scene(falling.finalize(), energy_reference="rest")) == (
+        0.0, "energy [J] (no rest state found)")
     with pytest.raises(HookeInputError, match="energy_reference: must be one of zero, rest, got 'still'"):
         hooke.Scene(model, energy_reference="still")
