@@ -493,3 +493,11 @@ def test_blow_up_raises_simulation_error_with_finite_frames():
     energy = result.energy["total"][:50]
     np.testing.assert_allclose(energy[1:] / energy[:-1], 101.0, rtol=1e-10)
     assert "non-finite" in str(info.value)
+
+
+def test_soft3d_energy_reference_and_spin_errors_name_the_field(tmp_path):
+    path = write(tmp_path, SOFT3D.replace('energy_reference = "rest"', 'energy_reference = "still"'))
+    message = input_error(lambda: hooke.load(path), "energy_reference", "'still'")
+    assert "'zero' or 'rest'" in message
+    message = input_error(lambda: hooke.scene("soft3d", spin=[1.0, 0.0]), "parameters.spin", "[1.0, 0.0]")
+    assert "must have 3 component(s)" in message

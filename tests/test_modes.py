@@ -99,3 +99,30 @@ def test_equilibrium_newton_failure_reports_the_residuals():
                                               r"iterations: (9\.810e\+00, ){5}9\.810e\+00; force "
                                               r"scale 9\.810e\+00 N\)$"):
         hooke.modes(b.finalize(), k=2)
+
+
+def test_rest_energy_of_a_hanging_mass_is_the_closed_form():
+    """A mass m on a spring (k, rest length L) from a fixed point hangs at y* = −L − mg/k, where
+    U* = ½k(mg/k)² + mg·y* = −mgL − (mg)²/(2k); a scene that reads energies above rest has that
+    as its zero, one that does not has zero."""
+    from hooke.analysis import energy_reference, rest_energy
+
+    m, g, k, length = 2.0, 9.81, 500.0, 0.5
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -g))
+    b.add_particle([0.0, 0.0], pinned=True)
+    b.add_particle([0.3, -0.2], mass=m)  # the solver starts away from the rest state
+    b.add_spring(0, 1, stiffness=k, rest_length=length)
+    model = b.finalize()
+    exact = -m * g * length - (m * g) ** 2 / (2 * k)
+    assert rest_energy(model) == pytest.approx(exact, rel=1e-12)
+    resting = hooke.Scene(model, energy_reference="rest")
+    assert energy_reference(resting) == (pytest.approx(exact, rel=1e-12),
+                                         "energy above rest (static equilibrium) [J]")
+    assert energy_reference(hooke.Scene(model)) == (0.0, "energy [J]")
+    # with no spring the mass falls for ever: no rest state, hooke's zero, and the label says so
+    falling = hooke.ModelBuilder(dim=2, gravity=(0.0, -g))
+    falling.add_particle([0.0, 0.0], mass=m)
+    assert energy_reference(hooke.Scene(falling.finalize(), energy_reference="rest")) == (
+        0.0, "energy [J] (no rest state found)")
+    with pytest.raises(HookeInputError, match="energy_reference: must be one of zero, rest, got 'still'"):
+        hooke.Scene(model, energy_reference="still")

@@ -41,6 +41,29 @@ def test_energy_plot_draws_the_energies_against_time(spring, tmp_path):
     assert fig.axes[0].get_xlabel() == "t [s]" and fig.axes[0].get_ylabel() == "energy [J]"
 
 
+def test_energy_plot_above_rest_subtracts_the_equilibriums_potential_energy():
+    """A scene that reads its energies above the rest state (energy_reference = "rest"): a mass
+    on a spring released from its unstretched length swings about y* = −L − mg/k, where
+    U* = −mgL − (mg)²/(2k); potential and total are drawn above U*, kinetic as it is."""
+    m, g, k, length = 2.0, 9.81, 500.0, 0.5
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -g))
+    b.add_particle([0.0, 0.0], pinned=True)
+    b.add_particle([0.0, -length], mass=m)
+    b.add_spring(0, 1, stiffness=k)
+    scene = hooke.Scene(b.finalize(), integrator="rk4", dt=0.01, t_end=1.0, energy_reference="rest")
+    result = hooke.simulate(scene)
+    rest = -m * g * length - (m * g) ** 2 / (2 * k)
+    ax = plots.energy_plot(result).axes[0]
+    lines = lines_by_label(ax)
+    np.testing.assert_array_equal(lines["kinetic"][1], result.energy["kinetic"])
+    for key in ("potential", "total"):
+        np.testing.assert_allclose(lines[key][1], result.energy[key] - rest, rtol=0, atol=1e-9)
+    # released at rest from the unstretched spring: all of ½ (mg)²/k is above rest, and it stays
+    assert lines["total"][1][0] == pytest.approx(0.5 * (m * g) ** 2 / k, rel=1e-9)
+    assert lines["potential"][1].min() > -1e-9
+    assert ax.get_ylabel() == "energy above rest (static equilibrium) [J]"
+
+
 def test_phase_plot_draws_velocity_against_position(spring):
     fig = plots.phase_plot(spring)  # no path: only the figure
     lines = lines_by_label(fig.axes[0])

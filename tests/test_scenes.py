@@ -76,12 +76,40 @@ def test_soft3d_reference():
     m = scene.model
     assert m.dim == 3 and np.all(m.spring_stiffness == 1e5) and np.all(m.mass == 1.0)
     assert m.gravity.tolist() == [0.0, -9.8, 0.0] and scene.dt == 0.005
-    assert scene.integrator == "implicit_euler_linear"
+    assert scene.integrator == "implicit_euler_linear" and scene.energy_reference == "rest"
+    # the pins hold the flat base: every vertex at the lowest y, and no other
     y = m.x0[:, 1]
-    np.testing.assert_array_equal(m.pinned, y - y.min() <= 0.08)
+    np.testing.assert_array_equal(m.pinned, y == y.min())
+    assert m.pinned.sum() == 24
     # every tet edge is one spring: count the unique edges of the shipped mesh
     mesh = meshio.read(__import__("importlib.resources").resources.files("hooke.scenes") / "meshes" / "blob.vtu")
     assert m.n_springs == len(mesh_edges({"tetra": mesh.cells_dict["tetra"]}))
+    np.testing.assert_array_equal(m.x0, mesh.points)
+    # the push: a rotation at spin = (0, 0, −2) rad/s about the base's centroid, pins at rest
+    centre = m.x0[m.pinned].mean(axis=0)
+    r = m.x0 - centre
+    expected = np.stack([2.0 * r[:, 1], -2.0 * r[:, 0], np.zeros(len(r))], axis=1)
+    np.testing.assert_allclose(m.v0[~m.pinned], expected[~m.pinned], rtol=0, atol=1e-15)
+    assert np.all(m.v0[m.pinned] == 0)
+    assert np.all(m.v0[~m.pinned][:, 0] * r[~m.pinned][:, 1] > 0)  # the higher, the faster (+x)
+
+
+def test_soft3d_deforms_visibly_and_its_energy_above_rest_decays():
+    """The pushed body nods: its top moves by tens of centimetres in the first swing; its energy
+    above rest (hooke.analysis.rest_energy) starts as the push's kinetic energy plus the sag to
+    come, and linearly implicit Euler's numerical damping takes it away, never below rest."""
+    from hooke.analysis import rest_energy
+
+    scene = hooke.scene("soft3d")
+    result = hooke.simulate(scene, t_end=0.5, save_every=5)
+    top = int(np.argmax(scene.model.x0[:, 1]))
+    assert np.max(np.abs(result.x[:, top, 0] - result.x[0, top, 0])) > 0.2
+    above = result.energy["total"] - rest_energy(scene)
+    kinetic = 0.5 * np.sum(scene.model.mass[:, None] * scene.model.v0 ** 2)
+    assert result.energy["kinetic"][0] == pytest.approx(kinetic, rel=1e-12)
+    assert kinetic < above[0] < kinetic + 50.0  # the gravity sag stores tens of joules
+    assert np.all(np.diff(above) < 0) and above[-1] > 0
+    assert np.min(result.energy["potential"] - rest_energy(scene)) > -1e-6
 
 
 def test_chain_parameter_and_static_sag():

@@ -535,8 +535,13 @@ def test_a_3d_body_is_a_lit_surface_with_orbit_and_zoom(page, tmp_path):
     scene = page.evaluate("window.hookeViewer.scene")
     x = np.array(page.evaluate("window.hookeViewer.frame.x"))
     surface = np.array(scene["surface"])
-    assert len(surface) > 1000
+    assert len(surface) == len(hooke.scene("soft3d").model.surface_triangles())
     page.screenshot(path=str(ARTIFACTS / "soft3d_page.png"))
+    # its energies are plotted above its rest state (the push's, not gravity's thousands of J)
+    energy = plotted(page, "plot-energy")
+    assert page.evaluate("document.getElementById('plot-energy').layout.yaxis.title.text") == \
+        "energy above rest (static equilibrium) [J]"
+    assert 0 < energy["potential"][-1] < energy["total"][-1] < 1000
     # the centres of the triangles that face the camera show the surface's colour, lit: its
     # brightness varies with the angle to the lights (a flat colour would have one level)
     centres = x[surface].mean(axis=1)

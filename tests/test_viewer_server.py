@@ -368,6 +368,25 @@ def test_the_3d_scene_message_has_the_outward_surface_spheres_and_obstacles():
     assert len(ball["surface"]) == 2 * 39 * 39  # the 40 × 40 cloth's triangles
 
 
+def test_soft3d_energies_are_sent_above_its_rest_state_and_the_label_says_so():
+    from hooke.analysis import rest_energy
+    from hooke.system import System
+
+    session = Session("soft3d")
+    opened = session.scene_message()
+    assert opened["energy_label"] == "energy above rest (static equilibrium) [J]"
+    session.tick()
+    frame = session.tick()[-1]
+    rest = rest_energy(session.scene)
+    system = System(session.scene.model)
+    energy = frame["energy"]
+    assert energy["potential"] == pytest.approx(system.potential_energy(session.state.x) - rest, rel=1e-9)
+    assert energy["total"] == pytest.approx(energy["potential"] + energy["kinetic"], rel=1e-12)
+    assert 0 < energy["potential"] < energy["total"]  # the push's energy, not gravity's thousands
+    # a scene without a rest reference keeps hooke's zero
+    assert Session("spring1d").scene_message()["energy_label"] == "energy [J]"
+
+
 def test_obstacles_are_sent_one_mesh_each_with_their_own_numbering():
     from hooke import ModelBuilder
     from hooke.viz.web.session import _obstacles

@@ -12,6 +12,8 @@ Contract:
   length). Tiny systems use the dense reduced problem Zᵀ K Z q = ω² Zᵀ M Z q with Z a basis of
   null(G); larger ones the sparse saddle-point pencil ([K, Gᵀ; G, 0], diag(M, 0)) with ARPACK in
   shift-invert mode just below 0 (the constraint rows only add infinite eigenvalues).
+- :func:`rest_energy`: U at that equilibrium, the zero of a scene's plotted energies when it
+  reads them above its rest state (:func:`energy_reference`, ``Scene.energy_reference``).
 - :class:`Modes`: ``frequencies`` (k,) in Hz, ascending, f = ω/2π; an unstable direction (ω² < 0,
   an equilibrium that is not a minimum) is reported as the negative number −√|ω²|/2π.
   ``shapes`` (k, particles, dim): zero on pinned particles, each scaled to a largest displacement
@@ -144,6 +146,30 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
                           f"{max_iterations} iterations (|∇U + Gᵀ T|∞ over the last iterations: "
                           f"{', '.join(f'{r:.3e}' for r in history[-6:])}; force scale "
                           f"{force_scale:.3e} N)")
+
+
+def rest_energy(scene, max_iterations: int = 200) -> float:
+    """The potential energy [J] of the static equilibrium nearest the scene's x0
+    (:func:`equilibrium`): the zero of the energies that plots show above the rest state."""
+    model, _ = _model_of(scene)
+    return float(System(model).potential_energy(equilibrium(model, max_iterations=max_iterations)[0]))
+
+
+REST_ITERATIONS = 50  # soft3d's rest state takes about ten; a body that collapses, minutes
+
+
+def energy_reference(scene) -> tuple[float, str]:
+    """What plots subtract from potential and total energies, and the axis label that says so:
+    (0, "energy [J]"), or for ``Scene.energy_reference == "rest"`` (:func:`rest_energy`,
+    "energy above rest (static equilibrium) [J]"). When no equilibrium is found within
+    ``REST_ITERATIONS`` Newton iterations (a body too soft to hold itself up: it has none near
+    its start), hooke's own zero, and the label says why."""
+    if getattr(scene, "energy_reference", "zero") != "rest":
+        return 0.0, "energy [J]"
+    try:
+        return rest_energy(scene, REST_ITERATIONS), "energy above rest (static equilibrium) [J]"
+    except SimulationError:
+        return 0.0, "energy [J] (no rest state found)"
 
 
 def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> Modes:

@@ -460,7 +460,7 @@ class SparseSolver:
     ``"superlu"`` force one of those at any size (an error if it is not installed).
     ``method="cg"``: conjugate gradients with a Jacobi preconditioner to relative residual
     ``cg_rtol``, falling back to the direct solve if CG fails (A indefinite). Measured on
-    soft3d's 2,049-DOF implicit matrix here: SuperLU symmetric 22 ms, SuperLU default mode
+    soft3d's 2,049-DOF implicit matrix here (its mesh before issue 17): SuperLU symmetric 22 ms, SuperLU default mode
     43 ms, CHOLMOD (reference BLAS) 27–37 ms, CG 4 ms. ``method="amg"``: CG with a
     smoothed-aggregation AMG preconditioner (pyamg) to ``cg_rtol``, falling back to the direct
     solve if it fails; memory grows linearly with the unknowns, where a factorisation's fill-in

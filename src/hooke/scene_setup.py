@@ -34,6 +34,7 @@ def check_positive(name: str, value) -> float:
     return number
 
 
+ENERGY_REFERENCES = ("zero", "rest")  # the zero of plotted energies: see Scene.energy_reference
 MAX_STEPS = 10**12  # weeks of computing even at a microsecond per step
 
 
@@ -106,6 +107,10 @@ class Scene:
         parameters: the values the scene was built from (for builder scenes).
         analytic_solution: optional t (frames,) -> x (frames, n, d).
         source: the scene file's text, when it came from one.
+        energy_reference: the zero of the energies that plots show: ``"zero"``, hooke's own
+            (springs at rest length and gravity at the origin have none); ``"rest"``, the
+            potential energy of the static equilibrium (:func:`hooke.analysis.rest_energy`),
+            for a body that moves about its rest state.
     """
 
     model: Model
@@ -121,12 +126,16 @@ class Scene:
     parameters: dict[str, Any] = field(default_factory=dict)
     analytic_solution: Callable[[np.ndarray], np.ndarray] | None = None
     source: str | None = None
+    energy_reference: str = "zero"
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, Model):
             raise HookeInputError("model", "must be a hooke Model (ModelBuilder.finalize())",
                                   type(self.model).__name__)
         get_integrator(self.integrator)
+        if self.energy_reference not in ENERGY_REFERENCES:
+            raise HookeInputError("energy_reference", f"must be one of {', '.join(ENERGY_REFERENCES)}",
+                                  self.energy_reference)
         self.dt = check_positive("dt", self.dt)
         self.t_end = check_positive("t_end", self.t_end)
         if self.state is None:

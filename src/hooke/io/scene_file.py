@@ -69,6 +69,11 @@ Spheres (circles in 2D) and obstacle meshes (triangles in 3D, polylines in 2D), 
     # vertices = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
     # faces = [[0, 2, 1]]
     friction = 0.5
+
+The zero of the energies that plots show (top level, default "zero"; "rest": above the static
+equilibrium, for a body that moves about it, see :attr:`hooke.Scene.energy_reference`):
+
+    energy_reference = "rest"
 """
 
 from __future__ import annotations
@@ -89,7 +94,7 @@ from ..obstacles import (check_sphere, joined_obstacles, obstacle_mesh, obstacle
 from ..integrators import get as get_integrator
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
-from ..scene_setup import Scene, step_count
+from ..scene_setup import ENERGY_REFERENCES, Scene, step_count
 from ..scenes import source as builtin_source
 from ..scenes.builders import parameter_problems, run_builder
 from ..surfaces import check_face_shapes, check_faces, start_problems
@@ -222,6 +227,7 @@ class SceneFile(Strict):
     obstacles: list[ObstacleSpec] = Field(default_factory=list)
     contact: ContactSpec | None = None
     run: RunSettings = Field(default_factory=RunSettings)
+    energy_reference: Literal[ENERGY_REFERENCES] = "zero"  # type: ignore[valid-type]
 
 
 _MOTION = TypeAdapter(MotionSpec)
@@ -540,7 +546,7 @@ def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | 
     return Scene(model, options=dict(run.options), name=spec.name or default_name,
                  description=spec.description, parameters=parameters,
                  analytic_solution=analytic, source=text,
-                 save_every_given=run.save_every is not None, **settings)
+                 energy_reference=spec.energy_reference, save_every_given=run.save_every is not None, **settings)
 
 
 def _explicit_model(spec: SceneFile):

@@ -11,6 +11,7 @@ counts set its size checks them against this machine's memory before it builds a
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from importlib import resources
 from typing import Annotated, Any, Callable, Literal
 
@@ -181,20 +182,27 @@ def chain_pile(*, n: Count, length: Positive, mass: Positive, height: Finite, ti
 @builder
 def tet_mesh(*, mesh: str, mass: Positive, stiffness: NonNegative, damping: NonNegative,
              gravity: list[Finite], fix_tolerance: NonNegative, scale: Positive,
-             pin_lowest: bool):
+             pin_lowest: bool, spin: list[Finite]):
     """Seed 001's soft body: the tetrahedral mesh ``mesh`` (a file shipped in hooke/scenes/meshes
     or a path meshio reads), tet edges as springs, vertices within ``fix_tolerance`` of the lowest
-    y fixed when ``pin_lowest`` (a free body, for example dropped on a contact plane, otherwise)."""
+    y (its base) fixed when ``pin_lowest`` (a free body, for example dropped on a contact plane,
+    otherwise). ``spin`` [rad/s]: the angular velocity the body starts with about the centroid c
+    of its base, v = spin × (x − c) on every free vertex (a push that sets it rocking on its
+    base); [0, 0, 0] starts it at rest."""
+    angular = _vector(spin, 3, "parameters.spin", squared=True)
     b = ModelBuilder(dim=3, gravity=gravity)
     packaged = resources.files("hooke.scenes") / "meshes" / mesh
     data = read_mesh(str(packaged) if packaged.is_file() else mesh, "parameters.mesh")
     data.points = np.asarray(data.points, dtype=float) * scale
     ids = b.from_mesh(data, mass=mass, stiffness=stiffness, damping=damping)
     y = np.asarray(data.points)[:, 1]
+    base = ids[np.abs(y - y.min()) <= fix_tolerance]
     if pin_lowest:
-        for i in ids[np.abs(y - y.min()) <= fix_tolerance]:
+        for i in base:
             b.pin(int(i))
-    return b.finalize(), None
+    model = b.finalize()
+    velocity = np.cross(angular, model.x0 - model.x0[base].mean(axis=0))
+    return replace(model, v0=np.where(model.pinned[:, None], 0.0, velocity)), None
 
 
 def _square(side, n_seg, density, stiffness, gravity, spring_energy):

@@ -33,6 +33,7 @@ from matplotlib.colors import LightSource, to_rgb  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection  # noqa: E402
 
+from ..analysis import energy_reference  # noqa: E402
 from ..errors import HookeInputError  # noqa: E402
 from ..obstacles import sphere_centers  # noqa: E402
 from .bodies import draw_2d, draw_3d  # noqa: E402
@@ -58,13 +59,17 @@ def finish(fig: Figure, path) -> Figure:
 
 
 def energy_plot(result, path=None) -> Figure:
-    """Kinetic, potential and total energy against time."""
+    """Kinetic, potential and total energy against time; potential and total above the rest
+    state for a scene that reads them so (``Scene.energy_reference``, the axis label says which:
+    :func:`hooke.analysis.energy_reference`)."""
+    zero, label = energy_reference(result.scene)
     fig = new_figure(figsize=(7, 4))
     ax = fig.subplots()
-    for key, style in (("kinetic", "-"), ("potential", "-"), ("total", "k-")):
-        ax.plot(result.t, result.energy[key], style, label=key, lw=1.4 if key == "total" else 1.0)
+    for key, style, shift in (("kinetic", "-", 0.0), ("potential", "-", zero), ("total", "k-", zero)):
+        ax.plot(result.t, result.energy[key] - shift, style, label=key,
+                lw=1.4 if key == "total" else 1.0)
     ax.set_xlabel("t [s]")
-    ax.set_ylabel("energy [J]")
+    ax.set_ylabel(label)
     ax.set_title(_title(result))
     ax.legend(loc="best")
     ax.grid(alpha=0.3)

@@ -15,13 +15,16 @@ drawing) so that a frame never waits for a long run. It returns the messages to 
   of tetrahedra facing out (:func:`hooke.mesh_topology.orient_outward`); [] in 1D and 2D),
   ``spheres`` ([{center, radius}] now), ``obstacles`` ([{vertices, faces}] per obstacle mesh at
   t = 0), ``gravity``, ``has_analytic``, ``tracked`` ([particle, coordinate] of the
-  plotted position), ``observed`` (the observed motion drawn beside this run: {name, t: [first,
-  last observed time]}, or null) with ``observed_note`` (why an observed motion the server was
-  given is not drawn, or null) and the first ``frame``.
+  plotted position), ``energy_label`` (the energy plot's axis label, which names the zero of
+  its energies: :func:`hooke.analysis.energy_reference`), ``observed`` (the observed motion
+  drawn beside this run: {name, t: [first, last observed time]}, or null) with
+  ``observed_note`` (why an observed motion the server was given is not drawn, or null) and the
+  first ``frame``.
 - ``settings``: integrator, dt and steps_per_frame after a ``set``.
 - ``frame``: ``t``, ``steps``, ``paused``, positions ``x`` (n × d, rounded to 1e-6 m),
   ``step_ms`` (mean wall time of the last 100 steps), ``cursor``; ``energy`` {t, kinetic,
-  potential, total} when the state changed (null where a value overflowed); ``position`` {t, numerical, analytic} with one
+  potential, total} when the state changed (potential and total above the scene's energy zero;
+  null where a value overflowed); ``position`` {t, numerical, analytic} with one
   sample per step since the last frame for scenes with an analytic solution; ``joint_error``
   (max | |x_j − x_i| − L | [m]) for models with joints; ``planes`` when planes move, ``spheres``
   when spheres move, ``obstacle_offsets`` (each obstacle's translation since t = 0) when
@@ -54,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from ...analysis import energy_reference
 from ...errors import HookeError, HookeInputError
 from ...integrators import get as get_integrator
 from ...integrators.base import StepFailed
@@ -279,6 +283,7 @@ class Session:
         dt = check_positive("dt", scene.dt if dt is None else dt)
         self.cursor.release()
         stepper = self._stepper(scene, integrator, dt)
+        self.energy_zero, self.energy_label = energy_reference(scene)
         self.scene, self.integrator, self.dt, self.stepper = scene, integrator, dt, stepper
         self.state = scene.state.copy()
         self.steps = 0
@@ -375,7 +380,7 @@ class Session:
                          "t": [float(self.observed.t[0]), float(self.observed.t[-1])]}
             if isinstance(self.observed, ObservedMotion) else None,
             "observed_note": self.observed if isinstance(self.observed, str) else None,
-            "frame": self.frame_message(),
+            "energy_label": self.energy_label, "frame": self.frame_message(),
         }
 
     def frame_message(self) -> dict[str, Any]:
@@ -390,7 +395,7 @@ class Session:
         if self._new_state:
             system = self.stepper.system
             potential = sum(value for key, value in system.potential_energies(state.x).items()
-                            if key != CursorSpring.NAME)
+                            if key != CursorSpring.NAME) - self.energy_zero
             kinetic = system.kinetic_energy(state.v)
             message["energy"] = {"t": state.t, "kinetic": finite_or_none(kinetic),
                                  "potential": finite_or_none(potential),

@@ -339,7 +339,7 @@ import { createView3d } from "./view3d.js";
     }
     Plotly.react("plot-energy", ["kinetic", "potential", "total"].map((key) => (
       { x: s.energy.t, y: s.energy[key], name: key, type: "scatter", mode: "lines" })),
-      layout("Energy", "E [J]"), PLOT_CONFIG);
+      layout("Energy", viewer.scene.energy_label), PLOT_CONFIG);
     if (viewer.scene.joints.length) {
       Plotly.react("plot-joints", [{ x: s.joints.t, y: s.joints.error, name: "max |length error|",
         type: "scatter", mode: "lines" }], layout("Joint length error", "[m]"), PLOT_CONFIG);
