@@ -2,20 +2,31 @@
 
 With μ = λv⁺ + h λx⁺ (the adjoint of v⁺, free rows), the step's λ·a term has λ = h μ:
     λx = λx⁺ + ∂(h μ·a)/∂x,    λv = μ + ∂(h μ·a)/∂v,
-and the parameters get ∂(h μ·a)/∂θ (:func:`.forces.acceleration_vjp`).
+and the parameters get ∂(h μ·a)/∂θ: by the compiled pass of :mod:`.compiled`, or with
+``COMPILED = False`` by NumPy's :func:`.forces.acceleration_vjp` (the reference it matches).
 """
 
 from __future__ import annotations
 
 from .base import AdjointStep, adjoint_of
+from .compiled import ForceVJP
 from .forces import acceleration_vjp
+
+COMPILED = True  # False: the NumPy path (the reference the compiled one matches)
 
 
 @adjoint_of
 class SymplecticEulerAdjoint(AdjointStep):
     integrator = "symplectic_euler"
 
+    def __init__(self, system, stepper):
+        super().__init__(system, stepper)
+        self.compiled = ForceVJP(system) if COMPILED else None
+
     def reverse(self, start, end, lam_x, lam_v, grads, carried):
         mu = (lam_v + self.h * lam_x) * self.free
-        along_x, along_v = acceleration_vjp(self.system, start.x, start.v, self.h * mu, grads)
+        if self.compiled is None:
+            along_x, along_v = acceleration_vjp(self.system, start.x, start.v, self.h * mu, grads)
+        else:
+            along_x, along_v = self.compiled.acceleration(start.x, start.v, self.h * mu, grads)
         return lam_x + along_x, mu + along_v
