@@ -1,12 +1,14 @@
-"""Compiled (Numba) reverse step of the force F(x, v) = −∇U_spring(x) − Σ_s c_s (Δv·n) n + M g:
-one pass over the springs and one over the particles, no temporaries per spring.
+"""Compiled (Numba) reverse steps: ``symplectic_euler``'s whole step, and the spring terms of
+``implicit_euler_linear``'s (:func:`linear_implicit_terms`).
 
-Contract: :class:`ForceVJP` is bound to one model and owns its output buffers (reused from call
-to call: a caller must copy what it keeps past the next call). ``acceleration(x, v, lam_a,
-grads)`` returns (∂(λ·a)/∂x, ∂(λ·a)/∂v) for a = M⁻¹F on free particles, 0 on pinned ones, and
-adds ∂(λ·a)/∂θ to ``grads`` (stiffness, rest_length, damping, mass, gravity): the same sums as
-:func:`hooke.adjoint.forces.acceleration_vjp` (NumPy, the reference it is tested against),
-with the per-spring terms of :mod:`hooke.adjoint.spring_terms` written out:
+Contract: :class:`SymplecticEulerVJP` is bound to one model (and reuses its scratch buffers from
+call to call). ``reverse(x, v, lam_x, lam_v, h, grads)`` is the adjoint step of
+:mod:`.explicit` from the step's start (x, v) and the adjoints of its end: with
+μ = (λv⁺ + h λx⁺) on free particles and λ = h μ on the acceleration a = M⁻¹F(x, v) of
+F = −∇U_spring(x) − Σ_s c_s (Δv·n) n + M g, it returns (λx⁺ + ∂(λ·a)/∂x, μ + ∂(λ·a)/∂v) as new
+arrays and adds ∂(λ·a)/∂θ to ``grads`` (stiffness, rest_length, damping, mass, gravity): the
+same sums as NumPy's :func:`hooke.adjoint.forces.acceleration_vjp` (the reference it is tested
+against), with the per-spring terms of :mod:`hooke.adjoint.spring_terms` written out:
 
     u = M⁻¹λ,  Δu = u_j − u_i,  Δv = v_j − v_i,  un = Δu·n,  vn = Δv·n,
     ∂/∂k_s  −= Δu·∂g/∂k        ∂/∂l0_s −= Δu·∂g/∂l0        ∂/∂c_s −= un vn,
@@ -17,9 +19,9 @@ with the per-spring terms of :mod:`hooke.adjoint.spring_terms` written out:
 with A = a_⊥ I + (a_∥ − a_⊥) n nᵀ, the spring's Hessian as :mod:`hooke.energies.spring` has it.
 Two passes, as :mod:`hooke.kernels`' forward step: one over the springs (their partials, and
 five factors per spring), then one over the particles gathering from their springs through the
-incidence lists (no two threads write one row; a particle's sum runs in a fixed order, so the
-result does not depend on the thread count); on Numba's threads in chunks from
-``PARALLEL_MIN_SPRINGS`` springs up, on the calling thread below.
+incidence lists (no two threads write one row; a particle's sum runs in a fixed order, so only
+∂/∂g, summed by chunks, depends on the thread count, to round-off); on Numba's threads in chunks
+from ``PARALLEL_MIN_SPRINGS`` springs up, on the calling thread below.
 """
 
 from __future__ import annotations
@@ -75,10 +77,11 @@ def _springs_range(first, last, x, v, u, pairs, stiffness, rest, damping, square
 
 
 @njit(cache=True, error_model="numpy")
-def _particles_range(first, last, indptr, other, spring_of, per_spring, x, v, u, inverse_mass,
-                     mass, gravity, grad_m, along_x, along_v) -> tuple[float, float, float]:
-    """Particles first … last − 1: their sums over their springs and ∂/∂m; returns their
-    Σ m_p u_p (for ∂/∂g)."""
+def _particles_range(first, last, indptr, other, spring_of, per_spring, x, v, u, mu, lam_x,
+                     inverse_mass, mass, gravity, grad_m, out_x, out_v) -> tuple[float, float, float]:
+    """Particles first … last − 1: their sums over their springs, the adjoints of the step's
+    start and ∂/∂m; returns their Σ m_p u_p (for ∂/∂g)."""
+    dim = out_x.shape[1]
     g0 = g1 = g2 = 0.0
     for p in range(first, last):
         ax0 = ax1 = ax2 = av0 = av1 = av2 = 0.0
@@ -97,8 +100,11 @@ def _particles_range(first, last, indptr, other, spring_of, per_spring, x, v, u,
             f0 += pull * d0
             f1 += pull * d1
             f2 += pull * d2
-        along_x[p, 0], along_x[p, 1], along_x[p, 2] = ax0, ax1, ax2
-        along_v[p, 0], along_v[p, 1], along_v[p, 2] = av0, av1, av2
+        out_x[p, 0], out_v[p, 0] = lam_x[p, 0] + ax0, mu[p, 0] + av0
+        if dim > 1:
+            out_x[p, 1], out_v[p, 1] = lam_x[p, 1] + ax1, mu[p, 1] + av1
+        if dim > 2:
+            out_x[p, 2], out_v[p, 2] = lam_x[p, 2] + ax2, mu[p, 2] + av2
         by_gravity = u[p, 0] * gravity[0] + u[p, 1] * gravity[1] + u[p, 2] * gravity[2]
         by_force = u[p, 0] * f0 + u[p, 1] * f1 + u[p, 2] * f2
         grad_m[p] += by_gravity - by_force * inverse_mass[p]
@@ -109,62 +115,69 @@ def _particles_range(first, last, indptr, other, spring_of, per_spring, x, v, u,
 
 
 @njit(cache=True, error_model="numpy")
-def _scale_range(first, last, lam_a, inverse_mass, u):
+def _start_range(first, last, x, v, lam_x, lam_v, h, free, inverse_mass, x3, v3, mu, u):
+    """Particles first … last − 1: x, v into the (n, 3) buffers, μ = (λv⁺ + h λx⁺) on free
+    particles, u = h M⁻¹μ."""
     for p in range(first, last):
-        for a in range(3):
-            u[p, a] = lam_a[p, a] * inverse_mass[p]
+        for a in range(x.shape[1]):
+            x3[p, a] = x[p, a]
+            v3[p, a] = v[p, a]
+            mu[p, a] = (lam_v[p, a] + h * lam_x[p, a]) * free[p]
+            u[p, a] = h * mu[p, a] * inverse_mass[p]
 
 
 # The serial entry point never touches Numba's thread pool; both run the three passes in turn.
 @njit(cache=True, error_model="numpy")
-def _vjp_serial(spring_bounds, particle_bounds, x, v, lam_a, pairs, stiffness, rest, damping,
-                squared, indptr, other, spring_of, inverse_mass, mass, gravity, grad_k, grad_l0,
-                grad_c, grad_m, u, per_spring, along_x, along_v, by_gravity):
+def _reverse_serial(spring_bounds, particle_bounds, x, v, lam_x, lam_v, h, pairs, stiffness,
+                    rest, damping, squared, indptr, other, spring_of, free, inverse_mass, mass,
+                    gravity, grad_k, grad_l0, grad_c, grad_m, x3, v3, mu, u, per_spring, out_x,
+                    out_v, by_gravity):
     n = x.shape[0]
-    _scale_range(0, n, lam_a, inverse_mass, u)
-    _springs_range(0, pairs.shape[0], x, v, u, pairs, stiffness, rest, damping, squared,
+    _start_range(0, n, x, v, lam_x, lam_v, h, free, inverse_mass, x3, v3, mu, u)
+    _springs_range(0, pairs.shape[0], x3, v3, u, pairs, stiffness, rest, damping, squared,
                    grad_k, grad_l0, grad_c, per_spring)
-    by_gravity[0] = _particles_range(0, n, indptr, other, spring_of, per_spring, x, v, u,
-                                     inverse_mass, mass, gravity, grad_m, along_x, along_v)
+    by_gravity[0] = _particles_range(0, n, indptr, other, spring_of, per_spring, x3, v3, u, mu,
+                                     lam_x, inverse_mass, mass, gravity, grad_m, out_x, out_v)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def _vjp_parallel(spring_bounds, particle_bounds, x, v, lam_a, pairs, stiffness, rest, damping,
-                  squared, indptr, other, spring_of, inverse_mass, mass, gravity, grad_k,
-                  grad_l0, grad_c, grad_m, u, per_spring, along_x, along_v, by_gravity):
+def _reverse_parallel(spring_bounds, particle_bounds, x, v, lam_x, lam_v, h, pairs, stiffness,
+                      rest, damping, squared, indptr, other, spring_of, free, inverse_mass, mass,
+                      gravity, grad_k, grad_l0, grad_c, grad_m, x3, v3, mu, u, per_spring, out_x,
+                      out_v, by_gravity):
     chunks = particle_bounds.shape[0] - 1
     for chunk in prange(chunks):
-        _scale_range(particle_bounds[chunk], particle_bounds[chunk + 1], lam_a, inverse_mass, u)
+        _start_range(particle_bounds[chunk], particle_bounds[chunk + 1], x, v, lam_x, lam_v, h,
+                     free, inverse_mass, x3, v3, mu, u)
     for chunk in prange(chunks):
-        _springs_range(spring_bounds[chunk], spring_bounds[chunk + 1], x, v, u, pairs,
+        _springs_range(spring_bounds[chunk], spring_bounds[chunk + 1], x3, v3, u, pairs,
                        stiffness, rest, damping, squared, grad_k, grad_l0, grad_c, per_spring)
     for chunk in prange(chunks):
         by_gravity[chunk] = _particles_range(
             particle_bounds[chunk], particle_bounds[chunk + 1], indptr, other, spring_of,
-            per_spring, x, v, u, inverse_mass, mass, gravity, grad_m, along_x, along_v)
+            per_spring, x3, v3, u, mu, lam_x, inverse_mass, mass, gravity, grad_m, out_x, out_v)
 
 
-class ForceVJP:
-    """The compiled :func:`hooke.adjoint.forces.acceleration_vjp` of one model (module
-    docstring)."""
+class SymplecticEulerVJP:
+    """The compiled adjoint of one model's symplectic Euler step (module docstring)."""
 
     def __init__(self, system):
         model = self.model = system.model
-        self.dim = model.dim
         self.pairs = np.ascontiguousarray(model.spring_indices, dtype=np.int64)
         self.squared = model.spring_energy == "squared_length"
         indptr, other, first, second = incidence(self.pairs, model.n_particles)
         spring_of = np.empty(other.size, dtype=np.int64)  # the spring of each slot
         spring_of[first] = spring_of[second] = np.arange(model.n_springs)
         self.incidence = indptr, other.astype(np.int64), spring_of
+        self.free = (~model.pinned).astype(float)
         self.inverse_mass = np.ascontiguousarray(system.inverse_mass[:, 0], dtype=float)
         self.mass = np.ascontiguousarray(model.mass, dtype=float)
         self.gravity = np.zeros(3)
-        self.gravity[:self.dim] = model.gravity
+        self.gravity[:model.dim] = model.gravity
         self.springs = tuple(np.ascontiguousarray(a, dtype=float) for a in (
             model.spring_stiffness, model.spring_rest_length, model.spring_damping))
-        # x, v, λ in, u scratch, ∂/∂x and ∂/∂v out: (n, 3), the padding kept at zero
-        self.buffers = np.zeros((6, model.n_particles, 3))
+        # x, v, μ, u as (n, 3): the padding below 3D stays zero
+        self.buffers = np.zeros((4, model.n_particles, 3))
         self.per_spring = np.zeros((model.n_springs, 5))
         self._bounds = {}
 
@@ -177,19 +190,18 @@ class ForceVJP:
                 for count in (self.model.n_springs, self.model.n_particles))
         return self._bounds[chunks]
 
-    def acceleration(self, x, v, lam_a, grads) -> tuple[np.ndarray, np.ndarray]:
-        x3, v3, lam3, u, along_x, along_v = self.buffers
-        dim = self.dim
-        x3[:, :dim], v3[:, :dim], lam3[:, :dim] = x, v, lam_a
+    def reverse(self, x, v, lam_x, lam_v, h: float, grads) -> tuple[np.ndarray, np.ndarray]:
         spring_bounds, particle_bounds = self.bounds()
+        out_x, out_v = np.empty_like(lam_x, dtype=float), np.empty_like(lam_v, dtype=float)
         by_gravity = np.zeros((spring_bounds.size - 1, 3))
-        kernel = _vjp_parallel if spring_bounds.size > 2 else _vjp_serial
-        kernel(spring_bounds, particle_bounds, x3, v3, lam3, self.pairs, *self.springs,
-               self.squared, *self.incidence, self.inverse_mass, self.mass, self.gravity,
-               grads["stiffness"], grads["rest_length"], grads["damping"], grads["mass"], u,
-               self.per_spring, along_x, along_v, by_gravity)
-        grads["gravity"] += by_gravity.sum(axis=0)[:dim]
-        return along_x[:, :dim], along_v[:, :dim]
+        kernel = _reverse_parallel if spring_bounds.size > 2 else _reverse_serial
+        contiguous = [np.ascontiguousarray(a, dtype=float) for a in (x, v, lam_x, lam_v)]
+        kernel(spring_bounds, particle_bounds, *contiguous, float(h), self.pairs, *self.springs,
+               self.squared, *self.incidence, self.free, self.inverse_mass, self.mass,
+               self.gravity, grads["stiffness"], grads["rest_length"], grads["damping"],
+               grads["mass"], *self.buffers, self.per_spring, out_x, out_v, by_gravity)
+        grads["gravity"] += by_gravity.sum(axis=0)[:self.model.dim]
+        return out_x, out_v
 
 
 @njit(cache=True, error_model="numpy")

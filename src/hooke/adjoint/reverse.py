@@ -111,15 +111,17 @@ def gradient(scene, loss, params, integrator=None, dt=None, t_end=None, **option
     grads = {name: np.zeros(np.shape(getattr(model, attribute)))
              for name, attribute in parameters.ELEMENT_ARRAYS.items()}
     grads["pins"] = np.zeros(shape[1:])
-    pinned = model.pinned[:, None]
+    pins = np.flatnonzero(model.pinned)
     lam_x, lam_v = np.zeros(shape[1:]), np.zeros(shape[1:])
     for first, states, carried in tape.segments():
         for k in range(len(states) - 1, 0, -1):
             frame = frame_of_step.get(first + k)
             if frame is not None:
                 lam_x, lam_v = lam_x + gx[frame], lam_v + gv[frame]
-            grads["pins"] += np.where(pinned, lam_x, 0.0)
-            lam_x, lam_v = np.where(pinned, 0.0, lam_x), np.where(pinned, 0.0, lam_v)
+            # in place: the adjoints are this loop's own arrays (a step returns new ones)
+            grads["pins"][pins] += lam_x[pins]
+            lam_x[pins] = 0.0
+            lam_v[pins] = 0.0
             lam_x, lam_v = adjoint.reverse(states[k - 1], states[k], lam_x, lam_v, grads,
                                            carried[k - 1:k + 1])
     lam_x, lam_v = adjoint.finish(scene.state, lam_x, lam_v, grads, tape.kept[0][1])
