@@ -34,15 +34,15 @@ from ..kernels import PARALLEL_MIN_SPRINGS, incidence
 
 
 @njit(cache=True, error_model="numpy")
-def _springs_range(first, last, x, v, u, pairs, stiffness, rest, damping, squared, grad_k,
+def _springs_range(first, last, rows, pairs, stiffness, rest, damping, squared, grad_k,
                    grad_l0, grad_c, per_spring):
     """Springs first … last − 1: their parameter partials, and in ``per_spring`` the factors
     their ends need."""
     for s in range(first, last):
         i, j = pairs[s, 0], pairs[s, 1]
-        d0, d1, d2 = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
-        u0, u1, u2 = u[j, 0] - u[i, 0], u[j, 1] - u[i, 1], u[j, 2] - u[i, 2]
-        w0, w1, w2 = v[j, 0] - v[i, 0], v[j, 1] - v[i, 1], v[j, 2] - v[i, 2]
+        d0, d1, d2 = rows[j, 0] - rows[i, 0], rows[j, 1] - rows[i, 1], rows[j, 2] - rows[i, 2]
+        u0, u1, u2 = rows[j, 6] - rows[i, 6], rows[j, 7] - rows[i, 7], rows[j, 8] - rows[i, 8]
+        w0, w1, w2 = rows[j, 3] - rows[i, 3], rows[j, 4] - rows[i, 4], rows[j, 5] - rows[i, 5]
         length2 = d0 * d0 + d1 * d1 + d2 * d2
         inv_length = 1.0 / np.sqrt(length2) if length2 > 0.0 else 0.0
         ud = u0 * d0 + u1 * d1 + u2 * d2
@@ -77,7 +77,7 @@ def _springs_range(first, last, x, v, u, pairs, stiffness, rest, damping, square
 
 
 @njit(cache=True, error_model="numpy")
-def _particles_range(first, last, indptr, other, spring_of, per_spring, x, v, u, mu, lam_x,
+def _particles_range(first, last, indptr, other, spring_of, per_spring, rows, mu, lam_x,
                      inverse_mass, mass, gravity, grad_m, out_x, out_v) -> tuple[float, float, float]:
     """Particles first … last − 1: their sums over their springs, the adjoints of the step's
     start and ∂/∂m; returns their Σ m_p u_p (for ∂/∂g)."""
@@ -88,11 +88,11 @@ def _particles_range(first, last, indptr, other, spring_of, per_spring, x, v, u,
         f0, f1, f2 = mass[p] * gravity[0], mass[p] * gravity[1], mass[p] * gravity[2]
         for slot in range(indptr[p], indptr[p + 1]):
             q, s = other[slot], spring_of[slot]
-            d0, d1, d2 = x[q, 0] - x[p, 0], x[q, 1] - x[p, 1], x[q, 2] - x[p, 2]
+            d0, d1, d2 = rows[q, 0] - rows[p, 0], rows[q, 1] - rows[p, 1], rows[q, 2] - rows[p, 2]
             a, b, c = per_spring[s, 0], per_spring[s, 1], per_spring[s, 2]
-            ax0 += a * (u[q, 0] - u[p, 0]) + b * (v[q, 0] - v[p, 0]) + c * d0
-            ax1 += a * (u[q, 1] - u[p, 1]) + b * (v[q, 1] - v[p, 1]) + c * d1
-            ax2 += a * (u[q, 2] - u[p, 2]) + b * (v[q, 2] - v[p, 2]) + c * d2
+            ax0 += a * (rows[q, 6] - rows[p, 6]) + b * (rows[q, 3] - rows[p, 3]) + c * d0
+            ax1 += a * (rows[q, 7] - rows[p, 7]) + b * (rows[q, 4] - rows[p, 4]) + c * d1
+            ax2 += a * (rows[q, 8] - rows[p, 8]) + b * (rows[q, 5] - rows[p, 5]) + c * d2
             drag, pull = per_spring[s, 3], per_spring[s, 4]
             av0 += drag * d0
             av1 += drag * d1
@@ -105,57 +105,57 @@ def _particles_range(first, last, indptr, other, spring_of, per_spring, x, v, u,
             out_x[p, 1], out_v[p, 1] = lam_x[p, 1] + ax1, mu[p, 1] + av1
         if dim > 2:
             out_x[p, 2], out_v[p, 2] = lam_x[p, 2] + ax2, mu[p, 2] + av2
-        by_gravity = u[p, 0] * gravity[0] + u[p, 1] * gravity[1] + u[p, 2] * gravity[2]
-        by_force = u[p, 0] * f0 + u[p, 1] * f1 + u[p, 2] * f2
+        by_gravity = rows[p, 6] * gravity[0] + rows[p, 7] * gravity[1] + rows[p, 8] * gravity[2]
+        by_force = rows[p, 6] * f0 + rows[p, 7] * f1 + rows[p, 8] * f2
         grad_m[p] += by_gravity - by_force * inverse_mass[p]
-        g0 += mass[p] * u[p, 0]
-        g1 += mass[p] * u[p, 1]
-        g2 += mass[p] * u[p, 2]
+        g0 += mass[p] * rows[p, 6]
+        g1 += mass[p] * rows[p, 7]
+        g2 += mass[p] * rows[p, 8]
     return g0, g1, g2
 
 
 @njit(cache=True, error_model="numpy")
-def _start_range(first, last, x, v, lam_x, lam_v, h, free, inverse_mass, x3, v3, mu, u):
-    """Particles first … last − 1: x, v into the (n, 3) buffers, μ = (λv⁺ + h λx⁺) on free
-    particles, u = h M⁻¹μ."""
+def _start_range(first, last, x, v, lam_x, lam_v, h, free, inverse_mass, rows, mu):
+    """Particles first … last − 1: the rows (x, v, u = h M⁻¹μ, each padded to 3), and
+    μ = (λv⁺ + h λx⁺) on free particles."""
     for p in range(first, last):
         for a in range(x.shape[1]):
-            x3[p, a] = x[p, a]
-            v3[p, a] = v[p, a]
+            rows[p, a] = x[p, a]
+            rows[p, 3 + a] = v[p, a]
             mu[p, a] = (lam_v[p, a] + h * lam_x[p, a]) * free[p]
-            u[p, a] = h * mu[p, a] * inverse_mass[p]
+            rows[p, 6 + a] = h * mu[p, a] * inverse_mass[p]
 
 
 # The serial entry point never touches Numba's thread pool; both run the three passes in turn.
 @njit(cache=True, error_model="numpy")
 def _reverse_serial(spring_bounds, particle_bounds, x, v, lam_x, lam_v, h, pairs, stiffness,
                     rest, damping, squared, indptr, other, spring_of, free, inverse_mass, mass,
-                    gravity, grad_k, grad_l0, grad_c, grad_m, x3, v3, mu, u, per_spring, out_x,
-                    out_v, by_gravity):
+                    gravity, grad_k, grad_l0, grad_c, grad_m, rows, mu, per_spring, out_x, out_v,
+                    by_gravity):
     n = x.shape[0]
-    _start_range(0, n, x, v, lam_x, lam_v, h, free, inverse_mass, x3, v3, mu, u)
-    _springs_range(0, pairs.shape[0], x3, v3, u, pairs, stiffness, rest, damping, squared,
-                   grad_k, grad_l0, grad_c, per_spring)
-    by_gravity[0] = _particles_range(0, n, indptr, other, spring_of, per_spring, x3, v3, u, mu,
-                                     lam_x, inverse_mass, mass, gravity, grad_m, out_x, out_v)
+    _start_range(0, n, x, v, lam_x, lam_v, h, free, inverse_mass, rows, mu)
+    _springs_range(0, pairs.shape[0], rows, pairs, stiffness, rest, damping, squared, grad_k,
+                   grad_l0, grad_c, per_spring)
+    by_gravity[0] = _particles_range(0, n, indptr, other, spring_of, per_spring, rows, mu, lam_x,
+                                     inverse_mass, mass, gravity, grad_m, out_x, out_v)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def _reverse_parallel(spring_bounds, particle_bounds, x, v, lam_x, lam_v, h, pairs, stiffness,
                       rest, damping, squared, indptr, other, spring_of, free, inverse_mass, mass,
-                      gravity, grad_k, grad_l0, grad_c, grad_m, x3, v3, mu, u, per_spring, out_x,
+                      gravity, grad_k, grad_l0, grad_c, grad_m, rows, mu, per_spring, out_x,
                       out_v, by_gravity):
     chunks = particle_bounds.shape[0] - 1
     for chunk in prange(chunks):
         _start_range(particle_bounds[chunk], particle_bounds[chunk + 1], x, v, lam_x, lam_v, h,
-                     free, inverse_mass, x3, v3, mu, u)
+                     free, inverse_mass, rows, mu)
     for chunk in prange(chunks):
-        _springs_range(spring_bounds[chunk], spring_bounds[chunk + 1], x3, v3, u, pairs,
-                       stiffness, rest, damping, squared, grad_k, grad_l0, grad_c, per_spring)
+        _springs_range(spring_bounds[chunk], spring_bounds[chunk + 1], rows, pairs, stiffness,
+                       rest, damping, squared, grad_k, grad_l0, grad_c, per_spring)
     for chunk in prange(chunks):
         by_gravity[chunk] = _particles_range(
             particle_bounds[chunk], particle_bounds[chunk + 1], indptr, other, spring_of,
-            per_spring, x3, v3, u, mu, lam_x, inverse_mass, mass, gravity, grad_m, out_x, out_v)
+            per_spring, rows, mu, lam_x, inverse_mass, mass, gravity, grad_m, out_x, out_v)
 
 
 class SymplecticEulerVJP:
@@ -176,8 +176,9 @@ class SymplecticEulerVJP:
         self.gravity[:model.dim] = model.gravity
         self.springs = tuple(np.ascontiguousarray(a, dtype=float) for a in (
             model.spring_stiffness, model.spring_rest_length, model.spring_damping))
-        # x, v, μ, u as (n, 3): the padding below 3D stays zero
-        self.buffers = np.zeros((4, model.n_particles, 3))
+        # a row per particle: x, v and u, each padded to 3 (the padding stays zero), read
+        # together by every spring at the particle; and μ
+        self.buffers = np.zeros((model.n_particles, 9)), np.zeros((model.n_particles, 3))
         self.per_spring = np.zeros((model.n_springs, 5))
         self._bounds = {}
 
