@@ -5,9 +5,9 @@ integrator object steps it, so the frames are bit-identical); the gradient is th
 discrete trajectory — every step's map differentiated exactly (:mod:`.explicit`,
 :mod:`.implicit`, :mod:`.alpha`), not the ODE's — and matches central finite differences of
 ``hooke.simulate`` to their truncation error (for the Newton-solved steps, to the solver's
-tolerance: the implicit function theorem gives the gradient of the exact step). Memory: the states of :class:`.checkpoint.Tape` (by default all of them
-while they fit in ``tape_memory`` bytes, else about √steps; ``checkpoints=`` bounds them) plus
-the saved frames the loss reads.
+tolerance: the implicit function theorem gives the gradient of the exact step). Memory: the
+states of :class:`.checkpoint.Tape` (by default all of them while they fit in ``tape_memory``
+bytes, else about √steps; ``checkpoints=`` bounds them) plus the saved frames the loss reads.
 
 The reverse sweep, from the last step to the first: at each step n the loss's ∂L/∂x_n, ∂L/∂v_n
 are added where n is a saved frame; the pinned rows of x_n (put at the model's x0 by step n − 1)
