@@ -545,8 +545,8 @@ def warp_cell(case: dict) -> str:
     rows = {row["name"]: row for row in case["rows"]}
     ms = significant(rows["Warp tape gradient"]["seconds"] * 1e3)
     if not warp["agrees"]:
-        return (f"{ms} ms, differs from hooke's by {significant(warp['gradient_relative_difference'])}"
-                " relative: no ratio")
+        difference = significant(warp["gradient_relative_difference"])
+        return f"{ms} ms, differs from hooke's by {difference} relative: no ratio"
     return (f"Warp {warp['version']}: {ms} ms (×{significant(warp['warp_gradient_over_forward'])} "
             f"its forward run); hooke ×{significant(warp['hooke_over_warp'])} faster; gradients "
             f"agree to {significant(warp['gradient_relative_difference'])} relative")

@@ -78,7 +78,8 @@ def _springs_range(first, last, rows, pairs, stiffness, rest, damping, squared, 
 
 @njit(cache=True, error_model="numpy")
 def _particles_range(first, last, indptr, other, spring_of, per_spring, rows, mu, lam_x,
-                     inverse_mass, mass, gravity, grad_m, out_x, out_v) -> tuple[float, float, float]:
+                     inverse_mass, mass, gravity, grad_m, out_x,
+                     out_v) -> tuple[float, float, float]:
     """Particles first … last − 1: their sums over their springs, the adjoints of the step's
     start and ∂/∂m; returns their Σ m_p u_p (for ∂/∂g)."""
     dim = out_x.shape[1]

@@ -204,7 +204,8 @@ def print_case(data: dict) -> None:
     verdict = "met" if (data["gradient_over_forward"] or math.inf) <= GOAL else "NOT met"
     print(f"  gradient / forward run {fmt(data['gradient_over_forward'])} (goal <= {GOAL:g}: "
           f"{verdict}); central differences agree to {data['fd_relative_difference']:.1e} "
-          f"relative; checkpointed sweep {'bit-identical' if data['checkpointed_equal'] else 'DIFFERS'}")
+          f"relative; checkpointed sweep "
+          f"{'bit-identical' if data['checkpointed_equal'] else 'DIFFERS'}")
     if warp is not None and warp["gradient"] is None and warp["status"] != "installed":
         print(f"  Warp tape: {warp['status']}")
 
