@@ -526,6 +526,57 @@ def startup(bench: dict) -> str:
                              "llrrrrll"))
 
 
+GRADIENT_COMMAND = "hooke bench gradient --peers --data docs/data"
+GOAL_GRADIENT_OVER_FORWARD = 3.0  # issue 18 §4
+
+
+def times_forward(row: dict) -> str:
+    """A cell: the milliseconds and, when quoted, the ratio to the forward run."""
+    ms = significant(None if row["seconds"] is None else row["seconds"] * 1e3)
+    return ms if row["over_forward"] is None else f"{ms} (×{significant(row['over_forward'])})"
+
+
+def warp_cell(case: dict) -> str:
+    warp = case.get("warp")
+    if warp is None:
+        return ""
+    if warp["gradient"] is None:
+        return warp["status"]
+    rows = {row["name"]: row for row in case["rows"]}
+    ms = significant(rows["Warp tape gradient"]["seconds"] * 1e3)
+    if not warp["agrees"]:
+        difference = significant(warp["gradient_relative_difference"])
+        return f"{ms} ms, differs from hooke's by {difference} relative: no ratio"
+    return (f"Warp {warp['version']}: {ms} ms (×{significant(warp['warp_gradient_over_forward'])} "
+            f"its forward run); hooke ×{significant(warp['hooke_over_warp'])} faster; gradients "
+            f"agree to {significant(warp['gradient_relative_difference'])} relative")
+
+
+@measured_block("gradient", GRADIENT_COMMAND, "bench_gradient.json")
+def gradient(bench: dict) -> str:
+    rows = []
+    for case in bench["rows"]:
+        by_name = {row["name"]: row for row in case["rows"]}
+        checkpointed = by_name[f"hooke.gradient, {case['sqrt_checkpoints']} checkpoints"]
+        central = next(row for name, row in by_name.items() if name.startswith("central"))
+        ratio = case["gradient_over_forward"]
+        goal = (f"≤ {GOAL_GRADIENT_OVER_FORWARD:g}×: "
+                f"{verdict(ratio is not None and ratio <= GOAL_GRADIENT_OVER_FORWARD)}")
+        rows.append([f"`{case['scene']}` `{case['integrator']}`",
+                     f"{case['particles']:,} / {case['springs']:,}",
+                     f"{case['steps']} × {significant(case['dt'])} s",
+                     ", ".join(case["params"]), times_forward(by_name["forward run"]),
+                     times_forward(by_name["hooke.gradient"]), times_forward(checkpointed),
+                     times_forward(central), warp_cell(case), goal])
+    return (f"`{GRADIENT_COMMAND}` ({provenance(bench)}; medians over {bench['rounds']} rounds; "
+            "loss ½ Σ|x(t_end) − target|², P = 2 shared factors; ms, and in brackets the median "
+            "per-round ratio to the forward run):\n\n"
+            + markdown_table(["case", "particles / springs", "steps", "parameters",
+                              "forward run", "hooke.gradient", "with √steps checkpoints",
+                              "central differences (2P runs)", "Warp's tape (same cloth)",
+                              "goal (issue 18)"], rows, "lrrlrrrrll"))
+
+
 # ---------------------------------------------------------------------------------------------
 # Verification: `hooke verify` (spring1d, the double pendulum) and `hooke verify --all` (the
 # matrix of every integrator × every built-in scene, and its stated limitations).

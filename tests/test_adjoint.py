@@ -15,7 +15,7 @@ import pytest
 import hooke
 from hooke import losses
 from hooke.adjoint import base
-from hooke.adjoint.checkpoint import Tape, segment_length
+from hooke.adjoint.checkpoint import TAPE_MEMORY, Tape, segment_length
 from hooke.adjoint.params import ELEMENT_ARRAYS, SHAREABLE, current, with_values
 from hooke.adjoint.spring_terms import SpringGeometry, differences, scatter
 from hooke.adjoint.forces import damping_position_blocks
@@ -422,6 +422,74 @@ def test_tape_memory_and_recomputed_states(n_steps, checkpoints):
     assert segment == (root if checkpoints is None else math.ceil(n_steps / checkpoints))
     assert len(tape.kept) <= most_kept
     assert tape.peak_states <= most_kept + segment - 1
+
+
+def test_default_tape_keeps_every_state_that_fits_in_its_memory():
+    """``checkpoints=None``: segments of one step (every state kept, nothing computed twice)
+    while the n + 1 states fit in the memory, about √n beyond; the gradient is the same bit
+    for bit either way (tested above), and a bad ``tape_memory`` is one line."""
+    assert segment_length(400, None, state_bytes=1000, memory=401_000) == 1
+    assert segment_length(400, None, state_bytes=1000, memory=400_999) == 20
+    assert segment_length(400, None, state_bytes=1000) == 1  # 0.4 MB ≤ TAPE_MEMORY
+    assert segment_length(400, None, state_bytes=TAPE_MEMORY) == 20
+    assert segment_length(400, 10, state_bytes=1, memory=1e9) == 40
+    scene = hooke.scene("spring1d")
+    loss = losses.final_position(np.array([[0.0], [1.0]]))
+    for bad in (-1, "1GB", None):
+        one_line_error(lambda: hooke.gradient(scene, loss, ["mass"], dt=0.005, t_end=0.05,
+                                              tape_memory=bad), "tape_memory", repr(bad))
+
+
+# -- the compiled reverse steps against their NumPy references -------------------------------
+
+FAST_CASES = {  # (scene, integrator, options, dt, t_end)
+    "cloth2d": (lambda: hooke.scene("cloth2d", nx=6, ny=5, stiffness=500.0, damping=2.0),
+                ("symplectic_euler", "implicit_euler_linear"), {}, 0.002, 0.05),
+    "soft3d": (lambda: hooke.scene("soft3d", stiffness=1e4, damping=2.0),
+               ("symplectic_euler", "implicit_euler_linear"), {"solver": "cg"}, 0.002, 0.02),
+    "squared_network": (squared_network, ("symplectic_euler", "implicit_euler_linear"), {},
+                        0.002, 0.05),
+}
+
+
+@pytest.mark.parametrize("case", list(FAST_CASES))
+def test_compiled_reverse_steps_equal_the_numpy_path(case, monkeypatch):
+    """``hooke.adjoint.explicit.COMPILED`` and ``.implicit.COMPILED`` (the compiled reverse
+    steps of :mod:`hooke.adjoint.compiled`) give the NumPy path's gradient to round-off, for
+    every parameter they touch, on cloth2d (2D), soft3d (3D, 691 particles) and a network of
+    squared-length springs; the parallel chunks of the symplectic step (forced here on a small
+    model) the serial pass's."""
+    from hooke.adjoint import compiled, explicit, implicit
+
+    make, integrators, options, dt, t_end = FAST_CASES[case]
+    scene = make()
+    names = ["stiffness", "damping", "rest_length", "mass", "gravity", "x0", "v0"]
+    for integrator in integrators:
+        extra = options if integrator == "implicit_euler_linear" else {}
+        end = hooke.simulate(scene, integrator=integrator, dt=dt, t_end=t_end, **extra).x[-1]
+        loss = losses.final_position(end + 0.01)
+
+        def gradient():
+            return hooke.gradient(scene, loss, names, integrator=integrator, dt=dt, t_end=t_end,
+                                  **extra)[1]
+
+        monkeypatch.setattr(explicit, "COMPILED", False)
+        monkeypatch.setattr(implicit, "COMPILED", False)
+        reference = gradient()
+        monkeypatch.setattr(explicit, "COMPILED", True)
+        monkeypatch.setattr(implicit, "COMPILED", True)
+        runs = [gradient()]
+        if integrator == "symplectic_euler":
+            monkeypatch.setattr(compiled, "PARALLEL_MIN_SPRINGS", 1)
+            monkeypatch.setattr(compiled.numba, "get_num_threads", lambda: 3)
+            runs.append(gradient())
+            monkeypatch.undo()
+        for fast in runs:
+            for name in names:
+                scale = np.max(np.abs(reference[name]))
+                assert scale > 0, (case, integrator, name)
+                np.testing.assert_allclose(fast[name], reference[name], rtol=0,
+                                           atol=1e-12 * scale, err_msg=f"{integrator} {name}")
 
 
 # -- bad input -------------------------------------------------------------------------------

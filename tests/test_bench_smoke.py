@@ -51,11 +51,13 @@ def test_hooke_bench_smoke_runs_every_workload_and_writes_its_data(tmp_path, rea
                   "one whole implicit_euler step from rest", "from crumpled",
                   "other processes' share of the CPU just now", "W6: a saved frame",
                   "W8: seed 003's double pendulum", "startup: fresh processes", "chain n=4",
-                  "book peer", "(other processes used"):
+                  "book peer", "(other processes used", "soft3d implicit_euler_linear",
+                  "gradient / forward run"):
         assert title in out, f"{title!r} missing from:\n{out}"
     assert "failed" not in out and "DIFFERS" not in out
     data = {}
-    for name in ("W1", "W2", "W3", "W4", "W5", "W6", "W8", "joints", "contact", "startup"):
+    for name in ("W1", "W2", "W3", "W4", "W5", "W6", "W8", "joints", "contact", "startup",
+                 "gradient"):
         data[name] = json.loads((tmp_path / f"bench_{name}.json").read_text())
         assert data[name]["smoke"] is True, name
         assert data[name]["command"] == f"hooke bench --smoke --data {tmp_path}", name
@@ -69,7 +71,7 @@ def test_hooke_bench_smoke_runs_every_workload_and_writes_its_data(tmp_path, rea
     assert {"h5py", "matplotlib"} <= set(startup["hooke run spring1d"]["heavy"])
     assert all(row["agrees"] for row in data["W3"]["rows"]) and data["contact"]["peer"]["agrees"]
     assert_rendered_as_smoke(readme_tables, ["speed", "speed-w5", "joints", "contact", "frames",
-                                             "startup"], tmp_path)
+                                             "startup", "gradient"], tmp_path)
 
 
 def test_bench_script_keeps_its_command_line(tmp_path):
@@ -205,7 +207,41 @@ def test_hooke_bench_names_an_unknown_workload():
     done = run_cli("bench", "W7")
     assert done.returncode == 2 and done.stderr.splitlines() == [
         "error: WORKLOAD: unknown workload (known: W1, W2, W3, W4, W5, W6, W8, joints, contact, "
-        "startup), got 'W7'"]
+        "startup, gradient), got 'W7'"]
+
+
+def test_gradient_bench_smoke(tmp_path, readme_tables):
+    """`hooke bench gradient --smoke --peers`: a row per case (cloth2d under symplectic Euler
+    and implicit_euler_linear, soft3d), each gradient agreeing with its central differences and
+    its √steps-checkpointed sweep bit for bit, every time and ratio finite and > 0; Warp's tape
+    on the cloth, where it is installed, computes the same trajectory and gradient (float64, to
+    round-off) before its ratio is quoted, and is a row saying so where it is not."""
+    from hooke.bench import peers
+
+    done = subprocess.run([sys.executable, "-m", "hooke.cli", "bench", "gradient", "--smoke",
+                           "--peers", "--data", str(tmp_path)], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    data = json.loads((tmp_path / "bench_gradient.json").read_text())
+    assert data["smoke"] is True
+    cases = {row["case"]: row for row in data["rows"]}
+    assert list(cases) == ["cloth2d symplectic_euler", "cloth2d implicit_euler_linear",
+                           "soft3d implicit_euler_linear"]
+    for case in cases.values():
+        assert case["fd_agrees"] and case["fd_relative_difference"] < 1e-6, case
+        assert case["checkpointed_equal"] and case["steps"] == 5
+        assert [row["name"] for row in case["rows"]][:2] == ["forward run", "hooke.gradient"]
+        for row in case["rows"]:
+            assert row["seconds"] > 0 and (row["over_forward"] is None or row["over_forward"] > 0)
+        assert case["rows"][0]["over_forward"] == 1.0
+    warp = cases["cloth2d symplectic_euler"]["warp"]
+    if peers.status("warp_tape") == "installed":
+        assert warp["trajectory_agrees"] and warp["agrees"], warp
+        assert warp["gradient_relative_difference"] < 1e-8 and warp["hooke_over_warp"] > 0
+        assert "Warp tape gradient" in done.stdout
+    else:
+        assert warp["status"] == "not installed" and warp["hooke_over_warp"] is None
+    assert_rendered_as_smoke(readme_tables, ["gradient"], tmp_path)
 
 
 def test_a_peer_is_timed_in_its_own_process_after_its_trajectory_agrees(monkeypatch, capsys):

@@ -48,7 +48,7 @@ def test_a_renderer_must_name_its_command(tables, tmp_path):
 
 def test_a_block_without_its_data_names_the_command_that_writes_it(tables, tmp_path):
     for name in ("pendulum-correction", "speed", "speed-w5", "joints", "contact", "frames",
-                 "startup"):
+                 "startup", "gradient"):
         renderer = tables.RENDERERS[name]
         assert renderer(tmp_path) == f"Not measured yet: run `{renderer.command}`.\n"
 
@@ -71,3 +71,47 @@ def test_the_study_tables_take_every_curve_once(tables):
     (7.29e-11, "7.3e-11"), (0.0, "0"), (None, "–")])
 def test_significant_digits_of_a_table_cell(tables, value, text):
     assert tables.significant(value) == text
+
+
+def gradient_case(ratio: float, warp: dict | None) -> dict:
+    """A ``hooke bench gradient`` row as the workload writes it (times in seconds)."""
+    names = ["forward run", "hooke.gradient", "hooke.gradient, 20 checkpoints",
+             "central differences (4 runs)", "Warp forward run", "Warp tape gradient"]
+    seconds = [0.5, 0.5 * ratio, 0.5 * (ratio + 1), 2.0, 0.25, 1.5]
+    over = [1.0, ratio, ratio + 1, 4.0, None, None]
+    rows = [{"name": name, "seconds": t, "rounds": [t], "over_forward": o}
+            for name, t, o in zip(names, seconds, over)]
+    case = {"case": "cloth2d symplectic_euler", "scene": "cloth2d",
+            "integrator": "symplectic_euler", "dt": 0.0025, "steps": 400,
+            "params": ["stiffness", "damping"], "particles": 1200, "springs": 4592,
+            "sqrt_checkpoints": 20, "gradient_over_forward": ratio, "rows": rows}
+    if warp is not None:
+        case["warp"] = warp
+    return case
+
+
+def test_the_gradient_block_quotes_ratios_and_the_goal_from_its_data(tables, tmp_path):
+    """The gradient block: every time with its ratio to the forward run, the goal met at ≤ 3×
+    only, and Warp's ratio only where its gradient agreed with hooke's."""
+    import json
+
+    measured = {"date": "2026-11-26T12:00:00", "commit": "abc1234", "cpu": "AMD EPYC",
+                "cores": 2, "numba_threads": 2, "blas_kernel": "SkylakeX",
+                "others_cpu_share": 0.01}
+    agreeing = {"status": "installed", "version": "1.19.0", "gradient": {}, "agrees": True,
+                "gradient_relative_difference": 1e-14, "warp_gradient_over_forward": 6.0,
+                "hooke_over_warp": 1.5}
+    differing = dict(agreeing, agrees=False, gradient_relative_difference=0.1,
+                     hooke_over_warp=None)
+    bench = {"command": tables.GRADIENT_COMMAND, "measured": measured, "smoke": False,
+             "rounds": 5, "rows": [gradient_case(2.5, agreeing), gradient_case(3.2, differing),
+                                   gradient_case(2.0, None)]}
+    (tmp_path / "bench_gradient.json").write_text(json.dumps(bench))
+    text = tables.RENDERERS["gradient"](tmp_path)
+    lines = [line for line in text.splitlines() if line.startswith("| `cloth2d`")]
+    assert len(lines) == 3 and "SMOKE" not in text
+    assert "| 500 (×1) | 1,250 (×2.5) | 1,750 (×3.5) | 2,000 (×4) |" in lines[0]
+    assert "hooke ×1.5 faster" in lines[0] and lines[0].endswith("≤ 3×: met |")
+    assert "no ratio" in lines[1] and "faster" not in lines[1]
+    assert lines[1].endswith("≤ 3×: **not met** |")
+    assert lines[2].endswith("|  | ≤ 3×: met |")

@@ -366,9 +366,11 @@ def study_command(
 @app.command("bench")
 def bench_command(
     workloads: list[str] = typer.Argument(
-        None, metavar="[WORKLOAD]...", help="W1 … W6, W8, joints, contact, startup (default: all)"),
+        None, metavar="[WORKLOAD]...",
+        help="W1 … W6, W8, joints, contact, startup, gradient (default: all)"),
     peers: bool = typer.Option(False, "--peers", help="also the installed peers, timed in turn "
-                               "with hooke (Taichi, Warp, Newton: pip install hooke[bench])"),
+                               "with hooke (Taichi, Warp, Newton, Warp's tape: pip install "
+                               "hooke[bench])"),
     smoke: bool = typer.Option(False, "--smoke", help="a few steps of small sizes: a check that "
                                "it runs, not a measurement"),
     data: Optional[Path] = typer.Option(None, "--data", help="also write DIR/bench_<workload>.json "

@@ -19,6 +19,9 @@ and the pinned rows of y (at x0) receive −h² H(y) w − h D(x) w. With fixed 
 contact planes the barrier B is one more potential in U (H(y) includes its Hessian, unprojected:
 it is PSD already), and ∂/∂κ = −h² w·∇B(y)/κ (B is linear in κ). The CCD line search only
 chooses how Newton gets to y, not y, so it has no part in the gradient.
+
+``implicit_euler_linear``'s spring terms run compiled (:func:`.compiled.linear_implicit_terms`);
+``COMPILED = False`` keeps them in NumPy (:meth:`LinearlyImplicitEulerAdjoint.spring_terms`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ import numpy as np
 from ..energies import barrier
 from ..linalg import SparseSolver
 from .base import AdjointStep, adjoint_of
+from .compiled import linear_implicit_terms
 from .spring_terms import SpringGeometry, differences, scatter
+
+COMPILED = True  # False: implicit_euler_linear's spring terms in NumPy (the reference)
 
 
 class ImplicitAdjoint(AdjointStep):
@@ -57,6 +63,18 @@ class LinearlyImplicitEulerAdjoint(ImplicitAdjoint):
         model, system, h, x, v, v_next = self.model, self.system, self.h, start.x, start.v, end.v
         matrix = system.combined_matrix(x, 1.0, h * h, h)
         w = self.solve(matrix, (lam_v + h * lam_x) * self.free)
+        if COMPILED:
+            new_x = linear_implicit_terms(model, x, w, v_next, h, grads, np.array(lam_x, float))
+        else:
+            new_x = lam_x - self.spring_terms(x, w, v_next, grads)
+        grads["mass"] += np.einsum("na,na->n", w, v - v_next + h * model.gravity)
+        grads["gravity"] += h * np.sum(model.mass[:, None] * w, axis=0)
+        return new_x, model.mass[:, None] * w
+
+    def spring_terms(self, x, w, v_next, grads) -> np.ndarray:
+        """NumPy's h A Δw + h ∂_x ψ(w, v⁺) + h² ∂_x(wᵀ H v⁺) on the particles, the parameters'
+        terms added to ``grads``: the reference :mod:`.compiled` matches."""
+        model, h = self.model, self.h
         geometry = SpringGeometry(model, x)
         dw, dv_next = differences(model, w), differences(model, v_next)
         by_k, by_l0 = geometry.gradient_partials()
@@ -65,11 +83,8 @@ class LinearlyImplicitEulerAdjoint(ImplicitAdjoint):
         grads["rest_length"] -= h * np.einsum("sa,sa->s", dw, by_l0) + h * h * hessian_l0
         by_c, by_d = geometry.damping_partials(dw, dv_next)
         grads["damping"] -= h * by_c
-        new_x = lam_x - scatter(model, h * geometry.hessian_times(dw) + h * by_d
-                                + h * h * geometry.hessian_derivative(dw, dv_next))
-        grads["mass"] += np.einsum("na,na->n", w, v - v_next + h * model.gravity)
-        grads["gravity"] += h * np.sum(model.mass[:, None] * w, axis=0)
-        return new_x, model.mass[:, None] * w
+        return scatter(model, h * geometry.hessian_times(dw) + h * by_d
+                       + h * h * geometry.hessian_derivative(dw, dv_next))
 
 
 @adjoint_of

@@ -5,8 +5,9 @@ integrator object steps it, so the frames are bit-identical); the gradient is th
 discrete trajectory — every step's map differentiated exactly (:mod:`.explicit`,
 :mod:`.implicit`, :mod:`.alpha`), not the ODE's — and matches central finite differences of
 ``hooke.simulate`` to their truncation error (for the Newton-solved steps, to the solver's
-tolerance: the implicit function theorem gives the gradient of the exact step). Memory: the states of :class:`.checkpoint.Tape` (about √steps by
-default, ``checkpoints=`` bounds them) plus the saved frames the loss reads.
+tolerance: the implicit function theorem gives the gradient of the exact step). Memory: the
+states of :class:`.checkpoint.Tape` (by default all of them while they fit in ``tape_memory``
+bytes, else about √steps; ``checkpoints=`` bounds them) plus the saved frames the loss reads.
 
 The reverse sweep, from the last step to the first: at each step n the loss's ∂L/∂x_n, ∂L/∂v_n
 are added where n is a saved frame; the pinned rows of x_n (put at the model's x0 by step n − 1)
@@ -25,7 +26,7 @@ from ..errors import HookeInputError
 from ..simulate import plan
 from . import alpha, base, explicit, implicit  # noqa: F401  (registers the adjoint steps)
 from . import params as parameters
-from .checkpoint import Tape, segment_length
+from .checkpoint import TAPE_MEMORY, Tape, segment_length, snapshot
 
 
 @dataclass
@@ -76,10 +77,13 @@ def gradient(scene, loss, params, integrator=None, dt=None, t_end=None, **option
         params: names (and modes) of :mod:`hooke.adjoint.params`: a gradient per element
             (the array's shape) or, ``{"stiffness": "shared"}``, one float for a shared factor.
         **options: ``save_every`` (the frames the loss sees), ``checkpoints`` (the most states
-            kept for the reverse sweep; None: about √steps), and the integrator's options.
+            kept for the reverse sweep; None: every state while they fit in ``tape_memory``
+            bytes, default :data:`~hooke.adjoint.checkpoint.TAPE_MEMORY`, else about √steps),
+            and the integrator's options.
     """
     save_every = options.pop("save_every", None)
     checkpoints = options.pop("checkpoints", None)
+    memory = options.pop("tape_memory", TAPE_MEMORY)
     run = plan(scene, integrator, dt, t_end, save_every, **options)
     model = scene.model
     step = base.get(run.name)
@@ -87,7 +91,10 @@ def gradient(scene, loss, params, integrator=None, dt=None, t_end=None, **option
     adjoint = step(run.system, run.stepper)
     parsed = parameters.parse(params, model)
     check_loss(loss)
-    tape = Tape(run.stepper, run.n_steps, segment_length(run.n_steps, checkpoints),
+    state_bytes = 2 * scene.state.x.nbytes + sum(
+        value.nbytes for value in snapshot(run.stepper).values() if isinstance(value, np.ndarray))
+    tape = Tape(run.stepper, run.n_steps,
+                segment_length(run.n_steps, checkpoints, state_bytes, memory),
                 lambda: type(run.stepper)(run.system, run.dt, **run.stepper.options))
     frame_of_step = {int(step): frame for frame, step in enumerate(run.steps)}
     shape = (run.steps.size, model.n_particles, model.dim)
@@ -104,15 +111,17 @@ def gradient(scene, loss, params, integrator=None, dt=None, t_end=None, **option
     grads = {name: np.zeros(np.shape(getattr(model, attribute)))
              for name, attribute in parameters.ELEMENT_ARRAYS.items()}
     grads["pins"] = np.zeros(shape[1:])
-    pinned = model.pinned[:, None]
+    pins = np.flatnonzero(model.pinned)
     lam_x, lam_v = np.zeros(shape[1:]), np.zeros(shape[1:])
     for first, states, carried in tape.segments():
         for k in range(len(states) - 1, 0, -1):
             frame = frame_of_step.get(first + k)
             if frame is not None:
                 lam_x, lam_v = lam_x + gx[frame], lam_v + gv[frame]
-            grads["pins"] += np.where(pinned, lam_x, 0.0)
-            lam_x, lam_v = np.where(pinned, 0.0, lam_x), np.where(pinned, 0.0, lam_v)
+            # in place: the adjoints are this loop's own arrays (a step returns new ones)
+            grads["pins"][pins] += lam_x[pins]
+            lam_x[pins] = 0.0
+            lam_v[pins] = 0.0
             lam_x, lam_v = adjoint.reverse(states[k - 1], states[k], lam_x, lam_v, grads,
                                            carried[k - 1:k + 1])
     lam_x, lam_v = adjoint.finish(scene.state, lam_x, lam_v, grads, tape.kept[0][1])

@@ -4,12 +4,14 @@
     hooke bench W1 W3 --peers         # some, with the installed peers (pip install hooke[bench])
     hooke bench --smoke               # a few steps of small sizes: a check that it runs
     hooke bench W6 startup --data docs/data   # also write docs/data/bench_W6.json …
+    hooke bench gradient --peers              # a gradient's cost, against Warp's tape
 
 Workloads (:data:`WORKLOADS`; one module per family): W1, W2 (:mod:`.cloth`: the explicit
 cloth step against Taichi, Warp and Newton), W3, W4 (:mod:`.implicit`), W5 (:mod:`.sizes`),
 W6 (:mod:`.saving`: a saved frame), W8 (:mod:`.pendulum`: seed 003 under RK45 against its
 ``solve_ivp`` script), ``joints`` and ``contact`` (against seed 002's C++ figures and the
-book's Python), ``startup`` (fresh processes).
+book's Python), ``startup`` (fresh processes), ``gradient`` (:mod:`.gradient`: hooke.gradient
+against the forward run, central differences and Warp's tape).
 
 Contract: every workload prints its table and returns its data; :func:`run` prints the machine
 and how busy it is, runs the workloads asked for, prints the share of the CPU that other
@@ -46,6 +48,8 @@ WORKLOADS = {
     "joints": ("joints", "joints", "generalized_alpha on jointed scenes, against seed 002's C++"),
     "contact": ("contact", "contact", "implicit contact steps, against the book's Python"),
     "startup": ("startup", "startup", "import hooke, hooke --help, hooke run spring1d"),
+    "gradient": ("gradient", "gradient", "hooke.gradient against its forward run, central "
+                 "differences and Warp's tape"),
 }
 ALIASES = {"frames": "W6"}
 NEEDS_BANDWIDTH = ("W1", "W2")
