@@ -115,24 +115,27 @@ def test_the_velocity_jacobian_of_every_assembly_path_is_minus_df_dv():
     """D = −∂f/∂v (dashpots and drag's C) of combined_matrix (in-place kernel and generic path),
     combined_matrix_full and the α-methods' saddle-point matrix, against central differences of
     System.force at a random state and time."""
-    model = spring_model(wind=(1.0, 0.5), motion=Sinusoid(0.3, (1.0, 0.0), 4.0))
-    system = System(model)
     rng = np.random.default_rng(5)
-    x = model.x0 + 0.1 * rng.standard_normal(model.x0.shape)
-    v = rng.standard_normal(model.x0.shape)
-    full = central_jacobian(lambda u: system.force(x, u, 0.7), v)
-    free = system.free_dofs
-    np.testing.assert_allclose(system.combined_matrix(x, 0.0, 0.0, 1.0).toarray(),
-                               full[np.ix_(free, free)], atol=1e-8)
-    np.testing.assert_allclose(system.generic_combined_matrix(x, 0.0, 0.0, 1.0).toarray(),
-                               full[np.ix_(free, free)], atol=1e-8)
-    np.testing.assert_allclose(system.combined_matrix_full(x, 0.0, 0.0, 1.0).toarray(), full,
-                               atol=1e-8)
-    saddle = SaddlePointMatrix(system).assemble(x, np.zeros(0), 0.0, 0.0, 1.0)
-    np.testing.assert_allclose(saddle.toarray(), full[np.ix_(free, free)], atol=1e-8)
-    # drag's share alone: C = diag(c_i) per DOF
-    c_only = full - central_jacobian(lambda u: system.force(x, u, 0.7) - drag.force(model, u, 0.7), v)
-    np.testing.assert_allclose(c_only, np.diag(np.repeat(model.drag, 2)), atol=1e-8)
+    # without wind springs and gravity take the in-place kernel (hooke.kernels.spring_matrix);
+    # the wind's step term sends implicit_euler's matrices down the generic path
+    for model, in_place in ((spring_model(), True),
+                            (spring_model(wind=(1.0, 0.5), motion=Sinusoid(0.3, (1.0, 0.0), 4.0)),
+                             False)):
+        system = System(model)
+        assert system.springs_and_gravity(system.step_terms(model.initial_state(), 0.01)) is in_place
+        x = model.x0 + 0.1 * rng.standard_normal(model.x0.shape)
+        v = rng.standard_normal(model.x0.shape)
+        full = central_jacobian(lambda u: system.force(x, u, 0.7), v)
+        free = np.ix_(system.free_dofs, system.free_dofs)
+        for matrix in (system.combined_matrix(x, 0.0, 0.0, 1.0),
+                       system.generic_combined_matrix(x, 0.0, 0.0, 1.0),
+                       SaddlePointMatrix(system).assemble(x, np.zeros(0), 0.0, 0.0, 1.0)):
+            np.testing.assert_allclose(matrix.toarray(), full[free], atol=1e-8)
+        np.testing.assert_allclose(system.combined_matrix_full(x, 0.0, 0.0, 1.0).toarray(), full,
+                                   atol=1e-8)
+        # drag's share alone: C = diag(c_i) per DOF
+        without = central_jacobian(lambda u: system.force(x, u, 0.7) - drag.force(model, u, 0.7), v)
+        np.testing.assert_allclose(full - without, np.diag(np.repeat(model.drag, 2)), atol=1e-8)
 
 
 def test_implicit_euler_minimises_an_incremental_potential_whose_gradient_is_its_own():
@@ -264,3 +267,23 @@ def test_the_adjoint_refuses_air_drag():
     with pytest.raises(HookeInputError, match="^scene: has air drag, which hooke.gradient does "
                                               "not differentiate"):
         hooke.gradient(scene, lambda result: float(np.sum(result.x[-1])), ["stiffness"])
+
+
+def test_the_readme_example_blows_the_mass_downwind():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"### Air drag and wind\n.*?```python\n(.*?)```", text, re.S).group(1)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    result = namespace["result"]
+    assert result.complete and result.n_frames == 201
+    # the breeze along x pushes the hanging mass downwind; the 0.5 s gust along y, then over,
+    # leaves it swinging otherwise than the breeze alone
+    assert result.x[-1, 1, 0] > 0.01
+    calm = replace(result.scene.model, wind_motion=None)
+    breeze = hooke.simulate(hooke.Scene(calm, integrator="implicit_euler", dt=0.01, t_end=2.0))
+    assert np.max(np.abs(breeze.x[:, 1, 1] - result.x[:, 1, 1])) > 0.01
+    np.testing.assert_allclose(drag.wind(result.scene.model, 0.25), [2.0, 3.0])
+    np.testing.assert_allclose(drag.wind(result.scene.model, 0.75), [2.0, 0.0])

@@ -13,24 +13,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from .checks import _checked_motion, _numbers, _vector
-from .errors import HookeInputError
+from .checks import _checked_motion, _vector, per_particle
 
 
 def check_drag(drag, n: int | None = None) -> float | np.ndarray:
     """The drag coefficient c [N·s/m]: one number >= 0, or one per particle (``n`` of them,
     when known)."""
-    values = _numbers(drag)
-    if values is None:
-        raise HookeInputError("air.drag", "must be a number or one number per particle", drag)
-    if values.ndim > 1 or not np.all(np.isfinite(values)) or np.any(values < 0):
-        raise HookeInputError("air.drag", "must be finite and >= 0, one number or one per "
-                              "particle", drag)
-    if values.ndim == 0:
-        return float(values)
-    if n is not None and values.shape != (n,):
-        raise HookeInputError("air.drag", f"must have one value per particle ({n})", drag)
-    return values.copy()
+    return per_particle(drag, "air.drag", n)
 
 
 def air_fields(dim: int, n: int, drag, wind=None, motion=None) -> dict:

@@ -27,7 +27,7 @@ from .obstacles import ObstacleBuilder, check_sphere, obstacle_mesh
 from .surfaces import check_face_shapes, check_faces, start_problems
 # The primitives moved to hooke.checks stay importable from here (scene files, builders use them).
 from .checks import (_checked_motion, _count, _number, _numbers, _strict_array,  # noqa: F401
-                     _vector)
+                     _vector, per_particle)
 
 
 # -- checks shared by ModelBuilder and scene-file validation (hooke.io.scene_file) ----------------
@@ -110,17 +110,7 @@ def check_plane(k: int, normal, point, friction, dim: int) -> tuple[np.ndarray, 
 
 def contact_area(area, n: int | None = None) -> float | np.ndarray:
     """The barrier weight A: one number >= 0, or one per particle (``n`` of them, when known)."""
-    values = _numbers(area)
-    if values is None:
-        raise HookeInputError("contact.area", "must be a number or one number per particle", area)
-    if values.ndim > 1 or not np.all(np.isfinite(values)) or np.any(values < 0):
-        raise HookeInputError("contact.area", "must be finite and >= 0, one number or one "
-                              "per particle", area)
-    if values.ndim == 0:
-        return float(values)
-    if n is not None and values.shape != (n,):
-        raise HookeInputError("contact.area", f"must have one value per particle ({n})", area)
-    return values.copy()
+    return per_particle(area, "contact.area", n)
 
 
 def contact_weights(area, pinned) -> np.ndarray:
