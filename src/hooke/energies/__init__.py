@@ -28,7 +28,8 @@ them):
 - ``start_guess(model, x, t, t_next) -> x``: a Newton start inside the domain at t_next.
 
 Step terms (``STEP_TERMS``) are dissipative terms of the implicit incremental potential whose
-value depends on the step start (lagged friction, the wind's push on air drag): ``NAME``, ``active(model)``, a fixed
+value depends on the step start (lagged friction, the wind's push on air drag): ``NAME``,
+``active(model)``, a fixed
 ``hessian_structure(model)`` (or ``VARYING_PATTERN = True``: friction with obstacles and
 between surfaces), and
 ``prepare(model, start, h)`` returning, for the step from the State ``start`` to start.t + h, an

@@ -4,8 +4,8 @@ models (Numba, cache=True).
 Contract:
 - :meth:`CompiledNewton.build` returns a kernel for a system whose potential terms are springs
   (both energy forms, with spring damping), gravity and contact planes, whose step term is at most
-  lagged friction, without air drag, with fixed or moving pins, at most ``MAX_FREE_DOFS`` free DOFs and a direct
-  solver (``solver`` "auto" or "direct"); else None, and :class:`.implicit.ImplicitEuler` keeps
+  lagged friction, without air drag, with fixed or moving pins, at most ``MAX_FREE_DOFS`` free
+  DOFs and a direct solver (``solver`` "auto" or "direct"); else None, and :class:`.implicit.ImplicitEuler` keeps
   its generic path (joints, large models, CG, any other term such as the viewer's cursor spring).
 - :meth:`CompiledNewton.solve` runs the whole Newton loop of one step in one call: the same
   incremental potential, gradient and PSD-projected Hessian (dense, the same closed-form spring

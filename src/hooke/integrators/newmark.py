@@ -53,8 +53,7 @@ it once, near t = 1.39 s where its end link's tension peaks at 2.3 kN); counted 
 residual history; a singular joint set names the joints.
 
 Models of springs, gravity and joints (no air drag) small enough for a banded LU take this same
-step compiled,
-many steps per call (:mod:`.newmark_compiled`, 10–30× faster on the seed 002 scenes): ``step``
+step compiled, many steps per call (:mod:`.newmark_compiled`, 10–30× faster on the seed 002 scenes): ``step``
 and ``advance`` choose it on the first step; ``COMPILED = False`` forces the generic path.
 """
 

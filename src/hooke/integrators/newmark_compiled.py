@@ -3,8 +3,8 @@
 Contract:
 - :meth:`CompiledAlpha.build` returns a kernel for a system whose forces are only springs (both
   energy forms, spring damping) and gravity, with or without joints, without contact, air drag
-  or moving pins, when a banded LU of its saddle-point matrix is cheap (``MAX_BAND_WORK``); else None, and
-  :class:`.newmark.AlphaMethod` keeps its generic sparse path.
+  or moving pins, when a banded LU of its saddle-point matrix is cheap (``MAX_BAND_WORK``); else
+  None, and :class:`.newmark.AlphaMethod` keeps its generic sparse path.
 - :meth:`CompiledAlpha.run` takes many steps in one call with the generic step's formulas, Newton
   convergence test, simplified-Newton refactor rule and velocity projection (solved here with the
   band LU of [M, Gᵀ; G, 0]; module docstring of :mod:`.newmark`), and

@@ -18,7 +18,8 @@ is defined for k = 0 too (a pure damper). Other potential terms than springs and
 viewer's cursor spring) act as explicit forces in the prediction; air drag −c (v − w) with the
 wind w at t + hs (:mod:`hooke.energies.drag`) is implicit there, exactly as implicit Euler takes
 a particle's own linear drag, so it never destabilises a step. The velocity is v̂ plus the
-constraint correction, so a particle no constraint touches moves exactly ballistically.
+constraint correction, so a particle no constraint touches moves exactly as predicted
+(ballistically, or slowed by its drag).
 
 With one iteration per substep and a constraint linear along its direction (the 1D spring) a
 substep is exactly implicit Euler; in general XPBD converges to implicit Euler as iterations grow
