@@ -16,6 +16,10 @@ Drag is no energy but a dissipative force, like spring damping (:mod:`.damping`)
   and w at the step's end: ½ h Δyᵀ C Δy is the damping term (D + C), and what is left,
   −h² (C w)·Δy, is this module's step term (see :mod:`hooke.energies`: ``prepare`` gives it for
   one step, weighted by h² like the potentials, its Hessian zero).
+
+The fused and compiled fast paths (:mod:`hooke.kernels`' passes, the compiled rk45, α-method and
+implicit Euler steps) take no time-dependent force: a model with drag runs the generic paths. The
+static equilibrium of :mod:`hooke.analysis` takes the steady wind's push on particles at rest.
 """
 
 from __future__ import annotations
