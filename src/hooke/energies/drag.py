@@ -79,14 +79,17 @@ class WindWork:
         self.push = coefficients(model)[:, None] * w  # (n, d) C w
 
     def value(self, model, y: np.ndarray) -> float:
+        """−Σ c_i w·(y_i − x_i) [J] (the incremental potential weights it by h², as a potential)."""
         return -float(np.sum(self.push * (y - self.x_start)))
 
     def gradient(self, model, y: np.ndarray) -> np.ndarray:
+        """(n, d) −c_i w, the same at every y."""
         return -self.push
 
     hessian_structure = staticmethod(hessian_structure)
 
     def hessian_values(self, model, y: np.ndarray, project_psd: bool = False) -> np.ndarray:
+        """No entries: the term is linear in y."""
         return np.empty(0)
 
 
