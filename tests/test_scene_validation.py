@@ -446,7 +446,7 @@ def doc_table(heading: str) -> dict[str, str]:
 
 def test_every_documented_example_is_valid_and_runs(tmp_path):
     examples = [text for kind, text in BLOCKS if kind == "toml"]
-    assert len(examples) == 8
+    assert len(examples) == 9
     for k, text in enumerate(examples):
         path = tmp_path / f"example{k}.toml"
         path.write_text(text)

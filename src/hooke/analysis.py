@@ -3,7 +3,9 @@
 Contract:
 - :func:`equilibrium` finds x* with ∇U(x*) + G(x*)ᵀ T* = 0 and g(x*) = 0 (a local minimum of the
   potential on the joints' manifold; T* are the joint tensions there, sign as in
-  :mod:`hooke.constraints`). Method: Newton on the saddle-point system
+  :mod:`hooke.constraints`). With air drag, U includes the steady wind's push on the particles
+  at rest, −Σ c_i w·x_i (:mod:`hooke.energies.drag`; the air's motion, a gust, has no static
+  state and is left out). Method: Newton on the saddle-point system
   [∇²U + Σ T_k ∇²g_k + μM, Gᵀ; G, 0] with a Levenberg–Marquardt shift μ ≥ 0 that grows until the
   step lowers U, every trial point projected back onto g = 0. Failure raises
   :class:`SimulationError` with the residual history.
@@ -30,6 +32,7 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from .energies import drag, kinetic
 from .errors import HookeInputError, SimulationError
 from .io.scene_file import builtin_scene
 from .model import Model
@@ -91,6 +94,8 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
     zero_v = np.zeros_like(x)
     if joints is not None:
         x, _ = joints.project(x, zero_v, 0.0)
+    # the steady wind pushes a particle at rest with the constant force c_i w
+    terms = system.terms + ([drag.WindWork(model, model.x0, model.wind)] if model.has_drag else [])
     linearisation = SaddlePointMatrix(system)
     mass_scale = float(np.mean(model.mass))
     stiffness_scale = max(float(np.max(np.abs(linearisation.assemble(x, np.zeros(m), 0.0, 1.0, 0.0).diagonal()),
@@ -99,10 +104,10 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
     lengths = np.concatenate([model.joint_length, model.spring_rest_length[model.spring_rest_length > 0]])
     max_move = 0.2 * (float(np.min(lengths)) if lengths.size else 1.0)
     shift = 0.0
-    energy = system.potential_energy(x)
+    energy = system.potential_energy(x, terms)
     history = []
     for _ in range(max_iterations):
-        gradient = system.potential_gradient(x)
+        gradient = system.potential_gradient(x, terms)
         tension = _multipliers(system, x, gradient) if joints is not None else np.zeros(0)
         residual = gradient.copy()
         if joints is not None:
@@ -129,7 +134,7 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
                 try:
                     if joints is not None:
                         trial, _ = joints.project(trial, zero_v, 0.0)
-                    trial_energy = system.potential_energy(trial)
+                    trial_energy = system.potential_energy(trial, terms)
                 except SimulationError:  # the projection failed: reject, shorten the step
                     pass
             if trial_energy <= energy + 1e-14 * abs(energy):
@@ -195,7 +200,7 @@ def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> 
     linearisation = SaddlePointMatrix(system)
     full = linearisation.assemble(x, tension, 0.0, 1.0, 0.0)  # [K, Gᵀ; G, 0]
     stiffness = full[: free.size, : free.size]
-    mass = linearisation.mass[free]
+    mass = kinetic.mass_diagonal(model)[free]
     if dense is None:
         dense = free.size <= DENSE_LIMIT or k >= n_modes - 1
     if dense:

@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .air import air_fields, check_drag
 from .constraints import check_joint_set
 from .errors import HookeInputError, HookeInputErrors, collect, is_count
 from .io.files import read_mesh
@@ -26,7 +27,7 @@ from .obstacles import ObstacleBuilder, check_sphere, obstacle_mesh
 from .surfaces import check_face_shapes, check_faces, start_problems
 # The primitives moved to hooke.checks stay importable from here (scene files, builders use them).
 from .checks import (_checked_motion, _count, _number, _numbers, _strict_array,  # noqa: F401
-                     _vector)
+                     _vector, per_particle)
 
 
 # -- checks shared by ModelBuilder and scene-file validation (hooke.io.scene_file) ----------------
@@ -109,17 +110,7 @@ def check_plane(k: int, normal, point, friction, dim: int) -> tuple[np.ndarray, 
 
 def contact_area(area, n: int | None = None) -> float | np.ndarray:
     """The barrier weight A: one number >= 0, or one per particle (``n`` of them, when known)."""
-    values = _numbers(area)
-    if values is None:
-        raise HookeInputError("contact.area", "must be a number or one number per particle", area)
-    if values.ndim > 1 or not np.all(np.isfinite(values)) or np.any(values < 0):
-        raise HookeInputError("contact.area", "must be finite and >= 0, one number or one "
-                              "per particle", area)
-    if values.ndim == 0:
-        return float(values)
-    if n is not None and values.shape != (n,):
-        raise HookeInputError("contact.area", f"must have one value per particle ({n})", area)
-    return values.copy()
+    return per_particle(area, "contact.area", n)
 
 
 def contact_weights(area, pinned) -> np.ndarray:
@@ -181,6 +172,7 @@ class ModelBuilder(ObstacleBuilder):
         self._joint_length: list[float] = []
         self._joint_keys: dict[tuple[int, int], int] = {}
         self._cells: list[dict[str, np.ndarray]] = []  # helpers' cells: Model.triangles …
+        self._air: dict | None = None  # set_air's arguments, checked against n in finalize
         self._init_obstacles()  # add_sphere, add_obstacle: hooke.obstacles.ObstacleBuilder
 
     # -- particles ------------------------------------------------------------------------
@@ -308,6 +300,21 @@ class ModelBuilder(ObstacleBuilder):
             if not isinstance(self_contact, (bool, np.bool_)):
                 raise HookeInputError("contact.self_contact", "must be True or False", self_contact)
             self._self_contact = bool(self_contact)
+
+    def set_air(self, drag, wind=None, motion=None) -> None:
+        """Linear air drag f_i = −c_i (v_i − w(t)) towards the wind w(t) on every particle
+        (:mod:`hooke.energies.drag`): ``drag`` c [N·s/m] is one number for every particle or one
+        per particle (checked against the particle count by :meth:`finalize`); ``wind`` the
+        steady wind velocity (default 0); ``motion`` the air moving as a prescribed motion (see
+        :mod:`hooke.motion`) whose velocity adds to the wind, for a gust or a sloshing wind. A
+        second call replaces the first.
+        """
+        check_drag(drag)
+        if wind is not None:
+            _vector(wind, self.dim, "air.wind", squared=True)
+        if motion is not None:
+            motion = _checked_motion(motion, self.dim, "air.motion")
+        self._air = dict(drag=drag, wind=wind, motion=motion)
 
     def add_surface(self, faces, friction: float = 0.0) -> np.ndarray:
         """Add a contact surface: ``faces`` are index pairs (segments) in 2D, index triples
@@ -550,6 +557,7 @@ class ModelBuilder(ObstacleBuilder):
             joint_indices=np.array(self._joints, dtype=np.int64).reshape(-1, 2),
             joint_length=np.array(self._joint_length, dtype=float),
             **self._contact_fields(x0, pinned), **mesh_cells(self._cells),
+            **({} if self._air is None else air_fields(d, x0.shape[0], **self._air)),
         )
         check_joint_set(model)
         return model

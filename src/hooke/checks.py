@@ -60,6 +60,22 @@ def _checked_motion(motion, dim: int, field: str):
     return motion
 
 
+def per_particle(value, field: str, n: int | None = None) -> float | np.ndarray:
+    """``value`` as one number >= 0, or one per particle (``n`` of them, when known): a contact
+    area, a drag coefficient."""
+    values = _numbers(value)
+    if values is None:
+        raise HookeInputError(field, "must be a number or one number per particle", value)
+    if values.ndim > 1 or not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise HookeInputError(field, "must be finite and >= 0, one number or one per particle",
+                              value)
+    if values.ndim == 0:
+        return float(values)
+    if n is not None and values.shape != (n,):
+        raise HookeInputError(field, f"must have one value per particle ({n})", value)
+    return values.copy()
+
+
 def _number(value, field: str, *, positive: bool = False, nonnegative: bool = False) -> float:
     if not is_number(value):
         raise HookeInputError(field, "must be a number", value)

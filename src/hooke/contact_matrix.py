@@ -80,7 +80,7 @@ class ContactMatrix:
         values = np.concatenate([np.empty(0)] + [v for _, _, v in triplets])
         slots = self._slots(rows.astype(np.int64), cols.astype(np.int64))
         data = spring_matrix_data(model, self.pattern, x, mass_weight, hessian_weight,
-                                  damping_weight if model.has_damping else 0.0, project_psd)
+                                  damping_weight, project_psd)
         if particle_terms:
             blocks = sum(term.hessian_values(model, x, project_psd) for term in particle_terms)
             keep = self._particle_slots >= 0

@@ -480,7 +480,8 @@ def _scatter_spring_blocks(local, x, pairs, damping, hessian_weight, damping_wei
 
 def spring_matrix(model, pattern, x, mass_weight, hessian_weight, damping_weight,
                   project_psd=False):
-    """mass_weight·M + hessian_weight·∇²U_springs(x) + damping_weight·D(x) on the free DOFs, its
+    """mass_weight·M + hessian_weight·∇²U_springs(x) + damping_weight·D(x) (the dashpots and
+    air drag's diagonal) on the free DOFs, its
     values written in place into the data array of ``pattern`` (a
     :class:`hooke.linalg.BlockPattern`): no triplets, no sort, no bincount per step."""
     return pattern.matrix(spring_matrix_data(model, pattern, x, mass_weight, hessian_weight,
@@ -492,7 +493,10 @@ def spring_matrix_data(model, pattern, x, mass_weight, hessian_weight, damping_w
     """The (nnz,) data array of :func:`spring_matrix` (a pattern whose pairs begin with the
     springs may hold more blocks: they stay 0)."""
     data = np.zeros(pattern.nnz)
-    data[pattern.diagonal_slots] = mass_weight * np.repeat(model.mass[~model.pinned], model.dim)
+    diagonal = mass_weight * model.mass[~model.pinned]
+    if model.has_drag:  # air drag's share of D is the diagonal C (hooke.energies.drag)
+        diagonal = diagonal + damping_weight * model.drag[~model.pinned]
+    data[pattern.diagonal_slots] = np.repeat(diagonal, model.dim)
     x = np.ascontiguousarray(x, dtype=float)
     local = spring.local_hessians(model, x, project_psd)
     _scatter_spring_blocks(local, x, model.spring_indices, model.spring_damping,

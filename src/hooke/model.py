@@ -82,6 +82,11 @@ class Model:
         obstacle_friction: (o,) Coulomb friction coefficient μ ≥ 0 of each obstacle.
         obstacle_motions: (obstacle index, motion) pairs for obstacles translating as
             u(t) − u(0) (see :mod:`hooke.motion`).
+        drag: (n,) linear air drag coefficients c_i [N·s/m], ≥ 0: the force −c_i (v_i − w(t))
+            (see :mod:`hooke.energies.drag`); (0,) without air drag.
+        wind: (d,) steady wind velocity [m/s]; (0,) without air drag.
+        wind_motion: None, or a motion (see :mod:`hooke.motion`) of the air whose velocity
+            du(t) adds to ``wind``: w(t) = wind + du(t).
     """
 
     dim: int
@@ -122,6 +127,9 @@ class Model:
     obstacle_of_vertex: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     obstacle_friction: np.ndarray = field(default_factory=lambda: np.empty(0))
     obstacle_motions: tuple[tuple[int, object], ...] = field(default=())
+    drag: np.ndarray = field(default_factory=lambda: np.empty(0))
+    wind: np.ndarray = field(default_factory=lambda: np.empty(0))
+    wind_motion: object = None
 
     def __post_init__(self) -> None:
         for name in ("mass", "pinned", "gravity", "spring_indices", "spring_rest_length",
@@ -131,7 +139,7 @@ class Model:
         for name in ("plane_normals", "plane_points", "plane_friction", "contact_area",
                      "surface_faces", "surface_of_face", "surface_friction", "triangles",
                      "tetrahedra", "sphere_centers", "sphere_radii", "sphere_friction", "obstacle_vertices",
-                     "obstacle_faces", "obstacle_of_vertex", "obstacle_friction"):
+                     "obstacle_faces", "obstacle_of_vertex", "obstacle_friction", "drag", "wind"):
             getattr(self, name).setflags(write=False)
 
     @property
@@ -214,6 +222,11 @@ class Model:
     @property
     def has_damping(self) -> bool:
         return bool(np.any(self.spring_damping > 0))
+
+    @property
+    def has_drag(self) -> bool:
+        """Whether any particle feels air drag (:mod:`hooke.energies.drag`)."""
+        return bool(np.any(self.drag > 0))
 
 
 @dataclass(frozen=True, eq=False)

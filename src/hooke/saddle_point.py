@@ -3,7 +3,8 @@
     A = [[a·M + b·(∇²U(x) + Σ_k T_k ∇²g_k(x)) + c·D(x),  Gᵀ],
          [G,                                               0 ]]
 
-over the free DOFs followed by one row per joint (tensions T, constraint Jacobian G). Newton
+over the free DOFs followed by one row per joint (tensions T, constraint Jacobian G; D = −∂f/∂v
+with air drag's diagonal C, :meth:`hooke.system.System.diagonal`). Newton
 steps of the Newmark family (a = 1, b = β', c = γ') and the linearisation of modal analysis
 (a = shift, b = 1, c = 0) assemble it here; without joints it is the plain combined matrix.
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .energies import damping, kinetic
+from .energies import damping
 from .linalg import FixedPatternAssembler, diagonal_structure
 
 
@@ -55,14 +56,14 @@ class SaddlePointMatrix:
         if m:
             structures += _joint_structures(system)
         self.assembler = FixedPatternAssembler(structures, n_dofs + m, _kept(model))
-        self.mass = kinetic.mass_diagonal(model)
         self._no_damping = np.zeros(self.assembler.sizes[len(system.terms) + 1])
 
     def assemble(self, x: np.ndarray, tension: np.ndarray, mass_weight: float,
                  hessian_weight: float, damping_weight: float) -> sp.csc_matrix:
         system, model = self.system, self.system.model
-        values = [self.mass] + [term.hessian_values(model, x) for term in system.terms]
-        weights = [mass_weight] + [hessian_weight] * len(system.terms)
+        values = [system.diagonal(mass_weight, damping_weight)]  # M and air drag's C
+        values += [term.hessian_values(model, x) for term in system.terms]
+        weights = [1.0] + [hessian_weight] * len(system.terms)
         damped = system.has_damping and damping_weight != 0.0
         values.append(damping.jacobian_values(model, x) if damped else self._no_damping)
         weights.append(damping_weight)

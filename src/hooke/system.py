@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .energies import (damping, gravity, has_fixed_pattern, kinetic, potential_terms, spring,
-                       step_terms)
+from .energies import (damping, drag, gravity, has_fixed_pattern, kinetic, potential_terms,
+                       spring, step_terms)
 from .constraints import JointSet
 from .contact_matrix import ContactMatrix
 from .kernels import SpringGather, spring_matrix
@@ -44,6 +44,7 @@ class System:
         self.inverse_mass = np.where(model.pinned, 0.0, 1.0 / model.mass)[:, None]
         self.mass_free = kinetic.mass_diagonal(model)[self.free_dofs]
         self.has_damping = model.has_damping
+        self.has_drag = model.has_drag
         self.pinned = model.pinned
         self._pinned_index = model.pinned_index  # index arrays: cheaper than masks per step
         self._pinned_x0 = model.x0[self._pinned_index]
@@ -54,9 +55,10 @@ class System:
         # by integrators of the unconstrained ODE, which then see the joints through acceleration().
         self.joints = JointSet(model) if model.n_joints else None
         self.joint_forces = None
-        # The fused kernels cover exactly the spring and gravity terms; a term added later (the
-        # viewer's cursor spring) or any other term (contact) selects the generic path.
-        fusable = all(term in (spring, gravity) for term in self.terms)
+        # The fused kernels cover exactly the spring and gravity terms without air drag; a term
+        # added later (the viewer's cursor spring), any other term (contact) or drag selects the
+        # generic path (drag's wind depends on t, which the fused passes do not take).
+        fusable = all(term in (spring, gravity) for term in self.terms) and not self.has_drag
         self._fusable_terms = tuple(self.terms) if fusable else None
         self._gather = None
         self._spring_pattern = None
@@ -84,29 +86,37 @@ class System:
         return grad
 
     @property
+    def has_velocity_forces(self) -> bool:
+        """Whether a force depends on v (spring damping, air drag): D = −∂f/∂v is not 0."""
+        return self.has_damping or self.has_drag
+
+    @property
     def gather(self) -> SpringGather | None:
         """The fused spring/damping/gravity kernels (:mod:`hooke.kernels`) when the potential
-        terms are exactly springs and gravity, else None (then the generic path runs)."""
+        terms are exactly springs and gravity and there is no air drag, else None (then the
+        generic path runs)."""
         if self._fusable_terms is None or tuple(self.terms) != self._fusable_terms:
             return None
         if self._gather is None:
             self._gather = SpringGather(self.model)
         return self._gather
 
-    def force(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """(n, d) total force: −∇U(x) plus spring damping at v."""
+    def force(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
+        """(n, d) total force at time t: −∇U(x) plus spring damping and air drag at v."""
         gather = self.gather
         if gather is not None:
             return gather.forces(np.ascontiguousarray(x, dtype=float),
                                  np.ascontiguousarray(v, dtype=float))
-        return self.generic_force(x, v)
+        return self.generic_force(x, v, t)
 
-    def generic_force(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """:meth:`force` term by term (each term's gradient, then damping): the reference the
-        fused kernels are checked against, and the path for any other term."""
+    def generic_force(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
+        """:meth:`force` term by term (each term's gradient, then damping, then drag): the
+        reference the fused kernels are checked against, and the path for any other term."""
         f = -self.potential_gradient(x)
         if self.has_damping:
             f += damping.force(self.model, x, v)
+        if self.has_drag:
+            f += drag.force(self.model, v, t)
         return f
 
     def unconstrained_acceleration(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
@@ -116,7 +126,7 @@ class System:
             a = gather.accelerations(np.ascontiguousarray(x, dtype=float),
                                      np.ascontiguousarray(v, dtype=float))
         else:
-            a = self.generic_force(x, v) * self.inverse_mass
+            a = self.generic_force(x, v, t) * self.inverse_mass
         for i, motion in self.model.pinned_motions:
             a[i] = motion(t)[2]
         return a
@@ -190,11 +200,20 @@ class System:
             self._assembler = FixedPatternAssembler(structures, self.model.n_dofs, self.free_dofs)
         return self._assembler
 
+    def diagonal(self, mass_weight: float, damping_weight: float) -> np.ndarray:
+        """(n·d,) mass_weight·M + damping_weight·C on all DOFs: the diagonal parts of the
+        combined matrices, C = diag(c_i) being air drag's share of D (:mod:`.energies.drag`)."""
+        values = mass_weight * kinetic.mass_diagonal(self.model)
+        if self.has_drag and damping_weight != 0.0:
+            values += damping_weight * drag.dof_coefficients(self.model)
+        return values
+
     def combined_matrix(self, x: np.ndarray, mass_weight: float, hessian_weight: float,
                         damping_weight: float, project_psd: bool = False,
                         terms=None) -> sp.csr_matrix:
         """mass_weight·M + hessian_weight·∇²U(x) + damping_weight·D(x) on the free DOFs
-        (∇² over ``terms``: the potential terms, or ``step_terms(...)`` with the lagged ones)."""
+        (∇² over ``terms``: the potential terms, or ``step_terms(...)`` with the lagged ones;
+        D = −∂f/∂v: the springs' dashpots and air drag's diagonal C)."""
         terms = self.terms if terms is None else terms
         if spring in terms and self.springs_and_gravity(terms):
             return self._spring_matrix(x, mass_weight, hessian_weight, damping_weight, project_psd)
@@ -216,9 +235,8 @@ class System:
         if self._spring_pattern is None:
             self._spring_pattern = BlockPattern(self.model.spring_indices, self.model.pinned,
                                                 self.dim)
-        weight = damping_weight if self.has_damping else 0.0
         return spring_matrix(self.model, self._spring_pattern, x, mass_weight, hessian_weight,
-                             weight, project_psd)
+                             damping_weight, project_psd)
 
     @staticmethod
     def _contact_blocks_fit(terms) -> bool:
@@ -250,8 +268,8 @@ class System:
         fixed pattern are added through their own triplets (:meth:`varying_matrix`)."""
         terms = self.terms if terms is None else terms
         fixed = [term for term in terms if has_fixed_pattern(term)]
-        values = [kinetic.mass_diagonal(self.model)]
-        weights = [mass_weight]
+        values = [self.diagonal(mass_weight, damping_weight)]
+        weights = [1.0]
         for term in fixed:
             values.append(term.hessian_values(self.model, x, project_psd))
             weights.append(hessian_weight)
@@ -293,10 +311,10 @@ class System:
                 [diagonal_structure(self.model.n_dofs)]
                 + [term.hessian_structure(self.model) for term in fixed]
                 + [damping.jacobian_structure(self.model)], self.model.n_dofs)
-        values = [kinetic.mass_diagonal(self.model)]
+        values = [self.diagonal(mass_weight, damping_weight)]
         values += [term.hessian_values(self.model, x) for term in fixed]
         values.append(damping.jacobian_values(self.model, x))
-        weights = [mass_weight] + [hessian_weight] * len(fixed) + [damping_weight]
+        weights = [1.0] + [hessian_weight] * len(fixed) + [damping_weight]
         matrix = self._full_assembler.assemble(values, weights)
         varying = [term for term in self.terms if not has_fixed_pattern(term)]
         if varying and hessian_weight != 0.0:

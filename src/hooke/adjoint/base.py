@@ -75,7 +75,8 @@ def names() -> list[str]:
 UNSUPPORTED = ((lambda model: model.n_surface_faces, "contact surfaces"),
                (lambda model: model.pinned_motions, "prescribed motions"),
                (lambda model: model.plane_motions, "moving contact planes"),
-               (lambda model: np.any(model.plane_friction > 0), "friction"))
+               (lambda model: np.any(model.plane_friction > 0), "friction"),
+               (lambda model: model.has_drag, "air drag"))
 
 
 def check_model(model, step: type[AdjointStep]) -> None:

@@ -28,7 +28,8 @@ them):
 - ``start_guess(model, x, t, t_next) -> x``: a Newton start inside the domain at t_next.
 
 Step terms (``STEP_TERMS``) are dissipative terms of the implicit incremental potential whose
-value depends on the step start (lagged friction): ``NAME``, ``active(model)``, a fixed
+value depends on the step start (lagged friction, the wind's push on air drag): ``NAME``,
+``active(model)``, a fixed
 ``hessian_structure(model)`` (or ``VARYING_PATTERN = True``: friction with obstacles and
 between surfaces), and
 ``prepare(model, start, h)`` returning, for the step from the State ``start`` to start.t + h, an
@@ -36,8 +37,9 @@ object with the potential-term functions ``value``, ``gradient``, ``hessian_stru
 ``hessian_values`` (or ``hessian_triplets``). They are weighted by h² like potentials
 and never reported as energies. ``System.step_terms`` collects both kinds for one step.
 
-Velocity-dependent forces (spring damping) live in :mod:`hooke.energies.damping`; the kinetic
-energy and the mass matrix in :mod:`hooke.energies.kinetic`.
+Velocity-dependent forces live in :mod:`hooke.energies.damping` (spring damping) and
+:mod:`hooke.energies.drag` (air drag towards a wind, which is also the wind's step term); the
+kinetic energy and the mass matrix in :mod:`hooke.energies.kinetic`.
 """
 
 from __future__ import annotations
@@ -45,11 +47,11 @@ from __future__ import annotations
 import scipy.sparse as sp
 
 from ..linalg import triplets_to_csr
-from . import (barrier, friction, gravity, obstacle_barrier, obstacle_friction, sphere_barrier,
-               spring, surface_barrier, surface_friction)
+from . import (barrier, drag, friction, gravity, obstacle_barrier, obstacle_friction,
+               sphere_barrier, spring, surface_barrier, surface_friction)
 
 POTENTIAL_TERMS = (spring, gravity, barrier, sphere_barrier, surface_barrier, obstacle_barrier)
-STEP_TERMS = (friction, obstacle_friction, surface_friction)
+STEP_TERMS = (friction, obstacle_friction, surface_friction, drag)
 
 
 def potential_terms(model) -> list:
@@ -58,7 +60,7 @@ def potential_terms(model) -> list:
 
 
 def step_terms(model) -> list:
-    """The step terms (lagged friction) present in ``model``, in a fixed order."""
+    """The step terms (lagged friction, wind) present in ``model``, in a fixed order."""
     return [term for term in STEP_TERMS if term.active(model)]
 
 

@@ -10,7 +10,9 @@ auxiliary spring vectors p_s of a quadratic in y. Each iteration alternates
       A = M + h² L_k + h L_c     (L_w = Σ_s w_s (e_i − e_j)(e_i − e_j)ᵀ, scalar, per particle),
   factorised once per integrator (:func:`hooke.linalg.factorize`) and solved for all d axes at
   once. The damping term is majorised by its isotropic bound ½h(y − y_k)ᵀL_c(y − y_k) around the
-  current iterate y_k (c n nᵀ ≤ c I per spring), which keeps A constant.
+  current iterate y_k (c n nᵀ ≤ c I per spring), which keeps A constant. Air drag
+  (:mod:`hooke.energies.drag`) adds its exact share ½ h (y − x − h w)ᵀC(y − x − h w): h C to A
+  (constant, diagonal) and the wind's push h² C w(t + h) to the right-hand side.
 Every iteration decreases E (block coordinate descent on a majoriser), so the result converges to
 ``implicit_euler``'s as ``iterations`` grows; with zero rest lengths one iteration is exact.
 Unknowns are the displacements u = y − x (no cancellation in v = u/h). Other potential terms than
@@ -28,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ..energies import damping, gravity, spring
+from ..energies import damping, drag, gravity, spring
 from ..errors import HookeInputError
 from ..linalg import factorize
 from ..model import State
@@ -100,7 +102,8 @@ class FastMassSpring(Integrator):
         model, h = self.system.model, self.dt
         n = model.n_particles
         pairs = model.spring_indices
-        matrix = (sp.diags(model.mass) + h * h * laplacian(pairs, model.spring_stiffness, n)
+        matrix = (sp.diags(model.mass + h * drag.coefficients(model))
+                  + h * h * laplacian(pairs, model.spring_stiffness, n)
                   + h * laplacian(pairs, model.spring_damping, n)).tocsr()
         self.free = np.flatnonzero(~model.pinned)
         self.pinned = np.flatnonzero(model.pinned)
@@ -116,6 +119,8 @@ class FastMassSpring(Integrator):
         u = u_tilde.copy()
         u[self.pinned] = x_pins[self.pinned] - x[self.pinned]
         inertia = model.mass[:, None] * (u_tilde + self.gravity_step)
+        if system.has_drag:  # the wind's push h² C w(t + h); the drag's h C u is in the matrix
+            inertia += h * h * drag.coefficients(model)[:, None] * drag.wind(model, state.t + h)
         # Spring directions at the step start, for the lagged damping (never read without it).
         n_start = damping.directions(model, x) if system.has_damping else np.zeros((0, model.dim))
         others = [term for term in system.terms if term not in (spring, gravity)]

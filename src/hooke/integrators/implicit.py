@@ -3,7 +3,8 @@
 ``implicit_euler_linear``: one linear solve per step,
     (M + h D + h² ∇²U(x)) v⁺ = M v + h f(x, v) + h D v,   x⁺ = x + h v⁺,
 i.e. seed 001's (M − h²K) v⁺ = M v + h f with the damping Jacobian D added; on the 1D spring it is
-exactly seed 000's "Implicit Euler".
+exactly seed 000's "Implicit Euler". Air drag (:mod:`hooke.energies.drag`) is part of D (its C)
+and of f, with its wind taken at t + h: the drag −C (v⁺ − w(t + h)) is implicit.
 
 ``implicit_euler``: backward Euler solved exactly (to ``tol``) as the minimisation of
     E(y) = ½ (y − x̃)ᵀ M (y − x̃) + h² U(y) + ½ h (y − x)ᵀ D (y − x),   x̃ = x + h v,
@@ -12,7 +13,8 @@ search that never increases E (its first trial step capped by ``System.max_step`
 collision detection with the contact planes), and the stopping rule ‖p‖∞ / h < tol checked before
 each iteration (on springs and gravity, where the gradient alone bounds p well within tol, with
 no factorisation: :meth:`ImplicitEuler._within_tol`). v⁺ = (y − x) / h. U is taken over ``System.step_terms``: the potentials at t + h
-(moving planes there) plus the step's lagged friction; Newton starts at ``System.newton_start``
+(moving planes there) plus the step's lagged friction and the wind's push (air drag: its C is
+part of D, :mod:`hooke.energies.drag`); Newton starts at ``System.newton_start``
 (pins and moving planes at t + h). ``step_energies`` holds E at the start and after each
 accepted Newton iteration of the last step (non-increasing).
 
@@ -58,6 +60,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..energies import drag
 from ..errors import HookeInputError, SimulationError
 from ..linalg import SparseSolver
 from ..model import State
@@ -80,9 +83,12 @@ class LinearlyImplicitEuler(Integrator):
     def step(self, state: State) -> State:
         system, h = self.system, self.dt
         matrix = system.combined_matrix(state.x, 1.0, h * h, h)
-        # h f(x, v) + h D v = −h ∇U(x): the damping force is exactly −D v at these positions.
-        rhs = (system.mass_free * system.free_vector(state.v)
-               - h * system.free_vector(system.potential_gradient(state.x)))
+        # h f(x, v) + h D v = −h ∇U(x) + h C w: the damping and drag forces are exactly −D v at
+        # these positions but for the wind's push C w, taken at t + h with the drag's −C v⁺.
+        force = -system.potential_gradient(state.x)
+        if system.has_drag:
+            force += drag.coefficients(system.model)[:, None] * drag.wind(system.model, state.t + h)
+        rhs = system.mass_free * system.free_vector(state.v) + h * system.free_vector(force)
         _, v_pins = system.apply_pins(state.x.copy(), np.zeros_like(state.v), state.t + h)
         if system.has_moving_pins:
             # Known pinned velocities v_p⁺ move to the right-hand side: b_f −= A_fp v_p⁺.
@@ -159,11 +165,12 @@ class ImplicitEuler(Integrator):
         return value
 
     def _damping_matrix(self, x_start: np.ndarray):
-        """D with its directions lagged at the step start (constant during the solve): on all
-        DOFs when pins move, since a moving pin drags its neighbours through D's pin–free
-        coupling; on the free DOFs otherwise (the pins' displacement is then zero)."""
+        """D (spring damping and air drag's C) with its directions lagged at the step start
+        (constant during the solve): on all DOFs when pins move, since a moving pin drags its
+        neighbours through D's pin–free coupling; on the free DOFs otherwise (the pins'
+        displacement is then zero). The wind's push is a step term (:mod:`..energies.drag`)."""
         system = self.system
-        if not system.has_damping:
+        if not system.has_velocity_forces:
             return None
         if system.has_moving_pins:
             return system.combined_matrix_full(x_start, 0.0, 0.0, 1.0)

@@ -4,8 +4,8 @@ models (Numba, cache=True).
 Contract:
 - :meth:`CompiledNewton.build` returns a kernel for a system whose potential terms are springs
   (both energy forms, with spring damping), gravity and contact planes, whose step term is at most
-  lagged friction, with fixed or moving pins, at most ``MAX_FREE_DOFS`` free DOFs and a direct
-  solver (``solver`` "auto" or "direct"); else None, and :class:`.implicit.ImplicitEuler` keeps
+  lagged friction, without air drag, with fixed or moving pins, at most ``MAX_FREE_DOFS`` free
+  DOFs and a direct solver (``solver`` "auto" or "direct"); else None, and :class:`.implicit.ImplicitEuler` keeps
   its generic path (joints, large models, CG, any other term such as the viewer's cursor spring).
 - :meth:`CompiledNewton.solve` runs the whole Newton loop of one step in one call: the same
   incremental potential, gradient and PSD-projected Hessian (dense, the same closed-form spring
@@ -360,6 +360,7 @@ class CompiledNewton:
         """The kernel for this integrator's model, or None when it needs the generic path."""
         system = integrator.system
         if (integrator.options["solver"] not in ("auto", "direct") or system.joints is not None
+                or system.has_drag
                 or not 0 < system.free_dofs.size <= MAX_FREE_DOFS
                 or not all(term in (spring, gravity, barrier) for term in system.terms)
                 or not all(term is friction for term in system.lagged_terms)):

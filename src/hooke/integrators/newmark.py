@@ -52,8 +52,8 @@ it once, near t = 1.39 s where its end link's tension peaks at 2.3 kN); counted 
 (nor does a resumed run). Failure at the smallest step raises :class:`StepFailed` with the
 residual history; a singular joint set names the joints.
 
-Models of springs, gravity and joints small enough for a banded LU take this same step compiled,
-many steps per call (:mod:`.newmark_compiled`, 10–30× faster on the seed 002 scenes): ``step``
+Models of springs, gravity and joints (no air drag) small enough for a banded LU take this same
+step compiled, many steps per call (:mod:`.newmark_compiled`, 10–30× faster on the seed 002 scenes): ``step``
 and ``advance`` choose it on the first step; ``COMPILED = False`` forces the generic path.
 """
 
@@ -296,7 +296,7 @@ class AlphaMethod(Integrator):
             x = x_base + h * h * self.beta * at
             v = v_base + h * self.gamma * at
             system.apply_pins(x, v, t1)
-            force = system.force(x, v).reshape(-1)[free]
+            force = system.force(x, v, t1).reshape(-1)[free]
             inertia = (self.mass * a).reshape(-1)[free]
             r = inertia - force
             scale = max(np.max(np.abs(force), initial=0.0), np.max(np.abs(inertia), initial=0.0))

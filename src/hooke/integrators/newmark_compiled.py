@@ -2,9 +2,9 @@
 
 Contract:
 - :meth:`CompiledAlpha.build` returns a kernel for a system whose forces are only springs (both
-  energy forms, spring damping) and gravity, with or without joints, without contact or moving
-  pins, when a banded LU of its saddle-point matrix is cheap (``MAX_BAND_WORK``); else None, and
-  :class:`.newmark.AlphaMethod` keeps its generic sparse path.
+  energy forms, spring damping) and gravity, with or without joints, without contact, air drag
+  or moving pins, when a banded LU of its saddle-point matrix is cheap (``MAX_BAND_WORK``); else
+  None, and :class:`.newmark.AlphaMethod` keeps its generic sparse path.
 - :meth:`CompiledAlpha.run` takes many steps in one call with the generic step's formulas, Newton
   convergence test, simplified-Newton refactor rule and velocity projection (solved here with the
   band LU of [M, Gᵀ; G, 0]; module docstring of :mod:`.newmark`), and
@@ -392,7 +392,8 @@ class CompiledAlpha:
               stalled_rate: float) -> "CompiledAlpha | None":
         """The kernel for this integrator's model, or None when it needs the generic path."""
         system, model = integrator.system, integrator.system.model
-        if (model.pinned_motions or not all(term in (spring, gravity) for term in system.terms)
+        if (model.pinned_motions or system.has_drag
+                or not all(term in (spring, gravity) for term in system.terms)
                 or system.free_dofs.size + model.n_joints == 0):
             return None
         pattern = SaddlePointMatrix(system).assembler

@@ -5,7 +5,8 @@ that ½ α⁻¹ C² is the spring's energy: C = |d| − l0 for the Hookean form 
 −n on i), C = (|d|² − l0²)/l0 for the squared-length form (∇C = 2d/l0). A step of h is
 ``substeps`` substeps of hs = h/substeps, each:
 
-    v̂ = v + hs (g + a_other(x)),  x̂ = x + hs v̂               (prediction; pins placed at t + hs)
+    v̂ = (v + hs (g + a_other(x) + c w/m)) / (1 + hs c/m),  x̂ = x + hs v̂
+                                        (prediction; pins placed at t + hs)
     λ = 0; ``iterations`` sweeps over the springs: for each spring
         Δλ = −(κ C + λ + σ ∇C·(x − x_start)) / ((κ + σ) Σ w |∇C|² + 1),   x_p += w_p ∇C_p Δλ
     v = v̂ + (x − x̂)/hs
@@ -14,8 +15,11 @@ with κ = k hs² = 1/α̃, w = 1/m (0 for pinned particles) and σ = c hs / |∇
 damping γ = α̃ β̃/hs multiplied through by κ for β = c/|∇C|² (so the damping force is
 −c ((v_j − v_i)·n) n as in :mod:`hooke.energies.damping`). Written with κ instead of α̃ the update
 is defined for k = 0 too (a pure damper). Other potential terms than springs and gravity (the
-viewer's cursor spring) act as explicit forces in the prediction. The velocity is v̂ plus the
-constraint correction, so a particle no constraint touches moves exactly ballistically.
+viewer's cursor spring) act as explicit forces in the prediction; air drag −c (v − w) with the
+wind w at t + hs (:mod:`hooke.energies.drag`) is implicit there, exactly as implicit Euler takes
+a particle's own linear drag, so it never destabilises a step. The velocity is v̂ plus the
+constraint correction, so a particle no constraint touches moves exactly as predicted
+(ballistically, or slowed by its drag).
 
 With one iteration per substep and a constraint linear along its direction (the 1D spring) a
 substep is exactly implicit Euler; in general XPBD converges to implicit Euler as iterations grow
@@ -34,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..energies import gravity, spring
+from ..energies import drag, gravity, spring
 from ..errors import HookeInputError
 from ..model import State
 from .base import Integrator, register
@@ -144,6 +148,7 @@ class XPBD(Integrator):
         model = self.system.model
         self.hs = self.dt / self.substeps
         self.inverse_mass = np.where(model.pinned, 0.0, 1.0 / model.mass)
+        self.drag_rate = (drag.coefficients(model) * self.inverse_mass)[:, None]  # c/m [1/s]
         self.kappa = model.spring_stiffness * self.hs * self.hs
         self.sigma_base = model.spring_damping * self.hs
         self.squared = model.spring_energy == "squared_length"
@@ -174,9 +179,10 @@ class XPBD(Integrator):
             accel = np.where(free, model.gravity, 0.0)
             for term in others:
                 accel -= term.gradient(model, x) * self.inverse_mass[:, None]
-            v_hat = v + hs * accel
-            x_hat = x + hs * v_hat
             t += hs
+            accel += self.drag_rate * drag.wind(model, t)  # 0 without drag: c = 0
+            v_hat = (v + hs * accel) / (1.0 + hs * self.drag_rate)
+            x_hat = x + hs * v_hat
             system.apply_pins(x_hat, v_hat, t)
             x_new = x_hat.copy()
             if model.n_springs:

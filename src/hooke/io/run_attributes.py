@@ -126,6 +126,13 @@ def check_model(model, path, frames: dict[str, Any]) -> None:
             raise corrupted(name, "holds values that are not finite numbers")
     if not np.all(model.mass > 0):
         raise corrupted("mass", "holds a mass <= 0")
+    for name, size in (("drag", model.mass.shape[0]), ("wind", model.dim)):  # (0,): no air drag
+        array = getattr(model, name)
+        if array.shape not in ((0,), (size,)) or array.dtype.kind != "f" \
+                or not np.all(np.isfinite(array)):
+            raise corrupted(name, f"is not (0,) or ({size},) finite numbers")
+    if np.any(model.drag < 0):
+        raise corrupted("drag", "holds a drag coefficient < 0")
     for name in ("spring_indices", "joint_indices"):
         indices = getattr(model, name)
         if indices.size and not 0 <= indices.min() <= indices.max() < model.mass.shape[0]:

@@ -51,6 +51,15 @@ Contact (any scene, also builder scenes: the planes go under the body the builde
     epsv = 1.0e-3            # friction smoothing velocity [m/s]
     self_contact = true      # the [[surfaces]] repel each other and themselves
 
+Air drag f_i = −c_i (v_i − w(t)) towards a wind w(t) (any scene, also builder scenes; see
+:mod:`hooke.energies.drag`):
+
+    [air]
+    drag = 0.05              # c [N·s/m], or a list with one value per particle
+    wind = [0.0, 2.0]        # steady wind velocity [m/s] (default 0)
+    motion = { type = "sinusoid", amplitude = 0.1, direction = [0.0, 1.0], omega = 3.0 }
+                             # optional: the air moving so; its velocity adds to the wind (a gust)
+
 Contact surfaces (one table per body; a builder may add its body's with a ``surface`` flag):
 
     [[surfaces]]
@@ -85,6 +94,7 @@ import numpy as np
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter,
                       ValidationError)
 
+from ..air import check_drag, with_air
 from ..builder import (ModelBuilder, _vector, add_contact, check_clear_of_planes,
                        check_distinct_pair, check_index, check_plane, contact_area,
                        contact_weights, joint_length, spring_rest_length)
@@ -190,6 +200,12 @@ class ContactSpec(Strict):
     self_contact: bool | None = None
 
 
+class AirSpec(Strict):
+    drag: Area  # one number >= 0 or one per particle, as contact.area
+    wind: list[Finite] | None = None
+    motion: MotionSpec | None = None
+
+
 class SurfaceSpec(Strict):
     faces: list[list[Index]]
     friction: NonNegative = 0.0
@@ -226,6 +242,7 @@ class SceneFile(Strict):
     spheres: list[SphereSpec] = Field(default_factory=list)
     obstacles: list[ObstacleSpec] = Field(default_factory=list)
     contact: ContactSpec | None = None
+    air: AirSpec | None = None
     run: RunSettings = Field(default_factory=RunSettings)
     energy_reference: Literal[ENERGY_REFERENCES] = "zero"  # type: ignore[valid-type]
 
@@ -359,7 +376,23 @@ def consistency_problems(data: dict, errors: list, folder=None) -> list[str]:
                 if pinned[i] and pinned[j]:
                     problems.append(f"joints[{k}]: joins two pinned particles {i} and {j} (nothing "
                                     f"can move to keep its length), got ({i}, {j})")
-    return problems + _contact_problems(valid, dim, x0, pinned, folder)
+    return (problems + _contact_problems(valid, dim, x0, pinned, folder)
+            + _air_problems(valid, dim, n))
+
+
+def _air_problems(valid: _Valid, dim: int, n: int) -> list[str]:
+    """[air]: one drag value per particle when a list, the wind and the motion with ``dim``
+    components (with a builder, the body's counts are known once it is built: build() checks
+    them there, as the planes')."""
+    problems: list[str] = []
+    drag = valid("air", "drag")
+    if isinstance(drag, list):
+        collect(problems, check_drag, drag, n)
+    wind = valid("air", "wind")
+    if isinstance(wind, list):
+        collect(problems, _vector, wind, dim, "air.wind", squared=True)
+    _motion_problems(problems, valid("air", "motion"), valid.INVALID, dim, "air")
+    return problems
 
 
 def _run_problems(valid: _Valid) -> list[str]:
@@ -539,6 +572,8 @@ def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | 
         contact = {} if spec.contact is None else spec.contact.model_dump(exclude_none=True)
         model = add_contact(model, planes, [surface.model_dump() for surface in spec.surfaces],
                             spheres, obstacles, folder, **contact)
+    if spec.air is not None:
+        model = with_air(model, spec.air.drag, spec.air.wind, _motion(spec.air))
     run = spec.run
     settings = {key: value for key, value in (("integrator", run.integrator), ("dt", run.dt),
                                               ("t_end", run.t_end), ("save_every", run.save_every))

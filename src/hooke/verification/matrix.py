@@ -35,9 +35,9 @@ halvings below the scene's dt, negative when coarser), recorded in the cell's no
   hidden this way.
 
 Besides the order, each level records its energy error — max over the compared frames of
-|E − E*| with E* = E₀ for a conservative scene (no damping, friction or moving boundary) and the
-reference's energy otherwise (with self-convergence: the next finer level's) — the joints' drift
-max|L − L0| and the smallest contact distance. ``energy_order`` is the slope of the energy errors
+|E − E*| with E* = E₀ for a conservative scene (no damping, air drag, friction or moving
+boundary) and the reference's energy otherwise (with self-convergence: the next finer level's) —
+the joints' drift max|L − L0| and the smallest contact distance. ``energy_order`` is the slope of the energy errors
 clear of round-off (above ``FLOOR_MARGIN`` × ``ENERGY_ROUND_OFF`` × S; NaN when fewer than two
 are), and ``energy_behaviour`` the trend of E − E* over the horizon at dt₀ (see
 :func:`hooke.verify.energy_trend`), with the physical cause named for a non-conservative scene.
@@ -153,6 +153,7 @@ class SceneSetup:
                                    model.obstacle_friction])
         self.non_conservative = [cause for cause, present in (
             ("spring damping", model.has_damping),
+            ("air drag", model.has_drag),
             ("friction", bool(np.any(friction > 0))),
             ("driven boundary", bool(model.pinned_motions or model.plane_motions
                                      or model.sphere_motions or model.obstacle_motions)))
