@@ -507,6 +507,38 @@ def frames(bench: dict) -> str:
                               "goal (issue 16)"], rows, "llrrrrrrrl"))
 
 
+SEED_003_COMMAND = "hooke bench W8 --data docs/data"
+
+
+@measured_block("seed-003-frames", SEED_003_COMMAND, "bench_W8.json")
+def seed_003_frames(bench: dict) -> str:
+    """W8: seed 003's double pendulum under rk45 with and without its frames, and the seed's
+    script; a saved frame's cost against W6's goal, the speed against issue 16's."""
+    rows = []
+    for row in bench["rows"]:
+        over = row["seed_over_this"]
+        rows.append([row["name"], significant(1e3 * row["seconds"]),
+                     "" if over is None else f"×{significant(over)}"])
+    frame, frame_goal = bench["us_per_frame"], bench["goal_us_per_frame"]
+    with_frames = bench["rows"][0]["seed_over_this"]
+    agreement = (f"the positions agree with the seed's to {bench['difference_m']:.1e} m over "
+                 "the first second (round-off: the ratios are quoted)" if bench["agrees"] else
+                 f"the positions differ from the seed's by {bench['difference_m']:.1e} m over "
+                 "the first second (more than round-off: no ratio is quoted)")
+    speed = ("" if with_frames is None else
+             f" With its frames hooke runs ×{significant(with_frames)} the seed's speed (goal "
+             f"≥ ×{bench['goal_over_seed']:g}: "
+             f"{verdict(with_frames >= bench['goal_over_seed'])}).")
+    return (f"`{SEED_003_COMMAND}` ({provenance(bench)}; medians of {bench['repeats']} rounds "
+            f"in turn, {bench['t_end']:g} s of the `pendulum` scene, rk45 with "
+            "rtol = atol = 1e-4, a frame every 0.01 s as the seed's `t_eval`):\n\n"
+            + markdown_table(["run", "ms", "seed's time / this"], rows, "lrr")
+            + f"\nA saved frame costs {significant(frame)} µs (the two hooke runs' difference "
+            f"per frame; goal ≤ {frame_goal:g} µs: {verdict(frame <= frame_goal)}); "
+            f"{agreement}; max ΔL over the run: hooke {significant(bench['max_length_error_m'])} "
+            f"m, the seed {significant(bench['seed_max_length_error_m'])} m.{speed}\n")
+
+
 STARTUP_COMMAND = "hooke bench startup --data docs/data"
 
 

@@ -48,7 +48,7 @@ def test_a_renderer_must_name_its_command(tables, tmp_path):
 
 def test_a_block_without_its_data_names_the_command_that_writes_it(tables, tmp_path):
     for name in ("pendulum-correction", "speed", "speed-w5", "joints", "contact", "frames",
-                 "startup", "gradient"):
+                 "seed-003-frames", "startup", "gradient"):
         renderer = tables.RENDERERS[name]
         assert renderer(tmp_path) == f"Not measured yet: run `{renderer.command}`.\n"
 
