@@ -166,3 +166,53 @@ def test_resume_continues_a_compiled_run(tmp_path, monkeypatch):
     assert resumed.complete and resumed.stats["steps"] == full.stats["steps"] == 150
     assert relative_difference(resumed.x, generic.x) <= 1e-10
     assert relative_difference(resumed.x, full.x) <= 1e-6
+
+
+BLOCK_CASES = {  # scene, simulate's keywords
+    "pendulum, a frame every step": ("pendulum", {"integrator": "generalized_alpha", "dt": 1e-3,
+                                                  "t_end": 2.0, "save_every": 1}),
+    "crane, every 7 steps": ("crane", {"t_end": 1.0, "save_every": 7}),
+    "newmark, every 2 steps": ("pendulum", {"integrator": "newmark", "dt": 1e-3, "t_end": 1.0,
+                                            "save_every": 2}),
+    # Newton fails in 4 iterations at dt = 0.02: many steps are split between kernel calls
+    "top, steps split": ("top", {"dt": 0.02, "t_end": 1.0, "max_iterations": 4,
+                                 "save_every": 3}),
+}
+
+
+@pytest.mark.parametrize("case", BLOCK_CASES)
+def test_frames_in_blocks_give_the_frame_by_frame_bits(case, monkeypatch):
+    """simulate computes the α-methods' frames in blocks (one kernel call for many frames, a
+    failing step split in Python between two calls); with blocks off it calls ``advance`` once
+    per frame. Both give the same frames, energies, tensions and counts, bit for bit."""
+    from hooke import simulate as simulate_module
+    from hooke.integrators.newmark_compiled import CompiledAlpha
+    from hooke.simulate import Run
+
+    name, keywords = BLOCK_CASES[case]
+    scene = hooke.scene(name)
+    results, calls = [], []
+    for blocks in (True, False):
+        with monkeypatch.context() as patch:
+            patch.setattr(simulate_module, "BLOCK_SECONDS", np.inf)  # blocks double, however slow
+            if not blocks:
+                patch.setattr(Run, "_blocks", lambda self: False)
+            made, run_frames = [], CompiledAlpha.run_frames
+
+            def recorded(self, times, *args):
+                made.append(times.size)
+                return run_frames(self, times, *args)
+            patch.setattr(CompiledAlpha, "run_frames", recorded)
+            results.append(hooke.simulate(scene, **keywords))
+            calls.append(made)
+    blocks, frames = results
+    assert blocks.stats == frames.stats
+    assert (blocks.stats["split_steps"] > 0) == (case == "top, steps split")
+    for key in ("t", "x", "v", "joint_force"):
+        assert getattr(blocks, key).tobytes() == getattr(frames, key).tobytes(), key
+    assert blocks.energy.keys() == frames.energy.keys()
+    for key, value in blocks.energy.items():
+        assert value.tobytes() == frames.energy[key].tobytes(), key
+    assert set(calls[1]) == {1} and len(calls[1]) >= blocks.n_frames - 1  # a call per frame
+    if not blocks.stats["split_steps"]:
+        assert len(calls[0]) < (blocks.n_frames - 1) / 5  # the blocks double

@@ -175,7 +175,8 @@ class Integrator:
 
     def frames_in_blocks(self) -> bool:
         """Whether ``advance_frames(state, times, x_out, v_out)`` computes a block of frames in
-        one call (rk45's compiled steps); else ``simulate`` calls ``advance`` per frame."""
+        one call (rk45's and the α-methods' compiled steps); else ``simulate`` calls ``advance``
+        per frame."""
         return False
 
     def checked_step(self, state: State) -> State:

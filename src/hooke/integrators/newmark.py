@@ -53,8 +53,11 @@ it once, near t = 1.39 s where its end link's tension peaks at 2.3 kN); counted 
 residual history; a singular joint set names the joints.
 
 Models of springs, gravity and joints (no air drag) small enough for a banded LU take this same
-step compiled, many steps per call (:mod:`.newmark_compiled`, 10–30× faster on the seed 002 scenes): ``step``
-and ``advance`` choose it on the first step; ``COMPILED = False`` forces the generic path.
+step compiled, many steps per call (:mod:`.newmark_compiled`, 10–30× faster on the seed 002
+scenes): ``step`` and ``advance`` choose it on the first step; ``COMPILED = False`` forces the
+generic path. With it, ``advance_frames`` takes a block of frames in one kernel call (the frames
+of one ``advance`` per frame, bit for bit): called once per frame, the kernel's Python around it
+cost 12 µs a frame on the pendulum (``hooke bench W6``), three times a step.
 """
 
 from __future__ import annotations
@@ -237,33 +240,69 @@ class AlphaMethod(Integrator):
         kernel = self._kernel()
         if kernel is None:
             return super().advance(state, t_target, n_steps)
-        return self._advance_compiled(kernel, state, t_target, n_steps)
+        shape = (1,) + np.shape(state.x)
+        return self._compiled_frames(kernel, state, np.array([float(t_target)]),
+                                     np.array([n_steps], dtype=np.int64), np.empty(shape),
+                                     np.empty(shape))
 
-    def _advance_compiled(self, kernel: CompiledAlpha, state: State, t_target: float,
-                          n_steps: int) -> State:
+    def frames_in_blocks(self) -> bool:
+        """Whether :meth:`advance_frames` computes its frames compiled (:mod:`.newmark_compiled`)."""
+        return self._kernel() is not None
+
+    def advance_frames(self, state: State, times: np.ndarray, x_out: np.ndarray,
+                       v_out: np.ndarray) -> State:
+        """The states at ``times`` (increasing) into x_out, v_out ((frames, n, d)), as
+        :meth:`advance` to each time in turn returns them bit for bit, in compiled calls
+        (:meth:`frames_in_blocks` must be True); a frame's steps are its time's distance from
+        the previous one in ``dt``, rounded. Returns the last frame's state; a
+        :class:`StepFailed` carries the number of frames written before it as ``frames``."""
+        previous = np.concatenate(([state.t], times[:-1]))
+        steps = np.rint((times - previous) / self.dt).astype(np.int64)
+        return self._compiled_frames(self._kernel(), state, np.ascontiguousarray(times, dtype=float),
+                                     steps, x_out, v_out)
+
+    def _compiled_frames(self, kernel: CompiledAlpha, state: State, times: np.ndarray,
+                         steps: np.ndarray, x_out: np.ndarray, v_out: np.ndarray) -> State:
+        """``steps[f]`` steps to each frame f in turn, its state into x_out[f], v_out[f], in
+        as few kernel calls as its Newton failures allow (each failing step is split here,
+        then the kernel goes on); ``steps`` is used up. Returns the last frame's state."""
         if self._lu is not None:  # the generic path stepped last: the band factor is older
             self._lu = None
             kernel.factored[0] = False
-        remaining = n_steps
-        while True:
-            a, at, tension = (array.copy() for array in self._recall(state))
-            x, v = state.x.copy(), state.v.copy()
-            status, done, t, history = kernel.run(remaining, state.t, x, v, a, at, tension)
-            for key, count in zip(("steps", "newton_iterations", "factorizations"), kernel.counts):
-                self.stats[key] += int(count)
-            remaining -= done
-            if done:
-                self.tensions = tension
-            if status == OK:
-                self._memory = (x, a, at, tension)
-                return State(float(t_target), x, v)
-            reached = State(state.t + done * self.dt, x, v)  # the last finite state
-            if status != FAILED:
-                break
-            state = self._split(reached, a, at, tension, history)  # x, v, a, ã, T are at t
-            remaining -= 1
-            if remaining == 0:
-                return State(float(t_target), state.x, state.v)
+        frame = 0
+        try:
+            while frame < times.size:
+                a, at, tension = (array.copy() for array in self._recall(state))
+                x, v = state.x.copy(), state.v.copy()
+                first = frame
+                status, frame, done, t, history = kernel.run_frames(
+                    times, steps, frame, state.t, x, v, a, at, tension, x_out, v_out)
+                for key, count in zip(("steps", "newton_iterations", "factorizations"),
+                                      kernel.counts):
+                    self.stats[key] += int(count)
+                if done or frame > first:
+                    self.tensions = tension
+                if status == OK:
+                    state = State(float(times[-1]), x_out[-1], v_out[-1])
+                    self._memory = (state.x, a, at, tension)
+                    break
+                begin = state.t if frame == first else float(times[frame - 1])
+                reached = State(begin + done * self.dt, x, v)  # the last finite state
+                if status != FAILED:
+                    self._raise(kernel, status, reached, t)
+                state = self._split(reached, a, at, tension, history)  # x, v, a, ã, T are at t
+                steps[frame] -= done + 1
+                if steps[frame] == 0:
+                    state = State(float(times[frame]), state.x, state.v)
+                    x_out[frame], v_out[frame] = state.x, state.v
+                    frame += 1
+        except StepFailed as failure:
+            failure.frames = frame
+            raise
+        return state
+
+    def _raise(self, kernel: CompiledAlpha, status: int, reached: State, t: float) -> None:
+        """The StepFailed of a kernel that stopped at a singular matrix or a non-finite state."""
         if status == SINGULAR:
             raise StepFailed(str(self._singular(kernel.iterate[0], t)), reached)
         bad = State(t, kernel.iterate[0].copy(), kernel.iterate[1].copy())
@@ -272,7 +311,7 @@ class AlphaMethod(Integrator):
     def step(self, state: State) -> State:
         kernel = self._kernel()
         if kernel is not None:
-            return self._advance_compiled(kernel, state, state.t + self.dt, 1)
+            return self.advance(state, state.t + self.dt, 1)
         system, h = self.system, self.dt
         joints, free = system.joints, system.free_dofs
         a_old, at_old, tension_old = self._recall(state)

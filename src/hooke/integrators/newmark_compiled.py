@@ -16,6 +16,9 @@ Contract:
   iteration fails, whose matrix is exactly singular or whose accepted state is not finite and
   says which (``FAILED``, ``SINGULAR``, ``NON_FINITE``: its arrays then still hold the last
   finite state); the caller raises the errors.
+- :meth:`CompiledAlpha.run_frames` does the same for a block of frames in one call: each
+  frame's steps as one :meth:`CompiledAlpha.run` call would take them, its state written into
+  (frames, n, d) arrays; it stops at a failing step as ``run`` does, naming the frame.
 - Unknowns are the free DOFs then the joints' tensions (N of them), renumbered once by reverse
   Cuthill–McKee so that the matrix is banded, half-bandwidth b: b = 6 for a 3D chain of any
   length; top N = 21, b = 11; pendulum N = 8, b = 6. The factorisation is LAPACK's ``gbtf2``
@@ -348,6 +351,24 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
     return OK, n_steps, 0, t
 
 
+@njit(cache=True)
+def _alpha_frames(times, steps, frame, t, x, v, a, at, tension, x_out, v_out, *rest):
+    """Frames ``frame`` on of a block: for each frame f, ``steps[f]`` steps of
+    :func:`_alpha_steps` (``rest``: its arguments after ``tension``) from the previous frame's
+    time (``t`` for the first), then the state into x_out[f], v_out[f] — what one
+    :func:`_alpha_steps` call per frame computes, bit for bit. Returns (status, the frame
+    reached, its steps taken, Newton history length, t as :func:`_alpha_steps` returns it):
+    OK with every frame written, else the frame whose step failed (those before it written)."""
+    for f in range(frame, times.size):
+        start = t if f == frame else times[f - 1]
+        status, done, n_history, t = _alpha_steps(steps[f], start, x, v, a, at, tension, *rest)
+        if status != OK:
+            return status, f, done, n_history, t
+        x_out[f] = x
+        v_out[f] = v
+    return OK, times.size, 0, 0, t
+
+
 class CompiledAlpha:
     """The compiled step bound to one integrator's system and coefficients."""
 
@@ -386,6 +407,11 @@ class CompiledAlpha:
         self.counts = np.zeros(3, dtype=np.int64)  # steps, Newton iterations, factorisations
         self.iterate = tuple(np.empty_like(model.x0) for _ in range(4))  # x⁺, v⁺, a⁺, ã⁺
         self.iterate_tension = np.empty(model.n_joints)
+        # _alpha_steps' arguments after the state (a, ã, T): the same arrays every call
+        self.arguments = (*self.iterate, self.iterate_tension, self.history, self.counts,
+                          *self.model_arrays, self.coefficients, *self.limits, self.band,
+                          self.pivots, self.factored, self.factor_x, self.factor_tension,
+                          self.projection, self.projection_pivots)
 
     @classmethod
     def build(cls, integrator, refactor_rate: float, full_newton_after: int, round_off: float,
@@ -416,12 +442,18 @@ class CompiledAlpha:
         """Steps from the arrays given (updated in place): (status, steps taken, t, the Newton
         history of a failing step); counts in ``counts`` (see :func:`_alpha_steps`)."""
         self.counts[:] = 0
-        status, done, n_history, t = _alpha_steps(
-            n_steps, t, x, v, a, at, tension, *self.iterate, self.iterate_tension, self.history,
-            self.counts, *self.model_arrays, self.coefficients, *self.limits, self.band,
-            self.pivots, self.factored, self.factor_x, self.factor_tension, self.projection,
-            self.projection_pivots)
+        status, done, n_history, t = _alpha_steps(n_steps, t, x, v, a, at, tension,
+                                                  *self.arguments)
         return status, done, t, self.history[:n_history]
+
+    def run_frames(self, times, steps, frame, t, x, v, a, at, tension, x_out, v_out):
+        """Frames ``frame`` on of a block (:func:`_alpha_frames`; the state arrays updated in
+        place as :meth:`run` does): (status, the frame reached, its steps taken, t, the Newton
+        history of a failing step); counts in ``counts``."""
+        self.counts[:] = 0
+        status, frame, done, n_history, t = _alpha_frames(times, steps, frame, t, x, v, a, at,
+                                                          tension, x_out, v_out, *self.arguments)
+        return status, frame, done, t, self.history[:n_history]
 
     def refactor(self, x: np.ndarray, tension: np.ndarray) -> bool:
         """Factorise the matrix at (x, T) as a step would (a resumed run's checkpoint)."""
