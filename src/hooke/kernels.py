@@ -19,7 +19,10 @@ Contract:
   equal adjacency lengths), one per Numba thread, when the model has at least
   ``PARALLEL_MIN_SPRINGS`` springs; below that the serially compiled kernels run on the calling
   thread (a parallel launch costs tens of µs on 2 cores, and milliseconds when another process
-  holds the other core: more than a small model's whole step).
+  holds the other core: more than a small model's whole step). Above it, the accelerations and
+  the symplectic Euler update choose at each call between all threads and the calling thread
+  alone from their measured call times (:mod:`hooke.thread_choice`: with the other core busy,
+  one thread is ~2× faster): the same bits either way.
 - The kernels work on (n, 3) arrays: 1D and 2D models are zero-padded on the way in and cut on
   the way out (a copy of x and v per call, small next to the spring loop); with the dimension
   fixed at compile time the loops run 10% faster than with run-time checks of d. A renumbered
@@ -58,12 +61,14 @@ Contract:
 from __future__ import annotations
 
 import sys
+import time
 
 import numba
 import numpy as np
 from numba import njit, prange
 
 from .energies import spring
+from .thread_choice import ThreadChoice
 
 PARALLEL_MIN_SPRINGS = 4000
 # Renumbering (see "Locality" above): the user's order is kept for models of at most
@@ -343,6 +348,7 @@ class SpringGather:
         self._no_gravity = np.zeros(3)
         self._bounds: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._pool: list[np.ndarray] = []
+        self.threads = ThreadChoice() if s >= PARALLEL_MIN_SPRINGS else None
 
     @property
     def nbytes(self) -> int:
@@ -361,9 +367,11 @@ class SpringGather:
         inner = sum(a.nbytes for a in self._inner) if self._inner else 0
         return self.nbytes + self.factor.nbytes + inner + 4 * x_nbytes
 
-    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """(spring chunk bounds, particle chunk bounds) for the current Numba thread count."""
-        chunks = numba.get_num_threads() if self.model.n_springs >= PARALLEL_MIN_SPRINGS else 1
+    def bounds(self, parallel: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(spring chunk bounds, particle chunk bounds) for the current Numba thread count (one
+        chunk if not ``parallel``)."""
+        parallel = parallel and self.model.n_springs >= PARALLEL_MIN_SPRINGS
+        chunks = numba.get_num_threads() if parallel else 1
         if chunks not in self._bounds:
             springs = np.linspace(0, self.model.n_springs, chunks + 1).astype(np.int64)
             targets = np.linspace(0, self.indptr[-1], chunks + 1)
@@ -405,14 +413,25 @@ class SpringGather:
         permute(particle_bounds, x, v, self._rank, x_inner, v_inner)  # any split of [0, n)
         return x_inner, v_inner
 
+    def _timed(self, parallel_kernel, serial_kernel, x, v, *arguments):
+        """Run the kernel's parallel or serial form as :attr:`threads` chooses (timing it), on
+        x and v made ready for it; (x, v) as the kernel read them."""
+        parallel = self.threads is not None and self.threads.parallel()
+        started = time.perf_counter()
+        spring_bounds, particle_bounds = self.bounds(parallel)
+        x, v = self._inputs(x, v, particle_bounds)
+        kernel = parallel_kernel if spring_bounds.size > 2 else serial_kernel
+        kernel(spring_bounds, particle_bounds, x, v, self.springs, self.indptr, self.other,
+               self.factor, *arguments)
+        if self.threads is not None:
+            self.threads.record(time.perf_counter() - started)
+        return x, v
+
     def _accelerations(self, x, v, inverse_mass, gravity):
         dim = x.shape[1]
-        spring_bounds, particle_bounds = self.bounds()
-        x, v = self._inputs(x, v, particle_bounds)
-        out = np.empty_like(x)
-        kernel = _accelerations_parallel if spring_bounds.size > 2 else _accelerations_serial
-        kernel(spring_bounds, particle_bounds, x, v, self.springs, self.indptr, self.other,
-               self.factor, inverse_mass, gravity, self._rows, out)
+        out = np.empty((x.shape[0], 3))
+        self._timed(_accelerations_parallel, _accelerations_serial, x, v, inverse_mass, gravity,
+                    self._rows, out)
         return out if dim == 3 else np.ascontiguousarray(out[:, :dim])
 
     def forces(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -428,13 +447,10 @@ class SpringGather:
     def symplectic_euler(self, x: np.ndarray, v: np.ndarray, h: float):
         """(x⁺, v⁺) of one symplectic Euler step; pinned particles are copied unchanged."""
         dim = x.shape[1]
-        spring_bounds, particle_bounds = self.bounds()
-        x, v = self._inputs(x, v, particle_bounds)
-        x_out = self._unused_buffer(x.shape)
-        v_out = self._unused_buffer(x.shape)
-        kernel = _symplectic_euler_parallel if spring_bounds.size > 2 else _symplectic_euler_serial
-        kernel(spring_bounds, particle_bounds, x, v, self.springs, self.indptr, self.other,
-               self.factor, self.inverse_mass, self.gravity, float(h), self._rows, x_out, v_out)
+        x_out = self._unused_buffer((x.shape[0], 3))
+        v_out = self._unused_buffer((x.shape[0], 3))
+        self._timed(_symplectic_euler_parallel, _symplectic_euler_serial, x, v, self.inverse_mass,
+                    self.gravity, float(h), self._rows, x_out, v_out)
         if dim < 3:
             return np.ascontiguousarray(x_out[:, :dim]), np.ascontiguousarray(v_out[:, :dim])
         return x_out, v_out
