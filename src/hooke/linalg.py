@@ -533,7 +533,8 @@ class SparseSolver:
         self._factorised = matrix
         return factor.solve(rhs)
 
-    def resolve(self, matrix: sp.spmatrix, rhs: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray] | None:
+    def resolve(self, matrix: sp.spmatrix,
+                rhs: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray] | None:
         """(A, A⁻¹ rhs) for the matrix A of the last :meth:`solve`, by its factor (no new
         factorisation: a substitution), when A has ``matrix``'s CSR pattern (their data then
         align); None when it has not or that solve did not factorise (CG, AMG)."""

@@ -12,9 +12,10 @@ search that never increases E (its first trial step capped by ``System.max_step`
 collision detection with the contact planes), and the stopping rule ‖p‖∞ / h < tol checked before
 each iteration (on springs and gravity, where a bound on p proves the rule, with no new
 factorisation: from the gradient alone, or near convergence by a substitution with the previous
-iteration's factor: :meth:`ImplicitEuler._within_tol`). v⁺ = (y − x) / h. U is taken over ``System.step_terms``: the potentials at t + h
-(moving planes there) plus the step's lagged friction; Newton starts at ``System.newton_start``
-(pins and moving planes at t + h). ``step_energies`` holds E at the start and after each
+iteration's factor: :meth:`ImplicitEuler._within_tol`). v⁺ = (y − x) / h. U is taken over
+``System.step_terms``: the potentials at t + h (moving planes there) plus the step's lagged
+friction; Newton starts at ``System.newton_start`` (pins and moving planes at t + h).
+``step_energies`` holds E at the start and after each
 accepted Newton iteration of the last step (non-increasing).
 
 ``tol`` is an absolute velocity tolerance [m/s] (the book's rule, default 1e-2) on ‖p‖, the
