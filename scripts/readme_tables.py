@@ -209,7 +209,7 @@ PEER_NAMES = {"taichi": "Taichi", "warp": "Warp", "newton": "Newton"}
 # The goals of issue 5 (requirements, not measurements).
 GOAL_W1_OVER_TAICHI = 1.5
 GOAL_W2_SPRING_STEPS = 1.5e8
-GOAL_W3_OVER_BEST = 1.3
+GOAL_W3_OVER_BEST = 1.3  # issue 16 §3: a whole step over (Newton iterations × the best solve)
 GOAL_W4_MS = 3.0
 GOAL_CONTACT_OVER_BOOK = 50.0
 
@@ -260,7 +260,9 @@ def w2_goal(data: dict, rows: dict) -> str:
 
 def w3_row(data: dict) -> list[str]:
     """W3: whole implicit_euler steps first (what a run pays), then one Newton iteration's
-    linear algebra with every solver; the goal is about the solver choice only."""
+    linear algebra with every solver; the goal: each whole step (assembly, line search and
+    convergence test included) within ``GOAL_W3_OVER_BEST`` × its Newton iterations × the best
+    solver's factorisation + solve."""
     rows = data["rows"]
     chosen = next(row for row in rows if row["chosen"])
     best = min(row["total_ms"] for row in rows)
@@ -277,10 +279,11 @@ def w3_row(data: dict) -> list[str]:
                        for row in rows if row["hooke"] and row is not chosen)
     peers = ", ".join(f"{row['solver']} {significant(row['total_ms'])}"
                       for row in rows if not row["hooke"])
-    ratio = chosen["total_ms"] / best
-    goal = (f"factorisation + solve of hooke's choice ≤ {GOAL_W3_OVER_BEST:g} × the best "
-            f"solver's: ×{significant(ratio)}, {verdict(ratio <= GOAL_W3_OVER_BEST)} (the whole "
-            "step is not part of this goal)")
+    worst = max(step["ms"] / (max(step["newton_iterations"], 1.0) * best)
+                for step in data["whole_steps"])
+    goal = (f"a whole step ≤ {GOAL_W3_OVER_BEST:g} × Newton iterations × the best solver's "
+            f"factorisation + solve: ×{significant(worst)} (the worse start), "
+            f"{verdict(worst <= GOAL_W3_OVER_BEST)}")
     workload = f"W3 one `implicit_euler` step, cloth {data['n']}², {data['dofs']:,} DOFs"
     return [workload, hooke, f"per Newton iteration, ms: hooke with {others or 'no other solver'}"
                              f" (analysis reused); redoing the analysis: {peers}", goal, when(data)]

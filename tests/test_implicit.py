@@ -104,7 +104,7 @@ def test_a_step_known_converged_from_its_gradient_needs_no_last_factorisation(mo
     def run(shortcut: bool):
         stepper = implicit.ImplicitEuler(hooke.System(scene.model), scene.dt)
         if not shortcut:
-            monkeypatch.setattr(stepper, "_within_tol", lambda grad, terms: False)
+            monkeypatch.setattr(stepper, "_within_tol", lambda grad, terms, matrix=None: False)
         solves, solve = [], stepper.linear_solver.solve
         monkeypatch.setattr(stepper.linear_solver, "solve",
                             lambda matrix, rhs: (solves.append(1), solve(matrix, rhs))[1])
@@ -120,3 +120,66 @@ def test_a_step_known_converged_from_its_gradient_needs_no_last_factorisation(mo
     assert fast[1] == reference[1] and fast[2] == reference[2]
     assert reference[3] == fast[1]["newton_iterations"] + 10  # a solve per iteration, one to stop
     assert fast[3] == fast[1]["newton_iterations"]  # the stopping solves are gone
+
+
+def test_the_previous_factor_bounds_the_next_newton_step():
+    """With H ⪰ M and H₀ any earlier iteration's matrix, p = −H⁻¹g differs from the lagged
+    step q = −H₀⁻¹g by H⁻¹(H − H₀)q, so ‖p‖∞ ≤ ‖q‖∞ + ‖(H − H₀)q‖₂ / min M (the certificate of
+    ``_within_tol`` with a matrix); q alone is not a bound (the last line)."""
+    scene = hooke.scene("cloth2d", nx=6, ny=5)
+    system = hooke.System(scene.model)
+    h, smallest = 0.05, system.mass_free.min()
+    rng = np.random.default_rng(2)
+    below = 0
+    for _ in range(10):
+        x0 = scene.model.x0 + 0.3 * 0.05 * rng.normal(size=scene.model.x0.shape)
+        x = x0 + 0.05 * 0.05 * rng.normal(size=x0.shape)
+        old = system.combined_matrix(x0, 1.0, h * h, h, project_psd=True).toarray()
+        new = system.combined_matrix(x, 1.0, h * h, h, project_psd=True).toarray()
+        g = rng.normal(size=new.shape[0])
+        p, q = np.linalg.solve(new, g), np.linalg.solve(old, g)
+        bound = np.max(np.abs(q)) + np.linalg.norm((new - old) @ q) / smallest
+        assert np.max(np.abs(p)) <= bound
+        below += np.max(np.abs(p)) > np.max(np.abs(q))
+    assert below > 0
+
+
+def test_a_step_known_converged_from_the_previous_factor_needs_no_last_factorisation(monkeypatch):
+    """A crumpled 12 × 12 cloth on the generic Newton path, where the gradient bound is too weak
+    near the solution: a substitution with the previous iteration's factor proves the stopping
+    rule instead, so every step factorises once per Newton iteration; the steps, counts and
+    energies are the same bits as with the rule's own factorisation."""
+    from hooke.integrators import implicit
+
+    monkeypatch.setattr(implicit, "COMPILED", False)
+    scene = hooke.scene("cloth", n=12)
+    rng = np.random.default_rng(0)
+    x = scene.model.x0 + 0.1 / 12 * rng.normal(size=scene.model.x0.shape)
+    start = hooke.State(0.0, x, np.zeros_like(x))
+
+    def run(shortcut: bool):
+        stepper = implicit.ImplicitEuler(hooke.System(scene.model), scene.dt)
+        if not shortcut:
+            monkeypatch.setattr(stepper, "_within_tol", lambda grad, terms, matrix=None: False)
+        calls = {"solve": 0, "resolve": 0}
+        for name in calls:
+            method = getattr(stepper.linear_solver, name)
+
+            def counted(*args, method=method, name=name):
+                calls[name] += 1
+                return method(*args)
+
+            monkeypatch.setattr(stepper.linear_solver, name, counted)
+        state, energies = start, []
+        for _ in range(5):
+            state = stepper.step(state)
+            energies += stepper.step_energies
+        return state, stepper.stats, energies, calls
+
+    fast, reference = run(True), run(False)
+    assert fast[0].x.tobytes() == reference[0].x.tobytes()
+    assert fast[0].v.tobytes() == reference[0].v.tobytes()
+    assert fast[1] == reference[1] and fast[2] == reference[2]
+    assert reference[3]["solve"] == fast[1]["newton_iterations"] + 5
+    assert fast[3]["solve"] == fast[1]["newton_iterations"]
+    assert fast[3]["resolve"] >= 2  # the gradient bound alone missed these steps' last solve

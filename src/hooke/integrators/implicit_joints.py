@@ -152,7 +152,7 @@ class ConstrainedNewton:
                     break
                 raise self._failure(state.t, residuals, violations, "the line search found no "
                                     "decrease")
-            y, value = found
+            y, value, _ = found
             energy, g = last["energy"], last["g"]
             it.step_energies.append(value)
             it.stats["newton_iterations"] += 1
