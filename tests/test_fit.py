@@ -310,8 +310,13 @@ def test_a_start_whose_run_blows_up_is_refused_not_reported_converged(observed_c
 @pytest.mark.parametrize("content, message", [
     (b"\xff\xfet,particle,x\n0.1,1,2\n", "error: observed bad.csv: is not UTF-8 text (byte 0), got"),
     (b"t,particle,x\n1e300,1,1.9\n1e301,1,1.8\n",
-     "error: times: 1e+300 is more than the 1e+12 steps of dt = 0.005 s hooke runs after the "
+     "error: times: 1e+300 is more than the 1e+08 steps of dt = 0.005 s hooke runs after the "
      "start, got 1e+300"),
+    # float() reads "1_000" as 1000 and "1_0.5" as 10.5: a mistyped cell, never a CSV number
+    (b"t,particle,x\n0.1,1,1_000\n", "error: observed bad.csv line 2: must be 3 finite decimal "
+     "numbers, got '0.1,1,1_000'"),
+    (b"t,particle,x\n0.1,1_0,0.5\n", "error: observed bad.csv line 2: must be 3 finite decimal "
+     "numbers, got '0.1,1_0,0.5'"),
 ])
 def test_an_undecodable_csv_or_a_time_past_every_step_is_one_line(tmp_path, monkeypatch, capsys,
                                                                   content, message):

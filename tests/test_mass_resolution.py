@@ -26,7 +26,10 @@ def cloth(mass: float) -> hooke.Scene:
 
 
 def mean_drop(result) -> float:
-    return float(result.x[0][:, 1].mean() - result.x[-1][:, 1].mean())
+    """How far the free particles fell on average [m] (implicit Euler lags ½gt² by a step)."""
+    free = np.ones(N * N, dtype=bool)
+    free[[0, N - 1]] = False  # the cloth hangs from these two corners
+    return float(result.x[0][free, 1].mean() - result.x[-1][free, 1].mean())
 
 
 def test_the_implicit_steps_are_the_ones_that_refuse():
@@ -55,20 +58,20 @@ def test_the_bound_is_sharp_and_a_resolved_mass_falls(name):
         plan(cloth(0.99 * bound), integrator=name, dt=DT, t_end=T_END)
     plan(cloth(1.01 * bound), integrator=name, dt=DT, t_end=T_END)
     result = hooke.simulate(cloth(1e-4), integrator=name, dt=DT, t_end=T_END)
-    assert mean_drop(result) == pytest.approx(FREE_FALL, rel=0.05)
+    assert mean_drop(result) == pytest.approx(FREE_FALL, rel=0.1)
 
 
 @pytest.mark.parametrize("name", INTEGRATORS)
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # explicit steps overflow on the way to inf
 def test_no_integrator_gives_a_silently_wrong_fall_of_a_tiny_mass(name):
     """At 1e-202 kg per particle each integrator refuses the model, stops with an error, or
-    makes the cloth fall as it must (xpbd's constraints see the masses only through ratios)."""
-    options = {"max_step": 1e-4} if get_integrator(name).adaptive else {}
+    makes the cloth fall as it must (xpbd's constraints see the masses only through ratios);
+    rk45's steps shrank to 1e-13 s and it ran for hours, it now stops once its pace shows it."""
     try:
-        result = hooke.simulate(cloth(1e-202), integrator=name, dt=DT, t_end=T_END, **options)
+        result = hooke.simulate(cloth(1e-202), integrator=name, dt=DT, t_end=T_END)
     except (hooke.HookeInputError, hooke.SimulationError):
         return
-    assert mean_drop(result) == pytest.approx(FREE_FALL, rel=0.05), name
+    assert mean_drop(result) == pytest.approx(FREE_FALL, rel=0.1), name
 
 
 def test_hooke_check_refuses_the_scene_file(tmp_path, monkeypatch, capsys):
@@ -81,3 +84,10 @@ def test_hooke_check_refuses_the_scene_file(tmp_path, monkeypatch, capsys):
     code, lines = run_main(monkeypatch, capsys, "check", str(scene))
     assert code == 2 and len(lines) == 1, lines
     assert lines[0].startswith("error: particles[5].mass: is lost to round-off"), lines
+
+
+def test_rk45_stops_once_its_steps_cannot_reach_t_end_within_the_bound():
+    with pytest.raises(hooke.SimulationError) as info:
+        hooke.simulate(cloth(1e-202), integrator="rk45", dt=DT, t_end=T_END)
+    assert "rk45: its steps have shrunk to" in str(info.value)
+    assert "more than the 1e+08 a run may have" in str(info.value)
