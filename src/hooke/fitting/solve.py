@@ -190,7 +190,7 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
                 progress(len(history) - 1, loss)
 
     unknowns = problem.unknowns
-    problem.residual(unknowns.z0)
+    problem.finite_loss(problem.residual(unknowns.z0), "at the start")
     if problem.failure is not None:  # flat residuals around it: the solvers would stop there
         raise SimulationError(f"the run at the start ({_start_text(unknowns)}) fails, so the fit "
                               f"cannot begin: {str(problem.failure).rstrip('.')}; start from values whose run "
@@ -199,8 +199,8 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
     z, converged, message = solver(problem, unknowns.z0, unknowns.bounds, int(max_iterations),
                                    float(tolerance), record)
     residual = problem.residual(z)
+    loss = problem.finite_loss(residual, "at the fit")
     cov, noise = covariance(problem.jacobian(z), residual)
-    loss = 0.5 * float(residual @ residual)
     if not history or not np.isclose(history[-1], loss, rtol=1e-9, atol=0.0):
         history.append(loss)
     theta = unknowns.physical(z)
