@@ -327,6 +327,12 @@ def test_a_start_whose_run_blows_up_is_refused_not_reported_converged(observed_c
     # float() reads "1_000" as 1000 and "1_0.5" as 10.5: a mistyped cell, never a CSV number
     (b"t,particle,x\n0.1,1,1_000\n", "error: observed bad.csv line 2: must be 3 finite decimal "
      "numbers, got '0.1,1,1_000'"),
+    # Issue 15: observations spanning 1e9 s, or 3e5 s (three runs of 6e7 steps), ran for hours
+    (b"t,particle,x\n1e9,1,1\n", "error: times: 1000000000.0 is more than the 1e+08 steps of "
+     "dt = 0.005 s hooke runs after the start, got 1000000000.0"),
+    (b"t,particle,x\n1e5,1,1\n3e5,1,1\n", "error: times: the fit's first iteration would take 3 "
+     "runs of 6e+07 steps of dt = 0.005 s (1.8e+08 steps), more than the 1e+08 hooke runs: "
+     "observe a shorter span or take a larger dt, got 300000.0"),
     (b"t,particle,x\n0.5,1,1e308\n1.0,1,1e308\n", "error: observed: the loss ½|simulated − "
      "observed|² at the start overflows to inf: the observed x of particle 1 at t = 0.5 s is "
      "1e+308 m from the run's"),
