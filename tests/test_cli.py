@@ -49,6 +49,9 @@ def test_run_writes_trajectory_plots_and_summary(tmp_path):
     (["run", "spring1d", "--dt", "0"], "dt"),
     (["run", "spring1d", "--dt", "-1e-3"], "dt"),
     (["run", "spring1d", "--t-end", "nan"], "t_end"),
+    # issue 15: 1e11 steps ran for hours printing nothing
+    (["run", "spring1d", "--t-end", "5e8"], "t_end: t_end / dt = 1e+11 steps of dt = 0.005, more "
+     "than the 1e+08 hooke runs"),
     (["run", "--resume", "anywhere", "--max-energy-growth", "2"], "--resume: continues the stored"),
     (["study", "pendulum-correction", "--t-end", "1", "--output-interval", "0.3"],
      "t_end: must be a whole number of steps of dt = 0.3"),
