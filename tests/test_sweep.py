@@ -462,8 +462,20 @@ def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
     (["spring1d", "--param", "stiffness=1", "--plot-metric", "speed"], "metric: Input should be"),
     (["spring1d", "--param", "spring.k=1,2", "--scheduler", "nosuch://host"],
      "scheduler: cannot connect (unknown address scheme 'nosuch'"),
+    # issue 15: a member failing the same way each time ran 1e9 times; `params = [1, 2]` was
+    # three lines naming pydantic's union branches (params.list[dict[str,any]][0]: …)
+    (["spring1d", "--param", "stiffness=1", "--retries", "1000000000"],
+     "retries: Input should be less than or equal to 10, got 1000000000"),
+    (["--file", "SWEEP:retries = 11\n[params]\nstiffness = [1.0]"],
+     "retries: Input should be less than or equal to 10, got 11"),
+    (["--file", "SWEEP:params = [1, 2]"],
+     "params: must be a table of parameter paths ([params]) or a list of them, got [1, 2]"),
 ])
-def test_cli_bad_input_exits_2_with_one_line(args, message, tmp_path):
+def test_cli_bad_input_exits_2_with_one_line(args, message, tmp_path, tmp_path_factory):
+    if args[-1].startswith("SWEEP:"):  # a sweep file of spring1d with these lines
+        path = tmp_path_factory.mktemp("sweep") / "sweep.toml"
+        path.write_text('scene = "spring1d"\n' + args[-1][len("SWEEP:"):] + "\n", encoding="utf-8")
+        args = [*args[:-1], str(path)]
     result = CliRunner().invoke(app, ["sweep", *args, "--out", str(tmp_path)])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
