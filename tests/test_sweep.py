@@ -558,3 +558,27 @@ def test_timeouts_stop_slow_and_stuck_members_and_leave_every_worker_free(client
     for worker, pid in pids.items():  # each worker takes a task at once
         assert client.submit(os.getpid, workers=[worker], allow_other_workers=False,
                              pure=False).result(timeout=120) == pid
+
+
+def test_an_out_directory_the_sweep_cannot_write_is_refused_before_any_member_runs(tmp_path):
+    """A file DIR/members was a NotADirectoryError "bug in hooke"; a directory where
+    summary.csv or a member's row.json goes was an IsADirectoryError after every member ran."""
+    params = {"stiffness": [1.0, 2.0], "t_end": [0.01]}
+    member = plan("spring1d", params)[1].id
+    layouts = {"members": ("file", "holds a file members where the sweep keeps a directory"),
+               f"members/{member}": ("file", f"holds a file members/{member} where"),
+               "summary.csv": ("dir", "holds a directory summary.csv where the sweep writes a file"),
+               "energy_error.png": ("dir", "holds a directory energy_error.png where"),
+               f"members/{member}/row.json": ("dir", f"holds a directory members/{member}/row.json"),
+               f"members/{member}/trajectory.h5": ("dir", "holds a directory members/")}
+    for name, (kind, message) in layouts.items():
+        out = tmp_path / name.replace("/", "_")
+        path = out / name
+        path.parent.mkdir(parents=True)
+        path.mkdir() if kind == "dir" else path.write_text("")
+        before = sorted(out.rglob("*"))
+        with pytest.raises(HookeInputError) as caught:
+            hooke.sweep("spring1d", params, out=out)
+        assert str(caught.value).startswith(f"out: {message}"), str(caught.value)
+        assert str(caught.value).endswith(f"remove it or choose another --out, got '{out}'")
+        assert sorted(out.rglob("*")) == before  # nothing written, nothing run
