@@ -569,8 +569,7 @@ def test_an_out_directory_the_sweep_cannot_write_is_refused_before_any_member_ru
                f"members/{member}": ("file", f"holds a file members/{member} where"),
                "summary.csv": ("dir", "holds a directory summary.csv where the sweep writes a file"),
                "energy_error.png": ("dir", "holds a directory energy_error.png where"),
-               f"members/{member}/row.json": ("dir", f"holds a directory members/{member}/row.json"),
-               f"members/{member}/trajectory.h5": ("dir", "holds a directory members/")}
+               f"members/{member}/row.json": ("dir", f"holds a directory members/{member}/row.json")}
     for name, (kind, message) in layouts.items():
         out = tmp_path / name.replace("/", "_")
         path = out / name

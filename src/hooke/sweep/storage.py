@@ -41,7 +41,7 @@ def _row_path(directory: Path, member_id: str) -> Path:
 def check_layout(directory: Path, members: list[Member], metric: str) -> None:
     """Refuse, before any member runs, a DIR where the sweep cannot write what it writes: a file
     where it makes a directory (DIR/members, a member's directory) or a directory where it
-    writes a file (a row, a trajectory, the summaries, the plot). Such a DIR stopped the sweep
+    writes a file (a member's row, the summaries, the plot). Such a DIR stopped the sweep
     with a NotADirectoryError or, after every member had run, an IsADirectoryError (issue 15)."""
     if directory.exists() and not directory.is_dir():
         raise HookeInputError("out", "is an existing file, not a directory", str(directory))
@@ -51,7 +51,8 @@ def check_layout(directory: Path, members: list[Member], metric: str) -> None:
         for member in members:
             folders.append(_member_directory(directory, member.id))
             if folders[-1].is_dir():
-                files += [_row_path(directory, member.id), trajectory_path(directory, member.id)]
+                files.append(_row_path(directory, member.id))  # a trajectory's path taken
+                # fails that member alone (the store refuses it), as any member's own error
     for path in folders:
         if path.exists() and not path.is_dir():
             raise HookeInputError("out", f"holds a file {path.relative_to(directory)} where the "
