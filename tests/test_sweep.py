@@ -255,10 +255,11 @@ def test_failing_members_are_recorded_and_the_others_finish_with_retries(client,
 
 
 def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tmp_path):
-    """The member stuck in one rk45 frame (max_step 1e-9) is running alone on its worker, in
-    its own process (it has a time limit), once the two quick ones are done; then that worker
-    process exits, and the member's process ends with it."""
-    params = {"integrator": ["rk45"], "max_step": [1e-9, 0.01, 0.02], "dt": [1.0], "t_end": [1.0]}
+    """The member stuck in one rk45 frame (max_step 4e-8: 2.5e7 steps, under the MAX_STEPS a
+    run may have, past which rk45 stops by itself) is running alone on its worker, in its own
+    process (it has a time limit), once the two quick ones are done; then that worker process
+    exits, and the member's process ends with it."""
+    params = {"integrator": ["rk45"], "max_step": [4e-8, 0.01, 0.02], "dt": [1.0], "t_end": [1.0]}
     stuck = plan("spring1d", params)[0]
     killed, orphans = [], []
 
@@ -287,7 +288,7 @@ def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tm
     rows = result.table.set_index("max_step")
     assert len(killed) == 1 and orphans
     assert rows.loc[0.01, "status"] == "ok" and rows.loc[0.02, "status"] == "ok"
-    died = rows.loc[1e-9]
+    died = rows.loc[4e-8]
     assert died["status"] == "failed" and died["error"].startswith("KilledWorker: "), died["error"]
     assert killed[0] in died["error"] and math.isnan(died["wall_time"])
     client.wait_for_workers(2, timeout=60)  # the nanny starts a new worker process
@@ -532,7 +533,7 @@ def member_processes(client) -> dict[str, list[int]]:
 
 def test_timeouts_stop_slow_and_stuck_members_and_leave_every_worker_free(client, tmp_path):
     """A slow member stops at a saved frame. Two members stuck inside their first rk45 frame
-    (max_step 1e-9) take both workers; each has its process killed on its worker, so the quick
+    (max_step 4e-8) take both workers; each has its process killed on its worker, so the quick
     member queued behind them runs, and so does any later task, on either worker: no worker was
     restarted (the cluster is the caller's) and none stays busy."""
     slow = hooke.sweep("spring1d", {"dt": [1e-5], "t_end": [100.0]}, client=client,
@@ -542,16 +543,16 @@ def test_timeouts_stop_slow_and_stuck_members_and_leave_every_worker_free(client
     assert not read_trajectory(slow.directory / row["trajectory"])["attrs"]["complete"]
     client.wait_for_workers(2, timeout=60)
     pids = client.run(os.getpid)
-    stuck = {"integrator": ["rk45"], "max_step": [1e-9], "dt": [1.0], "t_end": [1.0, 2.0]}
+    stuck = {"integrator": ["rk45"], "max_step": [4e-8], "dt": [1.0], "t_end": [1.0, 2.0]}
     quick = {**stuck, "max_step": [0.01], "t_end": [1.0]}
     # 5 s: the quick member takes ~0.3 s in a fresh process; the stuck ones are killed after 10 s
     result = hooke.sweep("spring1d", [stuck, quick], client=client, out=tmp_path / "stuck",
                          timeout=5.0)
     rows = result.table.set_index("max_step")
-    for error in rows.loc[1e-9, "error"]:
+    for error in rows.loc[4e-8, "error"]:
         assert error.startswith("MemberTimeout: still running ") and error.endswith(
             "stuck inside one frame: its process was killed, its worker is free"), error
-    assert list(rows.loc[1e-9, "status"]) == ["timeout", "timeout"]
+    assert list(rows.loc[4e-8, "status"]) == ["timeout", "timeout"]
     assert rows.loc[0.01, "status"] == "ok" and rows.loc[0.01, "steps"] > 0
     assert client.run(os.getpid) == pids  # the same worker processes: none was restarted
     assert member_processes(client) == {worker: [] for worker in pids}
