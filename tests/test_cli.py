@@ -49,6 +49,9 @@ def test_run_writes_trajectory_plots_and_summary(tmp_path):
     (["run", "spring1d", "--dt", "0"], "dt"),
     (["run", "spring1d", "--dt", "-1e-3"], "dt"),
     (["run", "spring1d", "--t-end", "nan"], "t_end"),
+    # issue 15: 1e11 steps ran for hours printing nothing
+    (["run", "spring1d", "--t-end", "5e8"], "t_end: t_end / dt = 1e+11 steps of dt = 0.005, more "
+     "than the 1e+08 hooke runs"),
     (["run", "--resume", "anywhere", "--max-energy-growth", "2"], "--resume: continues the stored"),
     (["study", "pendulum-correction", "--t-end", "1", "--output-interval", "0.3"],
      "t_end: must be a whole number of steps of dt = 0.3"),
@@ -386,3 +389,43 @@ def test_command_list_has_one_line_per_command():
     names = [command.name for command in typer.main.get_command(app).commands.values()]
     assert [line.split()[0] for line in commands] == names
     assert max(map(len, done.stdout.splitlines())) <= 80
+
+
+BENCH_OPTIONS = [
+    (["--repeats", "100000000000000000000"], "--repeats: must be an integer from 1 to 1000, got "
+     "100000000000000000000"),  # accepted before (issue 15): a benchmark that never ends
+    (["--repeats", "1001"], "--repeats: must be an integer from 1 to 1000, got 1001"),
+    (["--repeats", "0"], "--repeats: must be an integer from 1 to 1000, got 0"),
+    (["--rounds", "99999999999"], "--rounds: must be an integer from 1 to 100, got 99999999999"),
+    (["--rounds", "-3"], "--rounds: must be an integer from 1 to 100, got -3"),
+    (["--repeats", "1e20"], "--repeats: Input should be a valid integer, unable to parse string "
+     "as an integer, got '1e20'"),
+    (["--rounds", "nan"], "--rounds: Input should be a valid integer, unable to parse string as "
+     "an integer, got 'nan'"),
+    (["W9"], "WORKLOAD: unknown workload (known: W1, W2, W3, W4, W5, W6, W8, joints, contact, "
+     "startup), got 'W9'"),
+    (["--data", "/dev/null"], "--data: is an existing file, not a directory, got '/dev/null'"),
+]
+
+
+@pytest.mark.parametrize("args, message", BENCH_OPTIONS)
+def test_every_bench_option_is_bounded_one_line_exit_2(monkeypatch, capsys, args, message):
+    import hooke.bench
+
+    from conftest import run_main
+
+    ran = []
+    monkeypatch.setattr(hooke.bench, "run", lambda *call: ran.append(call))
+    code, lines = run_main(monkeypatch, capsys, "bench", *args)
+    assert (code, lines, ran) == (2, [f"error: {message}"], [])
+
+
+def test_bench_takes_the_bounds_themselves(monkeypatch, capsys):
+    import hooke.bench
+
+    from conftest import run_main
+
+    ran = []
+    monkeypatch.setattr(hooke.bench, "run", lambda *call: ran.append(call))
+    code, _ = run_main(monkeypatch, capsys, "bench", "W1", "--repeats", "1000", "--rounds", "100")
+    assert code in (0, None) and ran[0][1].repeats == 1000 and ran[0][1].rounds == 100

@@ -194,6 +194,18 @@ BAD_CALLS = {
     "initial 0 in log space": (dict(initial={"stiffness": 0.0}), "initial.stiffness: must be > 0"),
     "unknown method": (dict(method="newton"), "method: must be one of"),
     "no adjoint for lbfgsb": (dict(method="lbfgsb", integrator="rk4"), "integrator: has no adjoint"),
+    # Issue 15: positions of 1e308 m gave rms = inf, "converged", exit 0.
+    "a residual whose square overflows": (
+        dict(observed=np.full((41, 2, 1), 1e308)), "observed: the loss ½|simulated − observed|² at "
+        "the start overflows to inf: the observed x of particle 1 at t = 0 s is 1e+308 m from the "
+        "run's; observed positions must lie within about 2.96e+153 m of the simulated ones, got 1e+308"),
+    "the same with lbfgsb": (dict(observed=np.full((41, 2, 1), 1e308), method="lbfgsb"),
+                             "at the start overflows to inf"),
+    # √(max float · 2 / 41 observed values) = 2.96e153 m; a failed run's residual is 1e3 × the span
+    "positions whose spread overflows": (
+        dict(observed=np.stack([np.zeros(41), np.resize([1e151, -1e151], 41)], 1)[..., None]),
+        "observed: positions span 2e+151 m: the fit's loss ½|simulated − observed|² overflows to "
+        "inf; observed positions must lie within about 2.96e+150 m of each other, got 1e+151"),
 }
 
 
@@ -310,8 +322,22 @@ def test_a_start_whose_run_blows_up_is_refused_not_reported_converged(observed_c
 @pytest.mark.parametrize("content, message", [
     (b"\xff\xfet,particle,x\n0.1,1,2\n", "error: observed bad.csv: is not UTF-8 text (byte 0), got"),
     (b"t,particle,x\n1e300,1,1.9\n1e301,1,1.8\n",
-     "error: times: 1e+300 is more than the 1e+12 steps of dt = 0.005 s hooke runs after the "
+     "error: times: 1e+300 is more than the 1e+08 steps of dt = 0.005 s hooke runs after the "
      "start, got 1e+300"),
+    # float() reads "1_000" as 1000 and "1_0.5" as 10.5: a mistyped cell, never a CSV number
+    (b"t,particle,x\n0.1,1,1_000\n", "error: observed bad.csv line 2: must be 3 finite decimal "
+     "numbers, got '0.1,1,1_000'"),
+    # Issue 15: observations spanning 1e9 s, or 3e5 s (three runs of 6e7 steps), ran for hours
+    (b"t,particle,x\n1e9,1,1\n", "error: times: 1000000000.0 is more than the 1e+08 steps of "
+     "dt = 0.005 s hooke runs after the start, got 1000000000.0"),
+    (b"t,particle,x\n1e5,1,1\n3e5,1,1\n", "error: times: the fit's first iteration would take 3 "
+     "runs of 6e+07 steps of dt = 0.005 s (1.8e+08 steps), more than the 1e+08 hooke runs: "
+     "observe a shorter span or take a larger dt, got 300000.0"),
+    (b"t,particle,x\n0.5,1,1e308\n1.0,1,1e308\n", "error: observed: the loss ½|simulated − "
+     "observed|² at the start overflows to inf: the observed x of particle 1 at t = 0.5 s is "
+     "1e+308 m from the run's"),
+    (b"t,particle,x\n0.1,1_0,0.5\n", "error: observed bad.csv line 2: must be 3 finite decimal "
+     "numbers, got '0.1,1_0,0.5'"),
 ])
 def test_an_undecodable_csv_or_a_time_past_every_step_is_one_line(tmp_path, monkeypatch, capsys,
                                                                   content, message):

@@ -171,7 +171,7 @@ def test_a_second_run_on_the_same_output_is_refused_naming_the_first(tmp_path):
 
 REJECTED = {
     "huge --save-every": (["--save-every", "99999999999999999999999"], {},
-                          "error: save_every: must be at most 1e+12 steps (the most a run has), "
+                          "error: save_every: must be at most 1e+08 steps (the most a run has), "
                           "got 99999999999999999999999"),
     "bad SOURCE_DATE_EPOCH": ([], {"SOURCE_DATE_EPOCH": "abc"},
                               "error: SOURCE_DATE_EPOCH: must be an integer number of seconds "
@@ -232,7 +232,7 @@ EDITED = {  # attribute: (edited value, the one line's problem, or None: not a f
     "parameters": ("[1, 2]", "attribute parameters = '[1, 2]' is not a JSON object"),
     "dt": ("fast", "attribute dt = 'fast' is not a finite number > 0"),
     "t_end": (-1.0, "attribute t_end = -1.0 is not a finite number > 0"),
-    "save_every": (0, "attribute save_every = 0 is not an integer from 1 to 1e+12"),
+    "save_every": (0, "attribute save_every = 0 is not an integer from 1 to 1e+08"),
     "frames_written": (-5, "attribute frames_written = -5 is not a frame count from 1 to the "
                            "201 frames stored"),
     "complete": ("no", "attribute complete = 'no' is not true or false"),

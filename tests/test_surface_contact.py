@@ -562,3 +562,26 @@ def test_surface_friction_is_stored_and_each_pair_takes_the_mean_of_its_surfaces
     hooke.simulate(scene, store=tmp_path / "run.h5")
     assert read_trajectory(tmp_path / "run.h5")["model"].surface_friction.tolist() == [
         0.2, 0.6, 0.0]
+
+
+def test_a_step_far_longer_than_the_surface_is_cut_before_the_ccd():
+    """Issue 15: chain_pile under a gravity of 1e300 (the viewer's parameter field) gave Newton
+    steps of 4e294 m, and ipctk's broad phase over that sweep ran for minutes; the CCD now sees
+    at most CCD_REACH times the surface's extent, and the run stops with its Newton failure."""
+    scene = hooke.scene("chain_pile", gravity=1e300)
+    with pytest.raises(hooke.SimulationError, match="step 1 .* Newton did not converge"):
+        hooke.simulate(scene, t_end=0.004)
+    term = next(t for t in hooke.System(scene.model).terms if t.NAME == surface_barrier.NAME)
+    x = scene.model.x0
+    extent = np.ptp(x, axis=0).max()
+    down = np.zeros_like(x)
+    down[:, 1] = -1.0  # every particle straight down: no pair comes closer, nothing to cut but length
+    free = term.max_step(scene.model, x, down * 0.5 * extent)
+    assert free == 1.0
+    far = term.max_step(scene.model, x, down * 1e294)
+    assert far == pytest.approx(surface_barrier.CCD_REACH * extent / 1e294, rel=1e-12)
+    # A step with a NaN (cloth_fold under a damping of 1e300) hung ipctk's CCD: no motion at all.
+    down[3, 0] = np.nan
+    assert term.max_step(scene.model, x, down) == 0.0
+    with pytest.raises(hooke.SimulationError, match="step 1 .*the line search found no decrease"):
+        hooke.simulate(hooke.scene("cloth_fold", damping=1e300), t_end=0.01)

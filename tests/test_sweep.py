@@ -255,10 +255,11 @@ def test_failing_members_are_recorded_and_the_others_finish_with_retries(client,
 
 
 def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tmp_path):
-    """The member stuck in one rk45 frame (max_step 1e-9) is running alone on its worker, in
-    its own process (it has a time limit), once the two quick ones are done; then that worker
-    process exits, and the member's process ends with it."""
-    params = {"integrator": ["rk45"], "max_step": [1e-9, 0.01, 0.02], "dt": [1.0], "t_end": [1.0]}
+    """The member stuck in one rk45 frame (max_step 4e-8: 2.5e7 steps, under the MAX_STEPS a
+    run may have, past which rk45 stops by itself) is running alone on its worker, in its own
+    process (it has a time limit), once the two quick ones are done; then that worker process
+    exits, and the member's process ends with it."""
+    params = {"integrator": ["rk45"], "max_step": [4e-8, 0.01, 0.02], "dt": [1.0], "t_end": [1.0]}
     stuck = plan("spring1d", params)[0]
     killed, orphans = [], []
 
@@ -287,7 +288,7 @@ def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tm
     rows = result.table.set_index("max_step")
     assert len(killed) == 1 and orphans
     assert rows.loc[0.01, "status"] == "ok" and rows.loc[0.02, "status"] == "ok"
-    died = rows.loc[1e-9]
+    died = rows.loc[4e-8]
     assert died["status"] == "failed" and died["error"].startswith("KilledWorker: "), died["error"]
     assert killed[0] in died["error"] and math.isnan(died["wall_time"])
     client.wait_for_workers(2, timeout=60)  # the nanny starts a new worker process
@@ -462,8 +463,20 @@ def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
     (["spring1d", "--param", "stiffness=1", "--plot-metric", "speed"], "metric: Input should be"),
     (["spring1d", "--param", "spring.k=1,2", "--scheduler", "nosuch://host"],
      "scheduler: cannot connect (unknown address scheme 'nosuch'"),
+    # issue 15: a member failing the same way each time ran 1e9 times; `params = [1, 2]` was
+    # three lines naming pydantic's union branches (params.list[dict[str,any]][0]: …)
+    (["spring1d", "--param", "stiffness=1", "--retries", "1000000000"],
+     "retries: Input should be less than or equal to 10, got 1000000000"),
+    (["--file", "SWEEP:retries = 11\n[params]\nstiffness = [1.0]"],
+     "retries: Input should be less than or equal to 10, got 11"),
+    (["--file", "SWEEP:params = [1, 2]"],
+     "params: must be a table of parameter paths ([params]) or a list of them, got [1, 2]"),
 ])
-def test_cli_bad_input_exits_2_with_one_line(args, message, tmp_path):
+def test_cli_bad_input_exits_2_with_one_line(args, message, tmp_path, tmp_path_factory):
+    if args[-1].startswith("SWEEP:"):  # a sweep file of spring1d with these lines
+        path = tmp_path_factory.mktemp("sweep") / "sweep.toml"
+        path.write_text('scene = "spring1d"\n' + args[-1][len("SWEEP:"):] + "\n", encoding="utf-8")
+        args = [*args[:-1], str(path)]
     result = CliRunner().invoke(app, ["sweep", *args, "--out", str(tmp_path)])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
@@ -520,7 +533,7 @@ def member_processes(client) -> dict[str, list[int]]:
 
 def test_timeouts_stop_slow_and_stuck_members_and_leave_every_worker_free(client, tmp_path):
     """A slow member stops at a saved frame. Two members stuck inside their first rk45 frame
-    (max_step 1e-9) take both workers; each has its process killed on its worker, so the quick
+    (max_step 4e-8) take both workers; each has its process killed on its worker, so the quick
     member queued behind them runs, and so does any later task, on either worker: no worker was
     restarted (the cluster is the caller's) and none stays busy."""
     slow = hooke.sweep("spring1d", {"dt": [1e-5], "t_end": [100.0]}, client=client,
@@ -530,19 +543,42 @@ def test_timeouts_stop_slow_and_stuck_members_and_leave_every_worker_free(client
     assert not read_trajectory(slow.directory / row["trajectory"])["attrs"]["complete"]
     client.wait_for_workers(2, timeout=60)
     pids = client.run(os.getpid)
-    stuck = {"integrator": ["rk45"], "max_step": [1e-9], "dt": [1.0], "t_end": [1.0, 2.0]}
+    stuck = {"integrator": ["rk45"], "max_step": [4e-8], "dt": [1.0], "t_end": [1.0, 2.0]}
     quick = {**stuck, "max_step": [0.01], "t_end": [1.0]}
     # 5 s: the quick member takes ~0.3 s in a fresh process; the stuck ones are killed after 10 s
     result = hooke.sweep("spring1d", [stuck, quick], client=client, out=tmp_path / "stuck",
                          timeout=5.0)
     rows = result.table.set_index("max_step")
-    for error in rows.loc[1e-9, "error"]:
+    for error in rows.loc[4e-8, "error"]:
         assert error.startswith("MemberTimeout: still running ") and error.endswith(
             "stuck inside one frame: its process was killed, its worker is free"), error
-    assert list(rows.loc[1e-9, "status"]) == ["timeout", "timeout"]
+    assert list(rows.loc[4e-8, "status"]) == ["timeout", "timeout"]
     assert rows.loc[0.01, "status"] == "ok" and rows.loc[0.01, "steps"] > 0
     assert client.run(os.getpid) == pids  # the same worker processes: none was restarted
     assert member_processes(client) == {worker: [] for worker in pids}
     for worker, pid in pids.items():  # each worker takes a task at once
         assert client.submit(os.getpid, workers=[worker], allow_other_workers=False,
                              pure=False).result(timeout=120) == pid
+
+
+def test_an_out_directory_the_sweep_cannot_write_is_refused_before_any_member_runs(tmp_path):
+    """A file DIR/members was a NotADirectoryError "bug in hooke"; a directory where
+    summary.csv or a member's row.json goes was an IsADirectoryError after every member ran."""
+    params = {"stiffness": [1.0, 2.0], "t_end": [0.01]}
+    member = plan("spring1d", params)[1].id
+    layouts = {"members": ("file", "holds a file members where the sweep keeps a directory"),
+               f"members/{member}": ("file", f"holds a file members/{member} where"),
+               "summary.csv": ("dir", "holds a directory summary.csv where the sweep writes a file"),
+               "energy_error.png": ("dir", "holds a directory energy_error.png where"),
+               f"members/{member}/row.json": ("dir", f"holds a directory members/{member}/row.json")}
+    for name, (kind, message) in layouts.items():
+        out = tmp_path / name.replace("/", "_")
+        path = out / name
+        path.parent.mkdir(parents=True)
+        path.mkdir() if kind == "dir" else path.write_text("")
+        before = sorted(out.rglob("*"))
+        with pytest.raises(HookeInputError) as caught:
+            hooke.sweep("spring1d", params, out=out)
+        assert str(caught.value).startswith(f"out: {message}"), str(caught.value)
+        assert str(caught.value).endswith(f"remove it or choose another --out, got '{out}'")
+        assert sorted(out.rglob("*")) == before  # nothing written, nothing run

@@ -298,3 +298,33 @@ def test_the_matrix_csv_reads_back_into_the_cells_that_write_it(tmp_path):
     assert spring.status == "ok" and abs(spring.measured_order - 4.0) < 0.3
     assert len(spring.dts) == len(spring.energy_errors) and spring.dts[1] == spring.dts[0] / 2
     assert {c.status for c in cells} <= {"ok", "off", "limited", "n/a", "failed"}
+
+
+def test_a_number_with_an_underscore_is_not_read_from_the_matrix_csv(tmp_path):
+    """float("1_000") is 1000 and int("4_1") is 41 (Python's literal syntax): a CSV hooke reads
+    takes decimal numbers only (issue 15)."""
+    import csv
+    from pathlib import Path
+
+    from hooke.io.csv_numbers import csv_number
+    from hooke.verification.report import read_matrix_csv
+
+    assert [csv_number(text) for text in ("1", "-2.5e-3", " .5 ", "1.", "inf", "-inf")] == [
+        1.0, -2.5e-3, 0.5, 1.0, float("inf"), float("-inf")]
+    assert np.isnan(csv_number("nan")) and csv_number("-41", integer=True) == -41
+    for text in ("1_000", "1_0.5", "0x10", "1e", "", "1,5", "½", "١٢"):
+        with pytest.raises(ValueError):
+            csv_number(text)
+    with pytest.raises(ValueError):
+        csv_number("4.0", integer=True)
+    shipped = Path(__file__).resolve().parents[1] / "docs" / "data" / "verification.csv"
+    rows = list(csv.DictReader(shipped.open(encoding="utf-8", newline="")))
+    for column, text in (("dim", "1_0"), ("measured_order", "1_000")):
+        edited = [dict(rows[0], **{column: text})] + rows[1:]
+        path = tmp_path / f"{column}.csv"
+        with path.open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(edited)
+        with pytest.raises(ValueError, match="not a"):
+            read_matrix_csv(path)

@@ -173,6 +173,6 @@ def test_verify_command_prints_verify_numbers_and_writes_the_plot(tmp_path):
     for steps in ("5", "99999999999999999999"):  # the second was "unexpected HookeInputError"
         done = CliRunner().invoke(app, ["verify", "--energy-steps", steps])
         assert done.exit_code == 2 and done.stderr.strip() == (
-            f"error: --energy-steps: must be an integer from 10 to 1e+12, got {steps}")
+            f"error: --energy-steps: must be an integer from 10 to 1e+08, got {steps}")
     done = CliRunner().invoke(app, ["verify", "--quick"])
     assert done.exit_code == 2 and done.stderr.strip() == "error: --quick: only with --all"

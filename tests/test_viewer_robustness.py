@@ -261,3 +261,29 @@ def test_the_fork_servers_warm_up_starts_no_openmp_threads():
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_hostile_heights_of_cloth_sphere_are_errors_and_the_session_lives_on():
+    """Issue 15: cloth_sphere restarted at height 1e300, then -1e300, then 1e-300 aborted the
+    session's process (CHOLMOD given a NaN matrix: "double free or corruption")."""
+    from hooke.viz.web.protocol import parse_command
+    from hooke.viz.web.session import Session
+
+    session = Session("cloth_sphere")
+    info = session.scene_message()
+
+    def restart(height):
+        return session.tick([parse_command(json.dumps(
+            {"type": "restart", "integrator": info["integrator"], "dt": info["dt"],
+             "parameters": {"height": height}}))])
+
+    errors = {height: [m["message"] for m in restart(height) if m["type"] == "error"]
+              for height in (1e300, -1e300, 1e-300)}
+    assert errors[1e300][0].startswith("step 1 (t = 0.005) failed: implicit_euler: Newton did "
+                                       "not converge")
+    assert errors[-1e300][0].startswith("planes[0]: particle(s) 0, 1, 2")
+    assert errors[1e-300][0].startswith("step 1 (t = 0.005) failed: implicit_euler: ValueError: "
+                                        "array must not contain infs or NaNs")
+    messages = restart(1.0)  # and a sensible height runs again
+    assert [m["type"] for m in messages][:1] == ["scene"]
+    assert session.scene.model.x0[:, 1].max() == pytest.approx(1.0)

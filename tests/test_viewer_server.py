@@ -240,6 +240,13 @@ def test_model_size_requests_are_bounded():
     error = next(m for m in messages if m["type"] == "error")
     assert error["field"] == "parameters.nx" and "must be <= 160" in error["message"]
     assert session.scene.model.n_particles == 1200  # still the last valid run
+    # issue 15: ±1e300 were named by their 301 digits (the value cast to int before the bounds)
+    for nx, message in ((1e300, "parameters.nx: must be <= 160 in the viewer, got 1e+300"),
+                        (-1e300, "parameters.nx: must be >= 1, got -1e+300")):
+        error = session.tick([parse_command(json.dumps(
+            {"type": "restart", "integrator": "symplectic_euler", "dt": 0.005,
+             "parameters": {"nx": nx}}))])[0]
+        assert error["message"] == message
 
 
 def test_cross_site_websocket_is_refused(client):

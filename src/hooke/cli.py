@@ -383,6 +383,7 @@ def bench_command(
     """Run the speed workloads and print their tables: the machine's load, medians, ratios to
     the peers of the same run (quoted once both computed the same trajectory). See hooke.bench."""
     from .bench import WORKLOADS, Options, resolve, run
+    from .bench.measure import MAX_REPEATS, MAX_ROUNDS
     from .provenance import command_line
 
     try:
@@ -390,9 +391,9 @@ def bench_command(
     except ValueError as unknown:
         fail(f"WORKLOAD: unknown workload (known: {', '.join(WORKLOADS)}), got "
              f"{format_value(unknown.args[0])}")
-    for flag, value in (("--repeats", repeats), ("--rounds", rounds)):
-        if value is not None and value < 1:
-            fail(f"{flag}: must be an integer >= 1, got {value}")
+    for flag, value, most in (("--repeats", repeats, MAX_REPEATS), ("--rounds", rounds, MAX_ROUNDS)):
+        if value is not None and not 1 <= value <= most:
+            fail(f"{flag}: must be an integer from 1 to {most}, got {value}")
     if data is not None:
         output_directory(data, "--data")
     run(workloads or [], Options(smoke=smoke, peers=peers, repeats=repeats, rounds=rounds), data,

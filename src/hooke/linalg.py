@@ -512,6 +512,10 @@ class SparseSolver:
         self._factorised = None
         if matrix.shape[0] == 0:
             return np.zeros_like(rhs)
+        # SciPy's own words for it (a step failure); CHOLMOD given a NaN aborted the process
+        # with "double free or corruption" (the viewer's cloth_sphere at height 1e300, issue 15).
+        if not (np.isfinite(sp.csr_matrix(matrix).data).all() and np.isfinite(rhs).all()):
+            raise ValueError("array must not contain infs or NaNs")
         if self.method == "auto":
             self.method = self._auto_method(matrix)
         if self.method == "amg":

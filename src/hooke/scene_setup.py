@@ -20,6 +20,7 @@ from .builder import check_clear_of_planes
 from .energies.barrier import plane_displacements
 from .errors import HookeInputError, HookeInputErrors, is_count, is_number
 from .integrators import get as get_integrator
+from .limits import MAX_STEPS  # noqa: F401  (imported from here by the store and fits)
 from .memory import check_fits
 from .model import Model, State
 from .obstacles import obstacle_problems, obstacle_vertices, sphere_centers, sphere_problems
@@ -35,7 +36,6 @@ def check_positive(name: str, value) -> float:
 
 
 ENERGY_REFERENCES = ("zero", "rest")  # the zero of plotted energies: see Scene.energy_reference
-MAX_STEPS = 10**12  # weeks of computing even at a microsecond per step
 
 
 def check_save_every(value) -> int:

@@ -19,6 +19,12 @@ from typing import Callable
 import numpy as np
 
 
+# The most ``repeats`` and ``rounds`` a run may ask for: a median settles within tens of runs
+# (each workload's default is a handful), and 1e20 repeats would never end (issue 15).
+MAX_REPEATS = 1000
+MAX_ROUNDS = 100
+
+
 @dataclass
 class Options:
     """A ``hooke bench`` run's settings: ``smoke`` (a few steps of small sizes: a check that it

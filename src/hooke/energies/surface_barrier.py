@@ -55,6 +55,11 @@ from .barrier import static_functions
 
 NAME = "surface_barrier"
 CCD_FRACTION = 0.9  # of the first time of impact, as the planes' CCD
+# A trial step longer than this many times the surface's extent (or d̂) is cut to that length
+# before the CCD, which returns the fraction of the cut step: ipctk's broad phase over a sweep
+# of 4e294 m (a gravity of 1e300 on chain_pile) ran for minutes. No real step is that long; a
+# step that is not finite (a damping of 1e300 on cloth_fold) allows no motion at all.
+CCD_REACH = 10.0
 STIFFNESS_SCALE = 1.0 / 8.0  # ipctk stiffness = κ/8: the book's close-range force law (above)
 
 
@@ -174,10 +179,19 @@ class IpcContact:
 
     def max_step(self, model, x: np.ndarray, p: np.ndarray) -> float:
         """Largest α ≤ 1 for which x + α p keeps every pair apart (fixed vertices still): 0.9 of
-        the first time of impact (ipctk's conservative additive CCD)."""
+        the first time of impact (ipctk's conservative additive CCD), over at most CCD_REACH
+        times the surface's extent; 0 for a step that is not finite."""
         clock_start = time.perf_counter() if _clock is not None else 0.0
         start, end = self.positions(x), self.positions(np.asarray(x) + np.asarray(p))
-        alpha = min(1.0, float(self.ipctk.compute_collision_free_stepsize(
+        with np.errstate(over="ignore", invalid="ignore"):
+            reach = CCD_REACH * max(float(np.ptp(start, axis=0).max(initial=0.0)), self.dhat)
+            longest = float(np.abs(end - start).max(initial=0.0))
+        if not np.isfinite(longest):  # a step with NaN or inf in it (ipctk's CCD hangs on one)
+            return 0.0
+        cut = reach / longest if longest > reach else 1.0
+        if cut < 1.0:
+            end = start + cut * (end - start)
+        alpha = cut * min(1.0, float(self.ipctk.compute_collision_free_stepsize(
             self.mesh, start, end, broad_phase=self.broad_phase, narrow_phase_ccd=self.ccd)))
         if _clock is not None:
             _clock.add("ccd", clock_start)

@@ -137,7 +137,8 @@ class Problem:
         plan(self.unknowns.scene_at(self.unknowns.z0), **self.settings)  # bad settings: now
         self.loss = tracking(self.observed, times=self.times)
         rows = self.observed[self.seen]
-        self.failed_residual = FAILED_SCALE * (1.0 + float(np.ptp(rows)))
+        with np.errstate(over="ignore"):
+            self.failed_residual = FAILED_SCALE * (1.0 + float(np.ptp(rows)))
         self.evaluations = 0
         self.failure: SimulationError | None = None  # of the last residual's run
 
@@ -154,6 +155,33 @@ class Problem:
             return np.full(self.size, self.failed_residual)
         frames = frame_index(self.times, np.asarray(result.t))
         return (result.x[frames] - np.nan_to_num(self.observed))[self.seen].ravel()
+
+    def finite_loss(self, residual: np.ndarray, where: str) -> float:
+        """½|residual|², or HookeInputError naming the observed value whose distance from the
+        run overflows it (observed positions of 1e308 m gave rms = inf, "converged", exit 0)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            loss = 0.5 * float(residual @ residual)
+            failed = 0.5 * self.size * np.float64(self.failed_residual) ** 2
+        if np.isfinite(loss) and np.isfinite(failed):
+            return loss
+        bound = float(np.sqrt(np.finfo(float).max) * np.sqrt(2.0 / self.size))
+        if not np.isfinite(failed):
+            rows = self.observed[self.seen]
+            with np.errstate(over="ignore"):
+                span = float(rows.max()) - float(rows.min())
+            raise HookeInputError("observed", f"positions span {span:.3g} m: the fit's loss "
+                                  "½|simulated − observed|² overflows to inf; observed positions "
+                                  f"must lie within about {bound / FAILED_SCALE:.3g} m of each other",
+                                  float(np.abs(rows).max()))
+        dim = self.observed.shape[-1]
+        j = int(np.argmax(np.abs(np.nan_to_num(residual, nan=np.inf))))
+        frame, particle = np.argwhere(self.seen)[j // dim]
+        value = float(self.observed[frame, particle, j % dim])
+        raise HookeInputError(
+            "observed", f"the loss ½|simulated − observed|² {where} overflows to inf: the "
+            f"observed {'xyz'[j % dim]} of particle {particle} at t = {self.times[frame]:.6g} s "
+            f"is {abs(float(residual[j])):.3g} m from the run's; observed positions must lie "
+            f"within about {bound:.3g} m of the simulated ones", value)
 
     def loss_and_gradient(self, z: np.ndarray) -> tuple[float, np.ndarray]:
         from ..adjoint import gradient

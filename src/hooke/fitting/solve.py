@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import HookeInputError, SimulationError, is_count
+from ..limits import MAX_STEPS
+from ..scene_setup import step_count
 from .problem import Problem
 
 METHODS = ("least_squares", "lbfgsb")
@@ -142,6 +144,20 @@ def _lbfgsb(problem: Problem, z0, bounds, iterations, tolerance, record):
     return done.x, bool(done.success), str(done.message)
 
 
+def check_first_iteration(problem: Problem, method: str) -> None:
+    """Refuse a fit whose first iteration alone would take more than MAX_STEPS steps: the run at
+    the start and, for least_squares, the 2P runs of the differenced Jacobian (for lbfgsb a
+    forward and a reverse sweep). Observations spanning 1e9 s ran for hours printing nothing."""
+    settings = problem.settings
+    steps = step_count(settings["t_end"], settings["dt"])
+    runs = 1 + 2 * len(problem.unknowns.list) if method == "least_squares" else 2
+    if steps * runs > MAX_STEPS:
+        raise HookeInputError("times", f"the fit's first iteration would take {runs} runs of "
+                              f"{steps:.3g} steps of dt = {settings['dt']:g} s ({steps * runs:.3g} "
+                              f"steps), more than the {MAX_STEPS:.0e} hooke runs: observe a "
+                              "shorter span or take a larger dt", float(problem.times[-1]))
+
+
 def _start_text(unknowns) -> str:
     theta = unknowns.physical(unknowns.z0)
     return ", ".join(f"{label} = {value:.6g}" for label, value in zip(unknowns.labels, theta))
@@ -177,6 +193,7 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
                               progress)
     problem = Problem(scene, observed, params, bounds=bounds, initial=initial, times=times,
                       **options)
+    check_first_iteration(problem, method)
     if method == "lbfgsb":
         from ..adjoint import base
 
@@ -190,7 +207,7 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
                 progress(len(history) - 1, loss)
 
     unknowns = problem.unknowns
-    problem.residual(unknowns.z0)
+    problem.finite_loss(problem.residual(unknowns.z0), "at the start")
     if problem.failure is not None:  # flat residuals around it: the solvers would stop there
         raise SimulationError(f"the run at the start ({_start_text(unknowns)}) fails, so the fit "
                               f"cannot begin: {str(problem.failure).rstrip('.')}; start from values whose run "
@@ -199,8 +216,8 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
     z, converged, message = solver(problem, unknowns.z0, unknowns.bounds, int(max_iterations),
                                    float(tolerance), record)
     residual = problem.residual(z)
+    loss = problem.finite_loss(residual, "at the fit")
     cov, noise = covariance(problem.jacobian(z), residual)
-    loss = 0.5 * float(residual @ residual)
     if not history or not np.isclose(history[-1], loss, rtol=1e-9, atol=0.0):
         history.append(loss)
     theta = unknowns.physical(z)

@@ -30,9 +30,13 @@ from ..errors import HookeInputError
 from ..model import State
 from . import adaptive_compiled
 from .base import ConstraintForces, Integrator, StepFailed, is_finite, register
+from ..limits import MAX_STEPS
 from .compiled import has_only_terms
 from .explicit import runge_kutta_stages
 from .tableau import DORMAND_PRINCE, DORMAND_PRINCE_DENSE, weighted_sum
+
+
+PACE_WINDOW = adaptive_compiled.STEPS_PER_CALL  # accepted steps over which the pace is judged
 
 
 @dataclass
@@ -106,6 +110,7 @@ class DormandPrince45(ConstraintForces, Integrator):
         self._fsal = None  # (k_x, k_v) at the end of the last step: first-same-as-last
         self._frame: State | None = None  # the last state advance returned
         self._restored_t: float | None = None  # the time of the frame a resumed run stopped at
+        self._pace: tuple[int, float] | None = None  # (steps, t) where the pace window began
 
     def checkpoint(self) -> dict:
         """The next trial step ``h`` and, once ``advance`` has interpolated a frame, the step it
@@ -194,6 +199,27 @@ class DormandPrince45(ConstraintForces, Integrator):
         raises or cannot be made finite is a :class:`StepFailed` from there."""
         state = self._step.end if self._step is not None else self._start
         self.guarded(lambda: self._step_from(state), state)
+        self._check_pace()
+
+    def _check_pace(self) -> None:
+        """Stop a run whose steps have shrunk so far that reaching ``t_bound`` would take more
+        than the MAX_STEPS a run may have (a stiff model: 1e-13 s steps for hours, printing
+        nothing), judged by the mean step over each window of PACE_WINDOW accepted steps, so
+        that one short step (a kink, a contact) is no reason."""
+        steps, t = self.stats["steps"], self._step.end.t
+        if self._pace is None or steps < self._pace[0]:
+            self._pace = (steps, t)
+        if steps - self._pace[0] < PACE_WINDOW or not np.isfinite(self.t_bound):
+            return
+        mean = (t - self._pace[1]) / (steps - self._pace[0])
+        self._pace = (steps, t)
+        remaining = (self.t_bound - t) / mean if mean > 0 else np.inf
+        if steps + remaining > MAX_STEPS:
+            raise StepFailed(f"rk45: its steps have shrunk to {mean:.3g} s on average at t = "
+                             f"{t:.6g}: reaching t_end = {self.t_bound:.6g} would take about "
+                             f"{steps + remaining:.3g} steps, more than the {MAX_STEPS:.0e} a run "
+                             "may have (the model is too stiff for rk45 here: take an implicit "
+                             "integrator or xpbd)", self._step.end)
 
     def _first_stage(self, state: State, fsal):
         """f at ``state``: the FSAL stage when there is one, else evaluated (and counted)."""
@@ -293,6 +319,8 @@ class DormandPrince45(ConstraintForces, Integrator):
         try:
             while done < times.size:
                 done = self._compiled_frames(times, done, x_out, v_out)
+                if self._step is not None:
+                    self._check_pace()
         except StepFailed as failure:
             failure.frames = done
             raise

@@ -29,6 +29,8 @@ Contract:
 - Options: every problem at once, one line each — options the integrator does not know, a
   non-integer for an option whose default is a count (``max_iterations=2.5``) or one above
   ``MAX_COUNT_OPTION``, and each value ``check_options`` refuses.
+- Masses: an integrator whose step solves with M + c·h²·K sets ``stiffness_in_step_matrix`` and
+  refuses a model whose masses that matrix cannot resolve at its dt (:mod:`.resolution`).
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
 - Capabilities: an integrator declares ``supports_joints`` and ``supports_contact`` (contact
   planes, spheres, obstacles and, with self-contact, surfaces: the barriers, their collision
@@ -53,6 +55,7 @@ from ..constraints import JointForces, Stabilization
 from ..errors import HookeInputError, HookeInputErrors, SimulationError, is_count, is_number
 from ..model import State
 from .compiled import all_finite
+from .resolution import check_mass_resolution
 
 _REGISTRY: dict[str, type["Integrator"]] = {}
 NON_FINITE = "the state became non-finite"
@@ -97,6 +100,7 @@ class Integrator:
     defaults: ClassVar[dict[str, Any]] = {}
     supports_joints: ClassVar[bool] = False
     supports_contact: ClassVar[bool] = False
+    stiffness_in_step_matrix: ClassVar[bool] = False
 
     def __init__(self, system, dt: float, **options: Any):
         for flag, count, what in CAPABILITIES:
@@ -104,6 +108,8 @@ class Integrator:
                 able = ", ".join(name for name, cls in _REGISTRY.items() if getattr(cls, flag))
                 raise HookeInputError("integrator", f"'{self.name}' does not handle {what} "
                                       f"(integrators that do: {able})", self.name)
+        if self.stiffness_in_step_matrix:
+            check_mass_resolution(system.model, float(dt), self.name)
         known = ", ".join(sorted(self.defaults)) or "none"
         problems = [HookeInputError(key, f"is not an option of integrator '{self.name}' (its "
                                     f"options: {known})", options.pop(key))

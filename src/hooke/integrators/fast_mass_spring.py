@@ -80,6 +80,7 @@ def _spring_rhs(x, u, n_start, pairs, rest, stiffness, damping_c, h, out):
 @register
 class FastMassSpring(Integrator):
     name = "fast_mass_spring"
+    stiffness_in_step_matrix = True
     order = 1
     summary = ("Liu et al. 2013 local/global implicit Euler: a constant prefactored matrix "
                "M + h²L, `iterations` local/global passes per step")

@@ -75,6 +75,7 @@ from .implicit_compiled import (NO_DECREASE, NON_FINITE_SYSTEM, NOT_CONVERGED, C
 @register
 class LinearlyImplicitEuler(Integrator):
     name = "implicit_euler_linear"
+    stiffness_in_step_matrix = True
     order = 1
     summary = "linearly implicit Euler (seed 001): one sparse solve of (M − h²K) v⁺ = M v + h f"
     defaults = {"solver": "auto"}
@@ -134,6 +135,7 @@ NON_FINITE_ARRAY = "array must not contain infs or NaNs"  # SciPy's words, as on
 @register
 class ImplicitEuler(Integrator):
     name = "implicit_euler"
+    stiffness_in_step_matrix = True
     order = 1
     supports_contact = True
     supports_joints = True

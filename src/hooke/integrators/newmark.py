@@ -87,6 +87,7 @@ class AlphaMethod(Integrator):
 
     order = 2
     supports_joints = True
+    stiffness_in_step_matrix = True
     solver_defaults = {"tol": JOINT_TOL, "max_iterations": 25}
 
     def __init__(self, system, dt, **options):

@@ -12,7 +12,8 @@ observed at a time) from
   scene), its position [m]. Times may repeat (several particles at one time); a particle seen
   twice at one time is an error.
 
-A missing file, a missing or extra column, a value that is not a number, a particle index out of
+A missing file, a missing or extra column, a value that is not a decimal number (``1_000``
+is not: :mod:`.csv_numbers`), a particle index out of
 range, a duplicate: one line naming the file, the line or column, and the value.
 """
 
@@ -24,6 +25,7 @@ import numpy as np
 
 from ..errors import HookeInputError, as_path
 from ..fitting.problem import Observation
+from .csv_numbers import csv_number
 
 AXES = ("x", "y", "z")
 
@@ -66,12 +68,12 @@ def _parse_csv(path, columns: list[str], n_particles: int, dim: int) -> Observat
             if not row:
                 continue
             try:
-                values = [float(row[k]) for k in where] if len(row) == len(header) else None
+                values = [csv_number(row[k]) for k in where] if len(row) == len(header) else None
             except ValueError:
                 values = None
             if values is None or not np.all(np.isfinite(values)):
                 raise HookeInputError(f"observed {path.name} line {line}", f"must be {len(header)} "
-                                      "finite numbers", ",".join(row))
+                                      "finite decimal numbers", ",".join(row))
             particle = values[1]
             if particle != int(particle) or not 0 <= particle < n_particles:
                 raise HookeInputError(f"observed {path.name} line {line}", "particle must be an "

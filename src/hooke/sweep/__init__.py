@@ -36,7 +36,7 @@ from .execution import connect, execute
 from .metric_plot import plot_metric
 from .planning import MODEL_PATHS, RUN_SETTINGS, Member, base_scene, member_id, plan, plan_members
 from .settings import Range, Strict, SweepSettings, parse_param, validated
-from .storage import is_done, summary_table, trajectory_path, write_row, write_summary
+from .storage import check_layout, is_done, summary_table, trajectory_path, write_row, write_summary
 from .sweep_file import SweepFile, is_sweep_file, read_sweep_file, shipped_sweeps
 from .table import COLUMNS, METRICS, STATUSES, counts, failure_row, metrics
 from .worker import MemberTimeout, run_member
@@ -126,6 +126,7 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
     members = plan_members(base, settings)
     distinct = list({member.id: member for member in members}.values())
     directory = Path(out).resolve()
+    check_layout(directory, distinct, settings.metric)
     skipped = [member.id for member in distinct if is_done(directory, member, settings.summary_only)]
     found = set(skipped)
     invalid = [member for member in distinct if member.invalid]

@@ -109,6 +109,11 @@ def _axis(path: str, spec, random: int | None):
     return [_plain(value, where) for value in spec]
 
 
+# A failed member runs again at most this many times: retries are for a worker lost or a flaky
+# machine; a member that fails the same way each time ran a billion times (issue 15).
+MAX_RETRIES = 10
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -120,11 +125,24 @@ class SweepSettings(Strict):
     params: dict[str, Any] | list[dict[str, Any]]
     random: Annotated[int, Field(ge=1)] | None = None
     seed: Annotated[int, Field(ge=0)] = 0
-    retries: Annotated[int, Field(ge=0)] = 0
+    retries: Annotated[int, Field(ge=0, le=MAX_RETRIES)] = 0
     timeout: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     summary_only: bool = False
     metric: Literal[METRICS] = "energy_error"  # type: ignore[valid-type]
     save_every: Annotated[int, Field(ge=1)] = 1
+
+    @model_validator(mode="before")
+    @classmethod
+    def _grid_tables(cls, data):
+        """``params`` that is neither a table nor a list of tables: one line, not one per
+        branch of the type's union (``params.list[dict[str,any]][0]: …``)."""
+        if isinstance(data, dict) and "params" in data:
+            params = data["params"]
+            if not isinstance(params, dict) and not (
+                    isinstance(params, list) and all(isinstance(grid, dict) for grid in params)):
+                raise ValueError("params: must be a table of parameter paths ([params]) or a "
+                                 f"list of them, got {format_value(params)}")
+        return data
 
     @model_validator(mode="after")
     def _axes(self):

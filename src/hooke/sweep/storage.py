@@ -21,6 +21,7 @@ import math
 import os
 from pathlib import Path
 
+from ..errors import HookeInputError
 from .planning import Member
 from .table import COLUMNS, summary_frame
 
@@ -35,6 +36,33 @@ def trajectory_path(directory: Path, member_id: str) -> Path:
 
 def _row_path(directory: Path, member_id: str) -> Path:
     return _member_directory(directory, member_id) / "row.json"
+
+
+def check_layout(directory: Path, members: list[Member], metric: str) -> None:
+    """Refuse, before any member runs, a DIR where the sweep cannot write what it writes: a file
+    where it makes a directory (DIR/members, a member's directory) or a directory where it
+    writes a file (a member's row, the summaries, the plot). Such a DIR stopped the sweep
+    with a NotADirectoryError or, after every member had run, an IsADirectoryError (issue 15)."""
+    if directory.exists() and not directory.is_dir():
+        raise HookeInputError("out", "is an existing file, not a directory", str(directory))
+    files = [directory / name for name in ("summary.parquet", "summary.csv", f"{metric}.png")]
+    folders = [directory / "members"]
+    if folders[0].is_dir():
+        for member in members:
+            folders.append(_member_directory(directory, member.id))
+            if folders[-1].is_dir():
+                files.append(_row_path(directory, member.id))  # a trajectory's path taken
+                # fails that member alone (the store refuses it), as any member's own error
+    for path in folders:
+        if path.exists() and not path.is_dir():
+            raise HookeInputError("out", f"holds a file {path.relative_to(directory)} where the "
+                                  "sweep keeps a directory: remove it or choose another --out",
+                                  str(directory))
+    for path in files:
+        if path.is_dir():
+            raise HookeInputError("out", f"holds a directory {path.relative_to(directory)} where "
+                                  "the sweep writes a file: remove it or choose another --out",
+                                  str(directory))
 
 
 def write_row(directory: Path, member: Member, row: dict) -> None:

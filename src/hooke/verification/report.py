@@ -24,6 +24,7 @@ import math
 from dataclasses import asdict, fields
 from pathlib import Path
 
+from ..io.csv_numbers import csv_number
 from ..integrators.base import names
 from ..verify import write_csv
 from .matrix import Cell
@@ -61,13 +62,13 @@ def read_matrix_csv(path) -> list[Cell]:
     def value(name: str, text: str):
         kind = kinds[name]
         if kind == "int":
-            return int(text)
+            return csv_number(text, integer=True)
         if kind == "float":
-            return float(text) if text else math.nan
+            return csv_number(text) if text else math.nan
         if kind == "dict":
             return json.loads(text)
         if kind.startswith("list"):
-            return [float(item) if item else math.nan for item in text.split(";")] if text else []
+            return [csv_number(item) if item else math.nan for item in text.split(";")] if text else []
         return text
 
     with open(path, newline="", encoding="utf-8") as handle:

@@ -265,16 +265,20 @@ class Session:
         for key, value in parameters.items():
             if key not in fields:
                 raise HookeInputError(f"parameters.{key}", f"is not a parameter of scene '{name}'", value)
-            if fields[key]["integer"]:  # JSON numbers arrive as floats; builders take counts as int
-                if not float(value).is_integer():
-                    raise HookeInputError(f"parameters.{key}", "must be a whole number", value)
-                parameters[key] = value = int(value)
+            # Bounds before the cast to int: 1e300 is named as sent, not as its 301 digits.
+            if fields[key]["integer"] and not float(value).is_integer():
+                raise HookeInputError(f"parameters.{key}", "must be a whole number", value)
             bound = fields[key].get("exclusive_minimum")
             if bound is not None and not value > bound:
                 raise HookeInputError(f"parameters.{key}", f"must be > {bound}", value)
+            bound = fields[key].get("minimum")
+            if bound is not None and not value >= bound:
+                raise HookeInputError(f"parameters.{key}", f"must be >= {bound}", value)
             bound = fields[key].get("maximum")
             if bound is not None and value > bound:
                 raise HookeInputError(f"parameters.{key}", f"must be <= {bound} in the viewer", value)
+            if fields[key]["integer"]:  # JSON numbers arrive as floats; builders take counts as int
+                parameters[key] = int(value)
         scene = builtin_scene(name, **parameters) if parameters else defaults
         if scene.model.n_particles > MAX_PARTICLES:
             raise HookeInputError("parameters", f"make {scene.model.n_particles} particles; the "

@@ -1,0 +1,14 @@
+"""How long a run may be: one bound shared by every place that counts a run's steps.
+
+Contract: ``MAX_STEPS`` is the most steps a run may have. Fixed-step runs are refused before
+they start beyond it (:func:`hooke.scene_setup.step_count`, naming t_end / dt and the count), as
+are fits whose observed times lie past it (:mod:`hooke.fitting.problem`); an adaptive run stops
+once its steps have shrunk so far that reaching t_end would take more
+(:mod:`hooke.integrators.adaptive`). No module of hooke is imported here, so any can use it.
+"""
+
+# The smallest models take from about a µs per step (compiled, few frames) to tens of µs
+# (through Python, a frame per step): minutes to hours; more is refused with one line rather
+# than a run that prints nothing for days (issue 15). It also bounds what an HDF5 int64
+# attribute holds.
+MAX_STEPS = 10**8

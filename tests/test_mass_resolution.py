@@ -1,0 +1,93 @@
+"""Masses an implicit step cannot resolve (issue 15): a cloth of 1e-202 kg per particle silently
+stopped falling under implicit Euler (4e-9 m instead of ½gt² = 5e-4 m in 0.01 s), since its
+mass was lost to round-off in M + h²K. Every integrator whose step solves with that matrix now
+refuses it up front, naming the particle's mass, the bound and the dt that would resolve it;
+no registered integrator gives a silently wrong fall."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hooke
+from hooke.integrators import get as get_integrator
+from hooke.integrators.resolution import EPS, MASS_DIGITS
+from hooke.simulate import plan
+
+from conftest import INTEGRATORS, run_main
+
+DT, T_END, N = 2e-4, 0.004, 4
+FREE_FALL = 0.5 * 9.81 * T_END ** 2  # the cloth's first moments: every free particle falls at g
+REFUSING = [name for name in INTEGRATORS if get_integrator(name).stiffness_in_step_matrix]
+
+
+def cloth(mass: float) -> hooke.Scene:
+    return hooke.scene("cloth", n=N, mass=mass, stiffness=100.0)
+
+
+def mean_drop(result) -> float:
+    """How far the free particles fell on average [m] (implicit Euler lags ½gt² by a step)."""
+    free = np.ones(N * N, dtype=bool)
+    free[[0, N - 1]] = False  # the cloth hangs from these two corners
+    return float(result.x[0][free, 1].mean() - result.x[-1][free, 1].mean())
+
+
+def test_the_implicit_steps_are_the_ones_that_refuse():
+    assert set(REFUSING) == {"implicit_euler_linear", "implicit_euler", "fast_mass_spring",
+                             "newmark", "generalized_alpha"}
+
+
+@pytest.mark.parametrize("name", REFUSING)
+def test_a_mass_lost_to_round_off_is_refused_with_its_bound(name):
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.simulate(cloth(1e-202), integrator=name, dt=DT, t_end=T_END)
+    message = str(info.value)
+    assert "\n" not in message and message.endswith(", got 1e-202"), message
+    # An interior particle of the 4 × 4 cloth has 8 springs of 100 N/m: Σk = 800 N/m.
+    bound = MASS_DIGITS * EPS * DT ** 2 * 800.0
+    assert message.startswith("particles[5].mass: is lost to round-off"), message
+    assert f"= {bound:.3g} kg at dt = 0.0002 s (Σk = 800 N/m" in message, message
+    dt_max = np.sqrt(1e-202 / (MASS_DIGITS * EPS * 800.0))
+    assert f"take dt <= {dt_max:.3g} s" in message
+
+
+@pytest.mark.parametrize("name", REFUSING)
+def test_the_bound_is_sharp_and_a_resolved_mass_falls(name):
+    bound = MASS_DIGITS * EPS * DT ** 2 * 800.0
+    with pytest.raises(hooke.HookeInputError, match=r"particles\[\d+\]\.mass"):
+        plan(cloth(0.99 * bound), integrator=name, dt=DT, t_end=T_END)
+    plan(cloth(1.01 * bound), integrator=name, dt=DT, t_end=T_END)
+    result = hooke.simulate(cloth(1e-4), integrator=name, dt=DT, t_end=T_END)
+    assert mean_drop(result) == pytest.approx(FREE_FALL, rel=0.1)
+
+
+@pytest.mark.parametrize("name", INTEGRATORS)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # explicit steps overflow on the way to inf
+def test_no_integrator_gives_a_silently_wrong_fall_of_a_tiny_mass(name):
+    """At 1e-202 kg per particle each integrator refuses the model, stops with an error, or
+    makes the cloth fall as it must (xpbd's constraints see the masses only through ratios);
+    rk45's steps shrank to 1e-13 s and it ran for hours, it now stops once its pace shows it."""
+    try:
+        result = hooke.simulate(cloth(1e-202), integrator=name, dt=DT, t_end=T_END)
+    except (hooke.HookeInputError, hooke.SimulationError):
+        return
+    assert mean_drop(result) == pytest.approx(FREE_FALL, rel=0.1), name
+
+
+def test_hooke_check_refuses_the_scene_file(tmp_path, monkeypatch, capsys):
+    scene = tmp_path / "tiny.toml"
+    scene.write_text('builder = "cloth"\n[parameters]\nn = 4\nsize = 1.0\nheight = 1.0\n'
+                     'mass = 1e-202\nstiffness = 100.0\ndamping = 0.0\n'
+                     'gravity = [0.0, -9.81, 0.0]\n'
+                     '[run]\nintegrator = "implicit_euler"\ndt = 2e-4\nt_end = 0.004\n',
+                     encoding="utf-8")
+    code, lines = run_main(monkeypatch, capsys, "check", str(scene))
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith("error: particles[5].mass: is lost to round-off"), lines
+
+
+def test_rk45_stops_once_its_steps_cannot_reach_t_end_within_the_bound():
+    with pytest.raises(hooke.SimulationError) as info:
+        hooke.simulate(cloth(1e-202), integrator="rk45", dt=DT, t_end=T_END)
+    assert "rk45: its steps have shrunk to" in str(info.value)
+    assert "more than the 1e+08 a run may have" in str(info.value)
