@@ -582,9 +582,12 @@ def warp_cell(case: dict) -> str:
     if not warp["agrees"]:
         difference = significant(warp["gradient_relative_difference"])
         return f"{ms} ms, differs from hooke's by {difference} relative: no ratio"
+    ratio = warp["hooke_over_warp"]
+    faster = (f"hooke ×{significant(ratio)} faster" if ratio >= 1 else
+              f"Warp ×{significant(1 / ratio)} faster")
     return (f"Warp {warp['version']}: {ms} ms (×{significant(warp['warp_gradient_over_forward'])} "
-            f"its forward run); hooke ×{significant(warp['hooke_over_warp'])} faster; gradients "
-            f"agree to {significant(warp['gradient_relative_difference'])} relative")
+            f"its forward run); {faster}; gradients agree to "
+            f"{significant(warp['gradient_relative_difference'])} relative")
 
 
 @measured_block("gradient", GRADIENT_COMMAND, "bench_gradient.json")

@@ -115,3 +115,6 @@ def test_the_gradient_block_quotes_ratios_and_the_goal_from_its_data(tables, tmp
     assert "no ratio" in lines[1] and "faster" not in lines[1]
     assert lines[1].endswith("≤ 3×: **not met** |")
     assert lines[2].endswith("|  | ≤ 3×: met |")
+    slower = dict(bench, rows=[gradient_case(2.5, dict(agreeing, hooke_over_warp=0.8))])
+    (tmp_path / "bench_gradient.json").write_text(json.dumps(slower))
+    assert "Warp ×1.25 faster" in tables.RENDERERS["gradient"](tmp_path)

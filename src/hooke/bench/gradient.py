@@ -196,7 +196,8 @@ def print_case(data: dict) -> None:
     warp = data.get("warp")
     if warp is not None and warp["gradient"] is not None:
         printed[-1][2] = (f"{fmt(warp['warp_gradient_over_forward'])} of Warp's forward; hooke "
-                          + (f"{fmt(warp['hooke_over_warp'])}x faster" if warp["agrees"] else
+                          + ((f"{fmt(warp['hooke_over_warp'])}x faster" if warp["hooke_over_warp"] >= 1
+                              else f"{fmt(1 / warp['hooke_over_warp'])}x slower") if warp["agrees"] else
                              f"DIFFERS by {warp['gradient_relative_difference']:.1e}: no ratio"))
     table(f"{data['case']}: {data['particles']} particles, {data['springs']} springs, dt "
           f"{data['dt']:g}, {data['steps']} steps, P = {len(data['params'])} "
