@@ -3,8 +3,8 @@ from its measured call times while it runs.
 
 Contract: a :class:`ThreadChoice` is asked :meth:`~ThreadChoice.parallel` before each call of a
 kernel that has both forms, and told the call's wall time by :meth:`~ThreadChoice.record`. It
-answers with its current choice (parallel at first) and, once per ``PROBE_INTERVAL`` seconds,
-for ``PROBE_CALLS`` calls with the other one; it switches when the other form's median call
+answers with its current choice (parallel at first) and, after its first ``PROBE_CALLS`` calls
+and then once per ``PROBE_INTERVAL`` seconds, for ``PROBE_CALLS`` calls with the other one; it switches when the other form's median call
 time is below ``SWITCH_GAIN`` × the current form's median over its last ``PROBE_CALLS`` calls.
 Only the kernels whose results do not depend on the thread count may use it (their chunks
 write disjoint outputs, each summed in one fixed order: :mod:`hooke.kernels`), so a switch
@@ -38,7 +38,8 @@ class ThreadChoice:
         self.probe: list[float] = []
         self.probing = False
         self.switches = 0
-        self.next_probe = clock() + PROBE_INTERVAL
+        self.next_probe = clock()  # the first probe right after the first PROBE_CALLS calls:
+        # a short run (a small model's few hundred steps) is over before one interval
 
     def parallel(self) -> bool:
         """Whether the next call runs on all threads."""
