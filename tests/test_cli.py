@@ -403,7 +403,7 @@ BENCH_OPTIONS = [
     (["--rounds", "nan"], "--rounds: Input should be a valid integer, unable to parse string as "
      "an integer, got 'nan'"),
     (["W9"], "WORKLOAD: unknown workload (known: W1, W2, W3, W4, W5, W6, W8, joints, contact, "
-     "startup), got 'W9'"),
+     "startup, gradient), got 'W9'"),
     (["--data", "/dev/null"], "--data: is an existing file, not a directory, got '/dev/null'"),
 ]
 

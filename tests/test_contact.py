@@ -493,7 +493,7 @@ def test_a_penetrating_scene_state_names_the_particles():
     x = scene.state.x.copy()
     x[[3, 7], 1] = -1.2
     with pytest.raises(HookeInputError, match=r"^state\.x: particle\(s\) 3, 7 start on or below "
-                                              r"planes\[0\] \(signed distance <= 0\), got \[-0\.19999999999999996, "
+                                              r"planes\[0\] \(signed distance <= 1\.5e-154 m\), got \[-0\.19999999999999996, "
                                               r"-0\.19999999999999996\]$"):
         hooke.Scene(scene.model, state=hooke.State(0.0, x, scene.state.v))
     # Planes where they are at the state's time: the ceiling y = 0.6 − 0.5·t is below the top
@@ -501,7 +501,7 @@ def test_a_penetrating_scene_state_names_the_particles():
     x, v = scene.state.x, scene.state.v
     assert hooke.Scene(scene.model, state=hooke.State(0.19, x, v)).state.t == 0.19
     with pytest.raises(HookeInputError, match=r"^state\.x: particle\(s\) 4, 9, 14, 19, 24 start "
-                                              r"on or below planes\[1\] \(signed distance <= 0\), "
+                                              r"on or below planes\[1\] \(signed distance <= 1\.5e-154 m\), "
                                               r"got \[-0\.2, -0\.2, -0\.2, -0\.2, -0\.2\]$"):
         hooke.Scene(scene.model, state=hooke.State(0.6, x, v))
 
@@ -534,7 +534,7 @@ def test_a_penetrating_start_names_the_particles():
     b.add_particle((5.0, -1.0), pinned=True)  # pinned particles take no part in contact
     b.add_plane((0.0, 1.0), (0.0, 0.0))
     with pytest.raises(HookeInputError, match=r"^planes\[0\]: particle\(s\) 2, 3 start on or below "
-                                              r"the plane \(signed distance <= 0\), got \[0\.0, -0\.1\]$"):
+                                              r"the plane \(signed distance <= 1\.5e-154 m\), got \[0\.0, -0\.1\]$"):
         b.finalize()
 
 

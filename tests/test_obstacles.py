@@ -488,7 +488,7 @@ BAD = {
     "degenerate": (dict(obstacle=INLINE, k=1), "obstacles[0].faces[0]: is degenerate: it repeats "
                                                "a vertex, got [0, 1, 1]"),
     "inside-sphere": (dict(y=0.4), "spheres[0]: particle(s) 0 start inside or on the sphere "
-                                   "(|x − c| − r <= 0), got [-0.0999"),
+                                   "(|x − c| − r <= 1.5e-154 m), got [-0.0999"),
     "on-obstacle": (dict(y1=0.0), "obstacles[0]: particle(s) 1 start touching the obstacle"),
 }
 
@@ -535,7 +535,7 @@ def test_builder_bad_input_names_the_field_and_the_particles():
         b.finalize()
     lines = str(info.value).splitlines()
     assert len(lines) == 2 and lines[0].startswith(
-        "spheres[0]: particle(s) 0, 3 start inside or on the sphere (|x − c| − r <= 0), got "
+        "spheres[0]: particle(s) 0, 3 start inside or on the sphere (|x − c| − r <= 1.5e-154 m), got "
         "[-0.2, -0.026")
     assert lines[1] == ("obstacles[0]: particle(s) 2 start inside the obstacle (a closed mesh "
                         "around them: they could never leave)")

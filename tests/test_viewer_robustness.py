@@ -282,8 +282,10 @@ def test_hostile_heights_of_cloth_sphere_are_errors_and_the_session_lives_on():
     assert errors[1e300][0].startswith("step 1 (t = 0.005) failed: implicit_euler: Newton did "
                                        "not converge")
     assert errors[-1e300][0].startswith("planes[0]: particle(s) 0, 1, 2")
-    assert errors[1e-300][0].startswith("step 1 (t = 0.005) failed: implicit_euler: ValueError: "
-                                        "array must not contain infs or NaNs")
+    # 1e-300 m above the ground: too close for the barrier's 1/d² (a division by zero inside the
+    # first step before), so refused at the start like a particle on the plane
+    assert errors[1e-300][0].startswith("planes[0]: particle(s) 0, 1, 2")
+    assert "signed distance <= 1.5e-154 m" in errors[1e-300][0]
     messages = restart(1.0)  # and a sensible height runs again
     assert [m["type"] for m in messages][:1] == ["scene"]
     assert session.scene.model.x0[:, 1].max() == pytest.approx(1.0)

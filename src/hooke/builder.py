@@ -23,7 +23,7 @@ from .memory import check_model_size
 from .model import SPRING_ENERGIES, Model
 from .mesh_topology import (MESH_EDGES, bending_pairs, boundary_faces, grid_bending, grid_quads,
                             lattice_tetrahedra, lumped_masses, mesh_cells, mesh_edges)
-from .obstacles import ObstacleBuilder, check_sphere, obstacle_mesh
+from .obstacles import CLEARANCE_FLOOR, ObstacleBuilder, check_sphere, obstacle_mesh
 from .surfaces import check_face_shapes, check_faces, start_problems
 # The primitives moved to hooke.checks stay importable from here (scene files, builders use them).
 from .checks import (_checked_motion, _count, _number, _numbers, _strict_array,  # noqa: F401
@@ -566,18 +566,18 @@ class ModelBuilder(ObstacleBuilder):
 def check_clear_of_planes(normals: np.ndarray, points: np.ndarray, area: np.ndarray,
                           x: np.ndarray, field: str | None = None) -> None:
     """Raise :class:`HookeInputError` naming the contact particles (area > 0) of positions x
-    (n, d) on or below a plane k {n_k·(x − o_k) = 0} (points o_k), where the barrier is infinite:
-    field ``planes[k]``, or ``field`` (the plane then named in the message); one line per such
-    plane, all at once."""
+    (n, d) on or below a plane k {n_k·(x − o_k) = 0} (points o_k), where the barrier is infinite,
+    or within ``CLEARANCE_FLOOR`` of it: field ``planes[k]``, or ``field`` (the plane then named
+    in the message); one line per such plane, all at once."""
     problems = []
     for k in range(normals.shape[0]):
         distance = (x - points[k]) @ normals[k]
-        inside = np.flatnonzero((area > 0) & (distance <= 0.0))
+        inside = np.flatnonzero((area > 0) & ~(distance > CLEARANCE_FLOOR))
         if inside.size:
             listed = ", ".join(map(str, inside[:10])) + (", ..." if inside.size > 10 else "")
             plane = "the plane" if field is None else f"planes[{k}]"
             problems.append(HookeInputError(field or f"planes[{k}]", f"particle(s) {listed} start "
-                                            f"on or below {plane} (signed distance <= 0)",
+                                            f"on or below {plane} (signed distance <= {CLEARANCE_FLOOR:.2g} m)",
                                             distance[inside[:10]].tolist()))
     if len(problems) == 1:
         raise problems[0]

@@ -43,6 +43,10 @@ from .surfaces import check_face_shapes, check_faces
 # ipctk weights a pair whose point is vertex v by A_v/2 (2D) or A_v/4 (3D), and an edge–edge
 # pair by (A_a + A_b)/4: these scales make every weight 2A, so that near contact a particle of
 # contact area A is pushed with A·κ·d̂/(2d), as by a plane (hooke.energies.obstacle_barrier).
+# A contact particle must start farther than this from a plane or sphere [m]: the barrier's
+# Hessian divides by d², which a smaller d sends to 0 (a start 1e-300 m above the ground failed
+# in a division by zero inside the first step).
+CLEARANCE_FLOOR = float(np.sqrt(np.finfo(float).tiny))  # 1.5e-154
 VERTEX_SCALE = {2: 4.0, 3: 8.0}
 EDGE_SCALE = 4.0
 MESH_CELLS = {2: "line cells, or triangles or quads (their boundary)",
@@ -259,11 +263,12 @@ def sphere_problems(centers: np.ndarray, radii: np.ndarray, area: np.ndarray, x:
     problems = []
     for k in range(len(radii)):
         distance = np.linalg.norm(x - centers[k], axis=1) - radii[k]
-        inside = np.flatnonzero((area > 0) & ~(distance > 0))
+        inside = np.flatnonzero((area > 0) & ~(distance > CLEARANCE_FLOOR))
         if inside.size:
             problems.append(str(HookeInputError(
                 field or f"spheres[{k}]", f"particle(s) {_listed(inside)} start inside or on "
-                f"{'spheres[%d]' % k if field else 'the sphere'} (|x − c| − r <= 0)",
+                f"{'spheres[%d]' % k if field else 'the sphere'} (|x − c| − r <= "
+                f"{CLEARANCE_FLOOR:.2g} m)",
                 distance[inside[:10]].tolist())))
     return problems
 
