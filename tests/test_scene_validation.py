@@ -210,7 +210,7 @@ def test_the_file_checks_are_the_builders():
 def test_a_particle_below_a_plane_and_a_builder_scene_planes_all_at_once():
     below = TWO + "[[planes]]\nnormal = [0.0, 1.0]\npoint = [0.0, 0.5]\n"
     assert problems(below) == ["planes[0]: particle(s) 1 start on or below the plane (signed "
-                               "distance <= 0), got [-0.5]"]
+                               "distance <= 1.5e-154 m), got [-0.5]"]
     square = files("hooke.scenes").joinpath("square_drop.toml").read_text()
     square = square.replace("normal = [0.0, 1.0]", "normal = [0.0, 1.0, 0.0]")
     square += "\n[[planes]]\nnormal = [0.0, 0.0]\npoint = [0.0, -5.0]\n"
