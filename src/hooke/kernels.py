@@ -415,7 +415,7 @@ class SpringGather:
 
     def _timed(self, parallel_kernel, serial_kernel, x, v, *arguments):
         """Run the kernel's parallel or serial form as :attr:`threads` chooses (timing it), on
-        x and v made ready for it; (x, v) as the kernel read them."""
+        x and v made ready for it."""
         parallel = self.threads is not None and self.threads.parallel()
         started = time.perf_counter()
         spring_bounds, particle_bounds = self.bounds(parallel)
@@ -425,7 +425,6 @@ class SpringGather:
                self.factor, *arguments)
         if self.threads is not None:
             self.threads.record(time.perf_counter() - started)
-        return x, v
 
     def _accelerations(self, x, v, inverse_mass, gravity):
         dim = x.shape[1]

@@ -70,11 +70,11 @@ def segments(x3: np.ndarray, pairs) -> tuple[list, list, list]:
     """x, y, z of line segments between ``pairs`` of points, separated by None (one trace)."""
     pairs = np.asarray(pairs, dtype=int).reshape(-1, 2)
     coordinates = []
-    for axis in range(3):
-        column = np.full((len(pairs), 3), np.nan)
+    for axis in range(3):  # filled in NumPy's loops: this runs for every frame drawn
+        column = np.full((len(pairs), 3), None, dtype=object)
         column[:, 0] = x3[pairs[:, 0], axis]
         column[:, 1] = x3[pairs[:, 1], axis]
-        coordinates.append([None if math.isnan(v) else v for v in column.ravel()])
+        coordinates.append(column.ravel().tolist())
     return tuple(coordinates)
 
 
