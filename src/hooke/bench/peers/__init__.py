@@ -1,7 +1,7 @@
 """The peers of ``hooke bench``: other codes running the same problems as hooke.
 
-Contract: a cloth peer (:data:`CLOTH_PEERS`: Taichi, Warp, Newton; ``pip install
-hooke[bench]``) is a module here with ``MODULE`` (its import name), ``DISTRIBUTION`` (pip's name),
+Contract: a cloth peer (:data:`CLOTH_PEERS`: a plain Numba gather kernel, always installed with
+hooke; Taichi, Warp, Newton with ``pip install hooke[bench]``) is a module here with ``MODULE`` (its import name), ``DISTRIBUTION`` (pip's name),
 ``NAME``, ``PRECISION`` and ``make(data) -> Stepper``, where ``data`` is
 :func:`~hooke.bench.peers.common.cloth_arrays` (exactly hooke's ``cloth`` scene: particles,
 springs, rest lengths, pins, k, m, dt, gravity; no damping) and the Stepper's ``run(count)`` takes
@@ -21,7 +21,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 
-CLOTH_PEERS = ("taichi", "warp", "newton")
+CLOTH_PEERS = ("numba_gather", "taichi", "warp", "newton")
 
 
 def module(name: str):
