@@ -156,6 +156,58 @@ def test_degenerate_springs_match_generic_path():
     np.testing.assert_allclose(system.force(x, v), system.generic_force(x, v), atol=1e-14)
 
 
+def test_a_collapsed_spring_among_positive_rest_lengths_matches_the_generic_path():
+    """Every rest length positive: pass 1's branch-free loop; one spring of zero length (its
+    ends coincide, moving apart) has no direction, so the general loop redoes the pass: no
+    force and no damping from it, finite, as the generic path."""
+    b = hooke.ModelBuilder(dim=3)
+    a = b.add_particle((0.0, 0.0, 0.0), mass=1.0)
+    c = b.add_particle((0.5, 0.0, 0.0), mass=2.0, velocity=(1.0, 0.0, 0.0))
+    d = b.add_particle((1.0, 1.0, 0.0), mass=1.0)
+    b.add_spring(a, c, stiffness=10.0, rest_length=0.5, damping=0.3)
+    b.add_spring(a, d, stiffness=20.0, rest_length=0.7, damping=0.3)
+    model = b.finalize()
+    system = System(model)
+    assert system.gather.springs[5] == kernels.POSITIVE_REST
+    x = model.x0.copy()
+    x[c] = x[a]  # the first spring collapsed
+    force = system.force(x, model.v0)
+    assert np.all(np.isfinite(force))
+    np.testing.assert_allclose(force, system.generic_force(x, model.v0), atol=1e-14)
+    np.testing.assert_allclose(force[c], model.mass[c] * model.gravity, atol=1e-14)
+
+
+@pytest.mark.parametrize("damped", [False, True])
+def test_the_branch_free_loop_gives_the_general_loops_bits(damped):
+    """For springs of positive length, pass 1's fast loop (POSITIVE_REST) and its general loop
+    (LENGTH) compute ψ by the same operations: the same bits, per-spring stiffness and damping
+    included."""
+    scene = hooke.scene("cloth", n=12)
+    gather = SpringGather(scene.model)
+    first, second, rest, _, _, form, slot_first, slot_second = gather.springs
+    assert form == kernels.POSITIVE_REST
+    rng = np.random.default_rng(5)
+    count = first.size
+    stiffness = rng.uniform(50.0, 150.0, count)
+    damping = rng.uniform(0.1, 1.0, count) if damped else np.zeros(1)
+    x = gather._three(scene.model.x0 + 1e-3 * rng.normal(size=scene.model.x0.shape))
+    v = rng.normal(size=x.shape)
+    results = []
+    for code in (kernels.POSITIVE_REST, kernels.LENGTH):
+        factor = np.full(2 * count, np.nan)
+        kernels._spring_factors_range(0, count, x, v, first, second, rest, stiffness, damping,
+                                      code, slot_first, slot_second, factor)
+        results.append(factor)
+    assert np.all(np.isfinite(results[0]))
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_spring_forms():
+    assert kernels.spring_form("squared_length", np.ones(3)) == kernels.SQUARED
+    assert kernels.spring_form("length", np.array([1.0, 0.0])) == kernels.LENGTH
+    assert kernels.spring_form("length", np.array([1.0, 2.0])) == kernels.POSITIVE_REST
+
+
 def test_other_terms_select_the_generic_path():
     scene = hooke.scene("square_drop")  # contact: a barrier term
     assert System(scene.model).gather is None
