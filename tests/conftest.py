@@ -257,3 +257,18 @@ def viewer_url():
 
     with serving(server.create_app("spring1d")) as url:
         yield url
+
+
+def seed_crane() -> hooke.Scene:
+    """Seed 002's crane exactly as the seed has it: the crane scene's file with its wind as
+    gravity tilted to (0, 0.1, −9.81) and no [air] table (the recipe its description gives)."""
+    import re
+
+    from hooke.io.scene_file import build, parse
+    from hooke.scenes import source
+
+    text, edits = re.subn(r"(?m)^gravity = \[0\.0, 0\.0, -9\.81\]$",
+                          "gravity = [0.0, 0.1, -9.81]", source("crane"))
+    text, cut = re.subn(r"(?ms)^\[air\]\n.*?(?=^\[run\])", "", text)
+    assert edits == cut == 1, "the crane scene's file no longer has the lines this recipe edits"
+    return build(parse(text, source="crane"), text, default_name="crane")

@@ -24,7 +24,7 @@ from hooke.motion import ConstantVelocity, Sinusoid
 from hooke.saddle_point import SaddlePointMatrix
 from hooke.system import System
 
-from conftest import run_cli
+from conftest import run_cli, seed_crane
 
 MASS, C, G = 2.0, 0.5, 9.81
 
@@ -181,16 +181,24 @@ def test_the_wind_is_the_steady_wind_plus_the_air_motion_s_velocity():
     np.testing.assert_allclose(drag.force(gust, np.array([[1.0, 1.0]]), 0.5), [[0.5, -0.5]])
 
 
-def test_the_crane_in_a_real_wind_has_the_crane_s_equilibrium_and_modes():
-    """crane_wind's drag c_i = 0.01 m_i towards 10 m/s pushes as the crane's tilted gravity
-    (0.1 m/s² along y) does at rest: the same equilibrium and frequencies; moving, it differs."""
-    crane, windy = hooke.modes("crane", k=5), hooke.modes("crane_wind", k=5)
-    np.testing.assert_allclose(windy.equilibrium, crane.equilibrium, atol=1e-10)
-    np.testing.assert_allclose(windy.frequencies, crane.frequencies, rtol=1e-9)
-    model = hooke.scene("crane_wind").model
-    np.testing.assert_array_equal(model.gravity, [0.0, 0.0, -9.81])
-    np.testing.assert_allclose(model.drag * 10.0, 0.1 * model.mass * model.free)
-    assert windy.equilibrium[7, 1] > 0.01  # the load hangs downwind
+def test_the_crane_s_real_wind_has_the_seed_s_equilibrium_and_modes():
+    """The crane's drag c_i = 0.01 m_i towards 10 m/s pushes as the seed's tilted gravity
+    (0.1 m/s² along y) does at rest: the same equilibrium and frequencies as the seed's system;
+    crane_wind's gust (10 + 3 sin t m/s) has the crane's mean wind: the same again."""
+    seed, crane, gusting = (hooke.modes(scene, k=5)
+                            for scene in (seed_crane(), "crane", "crane_wind"))
+    for windy in (crane, gusting):
+        np.testing.assert_allclose(windy.equilibrium, seed.equilibrium, atol=1e-10)
+        np.testing.assert_allclose(windy.frequencies, seed.frequencies, rtol=1e-9)
+    assert crane.equilibrium[7, 1] > 4.0  # the boom turns downwind (+y), the load with it
+    for name in ("crane", "crane_wind"):
+        model = hooke.scene(name).model
+        np.testing.assert_array_equal(model.gravity, [0.0, 0.0, -9.81])
+        np.testing.assert_allclose(model.drag * 10.0, 0.1 * model.mass * model.free)
+    gust = hooke.scene("crane_wind").model
+    for t in (0.0, 0.7, 2.0, 4.5):
+        np.testing.assert_allclose(drag.wind(gust, t), [0.0, 10.0 + 3.0 * np.sin(t), 0.0],
+                                   atol=1e-12)
 
 
 def test_builder_and_scene_file_refuse_bad_air_in_one_line_each(tmp_path):
@@ -294,10 +302,11 @@ def test_the_readme_example_blows_the_mass_downwind():
                                              ("implicit_euler", "square_drop")])
 def test_drag_sends_compiled_integrators_down_their_generic_path_and_zero_drag_does_not(
         name, scene_name):
-    """The fused and compiled fast paths take no time-dependent wind: with drag an integrator
-    runs its generic path (the α-methods' and implicit Euler's agree with the generic steps of
-    the same model with COMPILED off, bit for bit); a drag of 0 everywhere is no drag: the
-    compiled run, exactly."""
+    """The fused and compiled fast paths take no air drag, but the α-methods' compiled step
+    takes a steady wind (tests/test_newmark_compiled.py compares it with the generic step): with
+    drag an integrator runs its generic path, the α-methods only when the wind varies in time
+    (the α-methods' and implicit Euler's generic runs then agree with the same model's with
+    COMPILED off, bit for bit); a drag of 0 everywhere is no drag: the compiled run, exactly."""
     import hooke.integrators.implicit as implicit_module
     import hooke.integrators.newmark as newmark_module
 
@@ -313,20 +322,25 @@ def test_drag_sends_compiled_integrators_down_their_generic_path_and_zero_drag_d
             return integrator.frames_in_blocks()
         return integrator.compiled
 
-    plain = hooke.scene(scene_name)
-    wind = np.eye(plain.model.dim)[0] * 5.0
+    plain = seed_crane() if scene_name == "crane" else hooke.scene(scene_name)  # no air
+    axis = np.eye(plain.model.dim)
+    wind, drag_coefficients = axis[0] * 5.0, 0.01 * plain.model.mass
     still = replace(plain, model=with_air(plain.model, 0.0, wind))
-    windy = replace(plain, model=with_air(plain.model, 0.01 * plain.model.mass, wind))
-    assert runs_compiled(plain) and runs_compiled(still) and not runs_compiled(windy)
+    windy = replace(plain, model=with_air(plain.model, drag_coefficients, wind))
+    gusting = replace(plain, model=with_air(plain.model, drag_coefficients, wind,
+                                            Sinusoid(0.5, axis[1], 2.0)))
+    assert runs_compiled(plain) and runs_compiled(still) and not runs_compiled(gusting)
+    assert runs_compiled(windy) == (name == "generalized_alpha")
     settings = dict(integrator=name, t_end=0.2, **options)
     np.testing.assert_array_equal(hooke.simulate(still, **settings).x,
                                   hooke.simulate(plain, **settings).x)
     if name in ("implicit_euler", "generalized_alpha"):
         module = implicit_module if name == "implicit_euler" else newmark_module
-        fast = hooke.simulate(windy, **settings).x
+        generic_path = gusting if name == "generalized_alpha" else windy
+        fast = hooke.simulate(generic_path, **settings).x
         try:
             module.COMPILED = False
-            generic = hooke.simulate(windy, **settings).x
+            generic = hooke.simulate(generic_path, **settings).x
         finally:
             module.COMPILED = True
         np.testing.assert_array_equal(fast, generic)

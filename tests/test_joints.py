@@ -11,7 +11,7 @@ from hooke.errors import HookeInputError
 from hooke.io.scene_file import build, parse
 from hooke.studies import length_drift
 
-from conftest import fd_jacobian
+from conftest import fd_jacobian, seed_crane
 
 
 def hanging_mass(mass=2.0, g=9.81, length=1.5, dim=3):
@@ -342,7 +342,17 @@ def test_reference_scene_parameters():
     assert top.integrator == "generalized_alpha" and top.options == {"rho_inf": 0.8}
 
     crane = hooke.scene("crane").model
-    np.testing.assert_array_equal(crane.gravity, [0, 0.1, -9.81])
+    # the seed's "wind", gravity tilted to (0, 0.1, −9.81), is a real wind: drag c_i towards
+    # w = 10 m/s along y pushing a particle at rest with c_i w = 0.1 m_i, the tilt's force
+    np.testing.assert_array_equal(crane.gravity, [0, 0, -9.81])
+    np.testing.assert_array_equal(crane.wind, [0, 10, 0])
+    np.testing.assert_allclose(crane.drag * 10.0, 0.1 * crane.mass * crane.free, rtol=1e-15)
+    assert crane.wind_motion is None
+    seed = seed_crane().model  # the recipe of the scene's description gives the seed's system
+    np.testing.assert_array_equal(seed.gravity, [0, 0.1, -9.81])
+    assert not seed.has_drag
+    for field in ("x0", "mass", "pinned", "joint_indices", "spring_indices", "spring_stiffness"):
+        np.testing.assert_array_equal(getattr(seed, field), getattr(crane, field))
     np.testing.assert_array_equal(crane.x0, [[0, 0, 0], [-2, 0, 0], [0, -2, 0], [0, 0, 2],
                                              [0, 0, 4], [2, 0, 4], [4, 0, 4], [4, 0, 2]])
     assert crane.pinned.tolist() == [True] * 3 + [False] * 5

@@ -64,6 +64,44 @@ def test_crane_vibration_analysis():
     np.testing.assert_allclose(x[6, :2], [0.0, 4.0], atol=1e-6)
 
 
+def test_the_cranes_drag_damps_its_undamped_modes_as_mass_proportional_damping():
+    """modes() leaves damping out. The crane's drag is mass-proportional (C = αM, α = 0.01 s⁻¹),
+    so its damped linearisation M q̈ + C q̇ + K q = 0 on the joints' tangent space keeps the
+    undamped modes: eigenvalues −α/2 ± iω_k √(1 − ζ_k²), ζ_k = α/(2ω_k), so |λ_k| = ω_k."""
+    import scipy.linalg
+
+    from hooke.energies import kinetic
+    from hooke.saddle_point import SaddlePointMatrix
+    from hooke.system import System
+
+    scene = hooke.scene("crane")
+    result = hooke.modes(scene, k=5)
+    system = System(scene.model)
+    n = system.free_dofs.size
+    matrix = SaddlePointMatrix(system)
+    full = matrix.assemble(result.equilibrium, result.tensions, 0.0, 1.0, 0.0).toarray()
+    damping = matrix.assemble(result.equilibrium, result.tensions, 0.0, 0.0, 1.0).toarray()
+    basis = scipy.linalg.null_space(full[n:, :n])  # motions that keep the joints' lengths
+    mass = kinetic.mass_diagonal(scene.model)[system.free_dofs]
+    reduced_m = basis.T @ (mass[:, None] * basis)
+    reduced_k = basis.T @ full[:n, :n] @ basis
+    reduced_c = basis.T @ damping[:n, :n] @ basis
+    np.testing.assert_allclose(reduced_c, 0.01 * reduced_m, atol=1e-15)
+    size = basis.shape[1]
+    inverse_m = np.linalg.inv(reduced_m)
+    state = np.block([[np.zeros((size, size)), np.eye(size)],
+                      [-inverse_m @ reduced_k, -inverse_m @ reduced_c]])
+    eigenvalues = np.linalg.eigvals(state)
+    eigenvalues = eigenvalues[eigenvalues.imag > 0]
+    eigenvalues = eigenvalues[np.argsort(np.abs(eigenvalues))]
+    omega = 2 * np.pi * result.frequencies
+    np.testing.assert_allclose(np.abs(eigenvalues), omega, rtol=1e-9)
+    np.testing.assert_allclose(eigenvalues.real, -0.005, rtol=1e-9)
+    # the slowest mode (crane.toml): ζ = 0.029, its frequency 0.04 % below the undamped one
+    assert 0.01 / (2 * omega[0]) == pytest.approx(0.029, abs=5e-4)
+    assert 1 - eigenvalues[0].imag / omega[0] == pytest.approx(4.2e-4, abs=1e-5)
+
+
 def test_bad_input():
     with pytest.raises(HookeInputError, match="k: must be an integer >= 1"):
         hooke.modes("crane", k=0)

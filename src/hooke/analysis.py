@@ -14,6 +14,9 @@ Contract:
   length). Tiny systems use the dense reduced problem Zᵀ K Z q = ω² Zᵀ M Z q with Z a basis of
   null(G); larger ones the sparse saddle-point pencil ([K, Gᵀ; G, 0], diag(M, 0)) with ARPACK in
   shift-invert mode just below 0 (the constraint rows only add infinite eigenvalues).
+  Damping (spring dashpots, air drag) is left out: these are the undamped natural frequencies.
+  Damping proportional to the masses, C = αM (a drag c_i = α m_i, the crane's), keeps the
+  shapes and gives mode k the damping ratio ζ_k = α/(2ω_k) and the frequency ω_k √(1 − ζ_k²).
 - :func:`rest_energy`: U at that equilibrium, the zero of a scene's plotted energies when it
   reads them above its rest state (:func:`energy_reference`, ``Scene.energy_reference``).
 - :class:`Modes`: ``frequencies`` (k,) in Hz, ascending, f = ω/2π; an unstable direction (ω² < 0,

@@ -17,8 +17,10 @@ Drag is no energy but a dissipative force, like spring damping (:mod:`.damping`)
   −h² (C w)·Δy, is this module's step term (see :mod:`hooke.energies`: ``prepare`` gives it for
   one step, weighted by h² like the potentials, its Hessian zero).
 
-The fused and compiled fast paths (:mod:`hooke.kernels`' passes, the compiled rk45, α-method and
-implicit Euler steps) take no time-dependent force: a model with drag runs the generic paths. The
+The fused and compiled fast paths (:mod:`hooke.kernels`' passes, the compiled rk45 and implicit
+Euler steps) take no time-dependent force: a model with drag runs the generic paths. The
+compiled α-method step (:mod:`hooke.integrators.newmark_compiled`) takes drag towards a steady
+wind; a wind with a ``motion`` sends it down the generic path too. The
 static equilibrium of :mod:`hooke.analysis` takes the steady wind's push on particles at rest.
 """
 

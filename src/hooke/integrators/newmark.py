@@ -52,10 +52,10 @@ it once, near t = 1.39 s where its end link's tension peaks at 2.3 kN); counted 
 (nor does a resumed run). Failure at the smallest step raises :class:`StepFailed` with the
 residual history; a singular joint set names the joints.
 
-Models of springs, gravity and joints (no air drag) small enough for a banded LU take this same
-step compiled, many steps per call (:mod:`.newmark_compiled`, 10–30× faster on the seed 002
-scenes): ``step`` and ``advance`` choose it on the first step; ``COMPILED = False`` forces the
-generic path. With it, ``advance_frames`` takes a block of frames in one kernel call (the frames
+Models of springs, gravity, joints and air drag towards a steady wind (not one varying in time)
+small enough for a banded LU take this same step compiled, many steps per call
+(:mod:`.newmark_compiled`, 10–30× faster on the seed 002 scenes): ``step`` and ``advance``
+choose it on the first step; ``COMPILED = False`` forces the generic path. With it, ``advance_frames`` takes a block of frames in one kernel call (the frames
 of one ``advance`` per frame, bit for bit): called once per frame, the kernel's Python around it
 cost 12 µs a frame on the pendulum (``hooke bench W6``), three times a step.
 """

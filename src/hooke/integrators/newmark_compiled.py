@@ -2,20 +2,24 @@
 
 Contract:
 - :meth:`CompiledAlpha.build` returns a kernel for a system whose forces are only springs (both
-  energy forms, spring damping) and gravity, with or without joints, without contact, air drag
-  or moving pins, when a banded LU of its saddle-point matrix is cheap (``MAX_BAND_WORK``); else
-  None, and :class:`.newmark.AlphaMethod` keeps its generic sparse path.
+  energy forms, spring damping), gravity and air drag towards a steady wind (−c_i (v_i − w),
+  :mod:`hooke.energies.drag`; its −∂f/∂v = C enters the matrix as γ'C, as in the generic
+  step), with or without joints, without contact or moving pins, when a banded LU of its
+  saddle-point matrix is cheap (``MAX_BAND_WORK``); else None, and
+  :class:`.newmark.AlphaMethod` keeps its generic sparse path. A wind that varies in time (the
+  air's ``motion``) takes the generic path: w(t) is a Python callable the kernel cannot call.
 - :meth:`CompiledAlpha.run` takes many steps in one call with the generic step's formulas, Newton
   convergence test, simplified-Newton refactor rule and velocity projection (solved here with the
   band LU of [M, Gᵀ; G, 0]; module docstring of :mod:`.newmark`), and
   counts steps, Newton iterations and factorisations alike. Only the summation order of the
   forces and the LU (banded partial pivoting here, SuperLU there) differ, so the two paths agree
   to round-off (tests/test_newmark_compiled.py: within 1e-10 relative over 3000 steps of the
-  seed 002 scenes) unless round-off tips a refactor decision or the motion amplifies it (the
-  jointed chain's whip), as two runs with different LU libraries would. It stops at the first step whose Newton
-  iteration fails, whose matrix is exactly singular or whose accepted state is not finite and
-  says which (``FAILED``, ``SINGULAR``, ``NON_FINITE``: its arrays then still hold the last
-  finite state); the caller raises the errors.
+  seed 002 scenes, 2000 of the crane in its wind) unless round-off tips a refactor decision or
+  the motion amplifies it (the jointed chain's whip), as two runs with different LU libraries
+  would. It stops at the first step whose Newton iteration fails, whose matrix is exactly
+  singular or whose accepted state is not finite and says which (``FAILED``, ``SINGULAR``,
+  ``NON_FINITE``: its arrays then still hold the last finite state); the caller raises the
+  errors.
 - :meth:`CompiledAlpha.run_frames` does the same for a block of frames in one call: each
   frame's steps as one :meth:`CompiledAlpha.run` call would take them, its state written into
   (frames, n, d) arrays; it stops at a failing step as ``run`` does, naming the frame.
@@ -45,6 +49,7 @@ import scipy.sparse.csgraph as csgraph
 from numba import njit
 
 from ..constraints import _geometry, _scatter
+from ..energies import drag as air_drag
 from ..energies import gravity, spring
 from ..energies.spring import _force_factor, _local_hessians
 from ..saddle_point import SaddlePointMatrix
@@ -57,8 +62,10 @@ OK, FAILED, SINGULAR, NON_FINITE = 0, 1, 2, 3
 
 
 @njit(cache=True)
-def _forces(x, v, pairs, rest, stiffness, damping, squared, mass, gravity_vector, out):
-    """out = spring + damping + gravity forces (the ψ form of :mod:`hooke.kernels`)."""
+def _forces(x, v, pairs, rest, stiffness, damping, squared, mass, gravity_vector, drag, wind,
+            out):
+    """out = spring + damping + gravity forces (the ψ form of :mod:`hooke.kernels`) + air drag
+    −c_p (v_p − w) (``drag`` all zeros without it)."""
     n, dim = x.shape
     out[:] = 0.0
     for s in range(pairs.shape[0]):
@@ -78,7 +85,7 @@ def _forces(x, v, pairs, rest, stiffness, damping, squared, mass, gravity_vector
             out[j, c] -= f
     for p in range(n):
         for c in range(dim):
-            out[p, c] += mass[p] * gravity_vector[c]
+            out[p, c] += mass[p] * gravity_vector[c] - drag[p] * (v[p, c] - wind[c])
 
 
 @njit(cache=True)
@@ -110,12 +117,18 @@ def _assemble_mass_jacobian(mass, joint_i, joint_j, normal, unknown, position, o
 
 
 @njit(cache=True)
-def _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_i, joint_j,
-              length, normal, unknown, position, offset, n_free, beta_p, gamma_p, local, band):
+def _assemble(x, tension, mass, pairs, rest, stiffness, damping, drag, squared, joint_i,
+              joint_j, length, normal, unknown, position, offset, n_free, beta_p, gamma_p, local,
+              band):
     """The saddle-point matrix of :mod:`hooke.saddle_point` (a = 1, b = β', c = γ') into ``band``."""
     dim = x.shape[1]
     _assemble_mass_jacobian(mass, joint_i, joint_j, normal, unknown, position, offset, n_free,
                             band)
+    for p in range(drag.shape[0]):  # γ' C: air drag's −∂f/∂v (not in the projection's matrix)
+        if drag[p] != 0.0:
+            for c in range(dim):
+                u = unknown[p * dim + c]
+                _add(band, offset, position, u, u, gamma_p * drag[p])
     _local_hessians(x, pairs, rest, stiffness, squared, False, local)
     n = np.empty(dim)
     for s in range(pairs.shape[0]):
@@ -153,12 +166,12 @@ def _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_
 
 
 @njit(cache=True)
-def _factor(x, tension, length, normal, mass, pairs, rest, stiffness, damping, squared, joint_i,
-            joint_j, unknown, position, lower, upper, n_free, beta_p, gamma_p, local, band, pivots,
-            factor_x, factor_tension):
+def _factor(x, tension, length, normal, mass, pairs, rest, stiffness, damping, drag, squared,
+            joint_i, joint_j, unknown, position, lower, upper, n_free, beta_p, gamma_p, local,
+            band, pivots, factor_x, factor_tension):
     """Assemble and factorise the matrix at (x, T), remembering that point: a resumed run
     refactorises there (:func:`_refactor`) and goes on bit-identically. False when singular."""
-    _assemble(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_i, joint_j,
+    _assemble(x, tension, mass, pairs, rest, stiffness, damping, drag, squared, joint_i, joint_j,
               length, normal, unknown, position, lower + upper, n_free, beta_p, gamma_p, local,
               band)
     factor_x[:] = x
@@ -167,18 +180,18 @@ def _factor(x, tension, length, normal, mass, pairs, rest, stiffness, damping, s
 
 
 @njit(cache=True)
-def _refactor(x, tension, mass, pairs, rest, stiffness, damping, squared, joint_i, joint_j,
-              unknown, position, lower, upper, n_free, beta_p, gamma_p, band, pivots, factor_x,
-              factor_tension):
+def _refactor(x, tension, mass, pairs, rest, stiffness, damping, drag, squared, joint_i,
+              joint_j, unknown, position, lower, upper, n_free, beta_p, gamma_p, band, pivots,
+              factor_x, factor_tension):
     """:func:`_factor` at a stored point (the joint geometry recomputed as the step does)."""
     m, dim = joint_i.size, x.shape[1]
     length, normal = np.empty(m), np.empty((m, dim))
     if m:
         _geometry(x, joint_i, joint_j, length, normal)
     local = np.empty((pairs.shape[0], dim, dim))
-    return _factor(x, tension, length, normal, mass, pairs, rest, stiffness, damping, squared,
-                   joint_i, joint_j, unknown, position, lower, upper, n_free, beta_p, gamma_p,
-                   local, band, pivots, factor_x, factor_tension)
+    return _factor(x, tension, length, normal, mass, pairs, rest, stiffness, damping, drag,
+                   squared, joint_i, joint_j, unknown, position, lower, upper, n_free, beta_p,
+                   gamma_p, local, band, pivots, factor_x, factor_tension)
 
 
 @njit(cache=True)
@@ -236,7 +249,7 @@ def _band_solve(band, lower, upper, pivots, b):
 @njit(cache=True)
 def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history, counts,
                  mass, pinned, x0, pairs, rest, stiffness, damping, squared, gravity_vector,
-                 joint_i, joint_j, joint_rest, free, unknown, position, lower, upper,
+                 drag, wind, joint_i, joint_j, joint_rest, free, unknown, position, lower, upper,
                  coefficients, max_iterations, full_newton_after, band, pivots, factored,
                  factor_x, factor_tension, projection, projection_pivots):
     """Up to ``n_steps`` steps from (t, x, v, a, ã, T), updated in place (the step of
@@ -275,7 +288,8 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
                 for c in range(dim):
                     xn[p, c] = x0[p, c] if pinned[p] else x_base[p, c] + h * h * beta * atn[p, c]
                     vn[p, c] = 0.0 if pinned[p] else v_base[p, c] + h * gamma * atn[p, c]
-            _forces(xn, vn, pairs, rest, stiffness, damping, squared, mass, gravity_vector, force)
+            _forces(xn, vn, pairs, rest, stiffness, damping, squared, mass, gravity_vector, drag,
+                    wind, force)
             scale = 0.0
             for u in range(n_free):
                 inertia = mass[free[u] // dim] * an_flat[free[u]]
@@ -299,8 +313,9 @@ def _alpha_steps(n_steps, t, x, v, a, at, tension, xn, vn, an, atn, tn, history,
                 break
             if not factored[0]:
                 if not _factor(xn, tn, length, normal, mass, pairs, rest, stiffness, damping,
-                               squared, joint_i, joint_j, unknown, position, lower, upper, n_free,
-                               beta_p, gamma_p, local, band, pivots, factor_x, factor_tension):
+                               drag, squared, joint_i, joint_j, unknown, position, lower, upper,
+                               n_free, beta_p, gamma_p, local, band, pivots, factor_x,
+                               factor_tension):
                     return SINGULAR, step, iteration + 1, t1
                 factored[0] = True
                 counts[2] += 1
@@ -392,6 +407,7 @@ class CompiledAlpha:
         self.model_arrays = (
             model.mass, model.pinned, model.x0, model.spring_indices, model.spring_rest_length,
             model.spring_stiffness, model.spring_damping, squared, model.gravity,
+            air_drag.coefficients(model), air_drag.wind(model, 0.0),
             np.ascontiguousarray(joints[:, 0]), np.ascontiguousarray(joints[:, 1]),
             model.joint_length, system.free_dofs, self.unknown, self.position, self.lower,
             self.upper)
@@ -418,7 +434,7 @@ class CompiledAlpha:
               stalled_rate: float) -> "CompiledAlpha | None":
         """The kernel for this integrator's model, or None when it needs the generic path."""
         system, model = integrator.system, integrator.system.model
-        if (model.pinned_motions or system.has_drag
+        if (model.pinned_motions or model.wind_motion is not None
                 or not all(term in (spring, gravity) for term in system.terms)
                 or system.free_dofs.size + model.n_joints == 0):
             return None
@@ -457,12 +473,12 @@ class CompiledAlpha:
 
     def refactor(self, x: np.ndarray, tension: np.ndarray) -> bool:
         """Factorise the matrix at (x, T) as a step would (a resumed run's checkpoint)."""
-        (mass, _, _, pairs, rest, stiffness, damping, squared, _, joint_i, joint_j, _, free,
-         unknown, position, lower, upper) = self.model_arrays
+        (mass, _, _, pairs, rest, stiffness, damping, squared, _, drag_coefficients, _, joint_i,
+         joint_j, _, free, unknown, position, lower, upper) = self.model_arrays
         beta_p, gamma_p = self.coefficients[5], self.coefficients[9]
         self.factored[0] = _refactor(
             np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(tension, dtype=float), mass,
-            pairs, rest, stiffness, damping, squared, joint_i, joint_j, unknown, position, lower,
-            upper, free.size, beta_p, gamma_p, self.band, self.pivots, self.factor_x,
-            self.factor_tension)
+            pairs, rest, stiffness, damping, drag_coefficients, squared, joint_i, joint_j, unknown,
+            position, lower, upper, free.size, beta_p, gamma_p, self.band, self.pivots,
+            self.factor_x, self.factor_tension)
         return bool(self.factored[0])

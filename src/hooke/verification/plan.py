@@ -76,9 +76,10 @@ SCENES: dict[str, SceneCase] = {case.scene: case for case in (
     SceneCase("npendulum", 0.96, 0.08, "the 5-pendulum's fall; chaotic later (two references "
               "at rtol 1e-12 and 1e-13 part by 1e-8 m already at 1 s)"),
     SceneCase("top", 1.024, 0.032, "1.6 turns of the spinning top"),
-    SceneCase("crane", 2.048, 0.064, "the crane's sway under the wind; 2 s, 10 periods of the load"),
-    SceneCase("crane_wind", 2.048, 0.064, "the crane's sway under a real wind (air drag); 2 s, "
+    SceneCase("crane", 2.048, 0.064, "the crane's sway in a steady wind (air drag); 2 s, "
               "10 periods of the load"),
+    SceneCase("crane_wind", 2.048, 0.064, "the crane's sway in a gusting wind (air drag towards "
+              "a wind that varies in time); 2 s, 10 periods of the load"),
     SceneCase("jointed_chain", 1.4, 0.04, "up to the whip of the free end at ~1.45 s (after it, "
               "two DOP853 runs at rtol 1e-10 and 1e-12 part by 3e-2 m at 1.75 s)"),
     SceneCase("square_drop", 0.5, 0.02, "the fall and first contact (at t = 0.32 s)"),
