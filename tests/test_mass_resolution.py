@@ -56,7 +56,11 @@ def test_the_bound_is_sharp_and_a_resolved_mass_falls(name):
     bound = MASS_DIGITS * EPS * DT ** 2 * 800.0
     with pytest.raises(hooke.HookeInputError, match=r"particles\[\d+\]\.mass"):
         plan(cloth(0.99 * bound), integrator=name, dt=DT, t_end=T_END)
-    plan(cloth(1.01 * bound), integrator=name, dt=DT, t_end=T_END)
+    if name == "fast_mass_spring":  # its iterations need far more (tests/test_fast_methods.py)
+        with pytest.raises(hooke.HookeInputError, match="is too light for fast_mass_spring's"):
+            plan(cloth(1.01 * bound), integrator=name, dt=DT, t_end=T_END)
+    else:
+        plan(cloth(1.01 * bound), integrator=name, dt=DT, t_end=T_END)
     result = hooke.simulate(cloth(1e-4), integrator=name, dt=DT, t_end=T_END)
     assert mean_drop(result) == pytest.approx(FREE_FALL, rel=0.1)
 
