@@ -20,14 +20,18 @@ springs and gravity (the viewer's cursor spring) enter explicitly at the current
 particles are eliminated; moving ones enter through A's coupling block.
 
 Masses: the iteration is slowest where a spring turns rather than stretches (a stiff pendulum's
-swing): A holds h²k there, the energy almost nothing, and each pass moves a particle only the
-share 1 − ρ of the rest of its way, ρ = S/(m + h·c_drag + S) with S = h²Σk + hΣc over its
-springs (Σk over those with a rest length: a zero-rest-length spring's local step is exact).
-``iterations`` passes leave ρ^iterations of each step's motion undone — a pendulum of
-m = 1e-4·h²k swung 0.0005 rad where implicit Euler swings 0.45 (issue 15). So a model is refused
-(:func:`check_iterations`) when a free particle's ρ^iterations exceeds ``UNDONE`` = 0.1, naming
-the iterations and the dt that would do; this is stricter than the round-off bound every
-implicit step has (:mod:`.resolution`): about m ≥ 0.26·h²Σk at the default 10 iterations.
+swing): A holds h²k there, the energy almost nothing. A particle moving alone in its weakest
+direction is moved by each pass only the share 1 − ρ of the rest of its way, with
+ρ = (S − λ_min(W)) / (m + h·c_drag + S), S = h²Σk + hΣc over its springs and W = Σ (h²k + hc) n nᵀ
+(:func:`lag`; Σk over springs with a rest length: a zero-rest-length spring's local step is
+exact), taken at the initial positions. ``iterations`` passes leave ρ^iterations of each step's
+motion undone: a pendulum of m = 1e-3·h²k swung 0.0045 rad where implicit Euler swings 0.45
+(issue 15). So a model is refused (:func:`check_iterations`) when a free particle's
+ρ^iterations exceeds ``UNDONE`` = 0.1, naming the iterations and the dt that would do. For a
+pendulum (λ_min(W) = 0) that is m ≥ 0.26·h²k at the default 10 iterations, far stricter than the
+round-off bound of every implicit step (:mod:`.resolution`); a particle whose springs span every
+direction (a 2D lattice, a tet mesh) has λ_min(W) > 0 and needs fewer passes. It is a bound on
+a particle moving alone: collective motion (a cloth's sag) usually converges faster.
 
 Limits: Hookean springs only (``squared_length`` has no such split), no contact planes (use
 ``implicit_euler``), no joints. First order in time (``order = 1``): it is implicit Euler up to
