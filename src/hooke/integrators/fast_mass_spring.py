@@ -174,11 +174,11 @@ class FastMassSpring(Integrator):
             raise HookeInputError("iterations", "must be an integer >= 1", iterations)
         self.iterations = int(iterations)
         model = self.system.model
-        check_iterations(model, self.dt, self.iterations)
         if model.spring_energy != "hookean":
             raise HookeInputError("spring_energy", "fast_mass_spring needs Hookean springs (the "
                                   "squared_length energy has no local/global split); use "
                                   "implicit_euler", model.spring_energy)
+        check_iterations(model, self.dt, self.iterations)
         self._prepare()
 
     def _prepare(self) -> None:
