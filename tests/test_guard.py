@@ -228,6 +228,32 @@ def test_energy_guard_names_the_exact_step_and_writes_its_state():
         hooke.simulate(scene, max_energy_growth=0.5)
 
 
+def test_an_energy_that_overflows_while_the_state_stays_finite_fails_the_run(tmp_path):
+    """spring1d with k = 5e6 (m = 0.5, x0 = 2: E0 = 1e7 J) under explicit Euler at h = 0.01:
+    the energy grows by 1 + ω²h² = 1001 per step, past the largest float at the first n with
+    1e7·1001ⁿ > 1.8e308 (n = 101), while x and v stay finite up to t = 1.5 (|v| ~ 1e228 m/s).
+    It was a complete run with an infinite energy (a sweep's row "ok", energy_error inf)."""
+    n = int(np.ceil(np.log(np.finfo(float).max / 1e7) / np.log(1001.0)))
+    assert n == 101
+    with pytest.raises(hooke.SimulationError) as info:
+        quietly(hooke.simulate, hooke.scene("spring1d", stiffness=5e6), integrator="explicit_euler",
+                dt=0.01, t_end=1.5, store=tmp_path / "run.h5")
+    message = str(info.value)
+    assert message.startswith(f"the total energy overflowed to inf J at step {n} "
+                              f"(t = {n * 0.01:.6g}); most energetic particle 1 (kinetic "
+                              "energy inf J); 151 frame(s) kept, the last at t = 1.5. "), message
+    assert message.endswith(ADVICE) and "\n" not in message
+    partial = info.value.result
+    assert not partial.complete and partial.n_frames == 151
+    assert np.isfinite(partial.x).all() and np.isfinite(partial.v).all()
+    total = partial.energy["total"]
+    assert np.isfinite(total[:n]).all() and np.isinf(total[n])
+    np.testing.assert_allclose(total[:n], 1e7 * 1001.0 ** np.arange(n), rtol=1e-12)
+    stored = read_trajectory(tmp_path / "run.h5")
+    assert stored["attrs"]["failure"] == message and not stored["attrs"]["complete"]
+    np.testing.assert_array_equal(stored["x"], partial.x)
+
+
 def test_newton_failure_in_implicit_euler_reports_its_residual_history():
     """A pendulum spring at rest length, hanging, the mass moving sideways at 1 m/s: Newton's
     first step from y = x is p = (h v_x, h²mg/(m + h²k)), so ‖p‖∞/h = 1 m/s exactly; a tolerance

@@ -293,14 +293,15 @@ def test_absurd_run_sizes_are_input_errors_before_any_allocation(monkeypatch):
     with pytest.raises(hooke.HookeInputError) as error:
         hooke.simulate(SPRING1D, dt=1e-300, t_end=1e300)
     assert str(error.value) == ("t_end: t_end / dt = inf steps of dt = 1e-300, more than the 1e+08 "
-                                "hooke runs: choose a shorter t_end or a larger dt, got 1e+300")
+                                f"hooke runs: choose a shorter t_end or a larger dt{PIECES}, got "
+                                "1e+300")
     # Issue 15: 1e11 steps of spring1d ran for hours printing nothing; 1e8 + 1 steps are refused.
     for t_end, steps, shown in ((5e8, "1e+11", "500000000.0"), (500000.005, "1e+08", "500000.005")):
         with pytest.raises(hooke.HookeInputError) as error:
             hooke.simulate(SPRING1D, t_end=t_end)
         assert str(error.value) == (f"t_end: t_end / dt = {steps} steps of dt = 0.005, more than the "
-                                    "1e+08 hooke runs: choose a shorter t_end or a larger dt, got "
-                                    f"{shown}")
+                                    "1e+08 hooke runs: choose a shorter t_end or a larger dt"
+                                    f"{PIECES}, got {shown}")
     assert plan(SPRING1D, t_end=500000.0).n_steps == 10**8  # the bound itself is a run
     # 1e8 steps saved every step: 1e8 frames of 8·(2·2·1 + 0 + 8) = 96 bytes = 8.94 GiB
     monkeypatch.setattr(hooke.memory, "physical_memory", lambda: 2**30)
@@ -311,6 +312,33 @@ def test_absurd_run_sizes_are_input_errors_before_any_allocation(monkeypatch):
         "machine's 1 GiB")
     assert str(error.value).endswith(": choose a shorter t_end, a larger dt = 0.005 or a larger "
                                      "save_every = 1, got 500000.0")
+
+
+PIECES = (", or run it in pieces of at most 1e+08 steps, each from the state the last one "
+          "ended in (hooke.simulate of dataclasses.replace(scene, state=...))")
+
+
+def test_a_study_longer_than_the_step_bound_runs_in_pieces_bit_for_bit():
+    """There is no override of MAX_STEPS (1e8 steps: 2.5e5 periods of spring1d at its dt; tens of
+    minutes to hours of wall time): a longer study runs in pieces, as the refusal says, and a
+    fixed-step integrator's pieces give the very numbers of one run (an adaptive one starts each
+    piece's step-size control afresh: the same tolerance, not the same bits)."""
+    import dataclasses
+
+    for name, integrator in (("spring1d", "symplectic_euler"), ("pendulum", "rk4"),
+                             ("cloth2d", "implicit_euler")):
+        scene = hooke.scene(name)
+        steps = 40 if name == "cloth2d" else 400
+        whole = hooke.simulate(scene, integrator=integrator, t_end=2 * steps * scene.dt,
+                               save_every=steps)
+        first = hooke.simulate(scene, integrator=integrator, t_end=steps * scene.dt,
+                               save_every=steps)
+        last = hooke.State(first.t[-1], first.x[-1], first.v[-1])
+        second = hooke.simulate(dataclasses.replace(scene, state=last), integrator=integrator,
+                                t_end=steps * scene.dt, save_every=steps)
+        assert second.t[-1] == whole.t[-1], name
+        np.testing.assert_array_equal(second.x[-1], whole.x[-1])
+        np.testing.assert_array_equal(second.v[-1], whole.v[-1])
 
 
 def test_models_and_sweeps_that_cannot_fit_are_refused_before_anything_is_built(monkeypatch,

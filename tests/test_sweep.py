@@ -254,6 +254,23 @@ def test_failing_members_are_recorded_and_the_others_finish_with_retries(client,
     assert result.counts() == {"ok": 1, "failed": 2, "timeout": 0}
 
 
+def test_a_member_whose_energy_overflows_with_a_finite_state_is_a_failure(client, tmp_path):
+    """Explicit Euler on spring1d with k = 5e6 at h = 0.01: the energy passes the largest float
+    at step 101 while x and v stay finite to t = 1.5 (tests/test_guard.py has the closed form).
+    It was recorded "ok" with energy_error inf; it is that member's failure, the other runs."""
+    params = {"spring.k": [5.0, 5e6], "integrator": ["explicit_euler"], "dt": [0.01],
+              "t_end": [1.5]}
+    result = hooke.sweep("spring1d", params, client=client, out=tmp_path)
+    rows = result.table.set_index("spring.k")
+    assert rows.loc[5.0, "status"] == "ok" and np.isfinite(rows.loc[5.0, "energy_error"])
+    overflowed = rows.loc[5e6]
+    assert overflowed["status"] == "failed" and overflowed["steps"] == 150
+    assert overflowed["error"].startswith("SimulationError: the total energy overflowed to inf J "
+                                          "at step 101 (t = 1.01)"), overflowed["error"]
+    assert "\n" not in overflowed["error"] and math.isnan(overflowed["energy_error"])
+    assert result.counts() == {"ok": 1, "failed": 1, "timeout": 0}
+
+
 def test_a_member_whose_worker_dies_is_recorded_and_the_others_finish(client, tmp_path):
     """The member stuck in one rk45 frame (max_step 4e-8: 2.5e7 steps, under the MAX_STEPS a
     run may have, past which rk45 stops by itself) is running alone on its worker, in its own

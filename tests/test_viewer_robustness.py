@@ -289,3 +289,33 @@ def test_hostile_heights_of_cloth_sphere_are_errors_and_the_session_lives_on():
     messages = restart(1.0)  # and a sensible height runs again
     assert [m["type"] for m in messages][:1] == ["scene"]
     assert session.scene.model.x0[:, 1].max() == pytest.approx(1.0)
+
+
+def test_a_dt_or_a_drag_target_out_of_bounds_is_one_error_and_the_page_goes_on(client):
+    """Issue 15: `set dt 1e-300` was taken (the time then crept by 8e-300 s a frame) and a drag
+    to 1e308 was taken too, the next step blowing up with "try a smaller dt". dt is bounded as a
+    scene file's (spring1d's t_end = 10 s in 1 to 1e8 steps: 1e-7 s to 10 s), a drag target to
+    within 10 times the scene's extent of its centre (spring1d spans 0..2 m: |x − 1| <= 20 m);
+    each refusal is one error naming the field, and the page goes on."""
+    with connected(client) as (ws, _, _):
+        for command in ({"type": "set", "dt": 1e-300}, {"type": "set", "dt": 0.99e-7},
+                        {"type": "restart", "integrator": "symplectic_euler", "dt": 1e-300},
+                        {"type": "set", "dt": 10.5}):
+            ws.send_json(command)
+            error = next_of(ws, "error")
+            assert error["field"] == "dt" and error["message"] == (
+                "dt: must be between 1e-07 s and 10 s in the viewer (scene spring1d's t_end = 10 s "
+                f"in 1 to 1e+08 steps), got {command['dt']!r}"), error
+        for target in ([1e308], [-19.5]):
+            ws.send_json({"type": "drag", "particle": 1, "target": target})
+            error = next_of(ws, "error")
+            assert error["field"] == "target" and error["message"] == (
+                "target: must lie within 20 m of the scene's centre [1] on every axis (10 times "
+                f"its extent, 2 m), got {target!r}"), error
+        ws.send_json({"type": "set", "dt": 1e-7})
+        assert next_of(ws, "settings")["dt"] == 1e-7
+        ws.send_json({"type": "set", "dt": 0.01})
+        assert next_of(ws, "settings")["dt"] == 0.01
+        ws.send_json({"type": "drag", "particle": 1, "target": [21.0]})  # |21 − 1| = 20 m: allowed
+        frame = frame_after(ws, lambda f: f["cursor"] is not None and f["t"] > 0.1)
+        assert frame["cursor"] == {"particle": 1, "target": [21.0]} and not frame["paused"]

@@ -7,8 +7,11 @@ once its steps have shrunk so far that reaching t_end would take more
 (:mod:`hooke.integrators.adaptive`). No module of hooke is imported here, so any can use it.
 """
 
-# The smallest models take from about a µs per step (compiled, few frames) to tens of µs
-# (through Python, a frame per step): minutes to hours; more is refused with one line rather
-# than a run that prints nothing for days (issue 15). It also bounds what an HDF5 int64
+# No override: 10⁸ steps are 2.5e5 periods of spring1d at its dt, far more than an energy study
+# needs, and a longer one runs in pieces, each a hooke.simulate from the state the last one ended
+# in, which a fixed-step integrator continues bit for bit (tests/test_scene_validation.py); the
+# refusal says so. The smallest models take from about a µs per step (compiled, few frames) to
+# tens of µs (through Python, a frame per step): minutes to hours; more is refused with one line
+# rather than a run that prints nothing for days (issue 15). It also bounds what an HDF5 int64
 # attribute holds.
 MAX_STEPS = 10**8

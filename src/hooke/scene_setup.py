@@ -55,8 +55,10 @@ def step_count(t_end: float, dt: float) -> int:
     ratio = t_end / dt
     if not np.isfinite(ratio) or ratio > MAX_STEPS:
         raise HookeInputError("t_end", f"t_end / dt = {ratio:.3g} steps of dt = {dt!r}, more than "
-                              f"the {MAX_STEPS:.0e} hooke runs: choose a shorter t_end or a larger dt",
-                              t_end)
+                              f"the {MAX_STEPS:.0e} hooke runs: choose a shorter t_end or a larger "
+                              f"dt, or run it in pieces of at most {MAX_STEPS:.0e} steps, each from "
+                              "the state the last one ended in (hooke.simulate of "
+                              "dataclasses.replace(scene, state=...))", t_end)
     n = round(ratio)
     if n >= 1 and abs(ratio - n) <= STEP_TOLERANCE + 4 * n * np.finfo(float).eps:
         return n

@@ -217,8 +217,11 @@ class Run:
     with ``max_energy_growth`` the total energy is computed after every step). The run then stops
     with a :class:`SimulationError` naming the step, its time and the worst particle, and the last
     finite state (or the state past the energy limit) is written as a final frame, on the save
-    grid or not. Steps are counted in ``dt`` from the start; an adaptive integrator's step k is
-    the k-th interval of ``dt``.
+    grid or not. A run whose states all stayed finite but whose total energy overflowed at a
+    saved frame stops the same way after its last step, naming the first such frame and keeping
+    every frame (issue 15: a sweep recorded it as ok with an infinite energy error). Steps are
+    counted in ``dt`` from the start; an adaptive integrator's step k is the k-th interval of
+    ``dt``.
     """
 
     def __init__(self, scene: Scene, integrator: str, dt: float, t_end: float, save_every: int,
@@ -291,6 +294,7 @@ class Run:
                         block = (min(2 * block, self.steps.size) if seconds < BLOCK_SECONDS
                                  else max(1, block // 2))
                 series.derive()
+                self._guard_overflow(t0)
             except StoreWriteError as error:  # the file keeps its flushed frames; none is lost here
                 error.result = result(series.derived, complete=False)
                 raise
@@ -365,6 +369,25 @@ class Run:
             raise Stopped(self, None, t0, state, (
                 f"the total energy grew from {start:.6g} J to {total:.6g} J (more than the allowed "
                 f"factor {self.max_energy_growth:g} of the energy scale {scale:.6g} J)"))
+
+
+    def _guard_overflow(self, t0: float) -> None:
+        """After the last step: stop a run whose saved energy overflowed although every state
+        stayed finite (explicit Euler's growth passes 1.8e308 J long before x does). The check
+        is at the end, where the frames' energies are all derived whatever the block sizes, so
+        which failure a run reports (this or a non-finite state's) never depends on timing;
+        every frame is kept, their states being finite."""
+        arrays = self.series.arrays
+        overflowed = np.flatnonzero(~np.isfinite(arrays["energy/total"][:self.series.derived]))
+        if not overflowed.size:
+            return
+        first = int(overflowed[0])
+        state = State(float(arrays["t"][first]), arrays["x"][first], arrays["v"][first])
+        stop = Stopped(self, None, t0, state,
+                       f"the total energy overflowed to {arrays['energy/total'][first]:g} J")
+        last = self.series.derived - 1
+        stop.last = State(float(arrays["t"][last]), arrays["x"][last], arrays["v"][last])
+        raise stop
 
 
 class Stopped(Exception):

@@ -8,7 +8,7 @@ Contract:
   solver's time is quoted only when its solution agrees with hooke's choice's to 1e-8 (relative);
   and whole ``implicit_euler`` steps (line search, energies, convergence test included) from rest
   and from a crumpled configuration.
-- W4: ``fast_mass_spring``: ms per local/global iteration (the difference of 21 and 1 iterations
+- W4: ``fast_mass_spring``: ms per local/global iteration (the difference of 24 and 4 iterations
   per step over 20) and its prefactorisation.
 """
 
@@ -138,19 +138,20 @@ def w4(options: Options, bandwidth: float = 0.0) -> dict:
     repeats = options.repeat(5)
     scene = builtin_scene("cloth", n=n)
     cls = get("fast_mass_spring")
+    # 4 and 24: fewer passes leave too much of a step undone on this cloth and are refused
     steppers = {iterations: cls(System(scene.model), scene.dt, iterations=iterations)
-                for iterations in (1, 21)}
+                for iterations in (4, 24)}
     times = interleaved({iterations: lambda s=stepper: s.step(scene.state)
                          for iterations, stepper in steppers.items()}, repeats)
-    per_iteration = (np.median(times[21]) - np.median(times[1])) / 20
+    per_iteration = (np.median(times[24]) - np.median(times[4])) / 20
     start = time.perf_counter()
     cls(System(scene.model), scene.dt)
     setup = time.perf_counter() - start
     row = {"ms_per_iteration": 1e3 * per_iteration,
-           "ms_per_step_1_iteration": 1e3 * float(np.median(times[1])),
-           "ms_per_step_21_iterations": 1e3 * float(np.median(times[21])),
+           "ms_per_step_4_iterations": 1e3 * float(np.median(times[4])),
+           "ms_per_step_24_iterations": 1e3 * float(np.median(times[24])),
            "prefactorisation_ms": 1e3 * setup}
     table(f"W4: fast_mass_spring, cloth {n} x {n} ({n * n:,} nodes)",
-          ["ms/iteration", "ms/step (1 it.)", "ms/step (21 it.)", "prefactorisation ms"],
+          ["ms/iteration", "ms/step (4 it.)", "ms/step (24 it.)", "prefactorisation ms"],
           [[f"{value:.2f}" for value in row.values()]])
     return {"rows": [row], "n": n, "nodes": n * n, "repeats": repeats}

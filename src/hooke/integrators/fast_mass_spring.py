@@ -19,6 +19,20 @@ Unknowns are the displacements u = y − x (no cancellation in v = u/h). Other p
 springs and gravity (the viewer's cursor spring) enter explicitly at the current iterate. Pinned
 particles are eliminated; moving ones enter through A's coupling block.
 
+Masses: the iteration is slowest where a spring turns rather than stretches (a stiff pendulum's
+swing): A holds h²k there, the energy almost nothing. A particle moving alone in its weakest
+direction is moved by each pass only the share 1 − ρ of the rest of its way, with
+ρ = (S − λ_min(W)) / (m + h·c_drag + S), S = h²Σk + hΣc over its springs and W = Σ (h²k + hc) n nᵀ
+(:func:`lag`; Σk over springs with a rest length: a zero-rest-length spring's local step is
+exact), taken at the initial positions. ``iterations`` passes leave ρ^iterations of each step's
+motion undone: a pendulum of m = 1e-3·h²k swung 0.0045 rad where implicit Euler swings 0.45
+(issue 15). So a model is refused (:func:`check_iterations`) when a free particle's
+ρ^iterations exceeds ``UNDONE`` = 0.1, naming the iterations and the dt that would do. For a
+pendulum (λ_min(W) = 0) that is m ≥ 0.26·h²k at the default 10 iterations, far stricter than the
+round-off bound of every implicit step (:mod:`.resolution`); a particle whose springs span every
+direction (a 2D lattice, a tet mesh) has λ_min(W) > 0 and needs fewer passes. It is a bound on
+a particle moving alone: collective motion (a cloth's sag) usually converges faster.
+
 Limits: Hookean springs only (``squared_length`` has no such split), no contact planes (use
 ``implicit_euler``), no joints. First order in time (``order = 1``): it is implicit Euler up to
 the iteration error, which shrinks with h.
@@ -34,7 +48,7 @@ from ..energies import damping, drag, gravity, spring
 from ..errors import HookeInputError
 from ..linalg import factorize
 from ..model import State
-from .base import Integrator, register
+from .base import MAX_COUNT_OPTION, Integrator, register
 
 
 def laplacian(pairs: np.ndarray, weights: np.ndarray, n: int) -> sp.csr_matrix:
@@ -77,6 +91,73 @@ def _spring_rhs(x, u, n_start, pairs, rest, stiffness, damping_c, h, out):
             out[i, a] -= r
 
 
+UNDONE = 0.1  # the most of a step's motion the iterations may leave undone in any direction
+
+
+def spring_holds(model) -> tuple[np.ndarray, ...]:
+    """Per particle, over its springs at the initial positions: Σk, Σc (n,) and Σk n nᵀ,
+    Σc n nᵀ (n, d, d). A spring of zero rest length adds no stiffness (its local step is exact:
+    nothing lags), its damping counts (lagged all the same)."""
+    k = np.where(model.spring_rest_length > 0, model.spring_stiffness, 0.0)
+    c = model.spring_damping
+    n = damping.directions(model, model.x0)
+    outer = n[:, :, None] * n[:, None, :]
+    ends = model.spring_indices.T.reshape(-1)
+
+    def per_particle(values: np.ndarray) -> np.ndarray:  # (s, …) summed at both ends
+        flat = np.tile(values.reshape(len(values), -1), (2, 1))
+        sums = [np.bincount(ends, weights=column, minlength=model.n_particles) for column in flat.T]
+        return np.stack(sums, axis=-1).reshape((model.n_particles,) + values.shape[1:])
+    return (per_particle(k), per_particle(c), per_particle(k[:, None, None] * outer),
+            per_particle(c[:, None, None] * outer))
+
+
+def lag(inertia: np.ndarray, holds: tuple[np.ndarray, ...], h: float) -> np.ndarray:
+    """ρ per particle (module docstring): the largest share of a step's remaining motion one
+    local/global pass leaves undone when the particle moves alone. The pass solves with
+    A = m + h·c_drag + h²Σk + hΣc (``inertia`` = m + h·c_drag); the energy's Hessian there is
+    m + h·c_drag + W, W = Σ (h²k + hc) n nᵀ, so ρ = (A − inertia − λ_min(W)) / A: the direction
+    its springs hold least (a pendulum's swing, where λ_min(W) = 0)."""
+    k_sum, c_sum, k_outer, c_outer = holds
+    share = h * h * k_sum + h * c_sum
+    held = np.linalg.eigvalsh(h * h * k_outer + h * c_outer)[:, 0]
+    return np.maximum(share - held, 0.0) / (inertia + share)
+
+
+def check_iterations(model, dt: float, iterations: int) -> None:
+    """Refuse a free particle whose motion ``iterations`` local/global passes leave more than
+    ``UNDONE`` undone (module docstring): ρ^iterations > UNDONE, ρ from :func:`lag`."""
+    free = np.flatnonzero(~model.pinned)
+    if not model.n_springs or not free.size:
+        return
+    holds = tuple(part[free] for part in spring_holds(model))
+    c_drag = drag.coefficients(model)[free]
+    rho = lag(model.mass[free] + dt * c_drag, holds, dt)
+    with np.errstate(divide="ignore"):
+        undone = np.exp(iterations * np.log(rho))
+    if not np.any(undone > UNDONE):
+        return
+    worst = int(np.argmax(undone))
+    i, rho = int(free[worst]), float(rho[worst])
+    need = int(np.ceil(np.log(UNDONE) / np.log(rho))) if rho < 1 else MAX_COUNT_OPTION + 1
+    # ρ grows with dt: the largest dt that passes, by bisection of log dt
+    mine = tuple(part[worst:worst + 1] for part in holds)
+    low, high = np.log(dt) - 60.0, np.log(dt)
+    for _ in range(60):
+        middle = 0.5 * (low + high)
+        h = np.exp(middle)
+        passes = lag(model.mass[i] + h * c_drag[worst:worst + 1], mine, h)[0] ** iterations <= UNDONE
+        low, high = (middle, high) if passes else (low, middle)
+    offer = f"iterations >= {need}, " if need <= MAX_COUNT_OPTION else ""
+    raise HookeInputError(
+        f"particles[{i}].mass",
+        f"is too light for fast_mass_spring's {iterations} local/global iterations at dt = {dt:g} "
+        f"s: in its slowest direction they leave ρ^{iterations} = {undone[worst]:.3g} of each "
+        f"step's motion undone (ρ = {rho:.6g}, the share of m + h²Σk + hΣc its springs do not "
+        f"hold there), more than {UNDONE:g}; take {offer}dt <= {np.exp(low):.3g} s, or "
+        "implicit_euler", float(model.mass[i]))
+
+
 @register
 class FastMassSpring(Integrator):
     name = "fast_mass_spring"
@@ -97,6 +178,7 @@ class FastMassSpring(Integrator):
             raise HookeInputError("spring_energy", "fast_mass_spring needs Hookean springs (the "
                                   "squared_length energy has no local/global split); use "
                                   "implicit_euler", model.spring_energy)
+        check_iterations(model, self.dt, self.iterations)
         self._prepare()
 
     def _prepare(self) -> None:

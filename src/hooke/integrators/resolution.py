@@ -12,7 +12,21 @@ nothing the matrix keeps: in the directions where K is soft (a flat cloth moving
 plane) the step then solves with round-off for a mass and the body silently stops falling
 (a cloth of 1e-202 kg per particle at dt = 2e-4 dropped 4e-9 m instead of 5e-4 m in 0.01 s).
 ``MASS_DIGITS``: the mass must carry about three significant digits of the diagonal entry.
-Contact barriers and joints are not counted (their stiffness depends on the configuration).
+
+What counts besides springs:
+- the contact barrier of planes and spheres (``implicit_euler``, the one integrator with
+  contact), for every particle that can touch (contact area A > 0): its b''(d) = A·κ·(d + d̂)/(2d²)
+  is at least A·κ/d̂ while active (at d = d̂) and grows nearer the body, along a normal whose
+  round-off leaks ε of it into the tangent (a 1e-13 kg bead resting on an incline jumped 2 cm off
+  it; lighter ones failed Newton). The barrier of obstacles and self-contact (IPC's, C² at d̂)
+  has no stiffness at d̂ and none it must reach: what it has at rest is set by the load, so no
+  bound is known before the run and it is not counted.
+- joints do not count: every integrator here that takes them (``implicit_euler``, ``newmark``,
+  ``generalized_alpha``) holds them as exact constraints with multipliers (a KKT or saddle-point
+  matrix), adding no stiffness of their own to M + h²K; the one joint term in that block, the
+  curvature h²·T/L·(I − n nᵀ), scales with the tension T, set during the run by the masses and
+  loads the joint carries (it is their pendulum stiffness), so it is not known up front either.
+  Explicit integrators with joints (their stabilisation k_c, β_c) solve no matrix.
 """
 
 from __future__ import annotations
@@ -32,12 +46,21 @@ def spring_stiffness_sums(model) -> np.ndarray:
     return np.bincount(ends, weights=weights, minlength=model.n_particles)
 
 
+def barrier_stiffness(model) -> np.ndarray:
+    """(n,) A·κ/d̂ [N/m]: the least stiffness the barrier of planes and spheres has on each
+    particle while active (module docstring); zeros without them."""
+    if not (model.n_planes or model.n_spheres) or not model.contact_area.size:
+        return np.zeros(model.n_particles)
+    return model.contact_area * model.contact_kappa / model.contact_dhat
+
+
 def check_mass_resolution(model, dt: float, integrator: str) -> None:
     """Refuse a free particle whose mass an implicit step of ``dt`` cannot resolve (module
-    docstring): m < MASS_DIGITS·ε·dt²·Σk."""
-    if not model.n_springs:
+    docstring): m < MASS_DIGITS·ε·dt²·Σk, Σk over its springs and its contact barrier."""
+    barrier = barrier_stiffness(model)
+    if not model.n_springs and not barrier.any():
         return
-    stiffness = spring_stiffness_sums(model)
+    stiffness = spring_stiffness_sums(model) + barrier
     with np.errstate(over="ignore"):
         bound = MASS_DIGITS * EPS * dt * dt * stiffness
     short = np.flatnonzero(~model.pinned & (model.mass < bound))
@@ -46,9 +69,13 @@ def check_mass_resolution(model, dt: float, integrator: str) -> None:
     i = int(short[np.argmax(bound[short] / model.mass[short])])
     with np.errstate(over="ignore", divide="ignore"):
         dt_max = float(np.sqrt(model.mass[i] / (MASS_DIGITS * EPS * stiffness[i])))
+    if barrier[i]:  # no other integrator has contact
+        over, others = f"over its springs and the contact barrier's A·κ/d̂ = {barrier[i]:.3g} N/m", ""
+    else:
+        over, others = "over its springs", ", or xpbd or an explicit integrator"
     raise HookeInputError(
         f"particles[{i}].mass",
         f"is lost to round-off in {integrator}'s step matrix M + dt²·K: it must be at least "
         f"{MASS_DIGITS:g}·ε·dt²·Σk = {bound[i]:.3g} kg at dt = {dt:g} s (Σk = {stiffness[i]:.3g} "
-        f"N/m over its springs); take dt <= {dt_max:.3g} s, larger masses, or xpbd or an "
-        f"explicit integrator", float(model.mass[i]))
+        f"N/m {over}); take dt <= {dt_max:.3g} s{' or' if barrier[i] else ','} larger "
+        f"masses{others}", float(model.mass[i]))

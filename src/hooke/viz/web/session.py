@@ -34,7 +34,10 @@ drawing) so that a frame never waits for a long run. It returns the messages to 
 - ``error``: ``message`` and ``field`` (the input it is about, or null).
 
 A command that fails (unknown scene or integrator, a parameter out of range, an integrator that
-refuses the model) changes nothing and yields an ``error``. A step that fails (non-finite state,
+refuses the model, a dt outside what a scene file allows with the scene's t_end — 1 to
+``MAX_STEPS`` steps —, a drag target farther than ``DRAG_REACH`` times the scene's extent from
+its centre) changes nothing and yields an ``error``. Work per frame is bounded by
+``steps_per_frame`` (at most 10,000, :mod:`.protocol`) and the frame budget. A step that fails (non-finite state,
 solver failure) keeps the last finite state, pauses and yields an ``error`` in the words of
 ``hooke run`` (the step, its time, the worst particle, the advice). Every message holds only
 finite numbers when the state is finite, however large (positions are rounded only below 1e9).
@@ -62,6 +65,7 @@ from ...errors import HookeError, HookeInputError
 from ...integrators import get as get_integrator
 from ...integrators.base import StepFailed
 from ...io.scene_file import builtin_scene
+from ...limits import MAX_STEPS
 from ...mesh_topology import orient_outward
 from ...model import State
 from ...motion import displacements
@@ -87,6 +91,10 @@ MAX_PARTICLES = 50_000
 # The cursor spring's stiffness is m_i·(DRAG_RATE/dt)², i.e. h·ω = 0.5 on that spring alone, and
 # it is critically damped (c = 2 m_i ω): explicit integrators stay stable while dragging.
 DRAG_RATE = 0.5
+# A drag target lies within DRAG_REACH times the scene's extent (its particles' bounding box at the
+# start and now, at least 1 m) of its centre on every axis: a target at 1e308 made the cursor's
+# force overflow at the next step, which then blamed dt.
+DRAG_REACH = 10.0
 
 
 class CursorSpring:
@@ -171,6 +179,18 @@ def parameter_fields(scene) -> list[dict[str, Any]]:
             field["minimum"] = bounds["minimum"]
         fields.append(field)
     return fields
+
+
+def viewer_dt(scene, dt: float) -> float:
+    """``dt`` if the scene's t_end is 1 to ``MAX_STEPS`` steps of it, as in a scene file (the
+    viewer runs on past t_end, but a dt of 1e-300 s left the time creeping and is refused)."""
+    dt = check_positive("dt", dt)
+    low, high = scene.t_end / MAX_STEPS, scene.t_end
+    if not low <= dt <= high:
+        raise HookeInputError("dt", f"must be between {low:.3g} s and {high:.3g} s in the viewer "
+                              f"(scene {scene.name}'s t_end = {high:g} s in 1 to {MAX_STEPS:.0e} "
+                              "steps)", dt)
+    return dt
 
 
 def _index_pairs(model, name: str) -> list[list[int]]:
@@ -284,7 +304,7 @@ class Session:
             raise HookeInputError("parameters", f"make {scene.model.n_particles} particles; the "
                                   f"viewer takes at most {MAX_PARTICLES}", parameters)
         integrator = scene.integrator if integrator is None else integrator
-        dt = check_positive("dt", scene.dt if dt is None else dt)
+        dt = viewer_dt(scene, scene.dt if dt is None else dt)
         self.cursor.release()
         stepper = self._stepper(scene, integrator, dt)
         self.energy_zero, self.energy_label = energy_reference(scene)
@@ -304,7 +324,7 @@ class Session:
              steps_per_frame: int | None) -> dict[str, Any]:
         if integrator is not None or dt is not None:
             integrator = self.integrator if integrator is None else integrator
-            dt = self.dt if dt is None else check_positive("dt", dt)
+            dt = self.dt if dt is None else viewer_dt(self.scene, dt)
             self.stepper = self._stepper(self.scene, integrator, dt)
             self.integrator, self.dt = integrator, dt
             self._step_seconds.clear()
@@ -324,6 +344,14 @@ class Session:
         target = np.asarray(target, dtype=float)
         if target.shape != (model.dim,):
             raise HookeInputError("target", f"must have {model.dim} coordinate(s)", target.tolist())
+        points = np.concatenate([model.x0, self.state.x])
+        low, high = points.min(axis=0), points.max(axis=0)
+        centre, extent = 0.5 * (low + high), max(float(np.max(high - low)), 1.0)
+        if np.any(np.abs(target - centre) > DRAG_REACH * extent):
+            raise HookeInputError(
+                "target", f"must lie within {DRAG_REACH * extent:.3g} m of the scene's centre "
+                f"[{', '.join(f'{c:.3g}' for c in centre)}] on every axis ({DRAG_REACH:g} times "
+                f"its extent, {extent:.3g} m)", target.tolist())
         mass = float(model.mass[particle])
         self.cursor.attach(particle, target, mass * (DRAG_RATE / self.dt) ** 2, mass)
         if not self._held():  # the state carries on; the integrator's own history starts afresh
