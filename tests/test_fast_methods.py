@@ -10,7 +10,8 @@ import scipy.sparse as sp
 
 import hooke
 from hooke import linalg
-from hooke.integrators import xpbd
+from hooke.integrators import get as get_integrator, xpbd
+from hooke.system import System
 from hooke.integrators.fast_mass_spring import laplacian
 from hooke.motion import Sinusoid
 
@@ -90,7 +91,7 @@ def test_fast_mass_spring_refuses_a_bob_its_iterations_cannot_move():
     need = int(np.ceil(np.log(10.0) / np.log1p(1e-3)))
     dt_max = np.sqrt(1e-3 / (PENDULUM_K * (10.0 ** 0.1 - 1.0)))
     with pytest.raises(hooke.HookeInputError) as info:
-        hooke.simulate(stiff_pendulum(1e-3), integrator="fast_mass_spring")
+        hooke.simulate(stiff_pendulum(1e-3), integrator="fast_mass_spring", iterations=10)
     assert str(info.value) == (
         "particles[1].mass: is too light for fast_mass_spring's 10 local/global iterations at "
         "dt = 0.01 s: in its slowest direction they leave ρ^10 = 0.99 of each step's motion "
@@ -100,6 +101,22 @@ def test_fast_mass_spring_refuses_a_bob_its_iterations_cannot_move():
     reference = swing(stiff_pendulum(1e-3), "implicit_euler", tol=1e-10)
     swung = swing(stiff_pendulum(1e-3), "fast_mass_spring", iterations=need)
     assert abs(swung / reference - 1) < 0.1
+    with pytest.raises(hooke.HookeInputError, match=r"fast_mass_spring's 100 local/global "
+                       rf"iterations .*take iterations >= {need}, "):
+        hooke.simulate(stiff_pendulum(1e-3), integrator="fast_mass_spring")  # more than it takes
+
+
+def test_by_default_fast_mass_spring_takes_the_passes_the_model_needs():
+    """Without ``iterations`` a run takes 10 passes, or the fewest with ρ^n ≤ 0.1 where that is
+    more: a bob of m/(h²k) = 0.1 needs n = ⌈ln 10 / ln 1.1⌉ = 25 and then swings within 10 %
+    of implicit Euler, where 10 passes would leave (1.1)^-10 = 39 % of each step undone."""
+    scene = stiff_pendulum(0.1)
+    integrator = get_integrator("fast_mass_spring")(System(scene.model), scene.dt)
+    assert integrator.iterations == int(np.ceil(np.log(10.0) / np.log(1.1))) == 25
+    reference = swing(scene, "implicit_euler", tol=1e-10)
+    assert abs(swing(scene, "fast_mass_spring") / reference - 1) < 0.1
+    easy = hooke.scene("cloth2d")
+    assert get_integrator("fast_mass_spring")(System(easy.model), easy.dt).iterations == 10
 
 
 def test_the_fast_mass_spring_bound_is_sharp():
@@ -108,12 +125,13 @@ def test_the_fast_mass_spring_bound_is_sharp():
     would be needed the message offers only a dt."""
     bound = 10.0 ** 0.1 - 1.0
     with pytest.raises(hooke.HookeInputError, match=r"^particles\[1\]\.mass: is too light"):
-        hooke.simulate(stiff_pendulum(0.99 * bound), integrator="fast_mass_spring")
+        hooke.simulate(stiff_pendulum(0.99 * bound), integrator="fast_mass_spring", iterations=10)
     scene = stiff_pendulum(1.01 * bound)
-    shortfall = abs(swing(scene, "fast_mass_spring") / swing(scene, "implicit_euler", tol=1e-10) - 1)
+    shortfall = abs(swing(scene, "fast_mass_spring", iterations=10)
+                    / swing(scene, "implicit_euler", tol=1e-10) - 1)
     assert shortfall < 0.1
     with pytest.raises(hooke.HookeInputError) as info:
-        hooke.simulate(stiff_pendulum(1e-8), integrator="fast_mass_spring")
+        hooke.simulate(stiff_pendulum(1e-8), integrator="fast_mass_spring", iterations=10)
     assert "; take dt <= " in str(info.value) and "iterations >=" not in str(info.value)
 
 

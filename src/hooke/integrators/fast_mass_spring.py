@@ -26,9 +26,12 @@ direction is moved by each pass only the share 1 − ρ of the rest of its way, 
 (:func:`lag`; Σk over springs with a rest length: a zero-rest-length spring's local step is
 exact), taken at the initial positions. ``iterations`` passes leave ρ^iterations of each step's
 motion undone: a pendulum of m = 1e-3·h²k swung 0.0045 rad where implicit Euler swings 0.45
-(issue 15). So a model is refused (:func:`check_iterations`) when a free particle's
-ρ^iterations exceeds ``UNDONE`` = 0.1, naming the iterations and the dt that would do. For a
-pendulum (λ_min(W) = 0) that is m ≥ 0.26·h²k at the default 10 iterations, far stricter than the
+(issue 15). So by default (``iterations`` None) a run takes ``DEFAULT_ITERATIONS`` = 10 passes,
+or as many as bring every free particle's ρ^iterations to ``UNDONE`` = 0.1 (:func:`iterations_needed`;
+soft3d at its dt takes 20) up to ``MOST_AUTOMATIC``; a model that needs more, or an explicit
+``iterations`` that leaves more undone, is refused (:func:`check_iterations`), naming the
+iterations and the dt that would do. For a
+pendulum (λ_min(W) = 0) ρ^10 ≤ 0.1 is m ≥ 0.26·h²k, far stricter than the
 round-off bound of every implicit step (:mod:`.resolution`); a particle whose springs span every
 direction (a 2D lattice, a tet mesh) has λ_min(W) > 0 and needs fewer passes. It is a bound on
 a particle moving alone: collective motion (a cloth's sag) usually converges faster.
@@ -92,6 +95,8 @@ def _spring_rhs(x, u, n_start, pairs, rest, stiffness, damping_c, h, out):
 
 
 UNDONE = 0.1  # the most of a step's motion the iterations may leave undone in any direction
+DEFAULT_ITERATIONS = 10  # the fewest passes a run takes when it does not say
+MOST_AUTOMATIC = 100  # beyond this many passes a step costs more than implicit_euler's Newton
 
 
 def spring_holds(model) -> tuple[np.ndarray, ...]:
@@ -124,22 +129,43 @@ def lag(inertia: np.ndarray, holds: tuple[np.ndarray, ...], h: float) -> np.ndar
     return np.maximum(share - held, 0.0) / (inertia + share)
 
 
+def _free_lags(model, dt: float):
+    """(free particles, their springs' holds, their drag coefficients, ρ of each)."""
+    free = np.flatnonzero(~model.pinned)
+    holds = tuple(part[free] for part in spring_holds(model))
+    c_drag = drag.coefficients(model)[free]
+    return free, holds, c_drag, lag(model.mass[free] + dt * c_drag, holds, dt)
+
+
+def _passes_for(rho: float) -> int:
+    """The fewest passes n with ρ^n ≤ UNDONE (beyond any allowed count when ρ ≥ 1)."""
+    if rho <= 0.0:
+        return 1
+    return int(np.ceil(np.log(UNDONE) / np.log(rho))) if rho < 1 else MAX_COUNT_OPTION + 1
+
+
+def iterations_needed(model, dt: float) -> int:
+    """The passes a run takes by default: ``DEFAULT_ITERATIONS``, or the fewest that leave
+    every free particle at most ``UNDONE`` of each step undone, whichever is more."""
+    if not model.n_springs or not np.any(~model.pinned):
+        return DEFAULT_ITERATIONS
+    rho = float(np.max(_free_lags(model, dt)[3]))
+    return max(DEFAULT_ITERATIONS, _passes_for(rho))
+
+
 def check_iterations(model, dt: float, iterations: int) -> None:
     """Refuse a free particle whose motion ``iterations`` local/global passes leave more than
     ``UNDONE`` undone (module docstring): ρ^iterations > UNDONE, ρ from :func:`lag`."""
-    free = np.flatnonzero(~model.pinned)
-    if not model.n_springs or not free.size:
+    if not model.n_springs or not np.any(~model.pinned):
         return
-    holds = tuple(part[free] for part in spring_holds(model))
-    c_drag = drag.coefficients(model)[free]
-    rho = lag(model.mass[free] + dt * c_drag, holds, dt)
+    free, holds, c_drag, rho = _free_lags(model, dt)
     with np.errstate(divide="ignore"):
         undone = np.exp(iterations * np.log(rho))
     if not np.any(undone > UNDONE):
         return
     worst = int(np.argmax(undone))
     i, rho = int(free[worst]), float(rho[worst])
-    need = int(np.ceil(np.log(UNDONE) / np.log(rho))) if rho < 1 else MAX_COUNT_OPTION + 1
+    need = _passes_for(rho)
     # ρ grows with dt: the largest dt that passes, by bisection of log dt
     mine = tuple(part[worst:worst + 1] for part in holds)
     low, high = np.log(dt) - 60.0, np.log(dt)
@@ -165,15 +191,19 @@ class FastMassSpring(Integrator):
     order = 1
     summary = ("Liu et al. 2013 local/global implicit Euler: a constant prefactored matrix "
                "M + h²L, `iterations` local/global passes per step")
-    defaults = {"iterations": 10}
+    defaults = {"iterations": None}  # None: DEFAULT_ITERATIONS or as many as the model needs
 
     def check_options(self) -> None:
         iterations = self.options["iterations"]
-        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) \
-                or iterations < 1:
-            raise HookeInputError("iterations", "must be an integer >= 1", iterations)
-        self.iterations = int(iterations)
         model = self.system.model
+        if iterations is None:
+            iterations = min(iterations_needed(model, self.dt), MOST_AUTOMATIC)
+        elif (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer))
+                or not 1 <= iterations <= MAX_COUNT_OPTION):
+            raise HookeInputError("iterations", "must be an integer from 1 to "
+                                  f"{MAX_COUNT_OPTION} (or none: as many as the model needs)",
+                                  iterations)
+        self.iterations = int(iterations)
         if model.spring_energy != "hookean":
             raise HookeInputError("spring_energy", "fast_mass_spring needs Hookean springs (the "
                                   "squared_length energy has no local/global split); use "
