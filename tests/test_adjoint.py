@@ -141,6 +141,12 @@ def test_gradient_matches_finite_differences(scene_name, integrator, name, mode)
         # hooke drops the damping term when every c is 0 (c < 0 is no model): the central
         # differences would straddle that switch.
         pytest.skip("no damping to perturb both ways")
+    check_against_finite_differences(scene, integrator, name, mode, dt, t_end, eps)
+
+
+def check_against_finite_differences(scene, integrator, name, mode, dt, t_end, eps):
+    """The adjoint's derivative of :func:`target_loss` along a random direction of parameter
+    ``name`` against the central stencil, to RELATIVE; the loss is simulate's run's."""
     options = OPTIONS.get(integrator, {})
     loss = target_loss(scene, integrator, dt, t_end, **options)
     value, grads = hooke.gradient(scene, loss, {name: mode}, integrator=integrator, dt=dt,

@@ -23,8 +23,8 @@ from hooke.motion import Sinusoid
 from hooke.system import System
 
 from conftest import fd_gradient, random_network
-from test_adjoint import (ADJOINT_INTEGRATORS, JOINT_INTEGRATORS, OPTIONS, RELATIVE, direction,
-                          fd_directional, one_line_error, target_loss)
+from test_adjoint import (ADJOINT_INTEGRATORS, JOINT_INTEGRATORS, check_against_finite_differences,
+                          one_line_error, target_loss)
 
 
 def air_network():
@@ -74,17 +74,7 @@ def test_gradient_with_air_matches_finite_differences(scene_name, integrator, na
     eps = AIR_EPS if name in ("drag", "wind") else eps
     scene = make()
     assert scene.model.has_drag
-    options = OPTIONS.get(integrator, {})
-    loss = target_loss(scene, integrator, dt, t_end, **options)
-    value, grads = hooke.gradient(scene, loss, {name: mode}, integrator=integrator, dt=dt,
-                                  t_end=t_end, save_every=5, **options)
-    delta = direction(scene, name, np.random.default_rng(1))
-    adjoint = grads[name] if mode == "shared" else float(np.sum(grads[name] * delta))
-    fd = fd_directional(scene, loss, name, delta, integrator, dt, t_end, mode, eps, **options)
-    assert fd != 0.0
-    assert abs(adjoint - fd) <= RELATIVE * abs(fd), (adjoint, fd)
-    assert value == loss(hooke.simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
-                                        save_every=5, **options))
+    check_against_finite_differences(scene, integrator, name, mode, dt, t_end, eps)
 
 
 @pytest.mark.parametrize("gusting", [False, True])
