@@ -1,5 +1,6 @@
 """Air drag towards a wind (:mod:`hooke.energies.drag`) against closed forms, finite differences
-and energy balance; its builder, scene-file and store round trip; its refusals.
+and energy balance; its builder, scene-file and store round trip; its refusals (hooke.gradient
+through it: tests/test_adjoint_air.py).
 
 Closed forms for one particle of mass m with drag c (k = c/m) in a steady wind w under gravity g:
 v(t) = v∞ + (v0 − v∞) e^{−kt}, v∞ = w + g/k (terminal velocity m g/c when w = 0). The order of
@@ -268,13 +269,6 @@ def test_a_corrupted_stored_drag_is_one_line(tmp_path):
         handle["model/drag"] = np.array([0.0, -1.0, 0.2])
     with pytest.raises(HookeInputError, match="is corrupted: model/drag holds a drag coefficient < 0"):
         read_trajectory(tmp_path / "run.h5")
-
-
-def test_the_adjoint_refuses_air_drag():
-    scene = hooke.Scene(spring_model(), integrator="implicit_euler", dt=0.01, t_end=0.02)
-    with pytest.raises(HookeInputError, match="^scene: has air drag, which hooke.gradient does "
-                                              "not differentiate"):
-        hooke.gradient(scene, lambda result: float(np.sum(result.x[-1])), ["stiffness"])
 
 
 def test_the_readme_example_blows_the_mass_downwind():

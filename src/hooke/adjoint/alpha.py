@@ -7,7 +7,8 @@ A step maps (x, v, a, ã) to (x⁺, v⁺, a⁺, ã⁺) (see :mod:`hooke.integrat
     R(a⁺) = M a⁺ − F(x⁺, v⁺) + G(x⁺)ᵀ T⁺ = 0 on the free rows, g(x⁺) = 0 for the joints
     (Newton's solution: the implicit function theorem, so the gradient is that of the exact
     step; ``tol`` 1e-10 by default), then v⁺ projected to G v⁺ = 0 (:mod:`.joints`).
-With J = ∂R/∂a⁺ = M + c (h²β K + h γ D) (K = −∂F/∂x, not symmetric with damping; D = −∂F/∂v),
+With J = ∂R/∂a⁺ = M + c (h²β K + h γ D) (K = −∂F/∂x, not symmetric with damping; D = −∂F/∂v,
+air drag's C included: F's wind is w(t⁺), a known function of time, :mod:`.forces`),
 ρ = λa⁺ + c (h²β λx⁺ + h γ λv⁺ + λã⁺) and Jᵀ μ = ρ:
     Λx_b = λx⁺ − Kᵀ μ,  Λv_b = λv⁺ − Dᵀ μ,  Λs = h²β Λx_b + h γ Λv_b + λã⁺,
     λx = Λx_b,  λv = h Λx_b + Λv_b,
@@ -112,7 +113,7 @@ class AlphaAdjoint(AdjointStep):
         solution = np.atleast_1d(spla.spsolve(self._jacobian(x1, v1, tension),
                                               np.concatenate([rhs, np.zeros(count)])))
         mu = system.scatter_free(np.zeros_like(rho), solution[:rhs.size])
-        along_x, along_v = force_vjp(model, x1, v1, mu, grads)  # −Kᵀμ, −Dᵀμ
+        along_x, along_v = force_vjp(model, x1, v1, end.t, mu, grads)  # −Kᵀμ, −Dᵀμ
         grads["mass"] -= np.einsum("na,na->n", mu, a_new)
         total_x = lam_x + along_x
         if self.joints is not None:
@@ -137,7 +138,8 @@ class AlphaAdjoint(AdjointStep):
             lam_x += by_x
             lam_v += by_v
             grads["mass"] += by_m
-        along_x, along_v = acceleration_vjp(self.system, start.x, start.v, lam * self.free, grads)
+        along_x, along_v = acceleration_vjp(self.system, start.x, start.v, start.t,
+                                            lam * self.free, grads)
         return lam_x + along_x, lam_v + along_v
 
 

@@ -15,7 +15,8 @@ then ``finish(start, lam_x, lam_v, grads, carried)`` at step 0 for what the inte
 from the initial state (the α-methods' consistent acceleration); by default nothing.
 
 Models the adjoint does not cover are refused by :func:`check_model` with one line naming what the
-model has: contact surfaces, prescribed motions, moving planes and friction everywhere; fixed
+model has: contact surfaces, prescribed motions, moving planes and friction everywhere (air drag
+is covered, its wind steady or varying in time: a known function of t); fixed
 frictionless contact planes and joints where the step class does not declare
 ``supports_planes`` or ``supports_joints``.
 """
@@ -75,8 +76,7 @@ def names() -> list[str]:
 UNSUPPORTED = ((lambda model: model.n_surface_faces, "contact surfaces"),
                (lambda model: model.pinned_motions, "prescribed motions"),
                (lambda model: model.plane_motions, "moving contact planes"),
-               (lambda model: np.any(model.plane_friction > 0), "friction"),
-               (lambda model: model.has_drag, "air drag"))
+               (lambda model: np.any(model.plane_friction > 0), "friction"))
 
 
 def check_model(model, step: type[AdjointStep]) -> None:
@@ -92,6 +92,7 @@ def check_model(model, step: type[AdjointStep]) -> None:
 
         raise HookeInputError("scene", f"has {found[0]}, which hooke.gradient does not "
                               f"differentiate with '{step.integrator}' (it covers springs, "
-                              f"damping, gravity and fixed pins; frictionless fixed contact "
-                              f"planes with {able('supports_planes')}; joints with "
+                              f"damping, gravity, air drag in any wind, and fixed pins; "
+                              f"frictionless fixed contact planes with "
+                              f"{able('supports_planes')}; joints with "
                               f"{able('supports_joints')})", found[0])

@@ -5,10 +5,11 @@ Contract: :class:`SymplecticEulerVJP` is bound to one model (and reuses its scra
 call to call). ``reverse(x, v, lam_x, lam_v, h, grads)`` is the adjoint step of
 :mod:`.explicit` from the step's start (x, v) and the adjoints of its end: with
 μ = (λv⁺ + h λx⁺) on free particles and λ = h μ on the acceleration a = M⁻¹F(x, v) of
-F = −∇U_spring(x) − Σ_s c_s (Δv·n) n + M g, it returns (λx⁺ + ∂(λ·a)/∂x, μ + ∂(λ·a)/∂v) as new
-arrays and adds ∂(λ·a)/∂θ to ``grads`` (stiffness, rest_length, damping, mass, gravity): the
-same sums as NumPy's :func:`hooke.adjoint.forces.acceleration_vjp` (the reference it is tested
-against), with the per-spring terms of :mod:`hooke.adjoint.spring_terms` written out:
+F = −∇U_spring(x) − Σ_s c_s (Δv·n) n + M g (no air drag: :mod:`.explicit` adds its share), it
+returns (λx⁺ + ∂(λ·a)/∂x, μ + ∂(λ·a)/∂v) as new arrays and adds ∂(λ·a)/∂θ to ``grads``
+(stiffness, rest_length, damping, mass, gravity): the same sums as NumPy's
+:func:`hooke.adjoint.forces.acceleration_vjp` (the reference it is tested against), with the
+per-spring terms of :mod:`hooke.adjoint.spring_terms` written out:
 
     u = M⁻¹λ,  Δu = u_j − u_i,  Δv = v_j − v_i,  un = Δu·n,  vn = Δv·n,
     ∂/∂k_s  −= Δu·∂g/∂k        ∂/∂l0_s −= Δu·∂g/∂l0        ∂/∂c_s −= un vn,

@@ -14,10 +14,15 @@ they stand for:
     v0           (n, d) the initial velocities (scene.state.v and model.v0)
     kappa        ()     model.contact_kappa, the barrier stiffness (a float gradient)
     joint_length (m,)   model.joint_length              "each" or "shared"
+    drag         (n,)   model.drag, air drag c_i        "each" or "shared"
+    wind         (d,)   model.wind, the steady wind     "each"
 
-A name the scene lacks (no springs for ``stiffness``), an unknown name or mode: one line naming
-the parameter and its value. :func:`with_values` gives the scene with parameters set (the finite
-difference checks use it; a fit will).
+``drag`` and ``wind`` need air on the model (``ModelBuilder.set_air``, a scene's ``[air]``; a
+drag of 0 is air whose derivative is still defined); the wind's time-varying part (its
+``motion``) is no parameter. A name the scene lacks (no springs for ``stiffness``, no air for
+``drag``), an unknown name or mode: one line naming the parameter and its value.
+:func:`with_values` gives the scene with parameters set (the finite difference checks use it; a
+fit will).
 """
 
 from __future__ import annotations
@@ -33,8 +38,9 @@ from ..model import State
 # name → the Model attribute holding it (x0, v0: the initial state as well)
 ELEMENT_ARRAYS = {"stiffness": "spring_stiffness", "damping": "spring_damping",
                   "rest_length": "spring_rest_length", "mass": "mass", "gravity": "gravity",
-                  "x0": "x0", "v0": "v0", "kappa": "contact_kappa", "joint_length": "joint_length"}
-SHAREABLE = ("stiffness", "damping", "rest_length", "mass", "joint_length")
+                  "x0": "x0", "v0": "v0", "kappa": "contact_kappa", "joint_length": "joint_length",
+                  "drag": "drag", "wind": "wind"}
+SHAREABLE = ("stiffness", "damping", "rest_length", "mass", "joint_length", "drag")
 MODES = ("each", "shared")
 
 
@@ -67,6 +73,9 @@ def parse(params, model) -> dict[str, str]:
             raise HookeInputError("params", "the scene has no contact planes to take it from", name)
         if name == "joint_length" and model.n_joints == 0:
             raise HookeInputError("params", "the scene has no joints to take it from", name)
+        if name in ("drag", "wind") and not getattr(model, name).size:
+            raise HookeInputError("params", "the scene has no air (drag and wind) to take it "
+                                  "from", name)
         parsed[name] = mode
     return parsed
 

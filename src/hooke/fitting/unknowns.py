@@ -5,10 +5,10 @@ a list of names (one unknown per element) or a mapping name → ``"each"`` | ``"
 unknown for the whole array, every element scaled together; its value is the array's mean, which
 for a uniform array — every spring's k — is the value itself) | a list of element indices (those
 elements only, the others held: ``{"mass": [2]}``; particles for x0 and v0). Positive quantities (stiffness,
-damping, rest_length, mass, joint_length, kappa) are fitted as z = ln θ: they stay positive, and
-a step in z is a relative change, which suits values that span decades; gravity, x0 and v0 are
-fitted as they are. Per element, the masses and initial velocities of pinned particles are left
-out: no motion depends on them.
+damping, rest_length, mass, joint_length, kappa, drag) are fitted as z = ln θ: they stay positive,
+and a step in z is a relative change, which suits values that span decades; gravity, x0, v0 and
+wind are fitted as they are. Per element, the masses, drag coefficients and initial velocities of
+pinned particles are left out: no motion depends on them.
 
 ``initial``: name → the value to start from (a number, or an array of the parameter's shape for
 ``"each"``); otherwise the scene's values. ``bounds``: name → (low, high) in the parameter's
@@ -27,7 +27,7 @@ import numpy as np
 from ..adjoint import params as parameters
 from ..errors import HookeInputError, is_number
 
-POSITIVE = ("stiffness", "damping", "rest_length", "mass", "joint_length", "kappa")
+POSITIVE = ("stiffness", "damping", "rest_length", "mass", "joint_length", "kappa", "drag")
 
 
 @dataclass(frozen=True)
@@ -117,10 +117,10 @@ def _chosen_rows(indices, shape: tuple, name: str) -> np.ndarray:
 
 def _elements(name: str, array: np.ndarray, chosen, pinned: np.ndarray) -> list[tuple]:
     """(flat index, label, start value) of each element fitted per element: the ``chosen`` rows,
-    or every element but pinned particles' masses and initial velocities."""
+    or every element but pinned particles' masses, drag coefficients and initial velocities."""
     if chosen is not None:
         keep = _chosen_rows(chosen, array.shape, name)
-    elif name == "mass":
+    elif name in ("mass", "drag"):
         keep = ~pinned
     elif name == "v0":
         keep = np.broadcast_to(~pinned[:, None], array.shape)
@@ -170,8 +170,9 @@ class Unknowns:
                 low.append(np.log(pair[0]) if log and pair[0] > 0 else (-np.inf if log else pair[0]))
                 high.append(np.log(pair[1]) if log else pair[1])
         if not self.list:
-            raise HookeInputError("params", "leaves nothing to fit (the masses and initial "
-                                  "velocities of pinned particles are not fitted)", params)
+            raise HookeInputError("params", "leaves nothing to fit (the masses, drag coefficients "
+                                  "and initial velocities of pinned particles are not fitted)",
+                                  params)
         self.scene = scene
         self.z0 = np.array(start)
         self.bounds = (np.array(low), np.array(high))
