@@ -1,6 +1,8 @@
 """Joints: steps per second of ``generalized_alpha`` on the jointed scenes, beside seed 002's C++.
 
-Contract: each case (top, crane, pendulum, the ``jointed_chain`` scene for each n in ``chains``:
+Contract: each case (top, crane — seed 002's exact system, :func:`hooke.scenes.seed_crane`, the
+one its C++ ran, and the ``crane`` scene in its wind with drag —, pendulum, the
+``jointed_chain`` scene for each n in ``chains``:
 n particles of 0.1 kg on joints of 1/n m from a fixed support, released from the horizontal,
 timed over 10 s at dt = 1e-3, through the whip of its free end near t = 1.4 s) is run once
 briefly (Numba compilation, caches) and then timed through ``hooke.simulate`` with only the
@@ -20,12 +22,14 @@ CHAINS = (10, 20, 40, 80)
 
 def cases(chains, scale: float):
     from ..io.scene_file import builtin_scene
+    from ..scenes import seed_crane
 
     def steps(count: int) -> int:
         return max(1, int(round(count * scale)))
 
     yield "top", builtin_scene("top"), 1e-3, steps(3000)
-    yield "crane", builtin_scene("crane"), 2e-3, steps(3000)
+    yield "crane", seed_crane(), 2e-3, steps(3000)
+    yield "crane in wind", builtin_scene("crane"), 2e-3, steps(3000)
     yield "pendulum", builtin_scene("pendulum"), 1e-3, steps(5000)
     for n in chains:
         yield f"chain n={n}", builtin_scene("jointed_chain", n=n), 1e-3, steps(10000)
