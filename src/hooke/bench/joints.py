@@ -29,7 +29,7 @@ def cases(chains, scale: float):
 
     yield "top", builtin_scene("top"), 1e-3, steps(3000)
     yield "crane", seed_crane(), 2e-3, steps(3000)
-    yield "crane in wind", builtin_scene("crane"), 2e-3, steps(3000)
+    yield "crane, wind", builtin_scene("crane"), 2e-3, steps(3000)
     yield "pendulum", builtin_scene("pendulum"), 1e-3, steps(5000)
     for n in chains:
         yield f"chain n={n}", builtin_scene("jointed_chain", n=n), 1e-3, steps(10000)
