@@ -286,8 +286,7 @@ def animate_command(
                        progress=progress)
     except HookeInputError as error:
         fail(str(error))
-    except OSError as error:  # writing the movie (a full disk): no truncated movie is left
-        out.unlink(missing_ok=True)
+    except OSError as error:  # writing the movie (a full disk): animate left no partial movie
         fail(f"--out: cannot write the movie ({error.strerror or error}), got {str(out)!r}", code=1)
     finally:
         progress.close()

@@ -4,7 +4,9 @@ Contract: ``animate(result, path, fps=30, duration=None, progress=None)`` render
 same drawing as :func:`hooke.viz.plots.snapshot_plot` (axes in metres; a 3D body's lit surface
 where it has one), picking saved frames evenly so the movie plays in real time (or lasts
 ``duration`` seconds), and returns the path; ``progress(done, total)`` is called after each
-frame. The suffix selects the format.
+frame. The suffix selects the format. Where the movie cannot be written is refused before any
+frame is drawn (:mod:`hooke.io.outputs`); the movie is written beside ``path`` and renamed to
+it once complete, so a failed write leaves no partial movie and an earlier one as it was.
 
 Timing: an mp4 stores ``fps`` in its container. A GIF stores each frame's delay in whole
 hundredths of a second, so a frame lasts 1/fps rounded to them: frame k ends at
@@ -21,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import HookeInputError
+from ..io.outputs import check_replaceable, writable_directory, written_aside
 from .plots import ConfigurationView, new_figure
 
 FORMATS = (".mp4", ".gif")
@@ -58,19 +61,23 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
     if suffix == ".gif" and fps > GIF_MAX_FPS:
         raise HookeInputError("fps", f"must be <= {GIF_MAX_FPS:g} for a GIF (browsers show frame "
                               "delays under 0.02 s as 0.1 s); use an .mp4", fps)
+    # before any frame is drawn: a place the movie cannot go is one line, an earlier movie
+    # there that may not be written is kept (and one that may is replaced only whole)
+    writable_directory(path.parent, "out")
+    check_replaceable(path, "out")
     frames = frame_indices(result.t, fps, duration)
     pictures = _render(result, frames, dpi, progress)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".mp4":
-        with imageio.get_writer(path, fps=fps, macro_block_size=1) as writer:
-            for picture in pictures:
-                writer.append_data(picture)
-    else:  # Pillow itself: its delays are in ms whatever imageio's version, loop 0 = forever
-        from PIL import Image
+    with written_aside(path) as partial:
+        if suffix == ".mp4":
+            with imageio.get_writer(partial, fps=fps, macro_block_size=1) as writer:
+                for picture in pictures:
+                    writer.append_data(picture)
+        else:  # Pillow itself: its delays are in ms whatever imageio's version, loop 0 = forever
+            from PIL import Image
 
-        images = [Image.fromarray(picture) for picture in pictures]
-        images[0].save(path, save_all=True, append_images=images[1:], loop=0,
-                       duration=gif_durations(len(images), fps))
+            images = [Image.fromarray(picture) for picture in pictures]
+            images[0].save(partial, save_all=True, append_images=images[1:], loop=0,
+                           duration=gif_durations(len(images), fps))
     return path
 
 
