@@ -78,8 +78,9 @@ def test_a_run_over_an_earlier_run_it_may_not_write_keeps_it_and_leaves_nothing(
 
 def test_every_command_into_a_read_only_file_system_is_one_line(read_only, tmp_path):
     """`hooke sweep --out` on a read-only file system ran every member and then failed with
-    "unexpected PermissionError … summary.parquet … a bug in hooke"; `hooke fit --out` fitted
-    first and failed after. Now each is refused up front in one line naming the path, and the
+    "unexpected PermissionError … summary.parquet … a bug in hooke", and `hooke study --data`
+    after its runs with "unexpected OSError"; `hooke fit --out` fitted first and failed after,
+    `hooke modes` printed its analysis first. Now each is refused up front in one line naming the path, and the
     stored run in it stays as it was."""
     run = read_only / "run"
     stored = (run / "trajectory.h5").read_bytes()
@@ -96,6 +97,9 @@ def test_every_command_into_a_read_only_file_system_is_one_line(read_only, tmp_p
          "--out: is a directory hooke cannot write in"),
         (("fit", "spring1d", "--observed", str(observed), "--param", "stiffness", "--out",
           str(run / "fit.json")), 2, "--out: is a directory hooke cannot write in"),
+        (("modes", "spring1d", "--out", str(run)), 2, "--out: is a directory hooke cannot write in"),
+        (("study", "pendulum-correction", "--t-end", "0.05", "--out", str(tmp_path / "study"),
+          "--data", str(run / "study.json")), 2, "--data: is a directory hooke cannot write in"),
     ]
     for args, code, message in commands:
         one_line(cli(*args), code, message, "Read-only file system")
@@ -113,6 +117,13 @@ def test_a_sweep_refuses_a_dir_it_cannot_write_in_before_any_member_runs(tmp_pat
     assert str(refused.value).startswith("out: is a directory hooke cannot write in (Operation not "
                                          f"permitted), got '{out}'")
     assert list(out.iterdir()) == []
+    members = out / "members"  # an earlier start's members, where this one's go too
+    members.mkdir()
+    with immutable(members), pytest.raises(hooke.HookeInputError) as refused:
+        hooke.sweep("spring1d", {"stiffness": [1.0, 2.0]}, out=out)
+    assert str(refused.value).startswith("out: is a directory hooke cannot write in (Operation "
+                                         f"not permitted), got '{members}'")
+    assert [p.name for p in out.iterdir()] == ["members"] and list(members.iterdir()) == []
 
 
 def test_animate_and_fit_into_a_path_under_a_file_are_one_line(stored_run, tmp_path):

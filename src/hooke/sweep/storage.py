@@ -74,6 +74,8 @@ def check_writable(directory: Path, metric: str) -> None:
     proved by a probe file, as root too) or whose earlier summary files may not be replaced (a
     read-only summary.csv, say): such a DIR failed only after every member had run."""
     writable_directory(directory, "out")
+    if (directory / "members").is_dir():  # members of an earlier start go on in it
+        writable_directory(directory / "members", "out")
     for name in ("summary.parquet", "summary.csv", f"{metric}.png"):
         check_replaceable(directory / name, "out")
 
