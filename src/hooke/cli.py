@@ -148,6 +148,10 @@ def run_command(
                  "--max-energy-growth included); give no scene or settings with it, got "
                  "SCENE_OR_FILE/--integrator/--dt/--t-end/--save-every/--option/"
                  "--max-energy-growth")
+        if resume.is_file() and resume.name != "trajectory.h5":  # its plots, summary and
+            # sidecar are written beside it under the names of a run's directory
+            fail(f"--resume: must be a run's directory or the trajectory.h5 in it (rename the "
+                 f"file to trajectory.h5 in a folder of its own), got {str(resume)!r}")
         out = resume.parent if resume.is_file() else resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")

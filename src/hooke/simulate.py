@@ -448,6 +448,8 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
 
     path = as_path(path, "path")
     check_progress(progress)
+    if not path.exists():  # before the lock, whose own error would read "cannot be written"
+        raise HookeInputError("path", "no such trajectory file", str(path))
     lock = OutputLock(path)
     try:
         run, stored = _stored_run(path)
