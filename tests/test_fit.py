@@ -6,6 +6,7 @@ observed-data files, and bad input in one line (exit 2 on the command line)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import numpy as np
@@ -360,3 +361,16 @@ def test_a_spreadsheets_byte_order_mark_is_not_part_of_the_header(tmp_path):
     np.testing.assert_array_equal(a.t, b.t)
     np.testing.assert_array_equal(a.x, b.x)
     assert a.x[1, 1, 0] == 1.9
+
+
+def test_fit_command_names_what_an_observed_path_is_when_not_a_file(monkeypatch, capsys, tmp_path):
+    """Issue 15 (second red-team pass): a FIFO, a device or a directory as --observed read "no
+    such file", although it exists; now one line saying what it is (and never read from)."""
+    fifo = tmp_path / "observed.csv"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO (named pipe)"), ("/dev/zero", "a device"),
+                       (tmp_path, "a directory")):
+        code, lines = run_main(monkeypatch, capsys, "fit", "spring1d", "--observed", str(path),
+                               "--param", "stiffness")
+        assert code == 2 and lines == [f"error: observed: is {kind}; a file of observed motion must "
+                                       f"be a regular file, got '{path}'"], lines
