@@ -582,3 +582,11 @@ def test_an_out_directory_the_sweep_cannot_write_is_refused_before_any_member_ru
         assert str(caught.value).startswith(f"out: {message}"), str(caught.value)
         assert str(caught.value).endswith(f"remove it or choose another --out, got '{out}'")
         assert sorted(out.rglob("*")) == before  # nothing written, nothing run
+
+
+def test_an_out_that_is_not_a_path_is_one_line(tmp_path):
+    """Issue 15 (second red-team pass): hooke.sweep(out=5) was a raw TypeError from pathlib."""
+    for out in (5, None, b"dir"):
+        with pytest.raises(HookeInputError) as refused:
+            hooke.sweep("spring1d", {"stiffness": [1.0]}, out=out)
+        assert str(refused.value) == f"out: must be a path (a str or a pathlib.Path), got {out!r}"

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..callable_module import make_callable
-from ..errors import HookeInputError
+from ..errors import HookeInputError, as_path
 from ..io.store import open_result
 from .execution import connect, execute
 from .metric_plot import plot_metric
@@ -126,7 +126,7 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
         raise HookeInputError("metric", f"scene '{base.name}' has no contact planes", settings.metric)
     members = plan_members(base, settings)
     distinct = list({member.id: member for member in members}.values())
-    directory = Path(out).resolve()
+    directory = as_path(out, "out").resolve()
     check_layout(directory, distinct, settings.metric)
     check_writable(directory, settings.metric)
     skipped = [member.id for member in distinct if is_done(directory, member, settings.summary_only)]
