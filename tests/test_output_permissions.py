@@ -184,3 +184,39 @@ def test_a_movie_that_fills_the_disk_leaves_the_earlier_movie(tmp_path):
         assert sorted(p.name for p in run.iterdir()) == ["movie.gif", "trajectory.h5"]
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_resume_of_a_stored_run_it_may_not_write_is_one_line_and_keeps_it(tmp_path):
+    """`hooke run --resume` of an immutable (for another user: read-only) interrupted run said
+    "it cannot be written … after 201 frame(s); … free space, then continue", which cannot
+    help, and left a full copy trajectory.h5.rewrite behind. Now refused before anything is
+    written, the file as it was and nothing beside it."""
+    path = tmp_path / "trajectory.h5"
+
+    def stop(done, total):
+        if done >= total // 2:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        hooke.simulate(hooke.scene("spring1d"), integrator="rk4", t_end=2.0, store=path,
+                       progress=stop)
+    before = path.read_bytes()
+    with immutable(path):
+        done = cli("run", "--resume", str(tmp_path))
+    one_line(done, 2, f"error: path: exists and cannot be written (Operation not permitted); it "
+             f"is left as it was: make it writable, remove it or choose another path, got '{path}'")
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["trajectory.h5"]
+
+
+def test_a_rewrite_that_cannot_replace_its_file_leaves_no_copy(stored_run):
+    """The compacting copy a run's close (and a resume) makes of its file could not take the
+    file's place (an immutable file): a raw PermissionError, and the full copy
+    trajectory.h5.rewrite was left behind. Now one line; the file as it was, no copy."""
+    from hooke.io.store import rewrite
+
+    path = stored_run / "trajectory.h5"
+    before = path.read_bytes()
+    with immutable(path), pytest.raises(hooke.HookeInputError) as refused:
+        rewrite(path)
+    assert str(refused.value) == (f"path: could not be replaced by its copy trajectory.h5.rewrite "
+                                  f"(Operation not permitted); it is left as it was, got '{path}'")
+    assert path.read_bytes() == before and [p.name for p in stored_run.iterdir()] == ["trajectory.h5"]

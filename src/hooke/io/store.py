@@ -476,7 +476,13 @@ def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> Non
                                       f"({_reason(error)}); it is left as it was",
                                       str(path)) from None
             raise
-    os.replace(fresh, path)
+    try:
+        os.replace(fresh, path)
+    except OSError as error:  # the folder or the file refuses (immutable): no copy is left
+        fresh.unlink(missing_ok=True)
+        raise HookeInputError("path", f"could not be replaced by its copy {fresh.name} "
+                              f"({error.strerror or error}); it is left as it was",
+                              str(path)) from None
 
 
 # -- reading ----------------------------------------------------------------------------------
