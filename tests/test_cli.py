@@ -177,6 +177,20 @@ def test_readme_api_example_runs():
     assert np.max(np.abs(r.x - spring.analytic(r.t))) < 1e-6
 
 
+def test_a_new_run_leaves_no_plot_of_the_earlier_run_in_its_folder(tmp_path):
+    """Issue 15 (second red-team pass): `hooke run cloth2d --out D` over spring1d's D left
+    spring1d's analytic.png (and a `hooke plot` phase.png) beside cloth2d's trajectory, where
+    they read as this run's. Now a run's folder holds only the plots of that run."""
+    assert hooke("run", "spring1d", "--t-end", "0.5", "--out", str(tmp_path)).returncode == 0
+    assert hooke("plot", str(tmp_path), "--kind", "phase").returncode == 0
+    assert (tmp_path / "analytic.png").is_file() and (tmp_path / "phase.png").is_file()
+    done = hooke("run", "cloth2d", "--t-end", "0.05", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "energy.png", "snapshot.png", "summary.json", "trajectory.h5", "trajectory.xdmf"]
+    assert read_trajectory(tmp_path / "trajectory.h5")["attrs"]["scene_name"] == "cloth2d"
+
+
 def test_plot_command_writes_every_applicable_kind(tmp_path):
     assert hooke("run", "pendulum", "--t-end", "1", "--out", str(tmp_path)).returncode == 0
     done = hooke("plot", str(tmp_path), "--out", str(tmp_path / "plots"))

@@ -6,6 +6,7 @@ observed-data files, and bad input in one line (exit 2 on the command line)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import numpy as np
@@ -384,3 +385,16 @@ def test_drag_and_wind_of_a_hanging_mass_within_three_sigma():
         # σ: 0.007 N·s/m, 0.04 and 0.07 m/s at this noise; the start was 60 % off in c
         assert abs(fitted - truth) < 3 * sigma < 0.25 * abs(truth), (result.labels, result.x,
                                                                        result.sigma)
+
+
+def test_fit_command_names_what_an_observed_path_is_when_not_a_file(monkeypatch, capsys, tmp_path):
+    """Issue 15 (second red-team pass): a FIFO, a device or a directory as --observed read "no
+    such file", although it exists; now one line saying what it is (and never read from)."""
+    fifo = tmp_path / "observed.csv"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO (named pipe)"), ("/dev/zero", "a device"),
+                       (tmp_path, "a directory")):
+        code, lines = run_main(monkeypatch, capsys, "fit", "spring1d", "--observed", str(path),
+                               "--param", "stiffness")
+        assert code == 2 and lines == [f"error: observed: is {kind}; a file of observed motion must "
+                                       f"be a regular file, got '{path}'"], lines

@@ -164,3 +164,27 @@ def test_rest_energy_of_a_hanging_mass_is_the_closed_form():
         0.0, "energy [J] (no rest state found)")
     with pytest.raises(HookeInputError, match="energy_reference: must be one of zero, rest, got 'still'"):
         hooke.Scene(model, energy_reference="still")
+
+
+def test_every_mode_of_a_model_too_large_for_the_dense_solver_is_refused_up_front(monkeypatch):
+    """Issue 15 (second red-team pass): `hooke modes` with -k 1000000000 asks for every mode,
+    which takes the dense solver whatever the model's size; a 27,000-particle lattice then ran
+    its equilibrium for 3.5 minutes and ended in "unexpected MemoryError … a bug in hooke".
+    Now the dense solver's memory (DENSE_COPIES n × n matrices) is checked against the
+    machine's before anything is solved; here the machine is made 16 MiB so that a 20 × 15
+    cloth (596 free DOFs: 22.7 MB) is refused, and the sparse solver's k still runs."""
+    from hooke import memory
+
+    scene = hooke.scene("cloth2d", nx=20, ny=15)
+    free = scene.model.free_dofs.size
+    assert free == 596 and 8 * 8 * free**2 > 16 * 2**20  # 8 matrices of 8-byte numbers
+    monkeypatch.setattr(memory, "physical_memory", lambda: 16 * 2**20)
+    with pytest.raises(HookeInputError) as refused:
+        hooke.modes(scene, k=10**9)
+    assert str(refused.value) == (
+        "k: 596 modes of 596 free DOFs need the dense eigen-solver, 8 matrices of 596² (21.7 MiB) "
+        "in memory, more than this machine's 16 MiB: ask for at most 594 modes (the sparse "
+        "solver), got 1000000000")
+    with pytest.raises(HookeInputError, match="^k: 4 modes of 596 free DOFs need the dense"):
+        hooke.modes(scene, k=4, dense=True)
+    assert hooke.modes(scene, k=4, dense=False).frequencies.shape == (4,)

@@ -482,7 +482,7 @@ def test_a_scene_file_with_a_sphere_and_a_mesh_file_runs_from_another_folder(tmp
 BAD = {
     "radius": (dict(radius=0.0), "spheres[0].radius: Input should be greater than 0, got 0.0"),
     "missing-file": (dict(obstacle='mesh = "nowhere.obj"'),
-                     "obstacles[0].mesh: cannot read the mesh file (No such file or directory), got "),
+                     "obstacles[0].mesh: no such mesh file, got "),
     "index": (dict(obstacle=INLINE, k=3),
               "obstacles[0].faces[0]: vertex index out of range [0, 3), got [0, 3, 1]"),
     "degenerate": (dict(obstacle=INLINE, k=1), "obstacles[0].faces[0]: is degenerate: it repeats "

@@ -321,3 +321,35 @@ def test_cli_animate_reports_progress_in_frames(tmp_path, progress_bars):
                                     "--fps", "20"])
     assert done.exit_code == 0, done.output
     assert progress_bars == [("animate", "frames", k, 10) for k in range(1, 11)]  # 0.5 s at 20 fps
+
+
+def test_a_movie_lasts_what_it_is_asked_and_one_too_long_is_refused(tmp_path):
+    """Issue 15 (second red-team pass): `hooke animate --fps 1e9 --out m.mp4` wrote the run's
+    101 saved frames at 1e9 fps (a movie of 0.1 µs, exit 0); `--duration 2` of a run with 6 saved
+    frames made a 0.6 s GIF; `animate(duration=-1)` a 2-frame one; `--duration 1e9` would render
+    every saved frame into a GIF held in memory. Now a saved frame is held where the run saved
+    fewer, so the movie lasts what was asked, and a movie beyond MAX_MOVIE_FRAMES (a GIF beyond
+    GIF_MAX_FRAMES) is refused, naming fps or duration."""
+    result = hooke.simulate(hooke.scene("spring1d"), t_end=0.5, save_every=20)
+    assert len(result.t) == 6  # t = 0, 0.1, …, 0.5
+    shown = frame_indices(result.t, 10, 2.0)
+    assert len(shown) == 20 and np.all(np.diff(shown) >= 0) and set(shown) == set(range(6))
+    path = animate(result, tmp_path / "held.gif", fps=10, duration=2.0)
+    assert sum(frame_delays(path)[0]) == 2000
+    from hooke.viz.animate import GIF_MAX_FRAMES, MAX_MOVIE_FRAMES
+
+    for call, message in [
+        (dict(fps=1e9), f"fps: the movie would have 5e+08 frames (1e+09 fps for 0.5 s), more than "
+                        f"the {MAX_MOVIE_FRAMES:,} a movie may have: choose a lower fps or a "
+                        "shorter duration, got 1000000000.0"),
+        (dict(duration=1e9), "duration: the movie would have 3e+10 frames (30 fps for 1e+09 s)"),
+        (dict(duration=-1.0), "duration: must be None (real time) or a number > 0 [s], got -1.0"),
+        (dict(duration="2"), "duration: must be None (real time) or a number > 0 [s], got '2'"),
+        (dict(fps="30"), "fps: must be a number > 0, got '30'")]:
+        with pytest.raises(HookeInputError) as refused:
+            animate(result, tmp_path / "refused.mp4", **call)
+        assert str(refused.value).startswith(message), str(refused.value)
+    with pytest.raises(HookeInputError, match=f"^duration: a GIF would have 2,500 frames, more "
+                                              f"than the {GIF_MAX_FRAMES:,} a GIF may have"):
+        animate(result, tmp_path / "long.gif", fps=50, duration=50.0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["held.gif"]

@@ -484,3 +484,25 @@ def test_plot_and_animate_on_a_full_disk_are_one_line_and_leave_no_partial_file(
         assert (run / "trajectory.h5").read_bytes() == before
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_resume_never_continues_another_file_than_the_one_named(interrupted, tmp_path):
+    """Issue 15 (second red-team pass): `hooke run --resume DIR/other.h5` continued
+    DIR/trajectory.h5 instead, a different run, and left the named one as it was; a missing
+    directory read "cannot be written (No such file or directory)". Now the named file that is
+    not a run directory's trajectory.h5 is refused in one line, nothing changes; a missing one
+    is "no such trajectory file"."""
+    source, data = interrupted
+    (tmp_path / "trajectory.h5").write_bytes(data)
+    (tmp_path / "other.h5").write_bytes(data)
+    done = cli("run", "--resume", str(tmp_path / "other.h5"))
+    assert done.returncode == 2 and done.stderr == (
+        "error: --resume: must be a run's directory or the trajectory.h5 in it (rename the file "
+        f"to trajectory.h5 in a folder of its own), got '{tmp_path / 'other.h5'}'\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.h5", "trajectory.h5"]
+    assert all((tmp_path / name).read_bytes() == data for name in ("other.h5", "trajectory.h5"))
+    missing = tmp_path / "missing"
+    done = cli("run", "--resume", str(missing))
+    assert done.returncode == 2 and done.stderr == (
+        f"error: path: no such trajectory file, got '{missing / 'trajectory.h5'}'\n")
+    assert not missing.exists()

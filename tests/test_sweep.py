@@ -9,6 +9,8 @@ import json
 import logging
 import math
 import os
+import subprocess
+import sys
 import threading
 import tomllib
 
@@ -599,3 +601,25 @@ def test_an_out_directory_the_sweep_cannot_write_is_refused_before_any_member_ru
         assert str(caught.value).startswith(f"out: {message}"), str(caught.value)
         assert str(caught.value).endswith(f"remove it or choose another --out, got '{out}'")
         assert sorted(out.rglob("*")) == before  # nothing written, nothing run
+
+
+def test_an_out_that_is_not_a_path_is_one_line(tmp_path):
+    """Issue 15 (second red-team pass): hooke.sweep(out=5) was a raw TypeError from pathlib."""
+    for out in (5, None, b"dir"):
+        with pytest.raises(HookeInputError) as refused:
+            hooke.sweep("spring1d", {"stiffness": [1.0]}, out=out)
+        assert str(refused.value) == f"out: must be a path (a str or a pathlib.Path), got {out!r}"
+
+
+def test_a_member_process_whose_worker_is_gone_ends_without_a_traceback():
+    """Issue 15 (second red-team pass): killing a Dask worker mid-sweep left its member's child
+    process to finish and write its row into the dead worker's pipe: a BrokenPipeError
+    traceback on the cluster's log. Now it ends quietly (status 1), the row unwanted."""
+    import pickle
+
+    (member,) = plan("spring1d", {"t_end": [0.05]})
+    child = subprocess.Popen([sys.executable, "-m", "hooke.sweep.member_process"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()  # the worker is gone before the row is written
+    _, said = child.communicate(pickle.dumps((member, None, 30.0)), timeout=120)
+    assert child.returncode == 1 and b"Traceback" not in said and b"Error" not in said, said

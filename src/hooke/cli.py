@@ -29,6 +29,7 @@ from .cli_common import (console, errors, fail, load_scene, output_directory, pa
 from .cli_fit import fit_command
 from .cli_verify import verify_command
 from .errors import HookeInputError, SimulationError, StoreWriteError, format_value
+from .io.outputs import check_replaceable, writable_directory
 from .run_report import plural, print_summary, summary_data, write_outputs
 from .scenes import names as scene_names
 
@@ -147,6 +148,10 @@ def run_command(
                  "--max-energy-growth included); give no scene or settings with it, got "
                  "SCENE_OR_FILE/--integrator/--dt/--t-end/--save-every/--option/"
                  "--max-energy-growth")
+        if resume.is_file() and resume.name != "trajectory.h5":  # its plots, summary and
+            # sidecar are written beside it under the names of a run's directory
+            fail(f"--resume: must be a run's directory or the trajectory.h5 in it (rename the "
+                 f"file to trajectory.h5 in a folder of its own), got {str(resume)!r}")
         out = resume.parent if resume.is_file() else resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
@@ -286,8 +291,7 @@ def animate_command(
                        progress=progress)
     except HookeInputError as error:
         fail(str(error))
-    except OSError as error:  # writing the movie (a full disk): no truncated movie is left
-        out.unlink(missing_ok=True)
+    except OSError as error:  # writing the movie (a full disk): animate left no partial movie
         fail(f"--out: cannot write the movie ({error.strerror or error}), got {str(out)!r}", code=1)
     finally:
         progress.close()
@@ -307,6 +311,7 @@ def modes_command(
 
     try:
         scene = load_scene(scene_or_file)
+        output_directory(out)  # before the analysis: a place the plot cannot go is one line
         result = modes(scene, k=k)
     except HookeInputError as error:
         fail(str(error))
@@ -318,7 +323,6 @@ def modes_command(
                      f"{model.free_dofs.size} degrees of freedom − {model.n_joints} joints",
                      markup=False, highlight=False)
     console.print(result.table(), markup=False, highlight=False)  # "[rad/s]" is not markup
-    output_directory(out)
     mode_shapes_plot(scene, result, out / "modes.png")
     console.print(f"mode shapes: {out / 'modes.png'}")
 
@@ -352,6 +356,12 @@ def study_command(
     if data is not None and data.is_dir():
         fail(f"--data: is a directory; give the JSON file to write, e.g. "
              f"{data / 'pendulum_correction.json'}, got {str(data)!r}")
+    if data is not None:  # before the study's runs, as --out: a table it cannot write is lost
+        try:
+            writable_directory(data.parent, "--data")
+            check_replaceable(data, "--data")
+        except HookeInputError as error:
+            fail(str(error))
     output_directory(out)
     with LoadMonitor() as load:
         table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
@@ -359,7 +369,11 @@ def study_command(
     console.print(table.text(), markup=False, highlight=False)
     console.print(f"plot: {table.plot}\ntable: {table.csv}")
     if data is not None:
-        written = table.write_data(data, command_line("hooke"), load.others)
+        try:
+            written = table.write_data(data, command_line("hooke"), load.others)
+        except OSError as error:  # a full disk: the table is printed and in --out all the same
+            fail(f"--data: cannot write the table ({error.strerror or error}), got {str(data)!r}",
+                 code=1)
         console.print(f"data: {written}")
 
 

@@ -4,7 +4,7 @@ name or file, reading ``--option KEY=VALUE``.
 Contract: ``console`` is stdout (a command's results), ``errors`` is stderr (errors, notes and
 progress bars); :func:`fail` prints each line of a message as ``error: line`` on stderr and exits
 with ``code`` (2: bad input, the default), never with a traceback; :func:`output_directory`
-creates a directory or fails naming the flag it came from; :func:`load_scene` and
+creates a directory, proves it writable or fails naming the flag it came from; :func:`load_scene` and
 :func:`parse_option` raise :class:`HookeInputError` for bad input.
 """
 
@@ -39,14 +39,14 @@ def fail(message: str, code: int = 2) -> None:
 
 
 def output_directory(path: Path, flag: str = "--out") -> Path:
-    """``path`` as a directory (created if missing); a clear error when it cannot be one."""
-    if path.exists() and not path.is_dir():
-        fail(f"{flag}: is an existing file, not a directory, got {str(path)!r}")
+    """``path`` as a directory (created if missing) that a file can be written in; a clear error
+    naming ``flag`` when it cannot be one (:func:`hooke.io.outputs.writable_directory`)."""
+    from .io.outputs import writable_directory
+
     try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        fail(f"{flag}: cannot create the directory ({error.strerror or error}), got {str(path)!r}")
-    return path
+        return writable_directory(path, flag)
+    except HookeInputError as error:
+        fail(str(error))
 
 
 def load_scene(scene_or_file: str):

@@ -6,7 +6,8 @@ shareable name is one shared value unless written ``NAME:each``), prints a line 
 on stderr (the loss) and then the fitted values ± 1σ, and writes the JSON summary to ``--out``.
 Bad input (an unknown parameter, observed data of the wrong shape or times outside the run,
 malformed ``--bounds``/``--initial``, an integrator without an adjoint for ``--method lbfgsb``)
-is one line on stderr and exit 2. Registered on the ``hooke`` app by :mod:`hooke.cli`.
+is one line on stderr and exit 2, and so is an ``--out`` that cannot be written, checked before
+the fit (an earlier summary there is replaced only whole). Registered on the ``hooke`` app by :mod:`hooke.cli`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import typer
 
 from .cli_common import console, errors, fail, load_scene, parse_option
 from .errors import HookeInputError, SimulationError
+from .io.outputs import check_replaceable, writable_directory, written_aside
 
 
 def parse_params(text: str) -> dict[str, str]:
@@ -89,6 +91,9 @@ def fit_command(
         params = parse_params(param)
         start = parse_pairs(initial, "--initial", bounds=False)
         limits = parse_pairs(bounds, "--bounds", bounds=True)
+        if out is not None:  # before the fit's minutes: a summary it could not write is lost
+            writable_directory(out.parent, "--out")
+            check_replaceable(out, "--out")
         scene = load_scene(scene_or_file)
         record = read_observed(observed, scene.model.n_particles, scene.model.dim)
         result = fit(scene, record, params, limits or None, method=method, initial=start or None,
@@ -104,8 +109,8 @@ def fit_command(
     if out is not None:
         summary = {"scene": scene_or_file, "observed": str(observed), **result.summary()}
         try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+            with written_aside(out) as partial:
+                partial.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         except OSError as error:
             fail(f"--out: cannot write the summary ({error.strerror or error}), got {str(out)!r}",
                  code=1)

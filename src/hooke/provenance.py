@@ -30,6 +30,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .io.outputs import written_aside
 from .version import __version__
 
 # The environment variables that change what a measurement computes or how fast; a command line
@@ -147,6 +148,7 @@ def write_measurement(path, rows: list[dict], command: str, others_cpu_share: fl
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"command": command, "measured": machine_and_software(others_cpu_share),
             "smoke": smoke, **extra, "rows": rows}
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
-                    encoding="utf-8")
+    text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    with written_aside(path) as partial:  # a failed write leaves an earlier table as it was
+        partial.write_text(text, encoding="utf-8")
     return path

@@ -3,7 +3,8 @@ trajectory, ``summary.json`` and the summary table.
 
 Contract: :func:`summary_data` is the run's summary as strict JSON values (non-finite numbers are
 null; the energy change in joules and relative to a scale it names, :class:`hooke.result.EnergyChange`);
-:func:`write_outputs` writes the files and returns their paths; :func:`print_summary` prints the
+:func:`write_outputs` writes the files and returns their paths (and removes the plots of kinds it
+did not draw: an earlier run's in the same folder); :func:`print_summary` prints the
 same summary, never a number summary.json does not hold.
 """
 
@@ -29,6 +30,9 @@ def write_outputs(result, out: Path) -> list[Path]:
             if name != "phase":
                 plots.PLOTS[name](result, out / f"{name}.png")
                 written.append(out / f"{name}.png")
+    for name in plots.PLOTS:  # an earlier run's plot of a kind this run has not (spring1d's
+        if out / f"{name}.png" not in written:  # analytic.png beside cloth2d) would pass for its
+            (out / f"{name}.png").unlink(missing_ok=True)  # own; `hooke plot` draws them again
     summary = summary_data(result)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
     written.append(out / "summary.json")

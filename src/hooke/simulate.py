@@ -31,6 +31,7 @@ from .frames import FrameSeries, energy_terms, frame_data, frame_steps
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
 from .io.lock import OutputLock
+from .io.outputs import check_replaceable
 from .model import State
 from .result import Result
 from .scene_setup import (Scene, check_frames_fit, check_positive, check_save_every, frame_bytes,
@@ -471,6 +472,9 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
 
     path = as_path(path, "path")
     check_progress(progress)
+    if not path.exists():  # before the lock, whose own error would read "cannot be written"
+        raise HookeInputError("path", "no such trajectory file", str(path))
+    check_replaceable(path, "path")  # a read-only stored run is kept as it is, not continued
     lock = OutputLock(path)
     try:
         run, stored = _stored_run(path)

@@ -9,6 +9,7 @@ field (or the file) and the path, never another exception.
   ``/dev/zero``, which would be read until memory runs out, and directories.
 - :func:`parse_toml`: TOML text as a dict; malformed TOML, and nesting deeper than Python's
   recursion limit (``tomllib`` recurses per ``[``), are one line naming the source.
+- :func:`check_regular`: a path that names a regular file, else one line saying what it names.
 - :func:`read_mesh`: ``meshio.read`` of a regular file. meshio prints its reasons and calls
   ``sys.exit(1)`` on a file it cannot parse, which would end a notebook's kernel: its output is
   captured into the message and its exit caught.
@@ -44,6 +45,22 @@ def _not_regular(mode: int) -> str | None:
 
 def _refuse_kind(kind: str, field: str, what: str, path: Path) -> HookeInputError:
     return HookeInputError(field, f"is {kind}; a {what} must be a regular file", str(path))
+
+
+def check_regular(path, field: str, what: str) -> Path:
+    """``path`` as a Path when it names a regular file; a missing one, a directory, a FIFO or a
+    device is one line saying which (a reader given those would fail unclearly or block)."""
+    path = as_path(path, field)
+    try:
+        kind = _not_regular(os.stat(path).st_mode)
+    except FileNotFoundError:
+        raise HookeInputError(field, f"no such {what}", str(path)) from None
+    except OSError as error:
+        raise HookeInputError(field, f"cannot read the {what} ({error.strerror or error})",
+                              str(path)) from None
+    if kind is not None:
+        raise _refuse_kind(kind, field, what, path)
+    return path
 
 
 def read_text(path, field: str, what: str, missing_hint: str = "") -> str:
@@ -94,14 +111,7 @@ def read_mesh(path, field: str):
     """``meshio.read(path)`` as a meshio.Mesh; ``field`` names the path's field in errors."""
     import meshio
 
-    path = as_path(path, field)
-    try:
-        kind = _not_regular(os.stat(path).st_mode)
-    except OSError as error:
-        raise HookeInputError(field, f"cannot read the mesh file ({error.strerror or error})",
-                              str(path)) from None
-    if kind is not None:
-        raise _refuse_kind(kind, field, "mesh file", path)
+    path = check_regular(path, field, "mesh file")
     said = io.StringIO()
     try:
         with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):

@@ -63,7 +63,7 @@ class OutputLock:
             return
         try:
             os.unlink(self.path)  # while still held, so no one locks the old file meanwhile
-        except FileNotFoundError:
-            pass
+        except OSError:
+            pass  # gone already, or a directory that refuses (read-only): the lock is let go
         os.close(self.descriptor)
         self.descriptor = None

@@ -23,17 +23,16 @@ import csv
 
 import numpy as np
 
-from ..errors import HookeInputError, as_path
+from ..errors import HookeInputError
 from ..fitting.problem import Observation
 from .csv_numbers import csv_number
+from .files import check_regular
 
 AXES = ("x", "y", "z")
 
 
 def read_observed(path, n_particles: int, dim: int) -> Observation:
-    path = as_path(path, "observed")
-    if not path.is_file():
-        raise HookeInputError("observed", "no such file", str(path))
+    path = check_regular(path, "observed", "file of observed motion")
     if path.suffix == ".h5":
         from .store import read_trajectory
 

@@ -79,6 +79,7 @@ from ..scene_setup import Scene
 from ..source_date import created
 from ..version import __version__
 from .lock import OutputLock
+from .outputs import check_replaceable
 from .run_attributes import _frames_written, check_model, run_settings
 from .scene_file import build, parse
 
@@ -246,6 +247,7 @@ class TrajectoryWriter:
         if path.is_dir():
             raise HookeInputError("path", "is a directory, not a trajectory file", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
+        check_replaceable(path, "path")  # a read-only earlier run is kept, not renamed over
         self._hold(path, OutputLock(path), path.with_name(path.name + ".new"), 0)
         with self._opening():
             # a leftover (a killed run's) is removed, not written through: a symbolic link
@@ -335,10 +337,10 @@ class TrajectoryWriter:
             _write_checkpoint(self.file["checkpoint"], checkpoint, count)
             self.file.attrs["frames_written"] = count
             self.file.flush()
+            if self._aside is not None:  # its first frames are on disk: it replaces the old run
+                os.replace(self._aside, self.path)  # (a refusal: the old run stays, as it was)
+                self._aside = None
         self.count = count
-        if self._aside is not None:  # its first frames are on disk: it replaces the old run now
-            os.replace(self._aside, self.path)
-            self._aside = None
         self._last_flush = time.perf_counter()
 
     def _write_block(self, block: dict[str, np.ndarray], checkpoint: dict[str, Any],
@@ -404,8 +406,11 @@ class TrajectoryWriter:
             except (OSError, RuntimeError, ValueError):
                 pass  # HDF5 may still complain while closing: nothing reaches the file any more
             self.file = None
-        if self._aside is not None and self._aside.exists():
-            self._aside.unlink()
+        if self._aside is not None:
+            try:
+                self._aside.unlink(missing_ok=True)
+            except OSError:
+                pass  # the directory refuses even that: the lock is let go all the same
         self._lock.release()
 
 
@@ -471,7 +476,13 @@ def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> Non
                                       f"({_reason(error)}); it is left as it was",
                                       str(path)) from None
             raise
-    os.replace(fresh, path)
+    try:
+        os.replace(fresh, path)
+    except OSError as error:  # the folder or the file refuses (immutable): no copy is left
+        fresh.unlink(missing_ok=True)
+        raise HookeInputError("path", f"could not be replaced by its copy {fresh.name} "
+                              f"({error.strerror or error}); it is left as it was",
+                              str(path)) from None
 
 
 # -- reading ----------------------------------------------------------------------------------

@@ -30,13 +30,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..callable_module import make_callable
-from ..errors import HookeInputError
+from ..errors import HookeInputError, as_path
 from ..io.store import open_result
 from .execution import connect, execute
 from .metric_plot import plot_metric
 from .planning import MODEL_PATHS, RUN_SETTINGS, Member, base_scene, member_id, plan, plan_members
 from .settings import Range, Strict, SweepSettings, parse_param, validated
-from .storage import check_layout, is_done, summary_table, trajectory_path, write_row, write_summary
+from .storage import (check_layout, check_writable, is_done, summary_table, trajectory_path,
+                      write_row, write_summary, write_whole)
 from .sweep_file import SweepFile, is_sweep_file, read_sweep_file, shipped_sweeps
 from .table import COLUMNS, METRICS, STATUSES, counts, failure_row, metrics
 from .worker import MemberTimeout, run_member
@@ -125,8 +126,9 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
         raise HookeInputError("metric", f"scene '{base.name}' has no contact planes", settings.metric)
     members = plan_members(base, settings)
     distinct = list({member.id: member for member in members}.values())
-    directory = Path(out).resolve()
+    directory = as_path(out, "out").resolve()
     check_layout(directory, distinct, settings.metric)
+    check_writable(directory, settings.metric)
     skipped = [member.id for member in distinct if is_done(directory, member, settings.summary_only)]
     found = set(skipped)
     invalid = [member for member in distinct if member.invalid]
@@ -153,8 +155,9 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
         finally:  # also when interrupted: the table of the members finished so far
             table = summary_table(members, directory)
             parquet, csv = write_summary(table, directory)
-    plot = plot_metric(table, settings.paths, settings.metric,
-                       directory / f"{settings.metric}.png", title=base.name)
+    plot = directory / f"{settings.metric}.png"
+    write_whole(plot, plot.name, directory, lambda partial: plot_metric(
+        table, settings.paths, settings.metric, partial, title=base.name))
     return SweepResult(table, directory, parquet, csv, plot, settings.metric, settings.paths,
                        skipped)
 

@@ -5,7 +5,7 @@ Protocol: it reads one pickled ``(member, store, timeout)`` from standard input,
 ``worker.STARTED`` to standard output as the member starts, then the pickled row
 (:func:`hooke.sweep.worker.run_here`), and exits. Anything the run prints goes to standard
 error. It exits at once when its parent (the Dask worker) is gone, so a worker that dies never
-leaves a member running on.
+leaves a member running on; one that finds the parent's pipe closed exits quietly (status 1).
 """
 
 from __future__ import annotations
@@ -32,10 +32,13 @@ def main() -> None:
     from .worker import STARTED, run_here
 
     member, store, timeout = pickle.load(sys.stdin.buffer)
-    reply.write(STARTED)
-    reply.flush()
-    reply.write(pickle.dumps(run_here(member, store, timeout)))
-    reply.flush()
+    try:
+        reply.write(STARTED)
+        reply.flush()
+        reply.write(pickle.dumps(run_here(member, store, timeout)))
+        reply.flush()
+    except BrokenPipeError:  # the worker died first (killed): no one waits for the row
+        os._exit(1)
 
 
 if __name__ == "__main__":

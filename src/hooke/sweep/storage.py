@@ -9,6 +9,10 @@
   plan order, once it has a row); ``<metric>.png``: the chosen metric against each swept path
   (:mod:`.metric_plot`).
 
+Everything is written whole (:func:`hooke.io.outputs.written_aside`): a write that fails leaves
+the earlier file, and is one :class:`HookeInputError` naming DIR (:func:`check_writable` refuses
+a DIR it cannot write in before any member runs).
+
 Started again with the same DIR, a sweep skips every member whose row says ok (and whose
 trajectory exists, unless ``summary_only``: :func:`is_done`); failed and timed-out members run
 again.
@@ -18,10 +22,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 from ..errors import HookeInputError
+from ..io.outputs import check_replaceable, writable_directory, written_aside
 from .planning import Member
 from .table import COLUMNS, summary_frame
 
@@ -65,13 +69,40 @@ def check_layout(directory: Path, members: list[Member], metric: str) -> None:
                                   str(directory))
 
 
+def check_writable(directory: Path, metric: str) -> None:
+    """Refuse, before any member runs, a DIR the sweep cannot write in (read-only, immutable:
+    proved by a probe file, as root too) or whose earlier summary files may not be replaced (a
+    read-only summary.csv, say): such a DIR failed only after every member had run."""
+    writable_directory(directory, "out")
+    if (directory / "members").is_dir():  # members of an earlier start go on in it
+        writable_directory(directory / "members", "out")
+    for name in ("summary.parquet", "summary.csv", f"{metric}.png"):
+        check_replaceable(directory / name, "out")
+
+
+def write_whole(path: Path, what: str, directory: Path, write) -> None:
+    """``write(partial)`` renamed to ``path`` once whole; a failed write (a full disk) is one
+    line naming ``what``, and an earlier file at ``path`` is left as it was."""
+    try:
+        with written_aside(path) as partial:
+            write(partial)
+    except OSError as error:
+        raise HookeInputError("out", f"cannot write {what} ({error.strerror or error}); the rows "
+                              "written so far stay in members/*/row.json and the same command "
+                              "continues the sweep", str(directory)) from None
+
+
 def write_row(directory: Path, member: Member, row: dict) -> None:
     path = _row_path(directory, member.id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".json.part")
     record = _strict({"member": member.id, "values": member.values, **row})
-    partial.write_text(json.dumps(record, indent=1, allow_nan=False))
-    os.replace(partial, path)  # atomic: an interrupted sweep never leaves half a row
+    text = json.dumps(record, indent=1, allow_nan=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise HookeInputError("out", f"cannot create {path.parent.relative_to(directory)} "
+                              f"({error.strerror or error})", str(directory)) from None
+    # written whole: an interrupted sweep never leaves half a row
+    write_whole(path, f"member {member.id}'s row", directory, lambda partial: partial.write_text(text))
 
 
 def _strict(value):
@@ -119,8 +150,7 @@ def summary_table(members: list[Member], directory: Path):
 
 def write_summary(table, directory: Path) -> tuple[Path, Path]:
     """Write ``table`` as DIR/summary.parquet and DIR/summary.csv; returns both paths."""
-    directory.mkdir(parents=True, exist_ok=True)
     parquet, csv = directory / "summary.parquet", directory / "summary.csv"
-    table.to_parquet(parquet, index=False)
-    table.to_csv(csv, index=False, na_rep="nan")
+    write_whole(parquet, parquet.name, directory, lambda partial: table.to_parquet(partial, index=False))
+    write_whole(csv, csv.name, directory, lambda partial: table.to_csv(partial, index=False, na_rep="nan"))
     return parquet, csv

@@ -3,8 +3,12 @@
 Contract: ``animate(result, path, fps=30, duration=None, progress=None)`` renders frames with the
 same drawing as :func:`hooke.viz.plots.snapshot_plot` (axes in metres; a 3D body's lit surface
 where it has one), picking saved frames evenly so the movie plays in real time (or lasts
-``duration`` seconds), and returns the path; ``progress(done, total)`` is called after each
-frame. The suffix selects the format.
+``duration`` seconds; a saved frame is held where the run saved fewer than the movie shows), and
+returns the path; at most ``MAX_MOVIE_FRAMES`` frames (``GIF_MAX_FRAMES`` for a GIF, whose
+frames are held in memory), else one error naming ``duration`` or ``fps``; ``progress(done, total)`` is called after each
+frame. The suffix selects the format. Where the movie cannot be written is refused before any
+frame is drawn (:mod:`hooke.io.outputs`); the movie is written beside ``path`` and renamed to
+it once complete, so a failed write leaves no partial movie and an earlier one as it was.
 
 Timing: an mp4 stores ``fps`` in its container. A GIF stores each frame's delay in whole
 hundredths of a second, so a frame lasts 1/fps rounded to them: frame k ends at
@@ -20,20 +24,33 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import HookeInputError
+from ..errors import HookeInputError, is_number
+from ..io.outputs import check_replaceable, writable_directory, written_aside
 from .plots import ConfigurationView, new_figure
 
 FORMATS = (".mp4", ".gif")
 GIF_MAX_FPS = 50.0
+# Frames of one movie, at most: 11 minutes at 30 fps, rendered at about 20 ms each. A GIF's
+# frames are all held in memory until it is written (Pillow), so it has a bound of its own.
+MAX_MOVIE_FRAMES = 20_000
+GIF_MAX_FRAMES = 2_000
 
 
 def frame_indices(t: np.ndarray, fps: float, duration: float | None) -> np.ndarray:
-    """Saved frames to show: evenly spaced in time, fps·duration of them (real time by default)."""
+    """Saved frames to show: evenly spaced in time, fps·duration of them (real time by default);
+    where the run saved fewer, a saved frame is held (shown again), so the movie lasts what it
+    was asked to. More than MAX_MOVIE_FRAMES is refused, naming duration (or fps)."""
     span = float(t[-1] - t[0])
     length = span if duration is None else duration
-    count = int(max(2, min(len(t), round(fps * max(length, 1.0 / fps)))))
+    wanted = fps * max(length, 1.0 / fps)
+    if wanted > MAX_MOVIE_FRAMES:
+        field, value = ("duration", duration) if duration is not None else ("fps", fps)
+        raise HookeInputError(field, f"the movie would have {wanted:.3g} frames ({fps:g} fps for "
+                              f"{length:g} s), more than the {MAX_MOVIE_FRAMES:,} a movie may "
+                              "have: choose a lower fps or a shorter duration", value)
+    count = int(max(2, round(wanted)))
     targets = np.linspace(t[0], t[-1], count)
-    return np.unique(np.searchsorted(t, targets).clip(0, len(t) - 1))
+    return np.searchsorted(t, targets).clip(0, len(t) - 1)
 
 
 def gif_durations(count: int, fps: float) -> list[int]:
@@ -53,24 +70,36 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise HookeInputError("out", f"must end in one of {', '.join(FORMATS)}", str(path))
-    if not np.isfinite(fps) or fps <= 0:
+    if not is_number(fps) or not np.isfinite(fps) or fps <= 0:
         raise HookeInputError("fps", "must be a number > 0", fps)
+    if duration is not None and (not is_number(duration) or not np.isfinite(duration)
+                                 or duration <= 0):  # -1 made a 2-frame movie
+        raise HookeInputError("duration", "must be None (real time) or a number > 0 [s]", duration)
     if suffix == ".gif" and fps > GIF_MAX_FPS:
         raise HookeInputError("fps", f"must be <= {GIF_MAX_FPS:g} for a GIF (browsers show frame "
                               "delays under 0.02 s as 0.1 s); use an .mp4", fps)
+    # before any frame is drawn: a place the movie cannot go is one line, an earlier movie
+    # there that may not be written is kept (and one that may is replaced only whole)
+    writable_directory(path.parent, "out")
+    check_replaceable(path, "out")
     frames = frame_indices(result.t, fps, duration)
+    if suffix == ".gif" and len(frames) > GIF_MAX_FRAMES:
+        raise HookeInputError("duration" if duration is not None else "fps", f"a GIF would have "
+                              f"{len(frames):,} frames, more than the {GIF_MAX_FRAMES:,} a GIF may "
+                              "have (each is held in memory until it is written): use an .mp4, a "
+                              "lower fps or a shorter duration", fps if duration is None else duration)
     pictures = _render(result, frames, dpi, progress)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".mp4":
-        with imageio.get_writer(path, fps=fps, macro_block_size=1) as writer:
-            for picture in pictures:
-                writer.append_data(picture)
-    else:  # Pillow itself: its delays are in ms whatever imageio's version, loop 0 = forever
-        from PIL import Image
+    with written_aside(path) as partial:
+        if suffix == ".mp4":
+            with imageio.get_writer(partial, fps=fps, macro_block_size=1) as writer:
+                for picture in pictures:
+                    writer.append_data(picture)
+        else:  # Pillow itself: its delays are in ms whatever imageio's version, loop 0 = forever
+            from PIL import Image
 
-        images = [Image.fromarray(picture) for picture in pictures]
-        images[0].save(path, save_all=True, append_images=images[1:], loop=0,
-                       duration=gif_durations(len(images), fps))
+            images = [Image.fromarray(picture) for picture in pictures]
+            images[0].save(partial, save_all=True, append_images=images[1:], loop=0,
+                           duration=gif_durations(len(images), fps))
     return path
 
 
@@ -78,15 +107,18 @@ def _render(result, frames: np.ndarray, dpi: int, progress):
     """The RGB pixels (h, w, 3) of each frame shown, one at a time."""
     view = ConfigurationView(result.scene.model, result.x[frames])
     fig = new_figure(figsize=(6, 5), dpi=dpi)
+    picture, shown = None, -1
     for done, frame in enumerate(frames, start=1):
-        fig.clear()
-        ax = fig.add_subplot(1, 1, 1, projection=view.projection)
-        if view.projection == "3d":  # a 3D box keeps its labels inside its axes: fill the frame
-            fig.subplots_adjust(left=0, right=1, bottom=0, top=0.95)
-        view.draw(ax, result.x[frame], result.t[frame])
-        ax.set_title(f"{result.scene.name} — {result.integrator}   t = {result.t[frame]:.3f} s",
-                     fontsize=10)
-        fig.canvas.draw()
-        yield np.array(fig.canvas.buffer_rgba())[..., :3]
+        if frame != shown:  # a held frame (the same saved frame again) is drawn once
+            fig.clear()
+            ax = fig.add_subplot(1, 1, 1, projection=view.projection)
+            if view.projection == "3d":  # a 3D box keeps its labels inside its axes: fill the frame
+                fig.subplots_adjust(left=0, right=1, bottom=0, top=0.95)
+            view.draw(ax, result.x[frame], result.t[frame])
+            ax.set_title(f"{result.scene.name} — {result.integrator}   t = {result.t[frame]:.3f} s",
+                         fontsize=10)
+            fig.canvas.draw()
+            picture, shown = np.array(fig.canvas.buffer_rgba())[..., :3], frame
+        yield picture
         if progress is not None:
             progress(done, len(frames))
