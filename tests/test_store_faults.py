@@ -506,3 +506,50 @@ def test_resume_never_continues_another_file_than_the_one_named(interrupted, tmp
     assert done.returncode == 2 and done.stderr == (
         f"error: path: no such trajectory file, got '{missing / 'trajectory.h5'}'\n")
     assert not missing.exists()
+
+
+KILLED_IN_COMPACTION = """
+import os, signal, sys
+from pathlib import Path
+import hooke.io.store as store
+from hooke import cli
+
+original = store.rewrite
+
+def killed(path, frames=None, compress=True):
+    if not compress:  # a resumed run's own copy: left alone
+        return original(path, frames, compress)
+    # the final compaction got this far: a partial copy, then the process is gone
+    Path(str(path) + ".rewrite").write_bytes(b"partial" * 1000)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+store.rewrite = killed
+sys.argv = ["hooke", "run", "spring1d", "--t-end", "1", "--quiet", "--out", sys.argv[1]]
+cli.main()
+"""
+
+
+def test_a_run_killed_in_its_final_compaction_is_finished_by_resume(tmp_path):
+    """A kill at the last moment of a run (its file complete, the final compaction cut short:
+    a partial .rewrite copy, no plots, no summary) is finished by ``hooke run --resume``: the
+    copy is taken, the file compacted, the plots and summary written, the frames those of an
+    uninterrupted run; exit 0 with one note."""
+    out = tmp_path / "killed"
+    killed = subprocess.run([sys.executable, "-c", KILLED_IN_COMPACTION, str(out)],
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL
+    assert sorted(p.name for p in out.iterdir()) == [
+        "trajectory.h5", "trajectory.h5.lock", "trajectory.h5.rewrite"]  # the lock: not held
+    done = cli("run", "--resume", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [f"note: {out / 'trajectory.h5'} holds a complete run, "
+                                        "nothing to continue; its plots and summary are written "
+                                        "again"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "analytic.png", "energy.png", "snapshot.png", "summary.json", "trajectory.h5",
+        "trajectory.xdmf"]
+    whole = hooke.simulate(hooke.scene("spring1d"), t_end=1.0)
+    finished = hooke.open(out / "trajectory.h5")
+    np.testing.assert_array_equal(finished.x, whole.x)
+    np.testing.assert_array_equal(finished.v, whole.v)
+    assert json.loads((out / "summary.json").read_text())["complete"]

@@ -28,7 +28,8 @@ from .cli_common import (console, errors, fail, load_scene, output_directory, pa
                          print_error)
 from .cli_fit import fit_command
 from .cli_verify import verify_command
-from .errors import HookeInputError, SimulationError, StoreWriteError, format_value
+from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError,
+                     format_value)
 from .io.outputs import check_replaceable, writable_directory
 from .run_report import plural, print_summary, summary_data, write_outputs
 from .scenes import names as scene_names
@@ -180,6 +181,9 @@ def run_command(
         finally:
             if progress is not None:
                 progress.close()
+    except CompleteRunError:
+        finish_complete_run(out, quiet)
+        return
     except HookeInputError as error:
         fail(str(error))
     except StoreWriteError as error:  # a full disk: the file keeps its frames; nothing more fits
@@ -197,6 +201,28 @@ def run_command(
         sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
         fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'} (ParaView: {sidecar}); "
              f"continue with `hooke run --resume {out}`", code=130)
+    report(result, out, quiet)
+
+
+def finish_complete_run(out: Path, quiet: bool) -> None:
+    """``--resume`` of a run that has all its frames: finish what a kill in its last moments
+    (the final compaction, the plots) may have left undone, and say so."""
+    from .io.lock import OutputLock
+    from .io.store import open_result, rewrite
+
+    path = out / "trajectory.h5"
+    try:
+        lock = OutputLock(path)  # no other process may write it meanwhile
+        try:
+            if path.with_name(path.name + ".rewrite").exists():  # the compaction was cut short
+                rewrite(path)
+            result = open_result(path)
+        finally:
+            lock.release()
+    except HookeInputError as error:
+        fail(str(error))
+    errors.print(f"note: {path} holds a complete run, nothing to continue; its plots and "
+                 "summary are written again", markup=False, highlight=False, soft_wrap=True)
     report(result, out, quiet)
 
 

@@ -43,6 +43,12 @@ class HookeInputErrors(HookeInputError):
         return "\n".join(self.problems)
 
 
+class CompleteRunError(HookeInputError):
+    """A stored run given to resume has all its frames: nothing to continue (``hooke run
+    --resume`` then finishes its outputs, which a kill during its last moments may have left
+    unwritten)."""
+
+
 class SimulationError(HookeError, RuntimeError):
     """A run could not continue (non-finite state, solver failure)."""
 

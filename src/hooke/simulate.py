@@ -26,7 +26,8 @@ from typing import Callable
 import numpy as np
 
 from .callable_module import make_callable
-from .errors import HookeInputError, SimulationError, StoreWriteError, as_path, is_count
+from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError, as_path,
+                     is_count)
 from .frames import FrameSeries, energy_terms, frame_data, frame_steps
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
@@ -521,7 +522,7 @@ def _stored_run(path: Path) -> tuple[Run, dict]:
         raise HookeInputError("path", "was written from a scene built in code; only scenes from "
                               "files or built-in scenes can be resumed", str(path))
     if settings["complete"]:
-        raise HookeInputError("path", "holds a complete run; nothing to resume", str(path))
+        raise CompleteRunError("path", "holds a complete run; nothing to resume", str(path))
     if settings.get("failure"):
         raise HookeInputError("path", "holds a run the blow-up guard stopped (its last frame is "
                               "the last finite state, off the save grid); run it again with a "
