@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import hooke
-from hooke.scenes import seed_crane  # noqa: F401  (the tests import it from here)
+from hooke.scenes.seeds import seed_crane  # noqa: F401  (the tests import it from here)
 from hooke.integrators import get as get_integrator  # the package; hooke.integrators() lists the names
 
 INTEGRATORS = hooke.integrators()

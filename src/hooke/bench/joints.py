@@ -1,6 +1,6 @@
 """Joints: steps per second of ``generalized_alpha`` on the jointed scenes, beside seed 002's C++.
 
-Contract: each case (top, crane — seed 002's exact system, :func:`hooke.scenes.seed_crane`, the
+Contract: each case (top, crane — seed 002's exact system, :func:`hooke.scenes.seeds.seed_crane`, the
 one its C++ ran, and the ``crane`` scene in its wind with drag —, pendulum, the
 ``jointed_chain`` scene for each n in ``chains``:
 n particles of 0.1 kg on joints of 1/n m from a fixed support, released from the horizontal,
@@ -22,7 +22,7 @@ CHAINS = (10, 20, 40, 80)
 
 def cases(chains, scale: float):
     from ..io.scene_file import builtin_scene
-    from ..scenes import seed_crane
+    from ..scenes.seeds import seed_crane
 
     def steps(count: int) -> int:
         return max(1, int(round(count * scale)))

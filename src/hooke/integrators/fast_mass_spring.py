@@ -26,7 +26,7 @@ direction is moved by each pass only the share 1 − ρ of the rest of its way, 
 (:func:`lag`; Σk over springs with a rest length: a zero-rest-length spring's local step is
 exact), taken at the initial positions. ``iterations`` passes leave ρ^iterations of each step's
 motion undone: a pendulum of m = 1e-3·h²k swung 0.0045 rad where implicit Euler swings 0.45
-(issue 15). So by default (``iterations`` None) a run takes ``DEFAULT_ITERATIONS`` = 10 passes,
+(issue 15). So by default (``iterations`` "auto") a run takes ``DEFAULT_ITERATIONS`` = 10 passes,
 or as many as bring every free particle's ρ^iterations to ``UNDONE`` = 0.1 (:func:`iterations_needed`;
 soft3d at its dt takes 20) up to ``MOST_AUTOMATIC``; a model that needs more, or an explicit
 ``iterations`` that leaves more undone, is refused (:func:`check_iterations`), naming the
@@ -191,17 +191,17 @@ class FastMassSpring(Integrator):
     order = 1
     summary = ("Liu et al. 2013 local/global implicit Euler: a constant prefactored matrix "
                "M + h²L, `iterations` local/global passes per step")
-    defaults = {"iterations": None}  # None: DEFAULT_ITERATIONS or as many as the model needs
+    defaults = {"iterations": "auto"}  # DEFAULT_ITERATIONS or as many as the model needs
 
     def check_options(self) -> None:
         iterations = self.options["iterations"]
         model = self.system.model
-        if iterations is None:
+        if iterations == "auto":
             iterations = min(iterations_needed(model, self.dt), MOST_AUTOMATIC)
         elif (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer))
                 or not 1 <= iterations <= MAX_COUNT_OPTION):
             raise HookeInputError("iterations", "must be an integer from 1 to "
-                                  f"{MAX_COUNT_OPTION} (or none: as many as the model needs)",
+                                  f"{MAX_COUNT_OPTION}, or \"auto\" (as many as the model needs)",
                                   iterations)
         self.iterations = int(iterations)
         if model.spring_energy != "hookean":
