@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import hooke
+from hooke import losses
 
 from conftest import INTEGRATORS
 
@@ -123,6 +124,15 @@ API_CASES = {
     "load-number": (lambda: hooke.load(5), "path", "5"),
     "open-none": (lambda: hooke.open(None), "path", "None"),
     "resume-number": (lambda: hooke.resume(5), "path", "5"),
+    # the confirmation pass of issue 15: energy_at(True) was the energy at t = 1 s, a weight
+    # "2" a weight of 2, times ["0", "0.5"] the frames at 0 and 0.5 s
+    "loss-energy-time-bool": (lambda: losses.energy_at(True), "time", "True"),
+    "loss-energy-target-string": (lambda: losses.energy_at(0.5, target="1"), "target", "'1'"),
+    "loss-weights-string": (lambda: hooke.gradient(SPRING1D, losses.final_position(
+        np.zeros((2, 1)), weights="2"), params=["stiffness"], t_end=0.1), "weights", "'2'"),
+    "loss-times-strings": (lambda: hooke.gradient(SPRING1D, losses.tracking(
+        np.zeros((2, 2, 1)), times=["0", "0.05"]), params=["stiffness"], t_end=0.1),
+        "times", "['0', '0.05']"),
 }
 
 

@@ -65,6 +65,21 @@ def test_bad_input_is_one_line_exit_2(tmp_path, args, field):
     assert len(lines) == 1 and field in lines[0], done.stderr
 
 
+def test_resume_refuses_a_falsy_setting_and_names_only_those_given(tmp_path):
+    """``--resume DIR --dt 0`` ignored ``--dt`` (0 is false) and exited 0 (the confirmation pass
+    of issue 15); the refusal named every flag whatever was given. Now each given one, exit 2,
+    the stored run untouched."""
+    assert hooke("run", "spring1d", "--t-end", "0.1", "--quiet", "--out", str(tmp_path)).returncode == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    lead = ("error: --resume: continues the stored run with its own settings (--save-every and "
+            "--max-energy-growth included); give no scene or settings with it, got ")
+    for args, given in [(["--dt", "0"], "--dt"), (["--t-end", "0", "-O", "a=1"], "--t-end/--option"),
+                        (["--save-every", "0"], "--save-every"), (["spring1d"], "SCENE_OR_FILE")]:
+        done = hooke("run", *args, "--resume", str(tmp_path))
+        assert (done.returncode, done.stderr) == (2, f"{lead}{given}\n")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 def test_invalid_scene_file_reports_every_problem(tmp_path):
     scene = tmp_path / "bad.toml"
     scene.write_text("""

@@ -109,6 +109,23 @@ def test_bad_input():
         hooke.modes(42)
 
 
+def test_a_scene_with_self_contact_is_one_line_from_modes_and_equilibrium(tmp_path):
+    """Self-contact's barrier has no fixed Hessian pattern: ``hooke modes chain_pile`` (and every
+    self-contact scene) was "unexpected AttributeError … (a bug in hooke)" (the confirmation pass
+    of issue 15). Now one line naming the scene, exit 2; contact planes alone still have modes."""
+    line = ("scene: has self-contact (contact surfaces), which the static equilibrium and the "
+            "modal analysis do not handle, got 'chain_pile'")
+    for analysis in (hooke.modes, equilibrium):
+        with pytest.raises(HookeInputError) as caught:
+            analysis(hooke.scene("chain_pile"))
+        assert str(caught.value) == line
+    done = subprocess.run([sys.executable, "-m", "hooke.cli", "modes", "chain_pile", "-k", "3",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stderr, done.stdout) == (2, f"error: {line}\n", "")
+    result = hooke.modes("square_drop", k=3)  # a ground plane, no surfaces
+    assert result.frequencies.shape == (3,) and np.all(np.isfinite(result.frequencies))
+
+
 def test_k_larger_than_the_mode_count_returns_every_mode():
     result = hooke.modes("crane", k=10)
     assert result.frequencies.shape == (5,) and result.shapes.shape == (5, 8, 3)

@@ -13,7 +13,7 @@ import hooke
 from hooke.cli import app
 from hooke.errors import HookeInputError
 from hooke.viz import plots
-from hooke.viz.animate import animate, frame_indices, gif_durations
+from hooke.viz.animate import GIF_MIN_FPS, animate, frame_indices, gif_durations
 
 
 def xy(line) -> tuple[np.ndarray, np.ndarray]:
@@ -256,6 +256,19 @@ def test_a_gif_plays_at_its_fps_and_loops_and_an_mp4_stores_its_fps(tmp_path):
     assert imageio.get_reader(path).get_meta_data()["fps"] == 20
     with pytest.raises(HookeInputError, match=r"^fps: must be <= 50 for a GIF .*; use an .mp4, got 60$"):
         animate(result, tmp_path / "fast.gif", fps=60)
+
+
+def test_a_gif_slower_than_its_16_bit_frame_delay_is_refused_and_the_slowest_one_plays(tmp_path):
+    """A GIF frame lasts at most 65535 hundredths of a second: ``--fps 1e-5`` raised an
+    OverflowError ("a bug in hooke", the confirmation pass of issue 15); now one line naming fps,
+    and the slowest fps a GIF holds writes frames of 100/fps hundredths."""
+    result = hooke.simulate(hooke.scene("spring1d"), t_end=0.5)
+    with pytest.raises(HookeInputError, match=r"^fps: must be >= 0.00153 for a GIF \(a GIF frame "
+                       r"lasts at most 655.35 s\); use an .mp4, got 1e-05$"):
+        animate(result, tmp_path / "slow.gif", fps=1e-5)
+    assert not (tmp_path / "slow.gif").exists()
+    path = animate(result, tmp_path / "slowest.gif", fps=GIF_MIN_FPS)
+    assert frame_delays(path)[0] == [655340, 655340]  # the first and last frames, 1/fps each
 
 
 def test_snapshots_label_their_axes_in_metres_and_3d_text_fits(monkeypatch):

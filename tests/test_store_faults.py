@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import numpy as np
 import pytest
 
 import hooke
-from hooke.io.store import read_trajectory
+from hooke.io.store import read_trajectory, rewrite
 
 from conftest import run_cli as cli
 
@@ -122,6 +123,43 @@ def test_a_disk_full_before_the_first_frame_leaves_the_previous_run(small_disk):
     assert snapshot(small_disk) == before
 
 
+REWRITE = """
+import sys
+from pathlib import Path
+from hooke.errors import HookeInputError
+from hooke.io.store import rewrite
+try:
+    rewrite(Path(sys.argv[1]))
+except HookeInputError as error:
+    print(error)
+"""
+
+
+def test_a_disk_too_full_for_the_closing_compaction_is_one_line_not_a_crash(small_disk, tmp_path):
+    """A run's file fits, its closing compacted copy (``rewrite``) does not: HDF5 failed half-way
+    through the copy and the process died of a segmentation fault at exit (139, no message; the
+    confirmation pass of issue 15, with cloth2d on a 39 MiB disk). Now one line, the file as it
+    was, no copy left; ``hooke run --resume`` finishes the outputs once there is room."""
+    out = tmp_path / "run"
+    assert cli("run", "cloth2d", "--t-end", "0.5", "--quiet", "--out", str(out)).returncode == 0
+    whole = read_trajectory(out / "trajectory.h5")
+    rewrite(out / "trajectory.h5", compress=False)  # as a run leaves it before its compaction
+    path = small_disk / "trajectory.h5"
+    shutil.copyfile(out / "trajectory.h5", path)  # 4.3 MB of the 6 MiB: no room for its copy
+    before = path.read_bytes()
+    done = subprocess.run([sys.executable, "-c", REWRITE, str(path)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("path: could not be rewritten through trajectory.h5.rewrite "
+                                  "(the disk is full: its copy may take "), done.stdout
+    assert done.stdout.rstrip().endswith(f"it is left as it was, got '{path}'")
+    assert len(done.stdout.splitlines()) == 1 and done.stderr == ""
+    assert path.read_bytes() == before and [p.name for p in small_disk.iterdir()] == [path.name]
+    kept = read_trajectory(path)
+    for key in FRAME_KEYS:
+        np.testing.assert_array_equal(kept[key], whole[key])
+
+
 # -- two runs on one output -------------------------------------------------------------------------
 
 def wait_for_frames(path, count: int, child) -> int:
@@ -147,8 +185,11 @@ def test_a_second_run_on_the_same_output_is_refused_naming_the_first(tmp_path):
         assert wait_for_frames(path, 30, first) >= 30
         refusal = (f"path: is being written by another run (PID {first.pid}, lock "
                    f"trajectory.h5.lock); wait until it ends or write elsewhere, got '{path}'")
-        done = cli("run", "spring1d", "--out", str(tmp_path))
-        assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {refusal}"]
+        done = cli("run", "spring1d", "--out", str(tmp_path))  # refused by the run's hold
+        assert done.returncode == 2 and done.stderr.splitlines() == [
+            f"error: path: is being written by another run (PID {first.pid}, lock "
+            f"summary.json.lock); wait until it ends or write elsewhere, got "
+            f"'{tmp_path / 'summary.json'}'"]
         for call in (lambda: hooke.simulate(hooke.scene("spring1d"), store=path),
                      lambda: hooke.resume(path)):
             with pytest.raises(hooke.HookeInputError) as info:
@@ -165,6 +206,32 @@ def test_a_second_run_on_the_same_output_is_refused_naming_the_first(tmp_path):
     done = cli("run", "spring1d", "--t-end", "0.1", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert read_trajectory(path)["attrs"]["scene_name"] == "spring1d"
+
+
+def test_a_run_holds_its_output_until_its_plots_and_summary_are_written(tmp_path):
+    """A run lets go of its trajectory's lock when the file is closed, then writes its plots and
+    summary: a second run started in between ran, and the first then wrote its snapshot over
+    the second's (cloth's snapshot.png beside oscillator's trajectory and summary: the
+    confirmation pass of issue 15). The run's hold on DIR (here taken as the first run would
+    hold it while it writes its plots) refuses the second in one line; DIR stays as it was."""
+    from hooke.io.lock import OutputLock
+
+    assert cli("run", "spring1d", "--t-end", "0.5", "--quiet", "--out", str(tmp_path)).returncode == 0
+    before = snapshot(tmp_path)
+    hold = OutputLock(tmp_path / "summary.json")
+    try:
+        for args in (["oscillator", "--t-end", "0.2"], ["--resume", str(tmp_path)]):
+            done = cli("run", *args, "--quiet", "--out", str(tmp_path))
+            assert (done.returncode, done.stderr.splitlines()) == (2, [
+                f"error: path: is being written by another run (PID {os.getpid()}, lock "
+                f"summary.json.lock); wait until it ends or write elsewhere, got "
+                f"'{tmp_path / 'summary.json'}'"])
+    finally:
+        hold.release()
+    assert snapshot(tmp_path) == before
+    assert cli("run", "oscillator", "--t-end", "0.2", "--quiet", "--out", str(tmp_path)).returncode == 0
+    assert json.loads((tmp_path / "summary.json").read_text())["scene"] == "oscillator"
+    assert not (tmp_path / "summary.json.lock").exists()
 
 
 # -- a rejected run ---------------------------------------------------------------------------------
@@ -538,8 +605,8 @@ def test_a_run_killed_in_its_final_compaction_is_finished_by_resume(tmp_path):
     killed = subprocess.run([sys.executable, "-c", KILLED_IN_COMPACTION, str(out)],
                             capture_output=True, text=True, timeout=300)
     assert killed.returncode == -signal.SIGKILL
-    assert sorted(p.name for p in out.iterdir()) == [
-        "trajectory.h5", "trajectory.h5.lock", "trajectory.h5.rewrite"]  # the lock: not held
+    assert sorted(p.name for p in out.iterdir()) == [  # the locks: not held
+        "summary.json.lock", "trajectory.h5", "trajectory.h5.lock", "trajectory.h5.rewrite"]
     done = cli("run", "--resume", str(out), "--quiet")
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [f"note: {out / 'trajectory.h5'} holds a complete run, "

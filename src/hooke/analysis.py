@@ -71,14 +71,21 @@ class Modes:
 
 
 def _model_of(scene) -> tuple[Model, str]:
+    """The model and its name; one with self-contact is refused: its barrier's pairs change as
+    the bodies move, so it has no fixed linearisation (it raised AttributeError, issue 15)."""
     if isinstance(scene, str):
         scene = builtin_scene(scene)
     if isinstance(scene, Scene):
-        return scene.model, scene.name
-    if isinstance(scene, Model):
-        return scene, "custom"
-    raise HookeInputError("scene", "must be a hooke Scene, Model or built-in scene name",
-                          type(scene).__name__)
+        model, name = scene.model, scene.name
+    elif isinstance(scene, Model):
+        model, name = scene, "custom"
+    else:
+        raise HookeInputError("scene", "must be a hooke Scene, Model or built-in scene name",
+                              type(scene).__name__)
+    if model.n_contact_faces:
+        raise HookeInputError("scene", "has self-contact (contact surfaces), which the static "
+                              "equilibrium and the modal analysis do not handle", name)
+    return model, name
 
 
 def _multipliers(system: System, x: np.ndarray, gradient: np.ndarray) -> np.ndarray:

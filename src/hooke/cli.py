@@ -112,6 +112,31 @@ class LazyProgress:
             self.bar.stop()
 
 
+class OutputsHold:
+    """A run's hold on its --out directory (``summary.json.lock``) from before its first write
+    until its plots and summary are written: another ``hooke run`` there is refused meanwhile.
+    The trajectory's own lock ends with the file, so a second run started then had the first
+    one's plots written over its own (the confirmation pass of issue 15)."""
+
+    def __init__(self):
+        self.lock = None
+
+    def take(self, out: Path) -> None:
+        """Refuses (HookeInputError) while another run holds ``out``; a folder where the lock
+        cannot be made (read-only) is left to the run's own checks, which say why."""
+        from .io.lock import OutputLock
+
+        try:
+            self.lock = OutputLock(out / "summary.json")
+        except HookeInputError as error:
+            if "another run" in str(error):
+                raise
+
+    def release(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+
+
 @app.command("run")
 def run_command(
     scene_or_file: Optional[str] = typer.Argument(
@@ -143,12 +168,14 @@ def run_command(
     from .simulate import resume as resume_run
 
     if resume is not None:
-        if (scene_or_file is not None or integrator or dt or t_end or option
-                or save_every is not None or max_energy_growth is not None):
+        given = [flag for flag, value in (
+            ("SCENE_OR_FILE", scene_or_file), ("--integrator", integrator), ("--dt", dt),
+            ("--t-end", t_end), ("--save-every", save_every), ("--option", option or None),
+            ("--max-energy-growth", max_energy_growth)) if value is not None]
+        if given:  # (`--dt 0` too: it was ignored as false)
             fail("--resume: continues the stored run with its own settings (--save-every and "
-                 "--max-energy-growth included); give no scene or settings with it, got "
-                 "SCENE_OR_FILE/--integrator/--dt/--t-end/--save-every/--option/"
-                 "--max-energy-growth")
+                 f"--max-energy-growth included); give no scene or settings with it, got "
+                 f"{'/'.join(given)}")
         if resume.is_file() and resume.name != "trajectory.h5":  # its plots, summary and
             # sidecar are written beside it under the names of a run's directory
             fail(f"--resume: must be a run's directory or the trajectory.h5 in it (rename the "
@@ -156,52 +183,59 @@ def run_command(
         out = resume.parent if resume.is_file() else resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
-    progress = None if quiet else LazyProgress(str(scene_or_file or resume))
+    hold = OutputsHold()  # until the plots and summary are written
     try:
+        progress = None if quiet else LazyProgress(str(scene_or_file or resume))
         try:
-            if resume is not None:
-                result = resume_run(out / "trajectory.h5", progress=progress)
-            else:
-                options: dict = {}
-                for text in option or []:
-                    key, value = parse_option(text)
-                    if key in options:
-                        raise HookeInputError("--option", f"{key} given more than once", text)
-                    options[key] = value
-                scene = load_scene(scene_or_file)
-                dropped = scene_options(scene, integrator or scene.integrator)[1]
-                if dropped:
-                    errors.print(f"note: {integrator} does not take {scene.name}'s option(s) "
-                                 f"{', '.join(dropped)}; dropped", markup=False, highlight=False)
-                output_directory(out)
-                result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
-                                  save_every=save_every, progress=progress,
-                                  store=out / "trajectory.h5", max_energy_growth=max_energy_growth,
-                                  max_frames=FRAME_BUDGET, **options)
-        finally:
-            if progress is not None:
-                progress.close()
-    except CompleteRunError:
-        finish_complete_run(out, quiet)
-        return
-    except HookeInputError as error:
-        fail(str(error))
-    except StoreWriteError as error:  # a full disk: the file keeps its frames; nothing more fits
-        fail(str(error), code=1)
-    except SimulationError as error:
-        partial = getattr(error, "result", None)
-        if partial is not None and partial.n_frames > 0:
-            report(partial, out, quiet)
-        fail(str(error), code=1)
-    except KeyboardInterrupt as interrupt:
-        from .io.export import write_xdmf
+            try:
+                if resume is not None:
+                    if out.is_dir():
+                        hold.take(out)
+                    result = resume_run(out / "trajectory.h5", progress=progress)
+                else:
+                    options: dict = {}
+                    for text in option or []:
+                        key, value = parse_option(text)
+                        if key in options:
+                            raise HookeInputError("--option", f"{key} given more than once", text)
+                        options[key] = value
+                    scene = load_scene(scene_or_file)
+                    dropped = scene_options(scene, integrator or scene.integrator)[1]
+                    if dropped:
+                        errors.print(f"note: {integrator} does not take {scene.name}'s option(s) "
+                                     f"{', '.join(dropped)}; dropped", markup=False, highlight=False)
+                    output_directory(out)
+                    hold.take(out)
+                    result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
+                                      save_every=save_every, progress=progress,
+                                      store=out / "trajectory.h5", max_energy_growth=max_energy_growth,
+                                      max_frames=FRAME_BUDGET, **options)
+            finally:
+                if progress is not None:
+                    progress.close()
+        except CompleteRunError:
+            finish_complete_run(out, quiet)
+            return
+        except HookeInputError as error:
+            fail(str(error))
+        except StoreWriteError as error:  # a full disk: the file keeps its frames; nothing more fits
+            fail(str(error), code=1)
+        except SimulationError as error:
+            partial = getattr(error, "result", None)
+            if partial is not None and partial.n_frames > 0:
+                report(partial, out, quiet)
+            fail(str(error), code=1)
+        except KeyboardInterrupt as interrupt:
+            from .io.export import write_xdmf
 
-        if not getattr(interrupt, "frames_kept", 0):  # nothing of this run reached the file
-            fail(f"interrupted before the first frame was written; {out} is left as it was", code=130)
-        sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
-        fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'} (ParaView: {sidecar}); "
-             f"continue with `hooke run --resume {out}`", code=130)
-    report(result, out, quiet)
+            if not getattr(interrupt, "frames_kept", 0):  # nothing of this run reached the file
+                fail(f"interrupted before the first frame was written; {out} is left as it was", code=130)
+            sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
+            fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'} (ParaView: {sidecar}); "
+                 f"continue with `hooke run --resume {out}`", code=130)
+        report(result, out, quiet)
+    finally:
+        hold.release()
 
 
 def finish_complete_run(out: Path, quiet: bool) -> None:

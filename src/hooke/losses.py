@@ -21,7 +21,7 @@ import numpy as np
 
 from .energies import barrier, gravity, spring
 from .checks import _numbers
-from .errors import HookeInputError
+from .errors import HookeInputError, is_number
 
 # How close (relative to the frame interval) a requested time must be to a saved frame's.
 TIME_TOLERANCE = 1e-6
@@ -43,9 +43,21 @@ class Loss:
         return {}
 
 
+def _reals(value, field: str, what: str) -> np.ndarray:
+    """``value`` as a float array if it holds ints or floats only: a bool or a string is not a
+    number (``energy_at(True)`` was the energy at t = 1 s, ``weights="2"`` a weight of 2)."""
+    try:
+        array = np.asarray(value)
+    except ValueError:  # ragged
+        raise HookeInputError(field, what, value) from None
+    if array.dtype.kind not in "iuf":
+        raise HookeInputError(field, what, value)
+    return array.astype(float)
+
+
 def frame_index(times, frame_times: np.ndarray, field: str = "times") -> np.ndarray:
     """The saved frame of each of ``times``; one line naming a time off the frames or the run."""
-    times = np.atleast_1d(np.asarray(times, dtype=float))
+    times = np.atleast_1d(_reals(times, field, "must be finite times [s], a 1-D list"))
     if times.ndim != 1 or not np.all(np.isfinite(times)):
         raise HookeInputError(field, "must be finite times [s], a 1-D list", times)
     spacing = float(np.min(np.diff(frame_times))) if frame_times.size > 1 else 1.0
@@ -67,7 +79,7 @@ def _weights(weights, shape: tuple[int, int], field: str = "weights") -> np.ndar
     """Weights broadcast to (frames, n): a number, one per particle or one per frame and particle."""
     if weights is None:
         return np.ones(shape)
-    array = np.asarray(weights, dtype=float)
+    array = _reals(weights, field, "must be finite numbers >= 0")
     try:
         out = np.broadcast_to(array, shape)
     except ValueError:
@@ -154,8 +166,10 @@ class _EnergyAt(Loss):
     def __init__(self, time: float, kind: str, target):
         if kind not in ENERGY_KINDS:
             raise HookeInputError("kind", f"must be one of {', '.join(ENERGY_KINDS)}", kind)
-        if target is not None and not np.isfinite(target):
+        if target is not None and not (is_number(target) and np.isfinite(target)):
             raise HookeInputError("target", "must be a finite energy [J] or None", target)
+        if not is_number(time) or not np.isfinite(time):  # checked against the frames later
+            raise HookeInputError("time", "must be a finite time [s]", time)
         self.time, self.kind, self.target = time, kind, target
 
     def _at(self, result):

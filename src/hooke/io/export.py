@@ -34,13 +34,13 @@ key of its own, so the points read are always the frame's. The blocks of frame k
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 import numpy as np
 
 from ..errors import HookeInputError
+from .outputs import written_aside
 from .store import open_trajectory, read_trajectory
 
 POINT_DATA = ("v", "contact_force")  # per-particle frame datasets, exported as point data
@@ -93,9 +93,8 @@ def write_xdmf(h5_path) -> Path:
             '    <Grid Name="trajectory" GridType="Collection" CollectionType="Temporal">\n'
             + "".join(grids) + '    </Grid>\n  </Domain>\n</Xdmf>\n')
     path = h5_path.with_suffix(".xdmf")
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text)
-    os.replace(partial, path)
+    with written_aside(path) as partial:  # a full disk leaves no partial file behind
+        partial.write_text(text)
     return path
 
 

@@ -61,8 +61,10 @@ import errno
 import functools
 import hashlib
 import json
+import math
 import os
 import re
+import shutil
 import struct
 import time
 from contextlib import contextmanager
@@ -73,6 +75,7 @@ import h5py
 import numpy as np
 
 from ..errors import HookeInputError, StoreWriteError, as_path, format_value, is_count
+from ..memory import format_bytes
 from ..model import Model
 from ..result import Result, frame_extras
 from ..scene_setup import Scene
@@ -414,6 +417,21 @@ class TrajectoryWriter:
         self._lock.release()
 
 
+def _copy_bytes(source: h5py.File, frames: int | None) -> int:
+    """At most what :func:`rewrite`'s copy of ``source`` takes: every dataset uncompressed (the
+    frame datasets' first ``frames`` frames), and 1 MiB for the metadata."""
+    sizes: list[int] = []
+
+    def count(name: str, item) -> None:
+        if isinstance(item, h5py.Dataset):
+            rows = item.shape[0] if item.shape else 1
+            kept = rows if frames is None or not name.startswith("frames/") else min(rows, frames)
+            sizes.append(item.dtype.itemsize * kept * math.prod(item.shape[1:]))
+
+    source.visititems(count)
+    return sum(sizes) + 2**20
+
+
 COPY_BYTES = 2**24  # frames copied at a time by rewrite: whole chunks, about this many bytes
 
 
@@ -464,6 +482,13 @@ def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> Non
     written, is left as it was, with a one-line error that says which."""
     fresh = path.with_name(path.name + ".rewrite")
     with open_trajectory(path) as source:
+        need = _copy_bytes(source, frames)
+        free = shutil.disk_usage(fresh.parent).free
+        if need > free:  # refused before writing: HDF5 crashes the process once a copy fails
+            raise HookeInputError("path", f"could not be rewritten through {fresh.name} (the "
+                                  f"disk is full: its copy may take {format_bytes(need)}, "
+                                  f"{format_bytes(free)} are free); it is left as it was",
+                                  str(path))
         try:
             fresh.unlink(missing_ok=True)  # a leftover, never written through (as the aside file)
             with h5py.File(fresh, "w", libver=LIBVER) as target:
@@ -471,9 +496,10 @@ def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> Non
         except BaseException as error:
             if fresh.is_file():
                 fresh.unlink()
-            if isinstance(error, OSError):  # writing the copy failed (a full disk, say)
+            if isinstance(error, OSError) or (isinstance(error, RuntimeError)
+                                              and fresh.name in str(error)):  # (h5py's words)
                 raise HookeInputError("path", f"could not be rewritten through {fresh.name} "
-                                      f"({_reason(error)}); it is left as it was",
+                                      f"({_write_failure(error)}); it is left as it was",
                                       str(path)) from None
             raise
     try:

@@ -30,6 +30,7 @@ from .plots import ConfigurationView, new_figure
 
 FORMATS = (".mp4", ".gif")
 GIF_MAX_FPS = 50.0
+GIF_MIN_FPS = 100 / 65_534  # a GIF frame's delay is 16 bits of hundredths: at most 655.35 s
 # Frames of one movie, at most: 11 minutes at 30 fps, rendered at about 20 ms each. A GIF's
 # frames are all held in memory until it is written (Pillow), so it has a bound of its own.
 MAX_MOVIE_FRAMES = 20_000
@@ -78,6 +79,9 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
     if suffix == ".gif" and fps > GIF_MAX_FPS:
         raise HookeInputError("fps", f"must be <= {GIF_MAX_FPS:g} for a GIF (browsers show frame "
                               "delays under 0.02 s as 0.1 s); use an .mp4", fps)
+    if suffix == ".gif" and fps < GIF_MIN_FPS:  # 1e-5 fps overflowed the delay's 16 bits
+        raise HookeInputError("fps", f"must be >= {GIF_MIN_FPS:.3g} for a GIF (a GIF frame "
+                              "lasts at most 655.35 s); use an .mp4", fps)
     # before any frame is drawn: a place the movie cannot go is one line, an earlier movie
     # there that may not be written is kept (and one that may is replaced only whole)
     writable_directory(path.parent, "out")
