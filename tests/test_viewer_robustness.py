@@ -215,6 +215,18 @@ def test_a_server_on_all_addresses_answers_its_names_addresses_and_allow_host():
         assert not allowlist.accepts(host), host
 
 
+@pytest.mark.parametrize("name", ["", "a b", "evil/path", "x\ny"])
+def test_an_allow_host_that_is_no_host_name_is_one_line(monkeypatch, capsys, name):
+    """`hooke serve --allow-host ""` (or a name with a space) was accepted and allowed nothing:
+    one line naming --allow-host, exit 2, before any server starts."""
+    from conftest import run_main
+
+    code, lines = run_main(monkeypatch, capsys, "serve", "spring1d", "--allow-host", name)
+    assert code == 2
+    assert lines == [f"error: allow-host: must be a host name or an address (letters, digits, "
+                     f"'.', '-', ':'), got {name!r}"], lines
+
+
 def test_the_served_page_and_websocket_refuse_another_host(viewer_url):
     """The real server (uvicorn, as `hooke serve` runs it): 403 for the page and the upgrade."""
     port = urlsplit(viewer_url).port

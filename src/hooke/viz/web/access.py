@@ -22,11 +22,14 @@ the address the browser asked for) cannot drive the viewer.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from typing import Iterable
 from urllib.parse import urlsplit
 
 from starlette.responses import PlainTextResponse
+
+from ...errors import HookeInputError
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
@@ -50,7 +53,12 @@ def is_loopback(host: str) -> bool:
 
 
 def allowed_hosts(bind: str, extra: Iterable[str] = ()) -> frozenset[str]:
-    """The Host names a viewer bound to ``bind`` answers, with ``extra`` (``--allow-host``)."""
+    """The Host names a viewer bound to ``bind`` answers, with ``extra`` (``--allow-host``: a
+    host name or address each, else one line naming it)."""
+    for name in extra:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9._:\[\]-]+", name):
+            raise HookeInputError("allow-host", "must be a host name or an address (letters, "
+                                  "digits, '.', '-', ':')", name)
     names = {normal(bind), *LOOPBACK_NAMES, *(normal(name) for name in extra)}
     if not is_loopback(bind):
         names |= {normal(socket.gethostname()), normal(socket.getfqdn())}

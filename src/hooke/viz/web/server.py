@@ -40,7 +40,7 @@ from fastapi.staticfiles import StaticFiles
 from ...errors import HookeInputError, as_path, is_count
 from ...integrators import base as integrator_registry
 from ...scenes import names as scene_names
-from .access import HostAllowlist, same_origin
+from .access import HostAllowlist, allowed_hosts, same_origin
 from .observed import ObservedOverlay
 from .protocol import MAX_MESSAGE_BYTES, Drag, Load, ProtocolError, Restart, parse_command
 from .worker import SessionEnded, SessionProcess, encode, zygote
@@ -149,6 +149,8 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
     reads it), drawn beside the simulated one while a page runs that scene (:mod:`.observed`)."""
     if scene not in scene_names():
         raise HookeInputError("SCENE", f"unknown scene (built-in: {', '.join(scene_names())})", scene)
+    allow_hosts = tuple(allow_hosts)
+    allowed_hosts(host, allow_hosts)  # a name that is none is one line now, not at the first page
     overlay = None
     if observed is not None:
         overlay = ObservedOverlay(scene, as_path(observed, "observed").resolve())
@@ -161,7 +163,7 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
 
     app = FastAPI(title="hooke viewer", docs_url=None, redoc_url=None, openapi_url=None,
                   lifespan=lifespan)
-    app.add_middleware(HostAllowlist, bind=host, extra=tuple(allow_hosts))
+    app.add_middleware(HostAllowlist, bind=host, extra=allow_hosts)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     # Every connected page, with its session process once it has one (tests read it too).
     pages: dict[WebSocket, SessionProcess | None] = {}
