@@ -124,13 +124,14 @@ class OutputsHold:
     def take(self, out: Path) -> None:
         """Refuses (HookeInputError) while another run holds ``out``; a folder where the lock
         cannot be made (read-only) is left to the run's own checks, which say why."""
-        from .io.lock import OutputLock
+        from .io.lock import LockHeld, OutputLock
 
         try:
             self.lock = OutputLock(out / "summary.json")
-        except HookeInputError as error:
-            if "another run" in str(error):
-                raise
+        except LockHeld:
+            raise
+        except HookeInputError:
+            pass
 
     def release(self) -> None:
         if self.lock is not None:

@@ -1,9 +1,10 @@
 """One writer per trajectory file: an advisory lock on ``<file>.lock`` beside it.
 
 Contract: :class:`OutputLock` takes an exclusive ``fcntl.flock`` on the lock file, writes the
-holder's PID into it, and refuses (a one-line :class:`HookeInputError` naming the holder's PID)
-while another process — or another writer in this one — holds it. The kernel drops a flock when
-its holder's file is closed, however the process ends (``kill -9`` included), so a killed run's
+holder's PID into it, and refuses (a one-line :class:`LockHeld`, a HookeInputError, naming the
+holder's PID) while another process — or another writer in this one — holds it; a place where
+no lock can be made is a plain HookeInputError. The kernel drops a flock when its holder's file
+is closed, however the process ends (``kill -9`` included), so a killed run's
 lock file never blocks the next run. :meth:`OutputLock.release` removes the file; a lock taken
 on a file that a releasing holder removed meanwhile is retaken on the new file (the check of the
 inode), so two writers never both hold one path.
@@ -17,6 +18,11 @@ import os
 from pathlib import Path
 
 from ..errors import HookeInputError
+
+
+class LockHeld(HookeInputError):
+    """Another process (or writer) holds the lock: the one refusal a caller may tell apart from
+    a place where no lock can be made."""
 
 
 class OutputLock:
@@ -39,7 +45,7 @@ class OutputLock:
             except BlockingIOError:
                 holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip() or "unknown"
                 os.close(descriptor)
-                raise HookeInputError("path", f"is being written by another run (PID {holder}, "
+                raise LockHeld("path", f"is being written by another run (PID {holder}, "
                                       f"lock {self.path.name}); wait until it ends or write "
                                       "elsewhere", str(self.target)) from None
             if self._still_named(descriptor):
