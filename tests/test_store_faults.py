@@ -160,6 +160,24 @@ def test_a_disk_too_full_for_the_closing_compaction_is_one_line_not_a_crash(smal
         np.testing.assert_array_equal(kept[key], whole[key])
 
 
+def test_a_killed_compactions_leftover_does_not_count_against_the_next(small_disk, tmp_path):
+    """The partial copy a kill left in the final compaction takes the disk's room; the next
+    compaction (``hooke run --resume``'s finish) removes it before it measures the free space,
+    so it is not refused for the room its own leftover held."""
+    out = tmp_path / "run"
+    assert cli("run", "spring1d", "--t-end", "2", "--quiet", "--out", str(out)).returncode == 0
+    path = small_disk / "trajectory.h5"
+    shutil.copyfile(out / "trajectory.h5", path)
+    leftover = small_disk / "trajectory.h5.rewrite"
+    room = shutil.disk_usage(small_disk).free
+    leftover.write_bytes(b"\0" * (room - 2**19))  # half a MiB free: less than the copy may take
+    rewrite(path)
+    assert sorted(p.name for p in small_disk.iterdir()) == ["trajectory.h5"]
+    kept, whole = read_trajectory(path), read_trajectory(out / "trajectory.h5")
+    for key in FRAME_KEYS:
+        np.testing.assert_array_equal(kept[key], whole[key])
+
+
 # -- two runs on one output -------------------------------------------------------------------------
 
 def wait_for_frames(path, count: int, child) -> int:

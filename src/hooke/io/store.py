@@ -67,7 +67,7 @@ import re
 import shutil
 import struct
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -482,6 +482,8 @@ def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> Non
     written, is left as it was, with a one-line error that says which."""
     fresh = path.with_name(path.name + ".rewrite")
     with open_trajectory(path) as source:
+        with suppress(OSError):  # a leftover, never written through: its space counts as free
+            fresh.unlink(missing_ok=True)
         need = _copy_bytes(source, frames)
         free = shutil.disk_usage(fresh.parent).free
         if need > free:  # refused before writing: HDF5 crashes the process once a copy fails
@@ -490,7 +492,6 @@ def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> Non
                                   f"{format_bytes(free)} are free); it is left as it was",
                                   str(path))
         try:
-            fresh.unlink(missing_ok=True)  # a leftover, never written through (as the aside file)
             with h5py.File(fresh, "w", libver=LIBVER) as target:
                 _copy_group(source, target, frames, compress)
         except BaseException as error:
