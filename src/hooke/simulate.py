@@ -372,7 +372,6 @@ class Run:
                 f"the total energy grew from {start:.6g} J to {total:.6g} J (more than the allowed "
                 f"factor {self.max_energy_growth:g} of the energy scale {scale:.6g} J)"))
 
-
     def _guard_overflow(self, t0: float) -> None:
         """After the last step: stop a run whose saved energy overflowed although every state
         stayed finite (explicit Euler's growth passes 1.8e308 J long before x does). The check

@@ -196,8 +196,10 @@ class FastMassSpring(Integrator):
     def check_options(self) -> None:
         iterations = self.options["iterations"]
         model = self.system.model
+        needed = None  # the passes "auto" found the model needs: enough unless above the cap
         if iterations == "auto":
-            iterations = min(iterations_needed(model, self.dt), MOST_AUTOMATIC)
+            needed = iterations_needed(model, self.dt)
+            iterations = min(needed, MOST_AUTOMATIC)
         elif (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer))
                 or not 1 <= iterations <= MAX_COUNT_OPTION):
             raise HookeInputError("iterations", "must be an integer from 1 to "
@@ -208,7 +210,8 @@ class FastMassSpring(Integrator):
             raise HookeInputError("spring_energy", "fast_mass_spring needs Hookean springs (the "
                                   "squared_length energy has no local/global split); use "
                                   "implicit_euler", model.spring_energy)
-        check_iterations(model, self.dt, self.iterations)
+        if needed is None or needed > MOST_AUTOMATIC:
+            check_iterations(model, self.dt, self.iterations)
         self._prepare()
 
     def _prepare(self) -> None:
