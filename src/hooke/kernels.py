@@ -68,6 +68,9 @@ import numpy as np
 from numba import njit, prange
 
 from .energies import spring
+from .spring_factor import (LENGTH, POSITIVE_REST, SQUARED, damping_term, general_factor,
+                            positive_rest_factor, spring_form)
+from .spring_runs import SpringRuns, find_runs, worth_running
 from .thread_choice import ThreadChoice
 
 PARALLEL_MIN_SPRINGS = 4000
@@ -91,11 +94,6 @@ def _compact(values: np.ndarray) -> np.ndarray:
     return values
 
 
-# The springs' forms (``SpringGather.springs[5]``): the length form with every rest length
-# positive (pass 1's fast loop), the length form with some zero rest lengths, the squared form.
-POSITIVE_REST, LENGTH, SQUARED = 0, 1, 2
-
-
 @njit(inline="always")
 def _difference(x, i, j):
     """d = x_j − x_i and |d|²."""
@@ -108,8 +106,8 @@ def _difference(x, i, j):
 @njit(inline="always")
 def _damping_factor(v, i, j, d0, d1, d2, length2, c):
     """c (Δv·d)/|d|²: the damping part of ψ."""
-    return c * ((v[j, 0] - v[i, 0]) * d0 + (v[j, 1] - v[i, 1]) * d1
-                + (v[j, 2] - v[i, 2]) * d2) / length2
+    return damping_term((v[j, 0] - v[i, 0]) * d0 + (v[j, 1] - v[i, 1]) * d1
+                        + (v[j, 2] - v[i, 2]) * d2, length2, c)
 
 
 @njit(cache=True, error_model="numpy")
@@ -131,9 +129,7 @@ def _spring_factors_range(lo, hi, x, v, first, second, rest, stiffness, damping,
         for s in range(lo, hi):
             i, j = first[s], second[s]
             d0, d1, d2, length2 = _difference(x, i, j)
-            k = stiffness[s] if per_k else k_all
-            length = np.sqrt(length2)
-            psi = k * (length - rest[s]) / length
+            psi = positive_rest_factor(length2, stiffness[s] if per_k else k_all, rest[s])
             if damped:  # the same for every spring: the loop is compiled once with, once without
                 psi += _damping_factor(v, i, j, d0, d1, d2, length2,
                                        damping[s] if per_c else c_all)
@@ -145,17 +141,7 @@ def _spring_factors_range(lo, hi, x, v, first, second, rest, stiffness, damping,
     for s in range(lo, hi):
         i, j = first[s], second[s]
         d0, d1, d2, length2 = _difference(x, i, j)
-        k = stiffness[s] if per_k else k_all
-        l0 = rest[s]
-        if form == SQUARED:
-            psi = 2.0 * k * (length2 / (l0 * l0) - 1.0)
-        elif l0 == 0.0:
-            psi = k
-        elif length2 == 0.0:
-            psi = 0.0  # the direction is undefined at a cusp (as in spring._force_factor)
-        else:
-            length = np.sqrt(length2)
-            psi = k * (length - l0) / length
+        psi = general_factor(length2, stiffness[s] if per_k else k_all, rest[s], form)
         if damped and length2 > 0.0:
             psi += _damping_factor(v, i, j, d0, d1, d2, length2, damping[s] if per_c else c_all)
         factor[slot_first[s]] = psi
@@ -337,13 +323,6 @@ def incidence(pairs: np.ndarray, n_particles: int):
     return indptr, others[order], slot[:s], slot[s:]
 
 
-def spring_form(energy: str, rest: np.ndarray) -> int:
-    """The form code pass 1 takes for springs of ``energy`` with rest lengths ``rest``."""
-    if energy == "squared_length":
-        return SQUARED
-    return LENGTH if np.any(rest == 0.0) else POSITIVE_REST
-
-
 class SpringGather:
     """The fused force kernels bound to one model's springs, masses and gravity.
 
@@ -401,6 +380,11 @@ class SpringGather:
         self._bounds: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._pool: list[np.ndarray] = []
         self.threads = ThreadChoice() if s >= PARALLEL_MIN_SPRINGS else None
+        self.runs = None  # the run kernels, for a large model in its own order made of long runs
+        if self.permutation is None and s >= PARALLEL_MIN_SPRINGS:
+            runs, run_order = find_runs(model.spring_indices)
+            if worth_running(runs):
+                self.runs = SpringRuns(model, runs, run_order)
 
     @property
     def nbytes(self) -> int:
@@ -410,7 +394,7 @@ class SpringGather:
         arrays += [] if self.permutation is None else [self._rows, self._rank]
         arrays += [a for a in self.springs if isinstance(a, np.ndarray)]
         arrays += list(self._inner or ())
-        return sum(a.nbytes for a in arrays)
+        return sum(a.nbytes for a in arrays) + (self.runs.nbytes if self.runs else 0)
 
     def bytes_per_step(self, x_nbytes: int) -> int:
         """Bytes one fused symplectic Euler step must move at least: every array above read
@@ -478,8 +462,20 @@ class SpringGather:
         if self.threads is not None:
             self.threads.record(time.perf_counter() - started)
 
+    def _timed_runs(self, x, v, *arguments):
+        """:meth:`SpringRuns.run` in the form :attr:`threads` chooses, timing it."""
+        parallel = self.threads.parallel() and numba.get_num_threads() > 1
+        started = time.perf_counter()
+        self.runs.run(parallel, np.ascontiguousarray(x, dtype=float),
+                      np.ascontiguousarray(v, dtype=float), *arguments)
+        self.threads.record(time.perf_counter() - started)
+
     def _accelerations(self, x, v, inverse_mass, gravity):
         dim = x.shape[1]
+        if self.runs is not None:
+            out = np.empty((x.shape[0], dim))
+            self._timed_runs(x, v, inverse_mass, gravity, None, out, out)
+            return out
         out = np.empty((x.shape[0], 3))
         self._timed(_accelerations_parallel, _accelerations_serial, x, v, inverse_mass, gravity,
                     self._rows, out)
@@ -498,6 +494,11 @@ class SpringGather:
     def symplectic_euler(self, x: np.ndarray, v: np.ndarray, h: float):
         """(x⁺, v⁺) of one symplectic Euler step; pinned particles are copied unchanged."""
         dim = x.shape[1]
+        if self.runs is not None:
+            x_out = self._unused_buffer(x.shape)
+            v_out = self._unused_buffer(x.shape)
+            self._timed_runs(x, v, self.inverse_mass, self.gravity, float(h), x_out, v_out)
+            return x_out, v_out
         x_out = self._unused_buffer((x.shape[0], 3))
         v_out = self._unused_buffer((x.shape[0], 3))
         self._timed(_symplectic_euler_parallel, _symplectic_euler_serial, x, v, self.inverse_mass,
