@@ -326,8 +326,8 @@ def bandwidth_text(w1: dict | None, w2: dict | None) -> str:
     data = w1 or w2
     return (f"Memory bandwidth (a NumPy copy on one core, read + write): "
             f"{significant(data['bandwidth_GB_per_s'])} GB/s. The fused explicit step moves "
-            f"{significant(data['bytes_per_spring'])} bytes per spring (adjacency, ψ written and "
-            f"read, springs, x and v in and out): {'; '.join(parts)}. A bound is real only when "
+            f"{significant(data['bytes_per_spring'])} bytes per spring (its kernels' arrays read, its "
+            f"scratch arrays written and read, x and v in and out): {'; '.join(parts)}. A bound is real only when "
             "the step's data exceed the caches (W2); for W1 it is a yardstick.\n")
 
 

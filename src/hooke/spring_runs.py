@@ -227,6 +227,16 @@ class SpringRuns:
         arrays = [self.runs, self._rows, self._velocity_rows, self._psi, self._forces]
         return sum(a.nbytes for a in arrays + [a for a in self.springs if isinstance(a, np.ndarray)])
 
+    def bytes_per_step(self, x_nbytes: int) -> int:
+        """Bytes one symplectic Euler update must move at least: the runs and the springs'
+        parameters read once (damping only when damped), the rows, ψ and the force rows written
+        and read once, x and v read and x⁺, v⁺ written."""
+        rest, stiffness, damping, _, damped = self.springs
+        read = self.runs.nbytes + rest.nbytes + stiffness.nbytes + (damping.nbytes if damped else 0)
+        written_and_read = self._rows.nbytes + self._velocity_rows.nbytes + self._psi.nbytes \
+            + self._forces.nbytes
+        return read + 2 * written_and_read + 4 * x_nbytes
+
     def bounds(self, parallel: bool) -> tuple[np.ndarray, np.ndarray]:
         """(spring chunk bounds, particle chunk bounds): one chunk per Numba thread if
         ``parallel``."""
