@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
 from .spring_factor import (POSITIVE_REST, damping_term, general_factor, positive_rest_factor,
                             spring_form)
@@ -69,13 +70,36 @@ def _clip(start, length, lo, hi):
     return a - start, max(b - a, 0)
 
 
+def _window(values, start, count):
+    """values[start:start + count] of a per-spring parameter, or the one number all springs
+    share (a float: each kernel is compiled for the types it is given, so the loops read an
+    array or a constant, with no run-time select, which kept them from vectorising)."""
+
+
+@overload(_window, inline="always")
+def _window_typed(values, start, count):
+    if isinstance(values, types.Array):
+        return lambda values, start, count: values[start:start + count]
+    return lambda values, start, count: values
+
+
+def _entry(values, m):
+    """Entry m of a :func:`_window`."""
+
+
+@overload(_entry, inline="always")
+def _entry_typed(values, m):
+    if isinstance(values, types.Array):
+        return lambda values, m: values[m]
+    return lambda values, m: values
+
+
 @njit(inline="always")
 def _factors_range(lo, hi, runs, xr, vr, rest, stiffness, damping, form, damped, psi):
-    """ψ_s for the springs s in [lo, hi) (run order; every parameter one entry per spring: a
-    select between an entry and a shared value kept the loop from vectorising, 40% slower). A
-    run of positive rest lengths takes a branch-free loop that notes a zero-length spring (0/0
-    there); such a run, and every run of the other forms, takes the general loop: the same bits
-    for a spring of positive length."""
+    """ψ_s for the springs s in [lo, hi) (run order; ``stiffness`` and ``damping`` per spring or
+    one float for all). A run of positive rest lengths takes a branch-free loop that notes a
+    zero-length spring (0/0 there); such a run, and every run of the other forms, takes the
+    general loop: the same bits for a spring of positive length."""
     for r in range(runs.shape[0]):
         s0, i0, offset = runs[r, 0], runs[r, 2], runs[r, 3]
         skip, count = _clip(s0, runs[r, 1], lo, hi)
@@ -87,16 +111,17 @@ def _factors_range(lo, hi, runs, xr, vr, rest, stiffness, damping, form, damped,
         b0, b1, b2 = xr[0, j:j + count], xr[1, j:j + count], xr[2, j:j + count]
         u0, u1, u2 = vr[0, i:i + count], vr[1, i:i + count], vr[2, i:i + count]
         w0, w1, w2 = vr[0, j:j + count], vr[1, j:j + count], vr[2, j:j + count]
-        l0, k, c, out = rest[s:s + count], stiffness[s:s + count], damping[s:s + count], psi[s:s + count]
+        l0, out = rest[s:s + count], psi[s:s + count]
+        k, c = _window(stiffness, s, count), _window(damping, s, count)
         collapsed = form != POSITIVE_REST
         if not collapsed:
             for m in range(count):
                 d0, d1, d2 = b0[m] - a0[m], b1[m] - a1[m], b2[m] - a2[m]
                 length2 = d0 * d0 + d1 * d1 + d2 * d2
-                value = positive_rest_factor(length2, k[m], l0[m])
+                value = positive_rest_factor(length2, _entry(k, m), l0[m])
                 if damped:  # the same for every spring: the loop is compiled once with, once without
                     value += damping_term((w0[m] - u0[m]) * d0 + (w1[m] - u1[m]) * d1
-                                          + (w2[m] - u2[m]) * d2, length2, c[m])
+                                          + (w2[m] - u2[m]) * d2, length2, _entry(c, m))
                 collapsed |= length2 == 0.0
                 out[m] = value
         if not collapsed:
@@ -104,10 +129,10 @@ def _factors_range(lo, hi, runs, xr, vr, rest, stiffness, damping, form, damped,
         for m in range(count):
             d0, d1, d2 = b0[m] - a0[m], b1[m] - a1[m], b2[m] - a2[m]
             length2 = d0 * d0 + d1 * d1 + d2 * d2
-            value = general_factor(length2, k[m], l0[m], form)
+            value = general_factor(length2, _entry(k, m), l0[m], form)
             if damped and length2 > 0.0:
                 value += damping_term((w0[m] - u0[m]) * d0 + (w1[m] - u1[m]) * d1
-                                      + (w2[m] - u2[m]) * d2, length2, c[m])
+                                      + (w2[m] - u2[m]) * d2, length2, _entry(c, m))
             out[m] = value
 
 
@@ -200,19 +225,26 @@ def _parallel(bounds, runs, x, v, xr, vr, springs, psi, f, inverse_mass, gravity
         _update_range(lo, hi, x, v, f, inverse_mass, gravity, h, out_a, out_b)
 
 
+def _shared(values: np.ndarray) -> float | np.ndarray:
+    """The one value every spring has (a float), or the values (a float array)."""
+    values = np.ascontiguousarray(values, dtype=float)
+    return float(values[0]) if values.size and np.all(values == values[0]) else values
+
+
 class SpringRuns:
     """The run kernels bound to one model's springs (in the model's own particle numbering).
 
-    ``springs``: the model's rest lengths, stiffnesses and damping coefficients in run order, the
-    springs' form and whether any is damped."""
+    ``springs``: the model's rest lengths, stiffnesses and damping coefficients in run order (a
+    stiffness or damping shared by every spring as one float), the springs' form and whether
+    any is damped."""
 
     def __init__(self, model, runs: np.ndarray, order: np.ndarray):
         n = model.n_particles
         self.runs = runs
-        damping = np.ascontiguousarray(model.spring_damping[order], dtype=float)
+        damping = _shared(model.spring_damping[order])
         damped = bool(np.any(damping != 0.0))
         self.springs = (np.ascontiguousarray(model.spring_rest_length[order], dtype=float),
-                        np.ascontiguousarray(model.spring_stiffness[order], dtype=float), damping,
+                        _shared(model.spring_stiffness[order]), damping,
                         spring_form(model.spring_energy, model.spring_rest_length), damped)
         self._rows = np.zeros((3, n))
         # v's rows only when ψ reads them; an empty array otherwise (the kernels test its size)
@@ -232,7 +264,8 @@ class SpringRuns:
         parameters read once (damping only when damped), the rows, ψ and the force rows written
         and read once, x and v read and x⁺, v⁺ written."""
         rest, stiffness, damping, _, damped = self.springs
-        read = self.runs.nbytes + rest.nbytes + stiffness.nbytes + (damping.nbytes if damped else 0)
+        read = self.runs.nbytes + rest.nbytes + np.asarray(stiffness).nbytes \
+            + (np.asarray(damping).nbytes if damped else 0)
         written_and_read = self._rows.nbytes + self._velocity_rows.nbytes + self._psi.nbytes \
             + self._forces.nbytes
         return read + 2 * written_and_read + 4 * x_nbytes
