@@ -241,16 +241,17 @@ def run_command(
 
 def finish_complete_run(out: Path, quiet: bool) -> None:
     """``--resume`` of a run that has all its frames: finish what a kill in its last moments
-    (the final compaction, the plots) may have left undone, and say so."""
+    (the final compaction, the plots) may have left undone, and say so: a kill or a disk too
+    full for the compacting copy left the file uncompressed."""
+    from .io.compaction import compact
     from .io.lock import OutputLock
-    from .io.store import open_result, rewrite
+    from .io.store import open_result
 
     path = out / "trajectory.h5"
     try:
         lock = OutputLock(path)  # no other process may write it meanwhile
         try:
-            if path.with_name(path.name + ".rewrite").exists():  # the compaction was cut short
-                rewrite(path)
+            compact(path)
             result = open_result(path)
         finally:
             lock.release()
