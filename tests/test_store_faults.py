@@ -652,15 +652,18 @@ def test_resume_compacts_a_complete_run_whose_compaction_was_refused(small_disk,
     """Issue 15 (finding E): the disk held a run's frames but not the compacted copy its close
     makes, so the run ended with its file uncompressed (complete and readable, only larger);
     ``hooke run --resume DIR`` then wrote the outputs and left the file so, for it compacted only
-    after a kill's ``.rewrite`` leftover. It compacts any complete file that is not: once there is
-    room, the file is an uninterrupted run's, byte for byte (SOURCE_DATE_EPOCH set)."""
+    after a kill's ``.rewrite`` leftover. The run says so in a note, and --resume compacts any
+    complete file that is not: once there is room, the file is an uninterrupted run's, byte for
+    byte (SOURCE_DATE_EPOCH set)."""
     epoch = {"SOURCE_DATE_EPOCH": "1700000000"}
     run = ("run", "cloth2d", "--t-end", "0.5", "--quiet", "--out")
     whole = tmp_path / "whole"
     assert cli(*run, str(whole), env=epoch).returncode == 0
     done = cli(*run, str(small_disk), env=epoch)  # 4.3 MB of frames on the 6 MiB disk: no copy
-    assert done.returncode == 0, done.stderr
     path = small_disk / "trajectory.h5"
+    assert done.returncode == 0 and done.stderr.splitlines() == [  # said, not silent
+        f"note: {path} is left uncompressed (no room for its compacted copy); once there is, "
+        f"`hooke run --resume {small_disk}` compacts it"], done.stderr
     assert {layout[1] for layout in frame_layout(path).values()} == {None}  # left uncompressed
     resize(small_disk, "128m")
     done = cli("run", "--resume", str(small_disk), "--quiet", env=epoch)
