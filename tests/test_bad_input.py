@@ -196,6 +196,33 @@ API_CASES.update({
     "grid-plane-number": (lambda: _grid(plane=5), "plane", "5"),
     "grid-diagonals-string": (lambda: _grid(diagonals="no"), "diagonals", "'no'"),
 })
+# The losses' constructors (issue 15, finding D): tracking("abc") said "got ()" (the shape of a
+# string), a ragged list raised NumPy's ValueError, and weights or times of the wrong type were
+# taken until the first gradient; each is the argument's name and the value given, at once.
+API_CASES.update({
+    "loss-tracking-string": (lambda: losses.tracking("abc"), "observed_x", "'abc'"),
+    "loss-tracking-none": (lambda: losses.tracking(None), "observed_x", "None"),
+    "loss-tracking-ragged": (lambda: losses.tracking([[1.0], [1.0, 2.0]]), "observed_x",
+                             "[[1.0], [1.0, 2.0]]"),
+    "loss-tracking-weights-string": (lambda: losses.tracking(np.zeros((2, 2, 1)), weights="w"),
+                                     "weights", "'w'"),
+    "loss-tracking-times-bool": (lambda: losses.tracking(np.zeros((1, 2, 1)), times=True),
+                                 "times", "True"),
+    "loss-tracking-times-strings": (lambda: losses.tracking(np.zeros((2, 2, 1)),
+                                                            times=["0", "0.05"]),
+                                    "times", "['0', '0.05']"),
+    "loss-final-position-string": (lambda: losses.final_position("abc"), "target", "'abc'"),
+    "loss-final-position-dict": (lambda: losses.final_position({"x": 1.0}), "target",
+                                 "{'x': 1.0}"),
+    "loss-final-position-weights-negative": (
+        lambda: losses.final_position(np.zeros((2, 1)), weights=[1.0, -1.0]), "weights",
+        "[ 1., -1.]"),
+})
+
+
+def test_a_loss_given_no_positions_names_the_argument_and_the_value():
+    assert str(input_error(lambda: losses.tracking("abc"), "observed_x", "'abc'")) == (
+        "observed_x: must be positions: finite numbers, NaN where not observed, got 'abc'")
 
 
 def test_a_sinusoid_whose_acceleration_overflows_is_one_line(tmp_path, monkeypatch, capsys):

@@ -398,3 +398,35 @@ def test_fit_command_names_what_an_observed_path_is_when_not_a_file(monkeypatch,
                                "--param", "stiffness")
         assert code == 2 and lines == [f"error: observed: is {kind}; a file of observed motion must "
                                        f"be a regular file, got '{path}'"], lines
+
+
+def test_a_start_the_scene_file_would_refuse_is_refused_before_the_fit(tmp_path, monkeypatch,
+                                                                       capsys):
+    """Issue 15: `hooke fit crane -p wind --initial wind=1e300` stepped until "Newton did not
+    converge … try smaller dt". A scene file refuses that wind (the drag energy squares it, and
+    its square overflows), and so do hooke.fit and `hooke fit`, up front, with the same check and
+    in one line naming the start; so for the positions and velocities the energies square. The
+    others' scene-file checks (finite; > 0 or >= 0) are those a start already passes."""
+    crane = hooke.scene("crane")
+    path = tmp_path / "crane.h5"
+    hooke.simulate(crane, t_end=10 * crane.dt, store=path)
+    record = read_observed(path, crane.model.n_particles, crane.model.dim)
+    huge = "is too large (its squared length overflows to inf), got [1e+300, 1e+300, 1e+300]"
+    cases = [("wind", 1e300, "initial.wind: " + huge), ("x0", 1e300, "initial.x0[0]: " + huge),
+             ("v0", [[1e300] * 3] * 8, "initial.v0[0]: " + huge),
+             ("drag", -1.0, "initial.drag: must be > 0 (fitted in log space), got -1.0"),
+             ("stiffness", float("inf"), "initial.stiffness: must be a finite number or array, "
+              "got inf"),
+             ("mass", 0.0, "initial.mass: must be > 0 (fitted in log space), got 0.0")]
+    for name, value, message in cases:
+        with pytest.raises(HookeInputError) as error:
+            hooke.fit(crane, record, {name: "each"}, initial={name: value})
+        assert str(error.value) == message
+    code, lines = run_main(monkeypatch, capsys, "fit", "crane", "--observed", str(path), "-p",
+                           "wind", "--initial", "wind=1e300")
+    assert (code, lines) == (2, ["error: initial.wind: " + huge])
+    # the scene file's own refusal of the same wind, for comparison
+    builder = hooke.ModelBuilder(dim=3)
+    with pytest.raises(HookeInputError) as error:
+        builder.set_air(0.1, wind=[1e300] * 3)
+    assert str(error.value) == "air.wind: " + huge

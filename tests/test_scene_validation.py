@@ -377,6 +377,50 @@ def test_models_and_sweeps_that_cannot_fit_are_refused_before_anything_is_built(
     assert hooke.scene("cloth2d").model.n_particles == 1200  # the shipped sizes fit
 
 
+BUILD_REFUSAL = (", about {seconds} s to build here, more than the 60 s a build may take: choose a "
+                 "smaller {field}, or build it from arrays (hooke.array_models.model_from_arrays), "
+                 "got {value}")
+
+
+def test_models_that_would_take_minutes_to_build_are_refused_in_one_line(monkeypatch, capsys,
+                                                                          tmp_path):
+    """Issue 15: hooke.scene("chain", n=10**7) fitted in memory and built particle by particle
+    (about 20 µs each with its link) for minutes printing nothing. The build's time is estimated
+    from the counts, as its memory is (both before the first array), and more than a minute is
+    refused in one line naming the field, the value and the estimate; here the machine is made
+    1 TiB so that only the time refuses."""
+    import time
+
+    import hooke.memory
+
+    monkeypatch.setattr(hooke.memory, "physical_memory", lambda: 2**40)
+    chain = "parameters.n: the model would have 1e+07 particles and 1e+07 springs"
+    cases = [*((name, dict(n=10**7), chain + BUILD_REFUSAL.format(
+        seconds=220, field="parameters.n", value=10**7))
+        for name in ("chain", "jointed_chain", "npendulum", "chain_pile")),
+        ("cloth2d", dict(nx=2000, ny=1000), "parameters.nx × ny: the model would have 2e+06 "
+         "particles and 8e+06 springs" + BUILD_REFUSAL.format(
+             seconds=92, field="parameters.nx × ny", value=(2000, 1000))),
+        ("square_drop", dict(n_seg=2000), "parameters.n_seg: the model would have 4.004e+06 "
+         "particles and 1.602e+07 springs" + BUILD_REFUSAL.format(
+             seconds=184, field="parameters.n_seg", value=2000)),
+        ("pendulum", dict(masses=[1.0] * 3_000_000), "parameters.masses: the model would have "
+         "3e+06 particles and 3e+06 springs" + BUILD_REFUSAL.format(
+             seconds=66, field="parameters.masses", value="'3000000 masses'"))]
+    for name, parameters, message in cases:
+        start = time.perf_counter()
+        with pytest.raises(hooke.HookeInputError) as error:
+            hooke.scene(name, **parameters)
+        assert str(error.value) == message, name
+        assert time.perf_counter() - start < 5, name  # before anything is built
+    text = files("hooke.scenes").joinpath("chain.toml").read_text()
+    (tmp_path / "chain.toml").write_text(text.replace("n = 10\n", "n = 10000000\n"))
+    assert run_main(monkeypatch, capsys, "check", str(tmp_path / "chain.toml")) == (
+        2, ["error: " + chain + BUILD_REFUSAL.format(seconds=220, field="parameters.n",
+                                                     value=10**7)])
+    assert hooke.scene("chain", n=20_000).model.n_particles == 20_001  # a second: built
+
+
 def test_run_save_every_comes_from_the_file_unless_given():
     text = TWO + '[run]\nintegrator = "rk4"\ndt = 0.01\nt_end = 0.12\nsave_every = 5\n'
     scene = build(parse(text), text)

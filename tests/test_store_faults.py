@@ -638,3 +638,40 @@ def test_a_run_killed_in_its_final_compaction_is_finished_by_resume(tmp_path):
     np.testing.assert_array_equal(finished.x, whole.x)
     np.testing.assert_array_equal(finished.v, whole.v)
     assert json.loads((out / "summary.json").read_text())["complete"]
+
+
+def frame_layout(path) -> dict:
+    """Each frame dataset's storage: chunks, filters, compression."""
+    with h5py.File(path, "r") as file:
+        return {name: (item.chunks, item.compression, item.compression_opts, item.shuffle,
+                       item.fletcher32)
+                for name, item in file["frames"].items() if isinstance(item, h5py.Dataset)}
+
+
+def test_resume_compacts_a_complete_run_whose_compaction_was_refused(small_disk, tmp_path):
+    """Issue 15 (finding E): the disk held a run's frames but not the compacted copy its close
+    makes, so the run ended with its file uncompressed (complete and readable, only larger);
+    ``hooke run --resume DIR`` then wrote the outputs and left the file so, for it compacted only
+    after a kill's ``.rewrite`` leftover. The run says so in a note, and --resume compacts any
+    complete file that is not: once there is room, the file is an uninterrupted run's, byte for
+    byte (SOURCE_DATE_EPOCH set)."""
+    epoch = {"SOURCE_DATE_EPOCH": "1700000000"}
+    run = ("run", "cloth2d", "--t-end", "0.5", "--quiet", "--out")
+    whole = tmp_path / "whole"
+    assert cli(*run, str(whole), env=epoch).returncode == 0
+    done = cli(*run, str(small_disk), env=epoch)  # 4.3 MB of frames on the 6 MiB disk: no copy
+    path = small_disk / "trajectory.h5"
+    assert done.returncode == 0 and done.stderr.splitlines() == [  # said, not silent
+        f"note: {path} is left uncompressed (no room for its compacted copy); once there is, "
+        f"`hooke run --resume {small_disk}` compacts it"], done.stderr
+    assert {layout[1] for layout in frame_layout(path).values()} == {None}  # left uncompressed
+    resize(small_disk, "128m")
+    done = cli("run", "--resume", str(small_disk), "--quiet", env=epoch)
+    assert done.returncode == 0 and done.stderr.splitlines() == [
+        f"note: {path} holds a complete run, nothing to continue; its plots and summary are "
+        "written again"], done.stderr
+    layout = frame_layout(path)
+    assert layout == frame_layout(whole / "trajectory.h5")
+    assert {entry[1:] for entry in layout.values()} == {("gzip", 4, True, True)}
+    assert path.read_bytes() == (whole / "trajectory.h5").read_bytes()
+    assert sorted(p.name for p in small_disk.iterdir()) == sorted(p.name for p in whole.iterdir())

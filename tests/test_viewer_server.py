@@ -488,3 +488,49 @@ def test_a_session_steps_as_hooke_run_does_bit_for_bit_while_nothing_is_held():
     assert session.stepper.system.gather is None  # the cursor spring acts
     session.tick([parse_command('{"type": "release"}')])
     assert session.stepper.system.gather is not None and np.isfinite(session.state.x).all()
+
+
+def test_a_scene_switch_is_announced_at_once(client):
+    """Issue 15 (finding F): switching to npendulum left the page silent for 8.4 s (the first
+    compilation of rk45's compiled steps with joints). The server answers a load or a restart
+    at once with a ``status`` message, which the page shows where it shows errors, before the
+    session process builds the scene; the scene message follows."""
+    with connected(client) as (ws, _, _):
+        for command, text in (({"type": "load", "scene": "npendulum"}, "preparing scene "
+                               "npendulum (the first time, compiling its integrator can take "
+                               "seconds)…"),
+                              ({"type": "restart", "integrator": "rk4", "dt": 0.01,
+                                "parameters": {"n": 3}}, "restarting the scene…")):
+            ws.send_text(json.dumps(command))
+            sent = time.perf_counter()
+            status = next_of(ws, "status")
+            assert time.perf_counter() - sent < 1.0
+            assert status == {"type": "status", "message": text}
+            scene = next_of(ws, "scene")
+            assert scene["scene"] == "npendulum"
+        assert scene["n_particles"] == 4 and scene["integrator"] == "rk4"
+    script = client.get("/static/viewer.js").text
+    assert 'case "status": return onStatus(message);' in script
+
+
+WARMED = """
+from hooke.integrators import adaptive_compiled
+from hooke.viz.web.worker import warm_up
+
+warm_up()
+print(bool(adaptive_compiled._run.signatures))  # the whole compiled step, joints inlined
+"""
+
+
+def test_the_fork_server_warms_up_rk45_with_joints():
+    """npendulum's first switch spent its seconds compiling rk45's compiled steps with joints
+    (Numba, then cached on disk; 7.5 s here with an empty cache). The fork server's warm-up
+    (:func:`hooke.viz.web.worker.warm_up`) now steps a scene that uses them, so every session
+    process forked from it has them loaded, whatever the disk cache holds."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", WARMED], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True"]

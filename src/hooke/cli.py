@@ -165,6 +165,7 @@ def run_command(
     its ParaView sidecar trajectory.xdmf, energy.png, snapshot.png, analytic.png (when the scene
     has an analytic solution) and summary.json; prints a summary (not with --quiet). A scene's own
     integrator options that another --integrator does not take are dropped, with a note."""
+    from .io.compaction import compacted
     from .simulate import FRAME_BUDGET, scene_options, simulate
     from .simulate import resume as resume_run
 
@@ -211,6 +212,11 @@ def run_command(
                                       save_every=save_every, progress=progress,
                                       store=out / "trajectory.h5", max_energy_growth=max_energy_growth,
                                       max_frames=FRAME_BUDGET, **options)
+                if not compacted(out / "trajectory.h5"):  # its close found no room to compact
+                    errors.print(f"note: {out / 'trajectory.h5'} is left uncompressed (no room "
+                                 "for its compacted copy); once there is, `hooke run --resume "
+                                 f"{out}` compacts it", markup=False, highlight=False,
+                                 soft_wrap=True)
             finally:
                 if progress is not None:
                     progress.close()
@@ -241,16 +247,17 @@ def run_command(
 
 def finish_complete_run(out: Path, quiet: bool) -> None:
     """``--resume`` of a run that has all its frames: finish what a kill in its last moments
-    (the final compaction, the plots) may have left undone, and say so."""
+    (the final compaction, the plots) may have left undone, and say so: a kill or a disk too
+    full for the compacting copy left the file uncompressed."""
+    from .io.compaction import compact
     from .io.lock import OutputLock
-    from .io.store import open_result, rewrite
+    from .io.store import open_result
 
     path = out / "trajectory.h5"
     try:
         lock = OutputLock(path)  # no other process may write it meanwhile
         try:
-            if path.with_name(path.name + ".rewrite").exists():  # the compaction was cut short
-                rewrite(path)
+            compact(path)
             result = open_result(path)
         finally:
             lock.release()

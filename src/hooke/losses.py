@@ -55,11 +55,17 @@ def _reals(value, field: str, what: str) -> np.ndarray:
     return array.astype(float)
 
 
+def _times(times, field: str = "times") -> np.ndarray:
+    """``times`` as a 1-D array of finite times [s]."""
+    array = np.atleast_1d(_reals(times, field, "must be finite times [s], a 1-D list"))
+    if array.ndim != 1 or not np.all(np.isfinite(array)):
+        raise HookeInputError(field, "must be finite times [s], a 1-D list", array)
+    return array
+
+
 def frame_index(times, frame_times: np.ndarray, field: str = "times") -> np.ndarray:
     """The saved frame of each of ``times``; one line naming a time off the frames or the run."""
-    times = np.atleast_1d(_reals(times, field, "must be finite times [s], a 1-D list"))
-    if times.ndim != 1 or not np.all(np.isfinite(times)):
-        raise HookeInputError(field, "must be finite times [s], a 1-D list", times)
+    times = _times(times, field)
     spacing = float(np.min(np.diff(frame_times))) if frame_times.size > 1 else 1.0
     index = np.clip(np.searchsorted(frame_times, times), 0, frame_times.size - 1)
     before = np.clip(index - 1, 0, None)
@@ -75,31 +81,43 @@ def frame_index(times, frame_times: np.ndarray, field: str = "times") -> np.ndar
     return index
 
 
+def _weight_values(weights, field: str = "weights") -> np.ndarray:
+    """``weights`` as an array of finite numbers >= 0 (of any shape, checked against the run's
+    by :func:`_weights`)."""
+    array = _reals(weights, field, "must be finite numbers >= 0")
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise HookeInputError(field, "must be finite and >= 0", array)
+    return array
+
+
 def _weights(weights, shape: tuple[int, int], field: str = "weights") -> np.ndarray:
     """Weights broadcast to (frames, n): a number, one per particle or one per frame and particle."""
     if weights is None:
         return np.ones(shape)
-    array = _reals(weights, field, "must be finite numbers >= 0")
+    array = _weight_values(weights, field)
     try:
-        out = np.broadcast_to(array, shape)
+        return np.broadcast_to(array, shape)
     except ValueError:
         raise HookeInputError(field, f"must be a number or of shape ({shape[1]},) or {shape}",
                               array.shape) from None
-    if not np.all(np.isfinite(out)) or np.any(out < 0):
-        raise HookeInputError(field, "must be finite and >= 0", array)
-    return out
 
 
 class _PositionMisfit(Loss):
-    """½ Σ w |x − x̂|² over chosen frames; NaN entries of x̂ are not observed (weight 0)."""
+    """½ Σ w |x − x̂|² over chosen frames; NaN entries of x̂ are not observed (weight 0). The
+    arguments' types and values are checked here, their shapes against the run's frames when
+    the loss is evaluated."""
 
     def __init__(self, observed, weights, times, field: str):
         numbers = _numbers(observed)
         if numbers is None or np.any(np.isinf(numbers)):  # inf would count as "not observed"
+            given = ("inf" if numbers is not None else observed if not isinstance(
+                observed, np.ndarray) else f"an array of {observed.dtype} of shape {observed.shape}")
             raise HookeInputError(field, "must be positions: finite numbers, NaN where not "
-                                  "observed", np.shape(observed) if numbers is None else "inf")
+                                  "observed", given)
         self.observed = numbers
-        self.weights, self.times, self.field = weights, times, field
+        self.weights = None if weights is None else _weight_values(weights)
+        self.times = None if times is None else _times(times)
+        self.field = field
 
     def _frames(self, result) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover - each misfit picks its frames

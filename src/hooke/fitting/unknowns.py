@@ -13,8 +13,9 @@ pinned particles are left out: no motion depends on them.
 ``initial``: name → the value to start from (a number, or an array of the parameter's shape for
 ``"each"``); otherwise the scene's values. ``bounds``: name → (low, high) in the parameter's
 units (None: unbounded on that side), for the shared value or for every element. A start of 0
-for a log-space unknown, bounds that are not a pair with low < high (low > 0 in log space) or a
-start outside them: one line naming the field and the value.
+for a log-space unknown, a start a scene file would refuse (x0, v0 or wind whose squared length
+overflows), bounds that are not a pair with low < high (low > 0 in log space) or a start outside
+them: one line naming the field and the value.
 """
 
 from __future__ import annotations
@@ -25,9 +26,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..adjoint import params as parameters
+from ..checks import _vector
 from ..errors import HookeInputError, is_number
 
 POSITIVE = ("stiffness", "damping", "rest_length", "mass", "joint_length", "kappa", "drag")
+# Vectors the energies square: a scene file refuses one whose squared length overflows
+# (hooke.checks._vector, as ModelBuilder.set_air for the wind), and so does a start, or its run
+# would fail at its first step with "try a smaller dt". The others' scene-file checks (finite;
+# > 0 or >= 0) are those above: finite, and > 0 in log space.
+SQUARED = ("x0", "v0", "wind")
 
 
 @dataclass(frozen=True)
@@ -70,10 +77,15 @@ def _start_array(scene, name: str, mode: str, value) -> np.ndarray:
         mean = float(np.mean(array)) if array.size else 0.0
         return array * (float(given) / mean) if mean > 0 else np.full(array.shape, float(given))
     try:
-        return np.broadcast_to(given, array.shape).astype(float)
+        start = np.broadcast_to(given, array.shape).astype(float)
     except ValueError:
         raise HookeInputError(field, f"must be a number or of shape {array.shape}",
                               given.shape) from None
+    if name in SQUARED:
+        for k, row in enumerate(start.reshape(-1, start.shape[-1])):
+            _vector(row.tolist(), row.size, field if start.ndim == 1 else f"{field}[{k}]",
+                    squared=True)
+    return start
 
 
 def _bounds_pair(value, name: str) -> tuple[float, float]:

@@ -4,8 +4,8 @@ Contract: a builder is a function with keyword-only, annotated parameters and no
 values live in the scene's TOML file, one source of truth), registered with ``@builder``. It
 returns ``(model, analytic)`` where ``analytic`` is None or a function t (frames,) → x (frames, n, d).
 Parameters are validated from the annotations by pydantic before the call. A builder whose
-counts set its size checks them against this machine's memory before it builds anything
-(:func:`hooke.memory.check_model_size`, naming the parameters).
+counts set its size checks them against this machine's memory and the time a build may take
+before it builds anything (:func:`hooke.memory.check_model_size`, naming the parameters).
 """
 
 from __future__ import annotations
@@ -164,6 +164,7 @@ def chain_pile(*, n: Count, length: Positive, mass: Positive, height: Finite, ti
     for). ``surface``: the links are a contact surface (the segments between consecutive
     particles), so that with ``[contact] self_contact = true`` links that share no particle
     repel and the chain cannot pass through itself where it piles up."""
+    check_model_size("parameters.n", n, n + 1, n)
     b = ModelBuilder(dim=2, gravity=(0.0, gravity))
     link = length / n
     angle = np.radians(tilt + bend * np.sin(2.0 * np.pi * (np.arange(n) + 0.5) / n))
@@ -312,6 +313,7 @@ def pendulum(*, masses: Annotated[list[Positive], Field(min_length=1)], length: 
     of ``masses`` stacked straight above it at z = L, 2L, … on joints of length L, the top mass
     starting with ``top_velocity``. With ``support_amplitude`` ≠ 0 the support moves as
     amplitude·sin(omega·t) along x (seed 003's ``box(t)``)."""
+    check_model_size("parameters.masses", f"{len(masses)} masses", len(masses) + 1, len(masses))
     return _stacked_pendulum(masses, length, gravity, top_velocity, support_amplitude, support_omega)
 
 

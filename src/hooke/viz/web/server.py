@@ -8,7 +8,8 @@ Contract:
   WebSocket alike (DNS rebinding). A WebSocket whose ``Origin`` is another site is refused too.
 - ``/ws?scene=NAME`` is the live connection. The server sends ``hello`` (scene and integrator
   names, the message limit), then the session's messages (see :mod:`.session`); it receives the
-  commands of :mod:`.protocol`. Each connection owns a session in a process of its own
+  commands of :mod:`.protocol`. A ``load`` or ``restart`` is answered at once with a ``status``
+  message (``message``: what is being prepared), before its session builds the scene. Each connection owns a session in a process of its own
   (:mod:`.worker`), ticked at up to ``FRAME_RATE`` frames per second: this process only relays
   messages, so one client's scene builds, steps and large messages never hold up another's
   frames, and a session's memory is returned when its page leaves. At most ``MAX_SESSIONS``
@@ -71,6 +72,14 @@ def hello_message() -> dict[str, Any]:
     }
 
 
+def preparing_message(command: Load | Restart) -> dict[str, Any]:
+    """The ``status`` a page is sent as soon as it asks for a scene to be (re)built: the build,
+    and the first time a Numba kernel it needs is compiled, may take seconds."""
+    text = (f"preparing scene {command.scene} (the first time, compiling its integrator can take "
+            "seconds)…" if isinstance(command, Load) else "restarting the scene…")
+    return {"type": "status", "message": text}
+
+
 class Connection:
     """One page: receives commands, has its session process tick them, relays the messages."""
 
@@ -114,6 +123,8 @@ class Connection:
                 self.pending[-1] = command  # only the latest cursor position matters
             else:
                 self.pending.append(command)
+            if isinstance(command, (Load, Restart)):  # told now: a build may take seconds
+                await self.send(preparing_message(command))
 
     async def frame_loop(self) -> None:
         loop = asyncio.get_running_loop()

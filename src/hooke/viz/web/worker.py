@@ -52,11 +52,14 @@ from .session import Session, error_message
 NICENESS = 5
 GRACE = 2.0  # seconds a session process has to end after its page left
 # Stepped once in the fork server: between them they use the kernels most scenes need (explicit,
-# linearly implicit with a direct solve, Newton with the barrier, generalized-α with joints). Each
-# has fewer than kernels.PARALLEL_MIN_SPRINGS springs: a parallel kernel would start Numba's
-# OpenMP threads, and every process forked after that aborts ("fork() called from a process
-# already using GNU OpenMP").
-WARM_SCENES = ("spring1d", "soft3d", "square_drop", "top")
+# linearly implicit with a direct solve, Newton with the barrier, generalized-α with joints, and
+# with springs, joints and air: crane; rk45's compiled steps with joints: npendulum). A kernel
+# none of them loads is compiled, or read from Numba's disk cache, by each session that needs it:
+# with an empty cache npendulum's first switch took 7.5 s, crane's 11 s (issue 15). Each has
+# fewer than kernels.PARALLEL_MIN_SPRINGS springs: a parallel kernel would start Numba's OpenMP
+# threads, and every process forked after that aborts ("fork() called from a process already
+# using GNU OpenMP").
+WARM_SCENES = ("spring1d", "soft3d", "square_drop", "top", "npendulum", "crane")
 HEADER = struct.Struct(">I")
 PID = struct.Struct(">i")
 READ_LIMIT = 1 << 20  # bytes the server buffers from a session process before it reads them

@@ -85,6 +85,7 @@ import { createView3d } from "./view3d.js";
       case "settings": return onSettings(message);
       case "frame": return onFrame(message);
       case "error": return onError(message);
+      case "status": return onStatus(message);
     }
   }
 
@@ -188,6 +189,10 @@ import { createView3d } from "./view3d.js";
       : field.startsWith("parameters.") ? $("param-" + field.slice("parameters.".length)) : null;
     if (input) markValid(input, false);
   }
+
+  // A scene being prepared (its build, the first compilation of its integrator): shown where
+  // errors are, until its scene message (or an error) replaces it.
+  function onStatus(message) { $("message").textContent = message.message; }
 
   function setStatus(text) { $("status").textContent = text; }
 
