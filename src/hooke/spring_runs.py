@@ -99,8 +99,8 @@ def _entry_typed(values, m):
 
 
 @njit(inline="always")
-def _factors_range(lo, hi, runs, xr, vr, rest, stiffness, damping, form, damped, psi):
-    """psi[:, s] = ψ_s d_s, the force of spring s on its first end, for the springs s in [lo, hi)
+def _pulls_range(lo, hi, runs, xr, vr, rest, stiffness, damping, form, damped, pull):
+    """pull[:, s] = ψ_s d_s, the pull of spring s on its first end, for the springs s in [lo, hi)
     (run order; ``stiffness`` and ``damping`` per spring or
     one float for all). A run of positive rest lengths takes a branch-free loop that notes a
     zero-length spring (0/0 there); such a run, and every run of the other forms, takes the
@@ -117,7 +117,7 @@ def _factors_range(lo, hi, runs, xr, vr, rest, stiffness, damping, form, damped,
         u0, u1, u2 = vr[0, i:i + count], vr[1, i:i + count], vr[2, i:i + count]
         w0, w1, w2 = vr[0, j:j + count], vr[1, j:j + count], vr[2, j:j + count]
         l0 = rest[s:s + count]
-        t0, t1, t2 = psi[0, s:s + count], psi[1, s:s + count], psi[2, s:s + count]
+        p0, p1, p2 = pull[0, s:s + count], pull[1, s:s + count], pull[2, s:s + count]
         k, c = _window(stiffness, s, count), _window(damping, s, count)
         collapsed = form != POSITIVE_REST
         if not collapsed:
@@ -129,7 +129,7 @@ def _factors_range(lo, hi, runs, xr, vr, rest, stiffness, damping, form, damped,
                     value += damping_term((w0[m] - u0[m]) * d0 + (w1[m] - u1[m]) * d1
                                           + (w2[m] - u2[m]) * d2, length2, _entry(c, m))
                 collapsed |= length2 == 0.0
-                t0[m], t1[m], t2[m] = value * d0, value * d1, value * d2
+                p0[m], p1[m], p2[m] = value * d0, value * d1, value * d2
         if not collapsed:
             continue
         for m in range(count):
@@ -139,11 +139,11 @@ def _factors_range(lo, hi, runs, xr, vr, rest, stiffness, damping, form, damped,
             if damped and length2 > 0.0:
                 value += damping_term((w0[m] - u0[m]) * d0 + (w1[m] - u1[m]) * d1
                                       + (w2[m] - u2[m]) * d2, length2, _entry(c, m))
-            t0[m], t1[m], t2[m] = value * d0, value * d1, value * d2
+            p0[m], p1[m], p2[m] = value * d0, value * d1, value * d2
 
 
 @njit(inline="always")
-def _forces_range(lo, hi, dim, runs, psi, f):
+def _forces_range(lo, hi, dim, runs, pull, f):
     """f[c, p] = Σ ±(ψ_s d_s)_c over the springs at p, for p in [lo, hi) and c < dim: run by
     run, the run's first ends in the range, then its second ends (one store stream per loop:
     vectorised)."""
@@ -155,14 +155,14 @@ def _forces_range(lo, hi, dim, runs, psi, f):
         if count > 0:
             s, i = s0 + skip, i0 + skip
             for c in range(dim):
-                force, fi = psi[c, s:s + count], f[c, i:i + count]
+                force, fi = pull[c, s:s + count], f[c, i:i + count]
                 for m in range(count):
                     fi[m] += force[m]
         skip, count = _clip(i0 + offset, length, lo, hi)
         if count > 0:
             s, j = s0 + skip, i0 + offset + skip
             for c in range(dim):
-                force, fj = psi[c, s:s + count], f[c, j:j + count]
+                force, fj = pull[c, s:s + count], f[c, j:j + count]
                 for m in range(count):
                     fj[m] -= force[m]
 
@@ -196,21 +196,21 @@ def _update_range(lo, hi, x, v, f, inverse_mass, gravity, h, out_a, out_b):
 
 # The serial entry point never touches Numba's thread pool (as in hooke.kernels).
 @njit(cache=True, error_model="numpy")
-def _serial(bounds, runs, x, v, xr, vr, springs, psi, f, inverse_mass, gravity, h, out_a, out_b):
+def _serial(bounds, runs, x, v, xr, vr, springs, pull, f, inverse_mass, gravity, h, out_a, out_b):
     spring_bounds, particle_bounds = bounds
     n = x.shape[0]
     _rows_range(0, n, x, xr)
     if vr.shape[1] == n:
         _rows_range(0, n, v, vr)
     rest, stiffness, damping, form, damped = springs  # (inline functions take no *args)
-    _factors_range(0, spring_bounds[-1], runs, xr, vr, rest, stiffness, damping, form, damped,
-                   psi)
-    _forces_range(0, n, x.shape[1], runs, psi, f)
+    _pulls_range(0, spring_bounds[-1], runs, xr, vr, rest, stiffness, damping, form, damped,
+                   pull)
+    _forces_range(0, n, x.shape[1], runs, pull, f)
     _update_range(0, n, x, v, f, inverse_mass, gravity, h, out_a, out_b)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def _parallel(bounds, runs, x, v, xr, vr, springs, psi, f, inverse_mass, gravity, h, out_a,
+def _parallel(bounds, runs, x, v, xr, vr, springs, pull, f, inverse_mass, gravity, h, out_a,
               out_b):
     spring_bounds, particle_bounds = bounds
     n = x.shape[0]
@@ -221,11 +221,11 @@ def _parallel(bounds, runs, x, v, xr, vr, springs, psi, f, inverse_mass, gravity
             _rows_range(lo, hi, v, vr)
     rest, stiffness, damping, form, damped = springs
     for chunk in prange(spring_bounds.shape[0] - 1):
-        _factors_range(spring_bounds[chunk], spring_bounds[chunk + 1], runs, xr, vr, rest,
-                       stiffness, damping, form, damped, psi)
+        _pulls_range(spring_bounds[chunk], spring_bounds[chunk + 1], runs, xr, vr, rest,
+                       stiffness, damping, form, damped, pull)
     for chunk in prange(particle_bounds.shape[0] - 1):
         lo, hi = particle_bounds[chunk], particle_bounds[chunk + 1]
-        _forces_range(lo, hi, x.shape[1], runs, psi, f)
+        _forces_range(lo, hi, x.shape[1], runs, pull, f)
         _update_range(lo, hi, x, v, f, inverse_mass, gravity, h, out_a, out_b)
 
 
@@ -253,14 +253,14 @@ class SpringRuns:
         self._rows = np.zeros((3, n))
         # v's rows only when ψ reads them; an empty array otherwise (the kernels test its size)
         self._velocity_rows = np.zeros((3, n)) if damped else np.zeros((3, 0))
-        self._psi = np.empty((3, order.size))  # ψ d of every spring
+        self._pulls = np.empty((3, order.size))  # ψ d of every spring
         self._forces = np.empty((3, n))
         self._bounds: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     @property
     def nbytes(self) -> int:
         """Memory held by the runs, the sorted spring parameters and the scratch rows [bytes]."""
-        arrays = [self.runs, self._rows, self._velocity_rows, self._psi, self._forces]
+        arrays = [self.runs, self._rows, self._velocity_rows, self._pulls, self._forces]
         return sum(a.nbytes for a in arrays + [a for a in self.springs if isinstance(a, np.ndarray)])
 
     def bytes_per_step(self, x_nbytes: int) -> int:
@@ -270,7 +270,7 @@ class SpringRuns:
         rest, stiffness, damping, _, damped = self.springs
         read = self.runs.nbytes + rest.nbytes + np.asarray(stiffness).nbytes \
             + (np.asarray(damping).nbytes if damped else 0)
-        written_and_read = self._rows.nbytes + self._velocity_rows.nbytes + self._psi.nbytes \
+        written_and_read = self._rows.nbytes + self._velocity_rows.nbytes + self._pulls.nbytes \
             + self._forces.nbytes
         return read + 2 * written_and_read + 4 * x_nbytes
 
@@ -279,7 +279,7 @@ class SpringRuns:
         ``parallel``."""
         chunks = numba.get_num_threads() if parallel else 1
         if chunks not in self._bounds:
-            n_springs, n = self._psi.shape[1], self._rows.shape[1]
+            n_springs, n = self._pulls.shape[1], self._rows.shape[1]
             self._bounds[chunks] = (np.linspace(0, n_springs, chunks + 1).astype(np.int64),
                                     np.linspace(0, n, chunks + 1).astype(np.int64))
         return self._bounds[chunks]
@@ -289,4 +289,4 @@ class SpringRuns:
         ``out_a`` = x⁺, ``out_b`` = v⁺) of x, v ((n, d) C-contiguous float arrays)."""
         kernel = _parallel if parallel else _serial
         kernel(self.bounds(parallel), self.runs, x, v, self._rows, self._velocity_rows,
-               self.springs, self._psi, self._forces, inverse_mass, gravity, h, out_a, out_b)
+               self.springs, self._pulls, self._forces, inverse_mass, gravity, h, out_a, out_b)
