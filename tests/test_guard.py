@@ -3,6 +3,7 @@ state written) and reproducible output files (byte-identical across runs and thr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
@@ -116,7 +117,10 @@ DT, T_NAN = 0.01, 0.4075  # the motion is NaN from inside step 41, (0.40, 0.41]
 def nan_driven_chain():
     """A chain hanging from a driver pinned at (10, 12) whose prescribed motion turns NaN at
     T_NAN: the driver has the largest |x|∞ (12 m), so it is the worst particle whether the state
-    goes non-finite (it is non-finite first) or the step's solver refuses the NaN."""
+    goes non-finite (it is non-finite first) or the step's solver refuses the NaN. The builder
+    checks every motion's values (a NaN is then an error naming the motion,
+    tests/test_strict_inputs.py): the raw motion is put into the model past that check, as the
+    NaN of any other input that got through would reach the guard."""
     def motion(t):
         value = np.nan if t >= T_NAN else 0.0
         return np.full(2, value), np.full(2, value), np.full(2, value)
@@ -125,7 +129,8 @@ def nan_driven_chain():
     for k in range(1, 4):
         b.add_particle((10.0, 12.0 - k), mass=0.5)
         b.add_spring(k - 1, k, stiffness=200.0)
-    return hooke.Scene(b.finalize(), dt=DT, t_end=1.0)
+    model = dataclasses.replace(b.finalize(), pinned_motions=((0, motion),))
+    return hooke.Scene(model, dt=DT, t_end=1.0)
 
 
 def test_a_non_finite_motion_stops_every_integrator_at_its_step(integrator, tmp_path):

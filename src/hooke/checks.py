@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .errors import HookeInputError, is_count, is_number
-from .motion import as_motion
+from .motion import checked
 
 
 def _strict_array(value, kinds: str, accepts) -> np.ndarray | None:
@@ -51,12 +51,10 @@ def _vector(value, dim: int, field: str, squared: bool = False) -> np.ndarray:
 
 
 def _checked_motion(motion, dim: int, field: str):
-    motion = as_motion(motion)
-    u, du, ddu = motion(0.0)
-    for label, part in (("u", u), ("du", du), ("ddu", ddu)):
-        if np.shape(part) != (dim,) or not np.all(np.isfinite(part)):
-            raise HookeInputError(field, f"must return {label} of shape ({dim},) with finite "
-                                  "values at t=0", np.shape(part))
+    """``motion`` as a :class:`~hooke.motion.CheckedMotion` named ``field``, tried at t = 0 so
+    that a motion wrong from the start is refused where it is given."""
+    motion = checked(motion, dim, field)
+    motion(0.0)
     return motion
 
 

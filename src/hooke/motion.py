@@ -4,6 +4,11 @@ Contract: a motion is a callable ``motion(t) -> (u, du, ddu)``, each shape (d,):
 of a reference point and its first two time derivatives. A pinned particle with a motion sits at
 x0 + u(t) − u(0) with velocity du(t); integrators place it there exactly at every step and
 use ddu(t) wherever an acceleration is needed.
+
+Every motion a model holds is a :class:`CheckedMotion`: the builder wraps it with the field its
+owner has in scene files (``particles[3].motion``, ``planes[0].motion``), and a value that is not
+finite, or not of shape (d,), at any t is then one :class:`HookeInputError` naming that field and
+t — never a NaN trajectory, nor a plane that quietly stops acting.
 """
 
 from __future__ import annotations
@@ -91,6 +96,46 @@ class FunctionMotion:
         before = np.asarray(self.function(t - self.h), dtype=float)
         after = np.asarray(self.function(t + self.h), dtype=float)
         return u, (after - before) / (2 * self.h), (after - 2 * u + before) / self.h ** 2
+
+
+@dataclass(frozen=True)
+class CheckedMotion:
+    """``motion`` (any callable of t giving (u, du, ddu)) whose every value is checked: d finite
+    numbers each, else HookeInputError naming ``field`` and t."""
+
+    motion: Callable
+    field: str
+    dim: int
+
+    def __call__(self, t: float):
+        with np.errstate(all="ignore"):  # what overflows is refused below, by name
+            parts = self.motion(t)
+        t = float(t)
+        if not (isinstance(parts, tuple) and len(parts) == 3):
+            raise HookeInputError(self.field, f"must return a tuple (u, du, ddu) at t = {t!r}",
+                                  type(parts).__name__)
+        checked = []
+        for label, part in zip(("u", "du", "ddu"), parts):
+            try:
+                array = np.asarray(part, dtype=float)
+            except (TypeError, ValueError):
+                array = None
+            if array is None or array.shape != (self.dim,):
+                raise HookeInputError(self.field, f"must return {label} of shape ({self.dim},) "
+                                      f"at t = {t!r}", np.shape(part) if array is not None else part)
+            if not np.all(np.isfinite(array)):
+                raise HookeInputError(self.field, f"returned a non-finite {label} at t = {t!r}",
+                                      array)
+            checked.append(array)
+        return tuple(checked)
+
+
+def checked(motion, dim: int, field: str) -> CheckedMotion:
+    """``motion`` (a motion object, a callable of t, or a CheckedMotion of another owner) checked
+    at every call and named ``field``."""
+    if isinstance(motion, CheckedMotion):
+        motion = motion.motion
+    return CheckedMotion(as_motion(motion), field, dim)
 
 
 def displacements(motions, count: int, dim: int, t: float) -> np.ndarray:

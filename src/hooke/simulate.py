@@ -311,7 +311,9 @@ class Run:
                 error.result = result(series.derived, complete=False)
                 close(complete=False, failure=str(error))
                 raise error from stop.__cause__
-            except SimulationError as error:  # a saved frame's derivation failed
+            except (SimulationError, HookeInputError) as error:
+                # a saved frame's derivation failed, or bad input showed only during the run (a
+                # prescribed motion not finite at some t): the frames before it are kept
                 error.result = result(series.derived, complete=False)
                 close(complete=False, failure=str(error))
                 raise

@@ -1,0 +1,101 @@
+"""Strict inputs, clear errors (issue 15): bad input is one line naming the field or argument and
+the value (API: HookeInputError; CLI: that line on stderr, exit 2, no traceback), never a silent
+wrong result, a NaN or a hang. These cases are the ones tests/test_bad_input.py did not reach:
+prescribed motions that turn non-finite during a run, the start time of a state, tolerances
+float64 cannot honour, the plotting and movie arguments, and the wording of a few messages."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import hooke
+
+from conftest import run_cli
+
+
+def one_line(call, field: str) -> str:
+    """Run ``call``; it must raise a one-line HookeInputError starting with ``field: ``."""
+    with pytest.raises(hooke.HookeInputError) as info:
+        call()
+    message = str(info.value)
+    assert "\n" not in message and message.startswith(f"{field}: "), message
+    return message
+
+
+# -- 1. prescribed motions that turn non-finite ----------------------------------------------------
+
+T_BAD = 0.05  # the motions below are NaN from this time on
+
+
+def nan_from_t_bad(t):
+    value = 0.0 if t < T_BAD else np.nan
+    return np.full(2, value), np.zeros(2), np.zeros(2)
+
+
+def falling_onto(plane_motion=None, pin_motion=None) -> hooke.Scene:
+    """A particle falling towards a plane (with ``plane_motion``) or hanging from a pinned
+    particle 1 (with ``pin_motion``)."""
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, 1.0), mass=1.0)
+    if plane_motion is not None:
+        b.add_plane((0.0, 1.0), (0.0, 0.0), motion=plane_motion)
+        return hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=0.1)
+    b.add_particle((0.0, 2.0), pinned=True, motion=pin_motion)
+    b.add_spring(0, 1, stiffness=10.0)
+    return hooke.Scene(b.finalize(), integrator="rk4", dt=0.01, t_end=0.1)
+
+
+def test_a_plane_whose_motion_turns_nan_is_named_with_the_time(tmp_path):
+    """It was a silent wrong result: the plane stopped acting and the run completed."""
+    message = one_line(lambda: hooke.simulate(falling_onto(plane_motion=nan_from_t_bad),
+                                              store=tmp_path / "run.h5"), "planes[0].motion")
+    assert message.startswith("planes[0].motion: returned a non-finite u at t = 0.05"), message
+    assert message.endswith("got [nan, nan]"), message
+    assert not hooke.open(tmp_path / "run.h5").complete  # the store was closed, as failed
+
+
+def test_a_pinned_particle_whose_motion_turns_nan_is_named_as_in_scene_files():
+    """It was "the state became non-finite … Try a smaller dt": the motion was not named."""
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.simulate(falling_onto(pin_motion=nan_from_t_bad))
+    message = str(info.value)
+    assert message.startswith("particles[1].motion: returned a non-finite u at t = 0.05"), message
+    partial = info.value.result  # the frames before it are kept
+    assert partial.t[-1] < T_BAD and np.isfinite(partial.x).all()
+
+
+def test_a_motion_of_the_wrong_shape_later_on_is_named():
+    def grows(t):
+        n = 2 if t < T_BAD else 3
+        return np.zeros(n), np.zeros(n), np.zeros(n)
+    message = one_line(lambda: hooke.simulate(falling_onto(pin_motion=grows)), "particles[1].motion")
+    assert "must return u of shape (2,) at t = 0.05" in message and message.endswith("got (3,)")
+
+
+def test_a_scene_files_pinned_motion_has_the_scene_files_field_name(tmp_path):
+    path = tmp_path / "scene.toml"
+    path.write_text(textwrap.dedent("""
+        dim = 2
+        [run]
+        integrator = "rk4"
+        dt = 0.01
+        t_end = 0.1
+        [[particles]]
+        x = [0.0, 0.0]
+        [[particles]]
+        x = [1.0, 0.0]
+        motion = { type = "sinusoid", amplitude = 0.1, direction = [1.0, 0.0], omega = 1e150 }
+        [[springs]]
+        i = 0
+        j = 1
+        stiffness = 10.0
+    """))
+    scene = hooke.load(path)
+    (index, motion), = scene.model.pinned_motions
+    assert (index, motion.field) == (1, "particles[1].motion")
+    # omega·t overflows to inf once t > 1.8e158: sin(inf) is NaN
+    message = one_line(lambda: motion(1e160), "particles[1].motion")
+    assert "non-finite u at t = 1e+160" in message
