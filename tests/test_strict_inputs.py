@@ -99,3 +99,34 @@ def test_a_scene_files_pinned_motion_has_the_scene_files_field_name(tmp_path):
     # omega·t overflows to inf once t > 1.8e158: sin(inf) is NaN
     message = one_line(lambda: motion(1e160), "particles[1].motion")
     assert "non-finite u at t = 1e+160" in message
+
+
+# -- 2. the start time of a state ------------------------------------------------------------------
+
+def spring_with_start(t) -> hooke.Scene:
+    model = hooke.scene("spring1d").model
+    return hooke.Scene(model, integrator="rk4", dt=0.001, t_end=0.01,
+                       state=hooke.State(t, model.x0.copy(), model.v0.copy()))
+
+
+@pytest.mark.parametrize("t, problem", [
+    (float("nan"), "must be finite, got nan"), (float("inf"), "must be finite, got inf"),
+    (True, "must be a number, got True"), ("0", "must be a number, got '0'")])
+def test_a_start_time_that_is_not_a_finite_number_is_refused(t, problem):
+    assert one_line(lambda: spring_with_start(t), "state.t") == f"state.t: {problem}"
+
+
+def test_a_start_time_too_large_for_its_steps_is_refused():
+    """At t = 1e300, t + dt == t: the run would stand still (it silently did)."""
+    message = one_line(lambda: spring_with_start(1e300), "state.t")
+    assert "steps of dt = 0.001" in message and message.endswith("got 1e+300")
+    scene = spring_with_start(1e6)  # a step keeps dt to 1e-7 of itself: fine
+    assert hooke.simulate(scene).t[-1] == pytest.approx(1e6 + 0.01, abs=1e-9)
+    # a smaller dt given to simulate is checked too
+    one_line(lambda: hooke.simulate(scene, dt=1e-9, t_end=1e-8), "state.t")
+
+
+def test_a_state_that_is_not_a_state_is_refused():
+    model = hooke.scene("spring1d").model
+    message = one_line(lambda: hooke.Scene(model, state=(0.0, model.x0, model.v0)), "state")
+    assert message.endswith("got 'tuple'")

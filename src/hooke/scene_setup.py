@@ -46,6 +46,25 @@ def check_save_every(value) -> int:
                               "run has)", value)
     return int(value)
 STEP_TOLERANCE = 1e-9  # of a step: how far t_end may be from a whole number of steps
+# Of a step: the most round-off the times t0 + k·dt of a run may carry (float64 spacing at its
+# end). Past it the steps are no longer dt; at t0 = 1e300, t0 + dt == t0 and time stood still.
+TIME_RESOLUTION = 1e-6
+
+
+def check_start_time(t, dt: float, t_end: float) -> float:
+    """A state's time ``t`` (field ``state.t``) as a float: a finite number at which steps of
+    ``dt`` until ``t + t_end`` keep their length to TIME_RESOLUTION of a step."""
+    if not is_number(t):
+        raise HookeInputError("state.t", "must be a number", t)
+    if not math.isfinite(t):
+        raise HookeInputError("state.t", "must be finite", t)
+    if np.spacing(abs(float(t)) + t_end) > TIME_RESOLUTION * dt:
+        largest = TIME_RESOLUTION * dt / np.finfo(float).eps
+        raise HookeInputError("state.t", f"is too large for steps of dt = {dt:g}: float64 times "
+                              f"near it are {np.spacing(abs(float(t)) + t_end):.3g} s apart, more "
+                              f"than {TIME_RESOLUTION:g} of a step (|t| must be below about "
+                              f"{largest:.2g} s)", t)
+    return float(t)
 
 
 def step_count(t_end: float, dt: float) -> int:
@@ -142,6 +161,9 @@ class Scene:
         self.t_end = check_positive("t_end", self.t_end)
         if self.state is None:
             self.state = self.model.initial_state()
+        if not isinstance(self.state, State):
+            raise HookeInputError("state", "must be a hooke.State(t, x, v)", type(self.state).__name__)
+        check_start_time(self.state.t, self.dt, self.t_end)
         shape = (self.model.n_particles, self.model.dim)
         for label, array in (("state.x", self.state.x), ("state.v", self.state.v)):
             if np.shape(array) != shape:

@@ -35,8 +35,8 @@ from .io.lock import OutputLock
 from .io.outputs import check_replaceable
 from .model import State
 from .result import Result
-from .scene_setup import (Scene, check_frames_fit, check_positive, check_save_every, frame_bytes,
-                          step_count)
+from .scene_setup import (Scene, check_frames_fit, check_positive, check_save_every,
+                          check_start_time, frame_bytes, step_count)
 from .system import System
 from .version import __version__
 
@@ -125,6 +125,7 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
         save_every = frame_budget(step_count(t_end, dt), max_frames)
     save_every = check_save_every(scene.save_every if save_every is None else save_every)
     merged = {**scene_options(scene, name)[0], **options}
+    check_start_time(scene.state.t, dt, t_end)  # the run's own dt may be finer than the scene's
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
