@@ -130,3 +130,37 @@ def test_a_state_that_is_not_a_state_is_refused():
     model = hooke.scene("spring1d").model
     message = one_line(lambda: hooke.Scene(model, state=(0.0, model.x0, model.v0)), "state")
     assert message.endswith("got 'tuple'")
+
+
+# -- 3. tolerances float64 cannot honour -----------------------------------------------------------
+
+def rk45(**options):
+    return hooke.simulate(hooke.scene("oscillator"), integrator="rk45", t_end=0.1, **options)
+
+
+@pytest.mark.parametrize("options, field, bound", [
+    (dict(rtol=1e-300, atol=1e-300), "rtol", "2.22e-14"),  # it hung: a NaN step size
+    (dict(rtol=1e-15), "rtol", "2.22e-14"),
+    (dict(atol=1e-320), "atol", "2.23e-308")])  # a subnormal: ZeroDivisionError in the start
+def test_rk45_refuses_tolerances_below_what_float64_honours(options, field, bound):
+    message = one_line(lambda: rk45(**options), field)
+    assert f"must be at least {bound}" in message
+    assert message.endswith(f"got {options[field]!r}")
+
+
+def test_rk45_at_its_tightest_tolerances_finishes():
+    result = rk45(rtol=2.3e-14, atol=1e-300)
+    assert result.complete and np.isfinite(result.x).all()
+
+
+def test_rk45_step_sizes_that_are_not_numbers_end_in_one_message(monkeypatch):
+    """Whatever made the trial step NaN (it was the starting estimate of 1e-300 tolerances),
+    the step loops end with a step size underflow instead of looping forever."""
+    from hooke.integrators import adaptive
+
+    monkeypatch.setattr(adaptive.DormandPrince45, "_initial_step", lambda *args: float("nan"))
+    for compiled in (True, False):
+        if not compiled:
+            monkeypatch.setattr(adaptive.adaptive_compiled, "build", lambda *args: None)
+        with pytest.raises(hooke.SimulationError, match="rk45: step size underflow .h = nan"):
+            rk45()

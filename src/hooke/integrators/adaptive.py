@@ -37,6 +37,9 @@ from .tableau import DORMAND_PRINCE, DORMAND_PRINCE_DENSE, weighted_sum
 
 
 PACE_WINDOW = adaptive_compiled.STEPS_PER_CALL  # accepted steps over which the pace is judged
+# The tightest tolerances float64 honours (SciPy's solve_ivp raises a smaller rtol to 100 ε)
+MIN_RTOL = 100 * np.finfo(float).eps
+MIN_ATOL = np.finfo(float).tiny
 
 
 @dataclass
@@ -82,8 +85,10 @@ class DormandPrince45(ConstraintForces, Integrator):
     tableau = DORMAND_PRINCE
 
     def check_options(self) -> None:
-        self.rtol = self.positive_option("rtol")
-        self.atol = self.positive_option("atol")
+        self.rtol = self.tolerance_option("rtol", MIN_RTOL, "100 machine epsilons: a step's "
+                                          "round-off alone is larger")
+        self.atol = self.tolerance_option("atol", MIN_ATOL, "the smallest normal float64: the "
+                                          "error scales divide by it")
         self.max_step = self.positive_option("max_step", allow_inf=True)
         if not isinstance(self.options["adaptive"], bool):
             raise HookeInputError("adaptive", "must be true or false", self.options["adaptive"])
@@ -102,6 +107,16 @@ class DormandPrince45(ConstraintForces, Integrator):
         self._free_dofs = np.repeat(model.free, model.dim)  # flat, as x.reshape(-1)
         self._compiled = (adaptive_compiled.build(self.system, stabilization)
                           if self.options["adaptive"] else None)
+
+    def tolerance_option(self, key: str, least: float, why: str) -> float:
+        """The tolerance ``key``: a number > 0 (:meth:`positive_option`) and at least ``least``,
+        below which no step meets it and the steps shrink until they underflow (1e-300 made the
+        starting step NaN, and the run hung)."""
+        value = self.positive_option(key)
+        if value < least:
+            raise HookeInputError(key, f"must be at least {least:.3g} for integrator "
+                                  f"'{self.name}' ({why})", self.options[key])
+        return value
 
     def __init__(self, system, dt, **options):
         super().__init__(system, dt, **options)
@@ -185,6 +200,8 @@ class DormandPrince45(ConstraintForces, Integrator):
 
         d0, d1 = rms((state.x, state.v)), rms(first)
         h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+        if not 0 < h0 < np.inf:  # an overflowing norm (atol 1e-300 where a DOF is 0): the
+            h0 = 1e-6            # error control finds the step from there
         probe = self._derivative(state.t + h0, state.x + h0 * first[0], state.v + h0 * first[1])
         self.stats["evaluations"] += 1
         d2 = rms([p - f for p, f in zip(probe, first)]) / h0
@@ -192,6 +209,8 @@ class DormandPrince45(ConstraintForces, Integrator):
             h1 = max(1e-6, 1e-3 * h0)
         else:
             h1 = (0.01 / max(d1, d2)) ** -adaptive_compiled.ERROR_EXPONENT
+        if h1 == 0:  # the norms overflowed (as above): start from h0
+            h1 = h0
         return min(100.0 * h0, h1, self.max_step, self.t_bound - state.t)
 
     def _accept_next(self) -> None:
@@ -235,7 +254,7 @@ class DormandPrince45(ConstraintForces, Integrator):
         h = min(self.h, self.max_step)
         rejected, bad = False, None
         while True:
-            if h <= 1e-14 * max(1.0, abs(state.t)):
+            if not h > 1e-14 * max(1.0, abs(state.t)):  # NaN too: it would never shrink
                 raise StepFailed(f"rk45: step size underflow (h = {h:.3e}) at t = {state.t:.6g}; "
                                  + ("the trial steps give non-finite states" if bad is not None
                                     else "the tolerances cannot be met"), state, bad)

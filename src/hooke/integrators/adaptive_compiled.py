@@ -187,7 +187,7 @@ def _accept(t, h, kx, kv, t_bound, max_step, atol, rtol, free, pinned, pinned_x0
     hh = min(h, max_step)
     rejected = 0
     while True:
-        if hh <= 1e-14 * max(1.0, abs(t)):
+        if not hh > 1e-14 * max(1.0, abs(t)):  # NaN too: it would never shrink
             return UNDERFLOW, t, hh, h
         t1 = t_bound if t + hh >= t_bound else t + hh
         hh = t1 - t
