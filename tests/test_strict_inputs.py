@@ -13,7 +13,7 @@ import pytest
 
 import hooke
 
-from conftest import run_cli
+from conftest import run_cli, run_main
 
 
 def one_line(call, field: str) -> str:
@@ -164,3 +164,84 @@ def test_rk45_step_sizes_that_are_not_numbers_end_in_one_message(monkeypatch):
             monkeypatch.setattr(adaptive.adaptive_compiled, "build", lambda *args: None)
         with pytest.raises(hooke.SimulationError, match="rk45: step size underflow .h = nan"):
             rk45()
+
+
+# -- 4. plotting and movie arguments, before any drawing -------------------------------------------
+
+@pytest.fixture(scope="module")
+def spring_run():
+    return hooke.simulate(hooke.scene("spring1d"), t_end=0.1)
+
+
+def plot_cases(tmp_path):
+    from hooke.viz import plots
+
+    return [
+        (lambda r: plots.energy_plot(r, 3), "path", "must be a path", "3"),
+        (lambda r: plots.energy_plot(r, tmp_path), "path", "is a directory", f"'{tmp_path}'"),
+        (lambda r: plots.energy_plot(r, tmp_path / "e.txt"), "path", "must end in one of .",
+         f"'{tmp_path / 'e.txt'}'"),
+        (lambda r: plots.energy_plot("run"), "result", "must be a hooke.Result", "'str'"),
+        (lambda r: plots.snapshot_plot(r, n_snapshots=2.0), "n_snapshots", "must be an integer >= 1", "2.0"),
+        (lambda r: plots.snapshot_plot(r, n_snapshots=0), "n_snapshots", "must be an integer >= 1", "0"),
+        (lambda r: plots.phase_plot(r, particle=5), "particle", "must be a particle index from 0 to 1", "5"),
+        (lambda r: plots.phase_plot(r, particle=True), "particle", "must be a particle index", "True"),
+        (lambda r: plots.analytic_plot(r, axis=1), "axis", "must be an axis from 0 to 0", "1"),
+        (lambda r: plots.mode_shapes_plot("spring1d", None), "scene", "must be a hooke.Scene", "'str'"),
+    ]
+
+
+def test_plot_arguments_are_checked_before_drawing(spring_run, tmp_path):
+    for call, field, problem, value in plot_cases(tmp_path):
+        message = one_line(lambda: call(spring_run), field)
+        assert message.startswith(f"{field}: {problem}") and message.endswith(f"got {value}"), message
+    assert list(tmp_path.iterdir()) == []  # nothing was written
+
+
+@pytest.mark.parametrize("arguments, field, value", [
+    (dict(path=7), "path", "7"), (dict(fps=0), "fps", "0"), (dict(fps=True), "fps", "True"),
+    (dict(duration=float("nan")), "duration", "nan"), (dict(duration=-1), "duration", "-1"),
+    (dict(path="movie.txt"), "path", "'movie.txt'"), (dict(result=3.0), "result", "'float'"),
+    (dict(dpi=0), "dpi", "0"), (dict(progress="yes"), "progress", "'yes'")])
+def test_animate_arguments_are_checked_before_drawing(spring_run, tmp_path, arguments, field, value):
+    from hooke.viz.animate import animate
+
+    call = {"result": spring_run, "path": tmp_path / "movie.gif", **arguments}
+    if isinstance(call["path"], str):
+        call["path"] = str(tmp_path / call["path"])
+        value = repr(call["path"])
+    message = one_line(lambda: animate(**call), field)
+    assert message.endswith(f"got {value}"), message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_animate_into_a_directory_names_the_path(spring_run, tmp_path):
+    from hooke.viz.animate import animate
+
+    (tmp_path / "movie.gif").mkdir()
+    message = one_line(lambda: animate(spring_run, tmp_path / "movie.gif"), "path")
+    assert "is a directory" in message
+
+
+def test_the_cli_names_the_movie_flags(tmp_path):
+    run = run_cli("run", "spring1d", "--t-end", "0.1", "--out", str(tmp_path / "run"), "-q")
+    assert run.returncode == 0, run.stderr
+    for flags, expected in ((("--fps", "0"), "error: --fps: must be a number > 0, got 0.0"),
+                            (("--out", str(tmp_path / "m.txt")), "error: --out: must end in one of "
+                                                                  ".mp4, .gif"),
+                            (("--fps", "nan"), "error: --fps: must be a number > 0, got nan")):
+        done = run_cli("animate", str(tmp_path / "run"), *flags)
+        lines = done.stderr.splitlines()
+        assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith(expected), done.stderr
+
+
+# -- 6. wording --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("flags, expected", [
+    (("--allow-host", ""), "--allow-host: must be a host name or an address"),
+    (("--observed", "/no/such.h5"), "--observed: no such file of observed motion"),
+    (("--port", "70000"), "--port: must be an integer in 0..65535"),
+    (("--host", "bad..host"), "--host: is not an address or a name that resolves")])
+def test_serve_names_its_flags_with_their_dashes(monkeypatch, capsys, flags, expected):
+    code, lines = run_main(monkeypatch, capsys, "serve", *flags)
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {expected}"), lines

@@ -7,7 +7,9 @@ where it has one), picking saved frames evenly so the movie plays in real time (
 returns the path; at most ``MAX_MOVIE_FRAMES`` frames (``GIF_MAX_FRAMES`` for a GIF, whose
 frames are held in memory), else one error naming ``duration`` or ``fps``; ``progress(done, total)`` is called after each
 frame. The suffix selects the format. Where the movie cannot be written is refused before any
-frame is drawn (:mod:`hooke.io.outputs`); the movie is written beside ``path`` and renamed to
+frame is drawn (:func:`hooke.viz.plots.output_path`: an earlier movie there that may not
+be written is kept), as is every other bad argument, by name (``result``, ``path``, ``fps``,
+``duration``, ``dpi``, ``progress``); the movie is written beside ``path`` and renamed to
 it once complete, so a failed write leaves no partial movie and an earlier one as it was.
 
 Timing: an mp4 stores ``fps`` in its container. A GIF stores each frame's delay in whole
@@ -24,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import HookeInputError, is_number
-from ..io.outputs import check_replaceable, writable_directory, written_aside
-from .plots import ConfigurationView, new_figure
+from ..errors import HookeInputError, is_count, is_number
+from ..io.outputs import written_aside
+from .plots import ConfigurationView, check_result, new_figure, output_path
 
 FORMATS = (".mp4", ".gif")
 GIF_MAX_FPS = 50.0
@@ -35,6 +37,7 @@ GIF_MIN_FPS = 100 / 65_534  # a GIF frame's delay is 16 bits of hundredths: at m
 # frames are all held in memory until it is written (Pillow), so it has a bound of its own.
 MAX_MOVIE_FRAMES = 20_000
 GIF_MAX_FRAMES = 2_000
+MAX_DPI = 1200  # a 6 x 5 inch frame: 7200 x 6000 pixels
 
 
 def frame_indices(t: np.ndarray, fps: float, duration: float | None) -> np.ndarray:
@@ -67,10 +70,14 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
     module docstring)."""
     import imageio.v2 as imageio
 
-    path = Path(path)
+    check_result(result)
+    path = output_path(path, "path", FORMATS)
     suffix = path.suffix.lower()
-    if suffix not in FORMATS:
-        raise HookeInputError("out", f"must end in one of {', '.join(FORMATS)}", str(path))
+    if not is_count(dpi) or not 1 <= dpi <= MAX_DPI:
+        raise HookeInputError("dpi", f"must be an integer from 1 to {MAX_DPI}", dpi)
+    if progress is not None and not callable(progress):
+        raise HookeInputError("progress", "must be None or a callable progress(done, total)",
+                              progress)
     if not is_number(fps) or not np.isfinite(fps) or fps <= 0:
         raise HookeInputError("fps", "must be a number > 0", fps)
     if duration is not None and (not is_number(duration) or not np.isfinite(duration)
@@ -82,10 +89,6 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
     if suffix == ".gif" and fps < GIF_MIN_FPS:  # 1e-5 fps overflowed the delay's 16 bits
         raise HookeInputError("fps", f"must be >= {GIF_MIN_FPS:.3g} for a GIF (a GIF frame "
                               "lasts at most 655.35 s); use an .mp4", fps)
-    # before any frame is drawn: a place the movie cannot go is one line, an earlier movie
-    # there that may not be written is kept (and one that may is replaced only whole)
-    writable_directory(path.parent, "out")
-    check_replaceable(path, "out")
     frames = frame_indices(result.t, fps, duration)
     if suffix == ".gif" and len(frames) > GIF_MAX_FRAMES:
         raise HookeInputError("duration" if duration is not None else "fps", f"a GIF would have "

@@ -11,6 +11,12 @@ Configurations (snapshots, mode shapes, movie frames) are drawn by :class:`Confi
 axes labelled in metres; in 3D at most five ticks an axis with labels that fit the figure, and
 a body with cells (``Model.surface_triangles``) as its lit surface.
 
+Arguments are checked before anything is drawn, each bad one a
+:class:`~hooke.errors.HookeInputError` naming it: ``result`` a :class:`hooke.Result`; ``path``
+None or a path ending in a suffix Matplotlib writes (``FIGURE_FORMATS``) that is not a directory
+nor a file this process may not replace (its folder is made when missing); ``particle`` and
+``axis`` indices in range; counts (``n_snapshots``, ``n_modes``) integers ≥ 1.
+
 A plot that needs what a run lacks (``NEEDS``: joints for ``drift``, contact planes for
 ``penetration``, an analytic solution for ``analytic``, a free particle for ``phase`` and
 ``analytic``) refuses it with one :class:`~hooke.errors.HookeInputError` line,
@@ -34,9 +40,48 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection  # noqa: E402
 
 from ..analysis import energy_reference  # noqa: E402
-from ..errors import HookeInputError  # noqa: E402
+from ..checks import _count  # noqa: E402
+from ..errors import HookeInputError, as_path, is_count  # noqa: E402
+from ..io.outputs import check_replaceable, writable_directory  # noqa: E402
 from ..obstacles import sphere_centers  # noqa: E402
 from .bodies import draw_2d, draw_3d  # noqa: E402
+
+
+FIGURE_FORMATS = tuple(sorted(f".{kind}" for kind in FigureCanvasAgg.get_supported_filetypes()))
+
+
+def output_path(path, field: str = "path", formats: tuple[str, ...] = FIGURE_FORMATS) -> Path | None:
+    """``path`` (None: no file) as the Path of a file to write in one of ``formats`` (by its
+    suffix): not a directory, not a file this process may not replace; its folder made when
+    missing. Checked before any drawing; ``field`` names it in errors."""
+    if path is None:
+        return None
+    path = as_path(path, field)
+    check_replaceable(path, field)
+    if path.suffix.lower() not in formats:
+        raise HookeInputError(field, f"must end in one of {', '.join(formats)}", str(path))
+    writable_directory(path.parent, field)
+    return path
+
+
+def check_result(result) -> None:
+    from ..result import Result
+
+    if not isinstance(result, Result):
+        raise HookeInputError("result", "must be a hooke.Result (of hooke.simulate or hooke.open)",
+                              type(result).__name__)
+
+
+def _start(result, path, particle=None, axis: int = 0):
+    """The checked ``path`` of a plot of ``result``, after checking ``result``, and ``particle``
+    and ``axis`` (for the plots of one particle's coordinate)."""
+    check_result(result)
+    model = result.scene.model
+    for value, count, field, what in ((particle, model.n_particles, "particle", "a particle index"),
+                                      (axis, model.dim, "axis", "an axis")):
+        if value is not None and not (is_count(value) and 0 <= value < count):
+            raise HookeInputError(field, f"must be {what} from 0 to {count - 1}", value)
+    return output_path(path)
 
 
 def _title(result) -> str:
@@ -62,6 +107,7 @@ def energy_plot(result, path=None) -> Figure:
     """Kinetic, potential and total energy against time; potential and total above the rest
     state for a scene that reads them so (``Scene.energy_reference``, the axis label says which:
     :func:`hooke.analysis.energy_reference`)."""
+    path = _start(result, path)
     zero, label = energy_reference(result.scene)
     fig = new_figure(figsize=(7, 4))
     ax = fig.subplots()
@@ -82,6 +128,7 @@ def _first_free(result) -> int:
 
 def phase_plot(result, path=None, particle: int | None = None, axis: int = 0) -> Figure:
     """Phase portrait: velocity against position of one particle along one axis."""
+    path = _start(result, path, particle, axis)
     check_kind(result, "phase")
     particle = _first_free(result) if particle is None else particle
     fig = new_figure(figsize=(5.5, 5))
@@ -105,6 +152,7 @@ def phase_plot(result, path=None, particle: int | None = None, axis: int = 0) ->
 def drift_plot(result, path=None) -> Figure:
     """Constraint drift: the sum and the largest |L − L0| over the joints (floored at 1e-17 for
     the log scale)."""
+    path = _start(result, path)
     check_kind(result, "drift")
     error = result.scene.model.joint_length_error(result.x)  # (frames, joints)
     fig = new_figure(figsize=(7, 4))
@@ -122,6 +170,7 @@ def drift_plot(result, path=None) -> Figure:
 def penetration_plot(result, path=None) -> Figure:
     """Smallest distance of any contact particle to any plane, sphere or obstacle; below zero
     would be penetration."""
+    path = _start(result, path)
     check_kind(result, "penetration")
     fig = new_figure(figsize=(7, 4))
     ax = fig.subplots()
@@ -144,6 +193,7 @@ def penetration_plot(result, path=None) -> Figure:
 
 def analytic_plot(result, path=None, particle: int | None = None, axis: int = 0) -> Figure:
     """Numerical against analytic position of one particle (seed 000's plot), error below."""
+    path = _start(result, path, particle, axis)
     check_kind(result, "analytic")
     particle = _first_free(result) if particle is None else particle
     exact = result.analytic()[:, particle, axis]
@@ -295,6 +345,8 @@ def snapshot_plot(result, path=None, n_snapshots: int = 4) -> Figure:
     share one scale, so that frames compare, unless a frame is more than ``SHARED_SCALE_RATIO``
     times smaller than all of them together (a chain that falls from a height and piles up on
     the ground would be a speck): then each panel is fitted to its frame, and the title says so."""
+    path = _start(result, path)
+    n_snapshots = _count(n_snapshots, "n_snapshots")
     frames = np.unique(np.linspace(0, result.n_frames - 1, n_snapshots).round().astype(int))
     model, positions = result.scene.model, result.x[frames]
     shared = min(_size(x) for x in positions) * SHARED_SCALE_RATIO >= _size(positions)
@@ -321,6 +373,16 @@ def snapshot_plot(result, path=None, n_snapshots: int = 4) -> Figure:
 
 def mode_shapes_plot(scene, modes, path=None, n_modes: int = 6) -> Figure:
     """The lowest mode shapes drawn over the equilibrium (scaled to 15 % of the system's size)."""
+    from ..analysis import Modes
+    from ..scene_setup import Scene
+
+    if not isinstance(scene, Scene):
+        raise HookeInputError("scene", "must be a hooke.Scene", type(scene).__name__)
+    if not isinstance(modes, Modes):
+        raise HookeInputError("modes", "must be hooke.Modes (of hooke.modes(scene))",
+                              type(modes).__name__)
+    n_modes = _count(n_modes, "n_modes")
+    path = output_path(path)
     model = scene.model
     count = min(n_modes, len(modes.frequencies))
     size = float(np.ptp(modes.equilibrium, axis=0).max()) or 1.0
