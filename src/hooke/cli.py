@@ -24,8 +24,8 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .cli_common import (console, errors, fail, load_scene, output_directory, parse_option,
-                         print_error)
+from .cli_common import (console, errors, fail, flagged, load_scene, output_directory,
+                         parse_option, print_error)
 from .cli_fit import fit_command
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError,
@@ -353,12 +353,15 @@ def animate_command(
 
     if duration is not None and not duration > 0:  # NaN too
         fail(f"--duration: must be a number > 0 (seconds), got {duration}")
-    progress = LazyProgress("animate", unit="frames")
     try:
-        path = animate(open_result(directory / "trajectory.h5"), out, fps=fps, duration=duration,
-                       progress=progress)
+        result = open_result(directory / "trajectory.h5")
     except HookeInputError as error:
         fail(str(error))
+    progress = LazyProgress("animate", unit="frames")
+    try:
+        path = animate(result, out, fps=fps, duration=duration, progress=progress)
+    except HookeInputError as error:
+        fail(flagged(error, {"path": "--out", "fps": "--fps", "duration": "--duration"}))
     except OSError as error:  # writing the movie (a full disk): animate left no partial movie
         fail(f"--out: cannot write the movie ({error.strerror or error}), got {str(out)!r}", code=1)
     finally:
@@ -533,11 +536,11 @@ def serve_command(
     try:
         viewer = create_app(scene, host=host, allow_hosts=allow_host or (), observed=observed)
     except HookeInputError as error:
-        fail(str(error))
+        fail(flagged(error, {"observed": "--observed", "allow-host": "--allow-host"}))
     try:  # bound before the address is printed: a bad host, a bad or busy port is one line
         listener = listen(host, port)
     except HookeInputError as error:
-        fail(f"--{error}")  # the server names host or port: the flag's name
+        fail(flagged(error, {"host": "--host", "port": "--port"}))
     console.print(f"hooke viewer: open {url(host, listener.getsockname()[1])} in a browser "
                   "(Ctrl-C stops it)")
     run(viewer, host=host, listener=listener)

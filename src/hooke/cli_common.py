@@ -3,7 +3,8 @@ name or file, reading ``--option KEY=VALUE``.
 
 Contract: ``console`` is stdout (a command's results), ``errors`` is stderr (errors, notes and
 progress bars); :func:`fail` prints each line of a message as ``error: line`` on stderr and exits
-with ``code`` (2: bad input, the default), never with a traceback; :func:`output_directory`
+with ``code`` (2: bad input, the default), never with a traceback; :func:`flagged` words an API
+error in the CLI's terms (``--port``, not ``port``); :func:`output_directory`
 creates a directory, proves it writable or fails naming the flag it came from; :func:`load_scene` and
 :func:`parse_option` raise :class:`HookeInputError` for bad input.
 """
@@ -36,6 +37,16 @@ def fail(message: str, code: int = 2) -> None:
     for line in str(message).splitlines():
         print_error(line)
     raise typer.Exit(code)
+
+
+def flagged(error: HookeInputError, flags: dict[str, str]) -> str:
+    """The message of ``error`` with its field, when it is an API argument of ``flags``, named
+    as the command-line flag (or argument) that gave it: ``port: …`` → ``--port: …``."""
+    field = getattr(error, "field", None)
+    message = str(error)
+    if field in flags and message.startswith(f"{field}: "):
+        return flags[field] + message[len(field):]
+    return message
 
 
 def output_directory(path: Path, flag: str = "--out") -> Path:
