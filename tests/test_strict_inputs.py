@@ -245,3 +245,47 @@ def test_the_cli_names_the_movie_flags(tmp_path):
 def test_serve_names_its_flags_with_their_dashes(monkeypatch, capsys, flags, expected):
     code, lines = run_main(monkeypatch, capsys, "serve", *flags)
     assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {expected}"), lines
+
+
+# -- 5. hooke check: every problem of a file at once -----------------------------------------------
+
+def test_check_reports_the_models_and_the_run_options_problems_together(tmp_path, monkeypatch,
+                                                                          capsys):
+    path = tmp_path / "scene.toml"
+    path.write_text(textwrap.dedent("""
+        dim = 2
+        [run]
+        integrator = "implicit_euler"
+        dt = 0.01
+        t_end = 1.0
+        [run.options]
+        tol = -1.0
+        bogus = 3
+        [[particles]]
+        x = [0.0, 0.0]
+        pinned = true
+        [[particles]]
+        x = [1.0, 0.0]
+        mass = -0.5
+    """))
+    code, lines = run_main(monkeypatch, capsys, "check", str(path))
+    assert code == 2 and sorted(lines) == sorted([
+        "error: particles[1].mass: Input should be greater than 0, got -0.5",
+        "error: bogus: is not an option of integrator 'implicit_euler' (its options: "
+        "max_iterations, min_iterations, norm, solver, tol), got 3",
+        "error: tol: must be a number > 0 for integrator 'implicit_euler', got -1.0"]), lines
+    with pytest.raises(hooke.HookeInputError) as info:  # the API's load says the same
+        hooke.load(path)
+    assert len(str(info.value).splitlines()) == 3
+
+
+def test_a_files_run_options_are_judged_only_by_their_own_fields(tmp_path):
+    """The options are tried on a stand-in model when the file's own cannot be built: only what
+    the options themselves get wrong is reported, nothing about the stand-in."""
+    from hooke.io.run_options import option_problems
+
+    assert option_problems({"run": {"integrator": "rk45", "options": {"rtol": 1e-3}}}) == []
+    assert option_problems({"run": {"integrator": "nope", "options": {"rtol": 0}}}) == []
+    assert option_problems({"run": {"options": {"k_c": -1}}}) == [
+        "k_c: must be a finite number >= 0 for integrator 'symplectic_euler', got -1"]
+    assert option_problems({"run": {"options": "tol=1"}}) == []

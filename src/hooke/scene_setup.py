@@ -51,9 +51,10 @@ STEP_TOLERANCE = 1e-9  # of a step: how far t_end may be from a whole number of 
 TIME_RESOLUTION = 1e-6
 
 
-def check_start_time(t, dt: float, t_end: float) -> float:
+def check_start_time(t, dt: float, t_end: float = 0.0) -> float:
     """A state's time ``t`` (field ``state.t``) as a float: a finite number at which steps of
-    ``dt`` until ``t + t_end`` keep their length to TIME_RESOLUTION of a step."""
+    ``dt`` until ``t + t_end`` keep their length to TIME_RESOLUTION of a step (``t_end``: once
+    it is known to be at most MAX_STEPS steps, so that it is not t's fault)."""
     if not is_number(t):
         raise HookeInputError("state.t", "must be a number", t)
     if not math.isfinite(t):
@@ -163,7 +164,7 @@ class Scene:
             self.state = self.model.initial_state()
         if not isinstance(self.state, State):
             raise HookeInputError("state", "must be a hooke.State(t, x, v)", type(self.state).__name__)
-        check_start_time(self.state.t, self.dt, self.t_end)
+        check_start_time(self.state.t, self.dt)
         shape = (self.model.n_particles, self.model.dim)
         for label, array in (("state.x", self.state.x), ("state.v", self.state.v)):
             if np.shape(array) != shape:

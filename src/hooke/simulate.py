@@ -125,7 +125,6 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
         save_every = frame_budget(step_count(t_end, dt), max_frames)
     save_every = check_save_every(scene.save_every if save_every is None else save_every)
     merged = {**scene_options(scene, name)[0], **options}
-    check_start_time(scene.state.t, dt, t_end)  # the run's own dt may be finer than the scene's
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
@@ -234,6 +233,7 @@ class Run:
         self.max_energy_growth = max_energy_growth
         self._energy_reference: tuple[float, float] | None = None  # (E0, scale S)
         self.n_steps = step_count(t_end, dt)
+        check_start_time(scene.state.t, dt, t_end)  # the run's dt may be finer than the scene's
         check_frames_fit(scene.model, self.n_steps, save_every, t_end, dt)
         self.system = System(scene.model)
         self.stepper = get_integrator(integrator)(self.system, dt, **options)

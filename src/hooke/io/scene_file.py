@@ -276,8 +276,10 @@ def parse(text: str, source: str = "scene file", folder=None) -> SceneFile:
     except ValidationError as error:
         spec, errors = None, error.errors()
     problems = error_lines(errors, SceneFile) + consistency_problems(data, errors, folder)
-    if problems:
-        raise HookeInputErrors(problems)
+    if problems:  # the run's options too, which are otherwise judged when the run is set up
+        from .run_options import option_problems
+
+        raise HookeInputErrors(problems + option_problems(data))
     return spec
 
 
