@@ -289,3 +289,23 @@ def test_a_files_run_options_are_judged_only_by_their_own_fields(tmp_path):
     assert option_problems({"run": {"options": {"k_c": -1}}}) == [
         "k_c: must be a finite number >= 0 for integrator 'symplectic_euler', got -1"]
     assert option_problems({"run": {"options": "tol=1"}}) == []
+
+
+def test_an_empty_path_is_shown_as_given(tmp_path):
+    scene = hooke.scene("spring1d")
+    for call, field in ((lambda: hooke.open(""), "path"), (lambda: hooke.load(""), "path"),
+                        (lambda: hooke.simulate(scene, t_end=0.01, store=""), "store")):
+        assert one_line(call, field) == (f"{field}: must not be empty (for the current directory "
+                                         "give '.'), got ''")
+
+
+@pytest.mark.parametrize("args, expected", [
+    (("check", ""), "FILE"), (("run", "spring1d", "--out", ""), "--out"),
+    (("run", "spring1d", "-q", "--out="), "--out"), (("plot", ""), "DIR")])
+def test_the_cli_refuses_an_empty_argument_naming_it(monkeypatch, capsys, tmp_path, args, expected):
+    """Typer read '' as the path '.': `hooke run spring1d --out ''` wrote into the current
+    directory, `hooke check ''` said "got '.'"."""
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, *args)
+    assert code == 2 and lines == [f"error: {expected}: must not be empty, got ''"], lines
+    assert list(tmp_path.iterdir()) == []

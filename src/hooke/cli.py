@@ -24,8 +24,8 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .cli_common import (console, errors, fail, flagged, load_scene, output_directory,
-                         parse_option, print_error)
+from .cli_common import (console, empty_argument, errors, fail, flagged, load_scene,
+                         output_directory, parse_option, print_error)
 from .cli_fit import fit_command
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError,
@@ -662,6 +662,10 @@ def _parameter_name(param) -> str:
 
 
 def main() -> None:
+    empty = empty_argument(lambda: typer.main.get_command(app), sys.argv[1:])
+    if empty is not None:
+        print_error(empty)
+        sys.exit(2)
     try:
         code = app(standalone_mode=False, prog_name="hooke")
     except parse_errors.NoArgsIsHelpError as error:  # bare `hooke`: the help, as before

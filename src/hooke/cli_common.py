@@ -6,7 +6,8 @@ progress bars); :func:`fail` prints each line of a message as ``error: line`` on
 with ``code`` (2: bad input, the default), never with a traceback; :func:`flagged` words an API
 error in the CLI's terms (``--port``, not ``port``); :func:`output_directory`
 creates a directory, proves it writable or fails naming the flag it came from; :func:`load_scene` and
-:func:`parse_option` raise :class:`HookeInputError` for bad input.
+:func:`parse_option` raise :class:`HookeInputError` for bad input; :func:`empty_argument` finds an
+empty argument, which Typer would read as the path '.'.
 """
 
 from __future__ import annotations
@@ -83,3 +84,34 @@ def parse_option(text: str) -> tuple[str, object]:
         raise HookeInputError("--option", "must be KEY=VALUE", text)
     words = {"true": True, "false": False, "none": None, "null": None}
     return key, words[value.lower()] if value.lower() in words else parse_value(value)
+
+
+def empty_argument(command, args: list[str]) -> str | None:
+    """The error line for the first empty argument of ``hooke ARGS`` (``command()``: the Click
+    command of ``hooke``, made only when an argument is empty), naming the flag it is the value of or the positional argument it
+    fills; None when there is none. Typer reads '' as the path '.': ``--out ''`` wrote into the
+    current directory, and a message showed '.' where the user gave ''."""
+    if "" not in args and not any(arg.startswith("--") and arg.endswith("=") for arg in args):
+        return None
+    sub = getattr(command(), "commands", {}).get(args[0]) if args else None
+    params = getattr(sub, "params", [])
+    takes_value = {opt for param in params if param.param_type_name == "option"
+                   and not param.is_flag for opt in param.opts}
+    positionals = [param for param in params if param.param_type_name == "argument"]
+    given = 0  # positional arguments seen
+    for k, arg in enumerate(args[1:], start=1):
+        before = args[k - 1] if k > 1 else ""
+        if arg.startswith("--") and arg.endswith("=") and arg[:-1] in takes_value:
+            return f"{arg[:-1]}: must not be empty, got ''"
+        if before in takes_value:
+            if arg == "":
+                return f"{before}: must not be empty, got ''"
+            continue
+        if arg.startswith("-") and arg != "-":
+            continue
+        if arg == "":
+            param = positionals[min(given, len(positionals) - 1)] if positionals else None
+            name = (param.metavar or param.name.upper()) if param is not None else "argument"
+            return f"{name}: must not be empty, got ''"
+        given += 1
+    return None
