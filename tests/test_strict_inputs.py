@@ -309,3 +309,25 @@ def test_the_cli_refuses_an_empty_argument_naming_it(monkeypatch, capsys, tmp_pa
     code, lines = run_main(monkeypatch, capsys, *args)
     assert code == 2 and lines == [f"error: {expected}: must not be empty, got ''"], lines
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_mesh_file_says_it_has_no_points(tmp_path):
+    empty = tmp_path / "empty.obj"
+    empty.write_text("# nothing\n")
+    message = one_line(lambda: hooke.ModelBuilder(dim=3).from_mesh(empty), "mesh")
+    assert message == f"mesh: has no points (an empty mesh file), got '{empty}'"
+    one_line(lambda: hooke.ModelBuilder(dim=3).add_obstacle(empty), "obstacles[0].mesh")
+
+
+@pytest.mark.parametrize("face_line, index", [("f 0 1 2", 0), ("f 1 2 -1", -1)])
+def test_an_obj_face_index_below_1_is_named_with_its_face(tmp_path, face_line, index):
+    """OBJ indices start at 1: meshio read 0 as -1 (the last vertex, or "out of range [0, 3),
+    got [-1, 0, 1]"), and the relative -1 as -2."""
+    path = tmp_path / "ramp.obj"
+    path.write_text(f"v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 2 3 4\n{face_line}\n")
+    for call, field in ((lambda: hooke.ModelBuilder(dim=3).from_mesh(path), "mesh"),
+                        (lambda: hooke.ModelBuilder(dim=3).add_obstacle(path), "obstacles[0].mesh")):
+        message = one_line(call, field)
+        assert message == (f"{field}: face 1 (counting from 0) of {path} has vertex index "
+                           f"{index}; OBJ vertex "
+                           f"indices start at 1 (relative negative ones are not read), got {index}")

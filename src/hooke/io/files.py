@@ -12,7 +12,8 @@ field (or the file) and the path, never another exception.
 - :func:`check_regular`: a path that names a regular file, else one line saying what it names.
 - :func:`read_mesh`: ``meshio.read`` of a regular file. meshio prints its reasons and calls
   ``sys.exit(1)`` on a file it cannot parse, which would end a notebook's kernel: its output is
-  captured into the message and its exit caught.
+  captured into the message and its exit caught. A mesh without points is refused, and so is an
+  OBJ face index below 1 (meshio would read a 0 as the last vertex).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import stat
 import tomllib
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..errors import HookeInputError, as_path
 
@@ -115,8 +118,29 @@ def read_mesh(path, field: str):
     said = io.StringIO()
     try:
         with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-            return meshio.read(path)
+            mesh = meshio.read(path)
     except (Exception, SystemExit) as error:  # meshio raises many types, and exits
         reason = " ".join(said.getvalue().replace("Error:", "").split()) or str(error)
         raise HookeInputError(field, f"cannot be read as a mesh ({reason or type(error).__name__})",
                               str(path)) from None
+    if len(mesh.points) == 0:
+        raise HookeInputError(field, "has no points (an empty mesh file)", str(path))
+    if path.suffix.lower() == ".obj":
+        _check_obj_indices(mesh, path, field)
+    return mesh
+
+
+def _check_obj_indices(mesh, path: Path, field: str) -> None:
+    """OBJ vertex indices start at 1 and meshio subtracts 1 from each: a 0 in the file became
+    -1, which NumPy reads as the last vertex (and a relative -1 became -2). Refuse any index
+    below 1, naming its face (counted from 0 in the file's order, which meshio's blocks keep)."""
+    first = 0
+    for block in mesh.cells:
+        low = np.flatnonzero((block.data < 0).any(axis=1))
+        if low.size:
+            face = block.data[low[0]]
+            index = int(face[face < 0][0]) + 1  # as written in the file
+            raise HookeInputError(field, f"face {first + int(low[0])} (counting from 0) of {path} "
+                                  f"has vertex index {index}; OBJ vertex indices start at 1 "
+                                  "(relative negative ones are not read)", index)
+        first += len(block.data)
