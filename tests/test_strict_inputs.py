@@ -331,3 +331,38 @@ def test_an_obj_face_index_below_1_is_named_with_its_face(tmp_path, face_line, i
         assert message == (f"{field}: face 1 (counting from 0) of {path} has vertex index "
                            f"{index}; OBJ vertex "
                            f"indices start at 1 (relative negative ones are not read), got {index}")
+
+
+def test_resuming_a_file_whose_scene_source_was_edited_says_so(tmp_path):
+    import h5py
+
+    scene_file = tmp_path / "scene.toml"
+    scene_file.write_text(textwrap.dedent("""
+        dim = 1
+        [run]
+        dt = 0.01
+        t_end = 0.5
+        [[particles]]
+        x = [0.0]
+        pinned = true
+        [[particles]]
+        x = [1.0]
+        [[springs]]
+        i = 0
+        j = 1
+        stiffness = 10.0
+    """))
+    path = tmp_path / "run.h5"
+
+    def stop(done, total):
+        if done >= total // 2:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        hooke.simulate(hooke.load(scene_file), save_every=5, store=path, progress=stop)
+    with h5py.File(path, "r+") as handle:
+        source = handle.attrs["scene_source"]
+        handle.attrs["scene_source"] = source.replace("stiffness = 10.0", "stiffness = 12.0")
+    message = one_line(lambda: hooke.resume(path), "path")
+    assert message == ("path: its scene_source attribute was edited (it builds another model "
+                       "than the one stored, spring_stiffness differs): it cannot be continued "
+                       f"exactly, got '{path}'")

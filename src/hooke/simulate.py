@@ -507,6 +507,20 @@ def _restore(run: Run, checkpoint: dict, path: Path) -> None:
                               f"{error}): the file was edited or damaged", str(path)) from None
 
 
+def _changed_model_array(model, stored) -> str | None:
+    """The name of the first array of ``model`` (rebuilt from a file's scene text) that differs
+    from the ``stored`` model's, else None."""
+    import dataclasses
+
+    for item in dataclasses.fields(model):
+        mine, theirs = getattr(model, item.name), getattr(stored, item.name, None)
+        if isinstance(mine, np.ndarray) and not (isinstance(theirs, np.ndarray)
+                                                 and mine.shape == theirs.shape
+                                                 and np.array_equal(mine, theirs)):
+            return item.name
+    return None
+
+
 def _stored_run(path: Path) -> tuple[Run, dict]:
     """The stored run's :class:`Run` (its plan rebuilt) and its content, or a one-line refusal."""
     from .io.scene_file import build, parse
@@ -533,6 +547,13 @@ def _stored_run(path: Path) -> tuple[Run, dict]:
                   default_name=settings["scene_name"])
     rebuilt = {key: settings[key] for key in ("integrator", "dt", "t_end", "save_every", "options")}
     if input_hash(scene, rebuilt) != stored["attrs"].get("input_hash"):
+        changed = _changed_model_array(scene.model, stored["model"])
+        if changed is not None:  # the stored model is the original's: the text was edited
+            edited = "scene_source or parameters attribute was" if scene.parameters else (
+                "scene_source attribute was")
+            raise HookeInputError("path", f"its {edited} edited (it builds another model than "
+                                  f"the one stored, {changed} differs): it cannot be continued "
+                                  "exactly", str(path))
         raise HookeInputError("path", "its settings or scene text differ from those its "
                               "input_hash was made of (the file was edited): it cannot be "
                               "continued exactly", str(path))
