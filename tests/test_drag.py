@@ -236,7 +236,8 @@ def test_air_round_trips_through_a_scene_file_and_the_store(tmp_path):
                      '{ type = "sinusoid", amplitude = 0.1, direction = [0.0, 1.0], omega = 3.0 }\n'
                      '[run]\nintegrator = "implicit_euler"\ndt = 0.01\nt_end = 0.1\n')
     loaded = hooke.load(scene)
-    assert loaded.model.wind_motion == Sinusoid(0.1, (0.0, 1.0), 3.0)
+    assert loaded.model.wind_motion.motion == Sinusoid(0.1, (0.0, 1.0), 3.0)  # checked as air.motion
+    assert loaded.model.wind_motion.field == "air.motion"
     result = hooke.simulate(loaded, store=tmp_path / "run.h5")
     stored = read_trajectory(tmp_path / "run.h5")["model"]
     np.testing.assert_array_equal(stored.drag, [0.0, 0.2])

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .energies import drag, kinetic
-from .errors import HookeInputError, SimulationError
+from .errors import HookeInputError, SimulationError, is_number
 from .io.scene_file import builtin_scene
 from .memory import check_fits
 from .model import Model
@@ -203,6 +203,10 @@ def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> 
     model, name = _model_of(scene)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise HookeInputError("k", "must be an integer >= 1", k)
+    if dense is not None and not isinstance(dense, (bool, np.bool_)):
+        raise HookeInputError("dense", "must be True, False or None", dense)
+    if not is_number(tol) or not 0 < tol < np.inf:  # NaN: "Newton did not converge"
+        raise HookeInputError("tol", "must be a finite number > 0", tol)
     system = System(model)
     free = system.free_dofs
     m = model.n_joints

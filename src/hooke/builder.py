@@ -195,6 +195,8 @@ class ModelBuilder(ObstacleBuilder):
         m = _number(mass, f"{where}.mass", positive=True)
         if not isinstance(pinned, (bool, np.bool_)):
             raise HookeInputError(f"{where}.pinned", "must be True or False", pinned)
+        if name is not None and not isinstance(name, str):
+            raise HookeInputError(f"{where}.name", "must be a str or None", name)
         self._x.append(position)
         self._v.append(vel)
         self._mass.append(m)

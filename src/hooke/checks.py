@@ -37,8 +37,8 @@ def _vector(value, dim: int, field: str, squared: bool = False) -> np.ndarray:
     """``value`` as ``dim`` finite numbers; ``squared``: also its squared length (positions,
     velocities and plane normals are squared by the energies, lengths and normalisation)."""
     array = _numbers(value)
-    if array is None:
-        raise HookeInputError(field, "must be a sequence of numbers", value)
+    if array is None or array.ndim > 1:  # [[2, 0]] is not the point (2, 0)
+        raise HookeInputError(field, "must be a flat sequence of numbers", value)
     array = array.reshape(-1)
     if array.shape != (dim,):
         raise HookeInputError(field, f"must have {dim} component(s) for dim={dim}", value)

@@ -155,6 +155,12 @@ class Scene:
             raise HookeInputError("model", "must be a hooke Model (ModelBuilder.finalize())",
                                   type(self.model).__name__)
         get_integrator(self.integrator)
+        for label in ("name", "description"):
+            if not isinstance(getattr(self, label), str):
+                raise HookeInputError(label, "must be a str", getattr(self, label))
+        if not (isinstance(self.options, dict) and all(isinstance(key, str) for key in self.options)):
+            raise HookeInputError("options", "must be a dict of integrator options by name",
+                                  self.options)
         if self.energy_reference not in ENERGY_REFERENCES:
             raise HookeInputError("energy_reference", f"must be one of {', '.join(ENERGY_REFERENCES)}",
                                   self.energy_reference)
@@ -169,6 +175,8 @@ class Scene:
         for label, array in (("state.x", self.state.x), ("state.v", self.state.v)):
             if np.shape(array) != shape:
                 raise HookeInputError(label, f"must have shape {shape}", np.shape(array))
+            if np.asarray(array).dtype.kind not in "iuf":
+                raise HookeInputError(label, "must be an array of numbers", np.asarray(array).dtype.name)
             if not np.all(np.isfinite(array)):
                 bad = int(np.argwhere(~np.isfinite(np.asarray(array)))[0][0])
                 raise HookeInputError(f"{label}[{bad}]", "must be finite", np.asarray(array)[bad])
@@ -200,6 +208,11 @@ class Scene:
         """Analytic positions at times t: shape (len(t), n, d) (or (n, d) for a scalar t)."""
         if self.analytic_solution is None:
             raise HookeInputError("analytic", f"scene '{self.name}' has no analytic solution", self.name)
-        times = np.asarray(t, dtype=float)
+        try:
+            times = np.asarray(t, dtype=float)
+        except (TypeError, ValueError):
+            times = None
+        if times is None or times.ndim > 1 or not np.all(np.isfinite(times)):
+            raise HookeInputError("t", "must be a finite time or a sequence of them", t)
         x = self.analytic_solution(np.atleast_1d(times))
         return x[0] if times.ndim == 0 else x

@@ -120,8 +120,10 @@ class Strict(BaseModel):
 
 class SweepSettings(Strict):
     """What to sweep and how; validated the same from the API, the CLI and sweep files.
-    ``params`` (one grid or a list of grids) becomes a list of grids."""
+    ``params`` (one grid or a list of grids) becomes a list of grids. Strict: True is not a
+    count nor 1 a flag, 2.0 is not a count."""
 
+    model_config = ConfigDict(extra="forbid", strict=True)
     params: dict[str, Any] | list[dict[str, Any]]
     random: Annotated[int, Field(ge=1)] | None = None
     seed: Annotated[int, Field(ge=0)] = 0
