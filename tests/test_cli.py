@@ -48,9 +48,9 @@ def test_run_writes_trajectory_plots_and_summary(tmp_path):
     (["run", "spring1d", "--integrator", "warp_drive"], "integrator"),
     (["run", "spring1d", "--dt", "0"], "dt"),
     (["run", "spring1d", "--dt", "-1e-3"], "dt"),
-    (["run", "spring1d", "--t-end", "nan"], "t_end"),
+    (["run", "spring1d", "--t-end", "nan"], "--t-end"),
     # issue 15: 1e11 steps ran for hours printing nothing
-    (["run", "spring1d", "--t-end", "5e8"], "t_end: t_end / dt = 1e+11 steps of dt = 0.005, more "
+    (["run", "spring1d", "--t-end", "5e8"], "--t-end: t_end / dt = 1e+11 steps of dt = 0.005, more "
      "than the 1e+08 hooke runs"),
     (["run", "--resume", "anywhere", "--max-energy-growth", "2"], "--resume: continues the stored"),
     (["study", "pendulum-correction", "--t-end", "1", "--output-interval", "0.3"],
@@ -349,7 +349,7 @@ def test_python_dash_m_hooke_is_the_hooke_command():
     assert done.returncode == 0 and done.stdout == f"hooke {api.__version__}\n", done.stderr
     done = subprocess.run([sys.executable, "-m", "hooke", "run", "spring1d", "--dt", "0"],
                           capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and done.stderr.startswith("error: dt: "), done.stderr
+    assert done.returncode == 2 and done.stderr.startswith("error: --dt: "), done.stderr
 
 
 def test_run_quiet_prints_nothing_and_writes_the_same_files(tmp_path):

@@ -238,7 +238,8 @@ def test_the_cli_names_the_movie_flags(tmp_path):
 # -- 6. wording --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flags, expected", [
-    (("--allow-host", ""), "--allow-host: must be a host name or an address"),
+    (("--allow-host", "a b"), "--allow-host: must be a host name or an address"),
+    (("--allow-host", ""), "--allow-host: must not be empty, got ''"),
     (("--observed", "/no/such.h5"), "--observed: no such file of observed motion"),
     (("--port", "70000"), "--port: must be an integer in 0..65535"),
     (("--host", "bad..host"), "--host: is not an address or a name that resolves")])
@@ -366,3 +367,75 @@ def test_resuming_a_file_whose_scene_source_was_edited_says_so(tmp_path):
     assert message == ("path: its scene_source attribute was edited (it builds another model "
                        "than the one stored, spring_stiffness differs): it cannot be continued "
                        f"exactly, got '{path}'")
+
+
+# -- hostile values found in a pass over the API ---------------------------------------------------
+
+def two_particle_builder() -> hooke.ModelBuilder:
+    b = hooke.ModelBuilder(dim=2)
+    b.add_particle((0.0, 0.0), pinned=True)
+    return b
+
+
+@pytest.mark.parametrize("call, field, value", [
+    # a nested position was flattened: [[2, 0]] taken as (2, 0), [[1], [2]] too
+    (lambda: two_particle_builder().add_particle([[2.0, 0.0]]), "particles[1].x", "[[2.0, 0.0]]"),
+    (lambda: two_particle_builder().add_particle((2.0, 0.0), velocity=[[0.0], [1.0]]),
+     "particles[1].v", "[[0.0], [1.0]]"),
+    (lambda: two_particle_builder().add_particle((2.0, 0.0), name=3), "particles[1].name", "3"),
+])
+def test_builder_refuses_what_it_accepted_silently(call, field, value):
+    assert one_line(call, field).endswith(f"got {value}")
+
+
+@pytest.mark.parametrize("keywords, field, value", [
+    (dict(options=[1]), "options", "[1]"),  # simulate then failed with a TypeError
+    (dict(options={1: 2}), "options", "{1: 2}"),
+    (dict(name=3), "name", "3"), (dict(description=None), "description", "None")])
+def test_scene_refuses_settings_of_the_wrong_type(keywords, field, value):
+    model = hooke.scene("spring1d").model
+    assert one_line(lambda: hooke.Scene(model, **keywords), field).endswith(f"got {value}")
+
+
+def test_scene_refuses_a_state_of_strings_by_name():
+    """It was a TypeError from np.isfinite."""
+    model = hooke.scene("spring1d").model
+    state = hooke.State(0.0, np.array([["a"], ["b"]]), model.v0.copy())
+    assert one_line(lambda: hooke.Scene(model, state=state), "state.x").startswith(
+        "state.x: must be an array of numbers")
+
+
+def test_analytic_refuses_non_finite_times():
+    scene = hooke.scene("spring1d")
+    one_line(lambda: scene.analytic(float("nan")), "t")
+    one_line(lambda: scene.analytic([0.0, float("inf")]), "t")
+    np.testing.assert_allclose(scene.analytic([0.0])[0, 1], [2.0])
+
+
+@pytest.mark.parametrize("keywords, field, value", [
+    (dict(tol=float("nan")), "tol", "nan"),  # it was "Newton did not converge"
+    (dict(tol=0.0), "tol", "0.0"), (dict(dense=1), "dense", "1")])
+def test_modes_refuses_bad_settings(keywords, field, value):
+    assert one_line(lambda: hooke.modes("spring1d", **keywords), field).endswith(f"got {value}")
+
+
+@pytest.mark.parametrize("keywords, field", [
+    (dict(random=2.0), "random"), (dict(random=True), "random"),
+    (dict(save_every=True), "save_every"), (dict(summary_only=1), "summary_only")])
+def test_sweep_settings_are_strict(tmp_path, keywords, field):
+    message = one_line(lambda: hooke.sweep("spring1d", {"stiffness": [1.0, 2.0]},
+                                           out=tmp_path / "sweep", **keywords), field)
+    assert message.endswith(f"got {keywords[field]!r}")
+    assert not (tmp_path / "sweep").exists() or not any((tmp_path / "sweep").iterdir())
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (("--dt", "nan"), "--dt: must be a finite number > 0, got nan"),
+    (("--integrator", "warp"), "--integrator: unknown integrator"),
+    (("--save-every", "0"), "--save-every: must be an integer >= 1, got 0"),
+    (("--max-energy-growth", "0.5"), "--max-energy-growth: must be > 1, got 0.5"),
+    (("--dt", "0.3"), "t_end: must be a whole number of steps of dt = 0.3")])  # t_end's fault
+def test_run_names_its_setting_flags(monkeypatch, capsys, tmp_path, flags, expected):
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "-q", "--out",
+                           str(tmp_path / "out"), *flags)
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {expected}"), lines

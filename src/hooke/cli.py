@@ -223,8 +223,12 @@ def run_command(
         except CompleteRunError:
             finish_complete_run(out, quiet)
             return
-        except HookeInputError as error:
-            fail(str(error))
+        except HookeInputError as error:  # a setting given as a flag is named as the flag
+            fail(flagged(error, {field: flag for field, flag, value in (
+                ("integrator", "--integrator", integrator), ("dt", "--dt", dt),
+                ("t_end", "--t-end", t_end), ("save_every", "--save-every",
+                 save_every), ("max_energy_growth", "--max-energy-growth", max_energy_growth))
+                if value is not None}))
         except StoreWriteError as error:  # a full disk: the file keeps its frames; nothing more fits
             fail(str(error), code=1)
         except SimulationError as error:
