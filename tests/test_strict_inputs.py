@@ -7,6 +7,7 @@ float64 cannot honour, the plotting and movie arguments, and the wording of a fe
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -75,24 +76,36 @@ def test_a_motion_of_the_wrong_shape_later_on_is_named():
     assert "must return u of shape (2,) at t = 0.05" in message and message.endswith("got (3,)")
 
 
-def test_a_scene_files_pinned_motion_has_the_scene_files_field_name(tmp_path):
+def scene_file(tmp_path, integrator: str, second: str = "", options: str = "",
+               first: str = "pinned = true") -> Path:
+    """A 2D scene file of two particles (``first`` and ``second``: their extra lines) on a
+    spring, run by ``integrator`` with ``options`` (lines of [run.options])."""
     path = tmp_path / "scene.toml"
-    path.write_text(textwrap.dedent("""
+    path.write_text(textwrap.dedent(f"""
         dim = 2
         [run]
-        integrator = "rk4"
+        integrator = "{integrator}"
         dt = 0.01
         t_end = 0.1
+        [run.options]
+        {options}
         [[particles]]
         x = [0.0, 0.0]
+        {first}
         [[particles]]
         x = [1.0, 0.0]
-        motion = { type = "sinusoid", amplitude = 0.1, direction = [1.0, 0.0], omega = 1e150 }
+        {second}
         [[springs]]
         i = 0
         j = 1
         stiffness = 10.0
     """))
+    return path
+
+
+def test_a_scene_files_pinned_motion_has_the_scene_files_field_name(tmp_path):
+    path = scene_file(tmp_path, "rk4", first="", second='motion = { type = "sinusoid", '
+                      'amplitude = 0.1, direction = [1.0, 0.0], omega = 1e150 }')
     scene = hooke.load(path)
     (index, motion), = scene.model.pinned_motions
     assert (index, motion.field) == (1, "particles[1].motion")
@@ -252,23 +265,8 @@ def test_serve_names_its_flags_with_their_dashes(monkeypatch, capsys, flags, exp
 
 def test_check_reports_the_models_and_the_run_options_problems_together(tmp_path, monkeypatch,
                                                                           capsys):
-    path = tmp_path / "scene.toml"
-    path.write_text(textwrap.dedent("""
-        dim = 2
-        [run]
-        integrator = "implicit_euler"
-        dt = 0.01
-        t_end = 1.0
-        [run.options]
-        tol = -1.0
-        bogus = 3
-        [[particles]]
-        x = [0.0, 0.0]
-        pinned = true
-        [[particles]]
-        x = [1.0, 0.0]
-        mass = -0.5
-    """))
+    path = scene_file(tmp_path, "implicit_euler", second="mass = -0.5",
+                      options="tol = -1.0\n        bogus = 3")
     code, lines = run_main(monkeypatch, capsys, "check", str(path))
     assert code == 2 and sorted(lines) == sorted([
         "error: particles[1].mass: Input should be greater than 0, got -0.5",
