@@ -65,6 +65,7 @@ def output_path(path, field: str = "path", formats: tuple[str, ...] = FIGURE_FOR
 
 
 def check_result(result) -> None:
+    """Refuse anything but a :class:`hooke.Result` as the ``result`` to draw."""
     from ..result import Result
 
     if not isinstance(result, Result):
