@@ -256,7 +256,7 @@ def test_a_run_holds_its_output_until_its_plots_and_summary_are_written(tmp_path
 
 REJECTED = {
     "huge --save-every": (["--save-every", "99999999999999999999999"], {},
-                          "error: save_every: must be at most 1e+08 steps (the most a run has), "
+                          "error: --save-every: must be at most 1e+08 steps (the most a run has), "
                           "got 99999999999999999999999"),
     "bad SOURCE_DATE_EPOCH": ([], {"SOURCE_DATE_EPOCH": "abc"},
                               "error: SOURCE_DATE_EPOCH: must be an integer number of seconds "
