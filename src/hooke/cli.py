@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -186,6 +187,8 @@ def run_command(
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
     hold = OutputsHold()  # until the plots and summary are written
+    # SIGTERM (a scheduler's or a shell's kill) ends the run as a Ctrl-C does: its frames written
+    default_term = signal.signal(signal.SIGTERM, terminated)
     try:
         progress = None if quiet else LazyProgress(str(scene_or_file or resume))
         try:
@@ -233,16 +236,39 @@ def run_command(
                 report(partial, out, quiet)
             fail(str(error), code=1)
         except KeyboardInterrupt as interrupt:
-            from .io.export import write_xdmf
-
-            if not getattr(interrupt, "frames_kept", 0):  # nothing of this run reached the file
-                fail(f"interrupted before the first frame was written; {out} is left as it was", code=130)
-            sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
-            fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'} (ParaView: {sidecar}); "
-                 f"continue with `hooke run --resume {out}`", code=130)
-        report(result, out, quiet)
+            stopped(interrupt, out)
+        try:
+            report(result, out, quiet)
+        except KeyboardInterrupt as interrupt:  # its file is whole: --resume writes them again
+            interrupt.frames_kept = result.n_frames
+            stopped(interrupt, out)
     finally:
         hold.release()
+        signal.signal(signal.SIGTERM, default_term)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during ``hooke run``: handled as a Ctrl-C is (:func:`stopped`), exit 143."""
+
+
+def terminated(signum, frame) -> None:
+    raise Terminated
+
+
+def stopped(interrupt: KeyboardInterrupt, out: Path) -> None:
+    """The one line of a run stopped by a Ctrl-C (exit 130) or SIGTERM (exit 143, 128 + 15):
+    how many frames its file keeps (``frames_kept``: the run wrote every frame whose
+    checkpoint it had, :class:`hooke.simulate.StoreFeed`) and the command that continues it."""
+    from .io.export import write_xdmf
+
+    code, what = (143, "stopped by SIGTERM") if isinstance(interrupt, Terminated) else (
+        130, "interrupted")
+    kept = getattr(interrupt, "frames_kept", 0)
+    if not kept:  # nothing of this run reached the file
+        fail(f"{what} before the first frame was written; {out} is left as it was", code=code)
+    sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
+    fail(f"{what}: {out / 'trajectory.h5'} keeps {plural(kept, 'frame')} (ParaView: "
+         f"{sidecar}); continue with `hooke run --resume {out}`", code=code)
 
 
 def finish_complete_run(out: Path, quiet: bool) -> None:

@@ -39,7 +39,8 @@ the file compressed (:func:`rewrite`), so its layout does not depend on when the
 checkpoint. A write that fails (a full disk) stops the run with :class:`StoreWriteError` and
 leaves the file as its last complete flush did, to be resumed from there. One writer per file
 (``<file>.lock``, :mod:`hooke.io.lock`); a new run is written to ``<file>.new`` and takes the
-file's name once its first frames are flushed (see :class:`TrajectoryWriter`).
+file's name once its first frames are flushed, and so is a resumed run's copy of the file it
+continues (see :class:`TrajectoryWriter`).
 No object carries an HDF5 timestamp (datasets are created with ``track_times=False``; h5py's
 groups have none): with SOURCE_DATE_EPOCH set, the same run writes the same bytes.
 
@@ -222,7 +223,8 @@ class TrajectoryWriter:
     - everything is computed and checked before a file is touched; an output another writer
       holds is refused (:class:`~hooke.io.lock.OutputLock`, naming its PID);
     - a new run is written aside, to ``<path>.new``, and takes ``path``'s name only once its
-      first frames are flushed: a rejected or failed start leaves an earlier run as it was;
+      first frames are flushed: a rejected or failed start leaves an earlier run as it was; a
+      resumed run (:meth:`append`) writes its copy of the stored run aside in the same way;
     - a flush writes the frames, flushes, and only then advances ``frames_written`` and the
       checkpoint (stamped with that count), and flushes again: the file never counts frames
       that are not on disk, and its checkpoint belongs to its last counted frame;
@@ -282,16 +284,23 @@ class TrajectoryWriter:
         """Reopen a stored run to add frames after its first ``frames`` (extra rows are dropped),
         holding ``lock`` (taken here when None).
 
-        A writer that was killed leaves HDF5's "open for writing" flag set, which blocks a plain
-        reopen; so the kept content is first copied into a fresh file (:func:`rewrite`; a file
-        that cannot be read is refused and left as it was).
+        The kept frames are copied into a fresh file beside it, ``<path>.new`` (:func:`copy_run`:
+        a killed writer's "open for writing" flag, which blocks a plain reopen, goes too), which
+        is appended to and takes ``path``'s name at its first flush, as a new run's file does:
+        a resume that fails or is killed before then (a full disk, a Ctrl-C, ``kill -9``)
+        leaves ``path`` byte for byte as it was. A disk with no room for the copy is a
+        :class:`StoreWriteError`, as a full disk at a flush is.
         """
         self = cls.__new__(cls)
         path = Path(path)
-        self._hold(path, OutputLock(path) if lock is None else lock, None, frames)
-        with self._opening():
-            rewrite(self.path, frames, compress=False)  # appended to in place (see the contract)
-            self.file = h5py.File(self.path, "a", libver=LIBVER)
+        self._hold(path, OutputLock(path) if lock is None else lock,
+                   path.with_name(path.name + ".new"), frames)
+        try:
+            with self._opening():  # appended to in place (see the module's contract)
+                copy_run(self.path, self._aside, frames, compress=False)
+                self.file = h5py.File(self._aside, "a", libver=LIBVER)
+        except NoRoom:  # as a full disk at a flush is: the file keeps its frames
+            raise self._stopped(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from None
         self._start(flush_seconds)
         return self
 
@@ -473,24 +482,26 @@ def _copy_group(source, target, frames: int | None = None, compress: bool = True
             source.copy(item, target, name=name)
 
 
-def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> None:
-    """Copy every object of ``path`` into a fresh file that atomically replaces it, keeping the
-    first ``frames`` frames (all when None), compressed (``compress``: a finished run) or in the
-    fixed-size chunks a writer appends to (a resumed run). The file's layout then depends on its
-    content only, not on when frames were flushed; a killed writer's "open for writing" flag
-    goes too. A file that cannot be read (:func:`open_trajectory`), or whose copy cannot be
-    written, is left as it was, with a one-line error that says which."""
-    fresh = path.with_name(path.name + ".rewrite")
+class NoRoom(HookeInputError):
+    """A copy of a stored run that the disk has no room for (see :func:`copy_run`)."""
+
+
+def copy_run(path: Path, fresh: Path, frames: int | None = None, compress: bool = True) -> None:
+    """Copy every object of the stored run at ``path`` into a new file ``fresh`` (a leftover
+    there is removed first, never written through), keeping the first ``frames`` frames (all
+    when None), compressed (``compress``: a finished run) or in the fixed-size chunks a writer
+    appends to (a resumed run). ``path`` is only read. A file that cannot be read
+    (:func:`open_trajectory`), or whose copy cannot be written, is one line (:class:`NoRoom`
+    when the disk is full) and leaves no copy."""
     with open_trajectory(path) as source:
         with suppress(OSError):  # a leftover, never written through: its space counts as free
             fresh.unlink(missing_ok=True)
         need = _copy_bytes(source, frames)
         free = shutil.disk_usage(fresh.parent).free
         if need > free:  # refused before writing: HDF5 crashes the process once a copy fails
-            raise HookeInputError("path", f"could not be rewritten through {fresh.name} (the "
-                                  f"disk is full: its copy may take {format_bytes(need)}, "
-                                  f"{format_bytes(free)} are free); it is left as it was",
-                                  str(path))
+            raise NoRoom("path", f"could not be rewritten through {fresh.name} (the disk is "
+                         f"full: its copy may take {format_bytes(need)}, {format_bytes(free)} "
+                         "are free); it is left as it was", str(path))
         try:
             with h5py.File(fresh, "w", libver=LIBVER) as target:
                 _copy_group(source, target, frames, compress)
@@ -499,10 +510,20 @@ def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> Non
                 fresh.unlink()
             if isinstance(error, OSError) or (isinstance(error, RuntimeError)
                                               and fresh.name in str(error)):  # (h5py's words)
-                raise HookeInputError("path", f"could not be rewritten through {fresh.name} "
-                                      f"({_write_failure(error)}); it is left as it was",
-                                      str(path)) from None
+                failure = _write_failure(error)
+                refusal = NoRoom if failure.startswith("the disk is full") else HookeInputError
+                raise refusal("path", f"could not be rewritten through {fresh.name} "
+                              f"({failure}); it is left as it was", str(path)) from None
             raise
+
+
+def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> None:
+    """:func:`copy_run` of ``path`` into a fresh file that then atomically replaces it. The
+    file's layout then depends on its content only, not on when frames were flushed; a killed
+    writer's "open for writing" flag goes too. A file that cannot be read, or whose copy cannot
+    be written or renamed, is left as it was, with a one-line error that says which."""
+    fresh = path.with_name(path.name + ".rewrite")
+    copy_run(path, fresh, frames, compress)
     try:
         os.replace(fresh, path)
     except OSError as error:  # the folder or the file refuses (immutable): no copy is left
