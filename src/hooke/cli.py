@@ -25,14 +25,14 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .cli_common import (console, errors, fail, load_scene, output_directory, parse_option,
-                         print_error)
+from .cli_common import (console, errors, fail, load_scene, output_directory, output_files,
+                         parse_option, print_error)
 from .cli_fit import fit_command
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError,
                      format_value)
-from .io.outputs import check_replaceable, writable_directory
-from .run_report import plural, print_summary, summary_data, write_outputs
+from .io.outputs import check_replaceable, check_replaceables, writable_directory
+from .run_report import output_paths, plural, print_summary, summary_data, write_outputs
 from .scenes import names as scene_names
 
 try:  # typer vendors click from 0.2x on; its parse errors are click's classes
@@ -195,6 +195,7 @@ def run_command(
             try:
                 if resume is not None:
                     if out.is_dir():
+                        check_replaceables(output_paths(out), "--resume")
                         hold.take(out)
                     result = resume_run(out / "trajectory.h5", progress=progress)
                 else:
@@ -210,6 +211,7 @@ def run_command(
                         errors.print(f"note: {integrator} does not take {scene.name}'s option(s) "
                                      f"{', '.join(dropped)}; dropped", markup=False, highlight=False)
                     output_directory(out)
+                    check_replaceables([out / "trajectory.h5", *output_paths(out)], "--out")
                     hold.take(out)
                     result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                       save_every=save_every, progress=progress,
@@ -266,7 +268,7 @@ def stopped(interrupt: KeyboardInterrupt, out: Path) -> None:
     kept = getattr(interrupt, "frames_kept", 0)
     if not kept:  # nothing of this run reached the file
         fail(f"{what} before the first frame was written; {out} is left as it was", code=code)
-    sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
+    sidecar = write_xdmf(out / "trajectory.h5", verify=False)  # ParaView shows the frames kept
     fail(f"{what}: {out / 'trajectory.h5'} keeps {plural(kept, 'frame')} (ParaView: "
          f"{sidecar}); continue with `hooke run --resume {out}`", code=code)
 
@@ -328,6 +330,7 @@ def plot_command(
         except HookeInputError as error:
             fail(str(error))
     target = output_directory(directory if out is None else out)
+    output_files([target / f"{name}.png" for name in kinds])
     for name in kinds:
         try:
             plots.PLOTS[name](result, target / f"{name}.png")
@@ -353,12 +356,15 @@ def export_command(
     chosen = list(dict.fromkeys((["vtu"] if vtu else []) + list(formats or [])))
     progress = LazyProgress("export", unit="files")
     try:  # every frame is read and every format checked first: nothing is written on an error
+        check_replaceable(directory / "trajectory.xdmf", "DIR")
         try:
             written = export_frames(directory / "trajectory.h5", directory, chosen,
-                                    progress=progress, field="--format") if chosen else []
+                                    progress=progress, field="--format",
+                                    out_field="DIR") if chosen else []
         finally:
             progress.close()
-        written.insert(0, write_xdmf(directory / "trajectory.h5"))
+        # the frames exported above were read through their checksums; else they are read here
+        written.insert(0, write_xdmf(directory / "trajectory.h5", verify=not chosen))
     except HookeInputError as error:
         fail(str(error))
     except OSError as error:  # reading errors are HookeInputErrors: this is writing
@@ -406,6 +412,7 @@ def modes_command(
     try:
         scene = load_scene(scene_or_file)
         output_directory(out)  # before the analysis: a place the plot cannot go is one line
+        check_replaceable(out / "modes.png", "--out")
         result = modes(scene, k=k)
     except HookeInputError as error:
         fail(str(error))
@@ -457,6 +464,7 @@ def study_command(
         except HookeInputError as error:
             fail(str(error))
     output_directory(out)
+    output_files([out / "pendulum_correction.png", out / "pendulum_correction.csv"])
     with LoadMonitor() as load:
         table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
                                               progress=lambda label: errors.print(f"running {label}"))

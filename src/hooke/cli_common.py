@@ -4,7 +4,8 @@ name or file, reading ``--option KEY=VALUE``.
 Contract: ``console`` is stdout (a command's results), ``errors`` is stderr (errors, notes and
 progress bars); :func:`fail` prints each line of a message as ``error: line`` on stderr and exits
 with ``code`` (2: bad input, the default), never with a traceback; :func:`output_directory`
-creates a directory, proves it writable or fails naming the flag it came from; :func:`load_scene` and
+creates a directory, proves it writable or fails naming the flag it came from, and
+:func:`output_files` refuses output files that may not be replaced; :func:`load_scene` and
 :func:`parse_option` raise :class:`HookeInputError` for bad input.
 """
 
@@ -45,6 +46,18 @@ def output_directory(path: Path, flag: str = "--out") -> Path:
 
     try:
         return writable_directory(path, flag)
+    except HookeInputError as error:
+        fail(str(error))
+
+
+def output_files(paths, flag: str = "--out") -> None:
+    """Fail naming ``flag`` and the path when one of ``paths``, a command's output files, is
+    one a new file may not replace: a directory, a FIFO, a device, a read-only file
+    (:func:`hooke.io.outputs.check_replaceables`); called before the command's work."""
+    from .io.outputs import check_replaceables
+
+    try:
+        check_replaceables(paths, flag)
     except HookeInputError as error:
         fail(str(error))
 

@@ -30,7 +30,7 @@ from ..errors import HookeInputError, as_path
 MAX_TEXT_BYTES = 16 * 2**20
 
 
-def _not_regular(mode: int) -> str | None:
+def not_regular(mode: int) -> str | None:
     """What a file of this ``st_mode`` is when it is not a regular file, else None."""
     if stat.S_ISREG(mode):
         return None
@@ -40,6 +40,8 @@ def _not_regular(mode: int) -> str | None:
         return "a FIFO (named pipe)"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
     return "not a regular file"
 
 
@@ -52,7 +54,7 @@ def check_regular(path, field: str, what: str) -> Path:
     device is one line saying which (a reader given those would fail unclearly or block)."""
     path = as_path(path, field)
     try:
-        kind = _not_regular(os.stat(path).st_mode)
+        kind = not_regular(os.stat(path).st_mode)
     except FileNotFoundError:
         raise HookeInputError(field, f"no such {what}", str(path)) from None
     except OSError as error:
@@ -75,7 +77,7 @@ def read_text(path, field: str, what: str, missing_hint: str = "") -> str:
                               str(path)) from None
     try:
         info = os.fstat(descriptor)
-        kind = _not_regular(info.st_mode)
+        kind = not_regular(info.st_mode)
         if kind is not None:
             raise _refuse_kind(kind, field, what, path)
         # Read one byte past the limit: a file that grew since fstat is refused all the same.

@@ -27,6 +27,7 @@ from ..errors import HookeInputError
 from ..fitting.problem import Observation
 from .csv_numbers import csv_number
 from .files import check_regular
+from .outputs import written_aside
 
 AXES = ("x", "y", "z")
 
@@ -97,7 +98,7 @@ def _parse_csv(path, columns: list[str], n_particles: int, dim: int) -> Observat
 def write_observed_csv(path, t: np.ndarray, x: np.ndarray) -> None:
     """Write ``x`` (k, n, d) at times ``t`` in the CSV layout above, skipping NaN rows."""
     dim = x.shape[2]
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    with written_aside(path) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["t", "particle", *AXES[:dim]])
         for time, frame in zip(t, x):
