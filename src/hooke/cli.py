@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ from rich.table import Table
 from .cli_common import (console, errors, fail, load_scene, output_directory, output_files,
                          parse_option, print_error)
 from .cli_fit import fit_command
+from .cli_stop import stop_on_sigterm, stopped
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError,
                      format_value)
@@ -187,8 +187,7 @@ def run_command(
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
     hold = OutputsHold()  # until the plots and summary are written
-    # SIGTERM (a scheduler's or a shell's kill) ends the run as a Ctrl-C does: its frames written
-    default_term = signal.signal(signal.SIGTERM, terminated)
+    restore_sigterm = stop_on_sigterm()  # a scheduler's or a shell's kill, as a Ctrl-C
     try:
         progress = None if quiet else LazyProgress(str(scene_or_file or resume))
         try:
@@ -211,7 +210,7 @@ def run_command(
                         errors.print(f"note: {integrator} does not take {scene.name}'s option(s) "
                                      f"{', '.join(dropped)}; dropped", markup=False, highlight=False)
                     output_directory(out)
-                    check_replaceables([out / "trajectory.h5", *output_paths(out)], "--out")
+                    check_replaceables(output_paths(out), "--out")  # (trajectory.h5: the store's)
                     hold.take(out)
                     result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                       save_every=save_every, progress=progress,
@@ -246,31 +245,7 @@ def run_command(
             stopped(interrupt, out)
     finally:
         hold.release()
-        signal.signal(signal.SIGTERM, default_term)
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM during ``hooke run``: handled as a Ctrl-C is (:func:`stopped`), exit 143."""
-
-
-def terminated(signum, frame) -> None:
-    raise Terminated
-
-
-def stopped(interrupt: KeyboardInterrupt, out: Path) -> None:
-    """The one line of a run stopped by a Ctrl-C (exit 130) or SIGTERM (exit 143, 128 + 15):
-    how many frames its file keeps (``frames_kept``: the run wrote every frame whose
-    checkpoint it had, :class:`hooke.simulate.StoreFeed`) and the command that continues it."""
-    from .io.export import write_xdmf
-
-    code, what = (143, "stopped by SIGTERM") if isinstance(interrupt, Terminated) else (
-        130, "interrupted")
-    kept = getattr(interrupt, "frames_kept", 0)
-    if not kept:  # nothing of this run reached the file
-        fail(f"{what} before the first frame was written; {out} is left as it was", code=code)
-    sidecar = write_xdmf(out / "trajectory.h5", verify=False)  # ParaView shows the frames kept
-    fail(f"{what}: {out / 'trajectory.h5'} keeps {plural(kept, 'frame')} (ParaView: "
-         f"{sidecar}); continue with `hooke run --resume {out}`", code=code)
+        restore_sigterm()
 
 
 def finish_complete_run(out: Path, quiet: bool) -> None:

@@ -43,7 +43,8 @@ import numpy as np
 
 from ..errors import HookeInputError
 from .outputs import check_replaceable, check_replaceables, writable_directory, written_aside
-from .store import check_checksums, open_trajectory, read_trajectory
+from .opening import check_checksums, open_trajectory
+from .store import read_trajectory
 
 POINT_DATA = ("v", "contact_force")  # per-particle frame datasets, exported as point data
 POINT_NAMES = {"v": "velocity"}
