@@ -770,3 +770,50 @@ def test_a_run_stopped_by_sigterm_says_so_keeps_its_frames_and_resumes_exactly(t
     assert cli("run", "--resume", str(out), "--quiet").returncode == 0
     full = hooke.simulate(hooke.scene("chain"), t_end=30.0, save_every=30)
     assert_frames_equal(read_trajectory(path), full, full.n_frames)
+
+
+# -- lock files -------------------------------------------------------------------------------------
+
+def test_lock_files_go_with_their_run_and_removing_them_races_with_no_one(tmp_path, monkeypatch):
+    """A lock file is removed by its holder while it still holds it. The race that removal
+    opens: B opens the lock file, its holder A removes it and lets go, C makes a new one and
+    locks it, B locks the old one: B and C would both write. B sees that the name now names
+    another file (the inode check) and tries that one, held by C: refused. Played here in that
+    very order."""
+    from hooke.io import lock as lock_module
+    from hooke.io.lock import LockHeld, OutputLock
+
+    target = tmp_path / "trajectory.h5"
+    first = OutputLock(target)
+    real_open, played = os.open, []
+
+    def open_then_swap(*args, **kwargs):
+        descriptor = real_open(*args, **kwargs)
+        if not played:  # B has opened A's file: A ends, C starts
+            played.append(True)
+            first.release()
+            played.append(OutputLock(target))
+        return descriptor
+    monkeypatch.setattr(lock_module.os, "open", open_then_swap)
+    with pytest.raises(LockHeld):
+        OutputLock(target)
+    monkeypatch.undo()
+    played[1].release()
+    assert list(tmp_path.iterdir()) == []  # the last one out removed it
+
+
+def test_a_killed_runs_lock_file_blocks_nobody_and_the_next_run_removes_it(tmp_path):
+    """Only a run killed with kill -9 leaves its lock file behind; the kernel dropped its lock,
+    so the next run takes it over and removes it when done (README: reliability)."""
+    child = subprocess.Popen([sys.executable, "-m", "hooke.cli", "run", "chain", "--t-end", "30",
+                              "--out", str(tmp_path)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "trajectory.h5").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child.kill()
+    child.wait(timeout=60)
+    assert (tmp_path / "trajectory.h5.lock").exists()
+    done = cli("run", "--resume", str(tmp_path), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if ".lock" in p.name or ".new" in p.name) == []
