@@ -7,6 +7,7 @@ before the work, not after it; the XDMF-only export reads the frames through the
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 
 import h5py
@@ -204,3 +205,65 @@ def test_export_frames_into_a_file_is_one_line_naming_out_dir(stored_run, tmp_pa
         export_vtu(stored_run / "trajectory.h5", plain)
     assert str(info.value) == f"out_dir: is an existing file, not a directory, got '{plain}'"
     assert plain.read_bytes() == b"not a folder\n"
+
+
+# -- a hostile pass of its own (issue 15, third pass) -------------------------------------------
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+def test_open_names_what_a_path_that_is_not_a_file_is(tmp_path, kind):
+    """hooke.open said "no such trajectory file" of a FIFO, a device or a directory."""
+    path = {"fifo": lambda: fifo(tmp_path / "run.h5"), "device": lambda: "/dev/zero",
+            "directory": lambda: tmp_path}[kind]()
+    what = {"fifo": "a FIFO (named pipe)", "device": "a device", "directory": "a directory"}[kind]
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.open(path)
+    assert str(info.value) == f"path: is {what}; a trajectory file must be a regular file, got '{path}'"
+
+
+@pytest.mark.parametrize("args", [("run", "spring1d", "--t-end", "0.1", "--out", ""),
+                                  ("run", "spring1d", "--t-end", "0.1", "--out="),
+                                  ("run", "--resume", ""), ("export", ""), ("plot", "")])
+def test_an_empty_path_argument_is_refused_not_read_as_the_current_directory(stored_run, args):
+    """typer reads "" as Path("."): `hooke run --out ""` wrote its run into the current
+    directory, `--resume ""` resumed (or finished) the run there, `export ""` exported it."""
+    shutil.copytree(stored_run, stored_run.parent / "here")
+    cwd = stored_run.parent / "here"
+    before = {p.name: p.read_bytes() for p in cwd.iterdir()}
+    done = cli(*args, cwd=cwd)
+    one_line(done, 2, ": must not be empty (an empty path is the current directory), got ''")
+    assert {p.name: p.read_bytes() for p in cwd.iterdir()} == before
+
+
+def test_a_directory_where_the_new_file_is_written_first_is_refused_naming_it(stored_run):
+    """A directory trajectory.h5.new stopped the run at its first write, exit 1, as if the
+    disk had failed; now refused before any step, exit 2, naming it; no lock is left."""
+    (stored_run / "trajectory.h5.new").mkdir()
+    before = (stored_run / "trajectory.h5").read_bytes()
+    done = cli("run", "spring1d", "--t-end", "0.1", "--out", str(stored_run))
+    one_line(done, 2, "a directory trajectory.h5.new stands where its new content is written")
+    assert (stored_run / "trajectory.h5").read_bytes() == before
+    assert not [p for p in stored_run.iterdir() if p.suffix == ".lock"]
+
+
+def test_a_device_given_as_the_store_is_refused_not_renamed_over(tmp_path):
+    """hooke.simulate(store=<a device>) renamed its file over the device node (as root: the
+    system's /dev/null, were it given); a node of its own here."""
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root; `make test` runs as root")
+    node = tmp_path / "null"
+    os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.1, store=node)
+    assert str(info.value).startswith("path: is a device, not a regular file")
+    assert stat.S_ISCHR(os.lstat(node).st_mode)
+
+
+def test_a_resume_never_writes_through_a_link_at_its_copy(tmp_path, outside):
+    """The resume's copy (trajectory.h5.new) is made afresh: a link there is removed, the file
+    it points to keeps its bytes."""
+    path = tmp_path / "run" / "trajectory.h5"
+    path.parent.mkdir()
+    interrupted_run(path)
+    (path.parent / "trajectory.h5.new").symlink_to(outside)
+    assert hooke.resume(path).complete
+    assert outside.read_bytes() == b"keep me\n"

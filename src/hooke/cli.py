@@ -24,8 +24,8 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .cli_common import (console, errors, fail, load_scene, output_directory, output_files,
-                         parse_option, print_error)
+from .cli_common import (console, empty_argument, errors, fail, load_scene, output_directory,
+                         output_files, parse_option, print_error)
 from .cli_fit import fit_command
 from .cli_stop import stop_on_sigterm, stopped
 from .cli_verify import verify_command
@@ -669,6 +669,10 @@ def _parameter_name(param) -> str:
 
 def main() -> None:
     try:
+        empty = empty_argument(sys.argv[1:])
+        if empty is not None:
+            print_error(empty)
+            sys.exit(2)
         code = app(standalone_mode=False, prog_name="hooke")
     except parse_errors.NoArgsIsHelpError as error:  # bare `hooke`: the help, as before
         error.show()

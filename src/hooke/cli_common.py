@@ -62,6 +62,19 @@ def output_files(paths, flag: str = "--out") -> None:
         fail(str(error))
 
 
+def empty_argument(args: list[str]) -> str | None:
+    """The one line refusing an empty argument (``--out ""``, ``--out=``, ``DIR`` as ""), or
+    None: typer reads an empty path as ".", so `hooke run --out ""` wrote into the current
+    directory, and `hooke run --resume ""` resumed whatever run was there."""
+    for index, arg in enumerate(args):
+        flag, equals, value = arg.partition("=")
+        if arg == "" or (equals and flag.startswith("--") and not value):
+            name = flag if arg else (args[index - 1] if index and args[index - 1].startswith("-")
+                                     else f"argument {index + 1}")
+            return f"{name}: must not be empty (an empty path is the current directory), got ''"
+    return None
+
+
 def load_scene(scene_or_file: str):
     from .io.scene_file import builtin_scene, load
 

@@ -27,7 +27,8 @@ from typing import Iterator
 import h5py
 import numpy as np
 
-from ..errors import HookeInputError, as_path
+from ..errors import HookeInputError
+from .files import check_regular
 
 READ_ATTEMPTS = 28  # SWMR metadata reads: back-offs of 1, 2, 4 … ns, ≈ 0.27 s in all
 REQUIRED_ATTRIBUTES = ("scene_name", "scene_source", "parameters", "integrator", "dt", "t_end",
@@ -104,10 +105,9 @@ def _check_layout(handle: h5py.File, path: Path) -> None:
 def open_trajectory(path) -> Iterator[h5py.File]:
     """A stored run opened for reading. A missing, truncated, corrupted or foreign file — found
     on opening or while reading inside the ``with`` block — is a one-line
-    :class:`HookeInputError` naming the file, raised within a second."""
-    path = as_path(path, "path")
-    if not path.is_file():
-        raise HookeInputError("path", "no such trajectory file", str(path))
+    :class:`HookeInputError` naming the file, raised within a second; so is a directory, FIFO
+    or device, saying which (:func:`~hooke.io.files.check_regular`)."""
+    path = check_regular(path, "path", "trajectory file")
     handle = _open_file(path)
     try:
         with handle:

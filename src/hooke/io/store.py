@@ -203,6 +203,17 @@ def _write_failure(error: BaseException) -> str:
     return f"it cannot be written ({os.strerror(code) if code else _reason(error)})"
 
 
+def _aside(path: Path) -> Path:
+    """Where a writer of ``path`` writes until its first flush: ``<path>.new``, whose leftover
+    (a killed writer's) is removed, not written through; a directory there is refused before
+    any step, naming it (it failed at the first write, exit 1, naming ``path`` only)."""
+    aside = path.with_name(path.name + ".new")
+    if aside.is_dir() and not aside.is_symlink():
+        raise HookeInputError("path", f"cannot be written: a directory {aside.name} stands "
+                              "where its new content is written first; remove it", str(path))
+    return aside
+
+
 class TrajectoryWriter:
     """Appends frames to ``path`` in blocks (``write_frames``, when ``due``); ``close`` marks the
     run complete.
@@ -242,7 +253,8 @@ class TrajectoryWriter:
             raise HookeInputError("path", "is a directory, not a trajectory file", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
         check_replaceable(path, "path")  # a read-only earlier run is kept, not renamed over
-        self._hold(path, OutputLock(path), path.with_name(path.name + ".new"), 0)
+        aside = _aside(path)  # (before the lock, which a refusal here would leave held)
+        self._hold(path, OutputLock(path), aside, 0)
         with self._opening():
             # a leftover (a killed run's) is removed, not written through: a symbolic link
             # there would have HDF5 truncate the file it points to
@@ -282,8 +294,8 @@ class TrajectoryWriter:
         """
         self = cls.__new__(cls)
         path = Path(path)
-        self._hold(path, OutputLock(path) if lock is None else lock,
-                   path.with_name(path.name + ".new"), frames)
+        aside = _aside(path)
+        self._hold(path, OutputLock(path) if lock is None else lock, aside, frames)
         try:
             with self._opening():  # appended to in place (see the module's contract)
                 copy_run(self.path, self._aside, frames, compress=False)
