@@ -267,3 +267,15 @@ def test_a_resume_never_writes_through_a_link_at_its_copy(tmp_path, outside):
     (path.parent / "trajectory.h5.new").symlink_to(outside)
     assert hooke.resume(path).complete
     assert outside.read_bytes() == b"keep me\n"
+
+
+def test_fit_never_writes_its_summary_over_the_observed_run(stored_run):
+    """`hooke fit --observed run/trajectory.h5 --out run/trajectory.h5` replaced the stored run
+    with a JSON summary once the fit was done; refused before the fit now."""
+    path = stored_run / "trajectory.h5"
+    before = path.read_bytes()
+    for out in (path, stored_run / ".." / stored_run.name / "trajectory.h5"):
+        done = cli("fit", "spring1d", "--observed", str(path), "--param", "stiffness",
+                   "--out", str(out))
+        one_line(done, 2, "--out: is the --observed file", repr(str(out)))
+    assert path.read_bytes() == before
