@@ -18,15 +18,7 @@ from hooke.io.export import export_frames, export_vtu
 
 from conftest import run_cli as cli
 from test_output_permissions import one_line, stored_run  # noqa: F401 - a fixture
-
-
-def interrupted_run(path) -> None:
-    def stop(done, total):
-        if done >= total // 2:
-            raise KeyboardInterrupt
-    with pytest.raises(KeyboardInterrupt):
-        hooke.simulate(hooke.scene("spring1d"), integrator="rk4", t_end=2.0, store=path,
-                       progress=stop)
+from test_store_faults import interrupted_run
 
 
 def fifo(path):

@@ -300,17 +300,21 @@ def test_the_new_run_replaces_the_old_one_once_it_has_frames(tmp_path):
 
 # -- a stored run with edited attributes -------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def interrupted(tmp_path_factory):
-    """An interrupted spring1d run (rk4, 2 s, stopped at 1 s) and its bytes."""
-    path = tmp_path_factory.mktemp("interrupted") / "trajectory.h5"
-
+def interrupted_run(path) -> None:
+    """A spring1d run (rk4, 2 s) stored at ``path``, interrupted at 1 s."""
     def stop(done, total):
         if done >= total // 2:
             raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
         hooke.simulate(hooke.scene("spring1d"), integrator="rk4", t_end=2.0, store=path,
                        progress=stop)
+
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory):
+    """An interrupted spring1d run (:func:`interrupted_run`) and its bytes."""
+    path = tmp_path_factory.mktemp("interrupted") / "trajectory.h5"
+    interrupted_run(path)
     return path, path.read_bytes()
 
 
