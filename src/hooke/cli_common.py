@@ -4,7 +4,8 @@ name or file, reading ``--option KEY=VALUE``.
 Contract: ``console`` is stdout (a command's results), ``errors`` is stderr (errors, notes and
 progress bars); :func:`fail` prints each line of a message as ``error: line`` on stderr and exits
 with ``code`` (2: bad input, the default), never with a traceback; :func:`output_directory`
-creates a directory, proves it writable or fails naming the flag it came from; :func:`load_scene` and
+creates a directory, proves it writable or fails naming the flag it came from, and
+:func:`output_files` refuses output files that may not be replaced; :func:`load_scene` and
 :func:`parse_option` raise :class:`HookeInputError` for bad input.
 """
 
@@ -47,6 +48,31 @@ def output_directory(path: Path, flag: str = "--out") -> Path:
         return writable_directory(path, flag)
     except HookeInputError as error:
         fail(str(error))
+
+
+def output_files(paths, flag: str = "--out") -> None:
+    """Fail naming ``flag`` and the path when one of ``paths``, a command's output files, is
+    one a new file may not replace: a directory, a FIFO, a device, a read-only file
+    (:func:`hooke.io.outputs.check_replaceables`); called before the command's work."""
+    from .io.outputs import check_replaceables
+
+    try:
+        check_replaceables(paths, flag)
+    except HookeInputError as error:
+        fail(str(error))
+
+
+def empty_argument(args: list[str]) -> str | None:
+    """The one line refusing an empty argument (``--out ""``, ``--out=``, ``DIR`` as ""), or
+    None: typer reads an empty path as ".", so `hooke run --out ""` wrote into the current
+    directory, and `hooke run --resume ""` resumed whatever run was there."""
+    for index, arg in enumerate(args):
+        flag, equals, value = arg.partition("=")
+        if arg == "" or (equals and flag.startswith("--") and not value):
+            name = flag if arg else (args[index - 1] if index and args[index - 1].startswith("-")
+                                     else f"argument {index + 1}")
+            return f"{name}: must not be empty (an empty path is the current directory), got ''"
+    return None
 
 
 def load_scene(scene_or_file: str):
