@@ -92,7 +92,7 @@ def test_every_command_into_a_read_only_file_system_is_one_line(read_only, tmp_p
         (("plot", str(run)), 2, "--out: is a directory hooke cannot write in"),
         (("animate", str(run), "--out", str(run / "movie.gif")), 2,
          "out: is a directory hooke cannot write in"),
-        (("export", str(run), "--format", "vtu"), 2, "DIR: cannot write the export"),
+        (("export", str(run), "--format", "vtu"), 2, "DIR: cannot create the directory"),
         (("sweep", "spring1d", "--param", "stiffness=1,2", "--out", str(run)), 2,
          "--out: is a directory hooke cannot write in"),
         (("fit", "spring1d", "--observed", str(observed), "--param", "stiffness", "--out",

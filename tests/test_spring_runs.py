@@ -18,16 +18,22 @@ N = 40  # a 40 × 40 grid: 6,162 springs, above PARALLEL_MIN_SPRINGS
 
 
 def grid(dim=3, n=N, *, energy="hookean", damping=0.0, rest=None, stiffness=100.0, rng=None,
-         pinned=(0,)):
+         pinned=(0,), reversed_ends=False):
     """An n × n grid of structural and shear springs (the cloth's), in the plane of its first two
     axes (1D: the particles of each row on one line, so the shear springs join particles of
-    different rows at the same x), with its rows numbered one after the other."""
+    different rows at the same x), with its rows numbered one after the other;
+    ``reversed_ends``: the springs across rows and along diagonals listed from their
+    higher-numbered end (runs of negative offset: −n − 1 (short), then −n, longer than a
+    block)."""
     index = np.arange(n * n).reshape(n, n)
     pairs = np.concatenate([
         np.stack([index[:, :-1].ravel(), index[:, 1:].ravel()], 1),    # along a row
         np.stack([index[:-1, :].ravel(), index[1:, :].ravel()], 1),    # across rows
         np.stack([index[:-1, :-1].ravel(), index[1:, 1:].ravel()], 1),  # diagonals
         np.stack([index[:-1, 1:].ravel(), index[1:, :-1].ravel()], 1)])  # anti-diagonals
+    if reversed_ends:
+        across = slice(n * (n - 1), 2 * n * (n - 1) + (n - 1) ** 2)  # across rows, diagonals
+        pairs[across] = pairs[across, ::-1]
     points = np.zeros((n * n, dim))
     points[:, 0] = np.tile(np.arange(n), n) * 0.1
     if dim > 1:
@@ -89,6 +95,7 @@ CASES = {
     "per-spring parameters": "random",
     "zero rest lengths": "zero_rest",
     "squared form": {"energy": "squared_length"},
+    "negative offsets": {"reversed_ends": True, "damping": 0.05},
 }
 
 
@@ -163,3 +170,27 @@ def test_bit_identical_for_one_and_two_threads(case, rng):
         numba.set_num_threads(threads)
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("case", ["damped", "negative offsets"])
+def test_bit_identical_for_any_chunks(case, rng):
+    """Chunks of any sizes (one particle, fewer particles than a run's offset, so that a run's
+    first and second ends in a chunk are two separate ranges of springs) give the serial
+    kernel's bits: each particle takes its runs' contributions in one order whatever the
+    chunks and blocks."""
+    model = _model(case, 3, rng)
+    gather = SpringGather(model)
+    runs = gather.runs
+    assert np.any(runs.runs[:, 3] < 0) == (case == "negative offsets")
+    x, v = moved_state(model, rng)
+    n = model.n_particles
+    serial = np.empty_like(x), np.empty_like(v)
+    runs.run(False, x, v, gather.inverse_mass, gather.gravity, 1e-4, *serial)
+    for bounds in ([0, 1, 2, 17, 18, 57, 300, 301, 1000, n - 1, n],
+                   np.linspace(0, n, 11).astype(np.int64)):
+        chunked = np.empty_like(x), np.empty_like(v)
+        spring_runs._parallel(np.asarray(bounds, dtype=np.int64), runs.runs, x, v, runs._rows,
+                              runs._velocity_rows, runs.springs, runs._forces,
+                              gather.inverse_mass, gather.gravity, 1e-4, *chunked)
+        for a, b in zip(serial, chunked):
+            np.testing.assert_array_equal(a, b)

@@ -7,6 +7,8 @@ The full-disk tests mount a small tmpfs (root only, as ``make test`` runs here a
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
@@ -298,17 +300,21 @@ def test_the_new_run_replaces_the_old_one_once_it_has_frames(tmp_path):
 
 # -- a stored run with edited attributes -------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def interrupted(tmp_path_factory):
-    """An interrupted spring1d run (rk4, 2 s, stopped at 1 s) and its bytes."""
-    path = tmp_path_factory.mktemp("interrupted") / "trajectory.h5"
-
+def interrupted_run(path) -> None:
+    """A spring1d run (rk4, 2 s) stored at ``path``, interrupted at 1 s."""
     def stop(done, total):
         if done >= total // 2:
             raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
         hooke.simulate(hooke.scene("spring1d"), integrator="rk4", t_end=2.0, store=path,
                        progress=stop)
+
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory):
+    """An interrupted spring1d run (:func:`interrupted_run`) and its bytes."""
+    path = tmp_path_factory.mktemp("interrupted") / "trajectory.h5"
+    interrupted_run(path)
     return path, path.read_bytes()
 
 
@@ -675,3 +681,143 @@ def test_resume_compacts_a_complete_run_whose_compaction_was_refused(small_disk,
     assert {entry[1:] for entry in layout.values()} == {("gzip", 4, True, True)}
     assert path.read_bytes() == (whole / "trajectory.h5").read_bytes()
     assert sorted(p.name for p in small_disk.iterdir()) == sorted(p.name for p in whole.iterdir())
+
+
+# -- a resume that fails or is stopped (issue 15, third pass) ---------------------------------------
+
+KILL_AT_FIRST_FLUSH = """
+import os, signal, sys
+import hooke
+from hooke.io.store import TrajectoryWriter
+TrajectoryWriter.write_frames = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
+hooke.resume(sys.argv[1])
+"""
+
+
+def test_a_resume_killed_before_its_first_flush_leaves_the_file_byte_for_byte(interrupted,
+                                                                             tmp_path):
+    """A resume rewrote the stored file (uncompressed) before its first step, so a kill -9 then
+    left other bytes, and a file HDF5 saw as still open for writing, which no command could read
+    or resume. It now continues in a copy beside it (trajectory.h5.new)."""
+    source, before = interrupted
+    path = tmp_path / "trajectory.h5"
+    path.write_bytes(before)
+    done = subprocess.run([sys.executable, "-c", KILL_AT_FIRST_FLUSH, str(path)], timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    assert path.read_bytes() == before
+    result = hooke.resume(path)  # the copy a kill left beside it is no obstacle
+    full = hooke.simulate(hooke.scene("spring1d"), integrator="rk4", t_end=2.0)
+    assert result.complete and hooke.open(path).x.tobytes() == full.x.tobytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trajectory.h5"]
+
+
+def test_a_resume_whose_first_flush_fails_leaves_the_file_byte_for_byte(interrupted, tmp_path,
+                                                                        monkeypatch):
+    """A full disk at the resume's first write: one StoreWriteError naming the frames the file
+    keeps; the file keeps exactly its bytes (before: rewritten uncompressed)."""
+    from hooke.io.store import TrajectoryWriter
+
+    _, before = interrupted
+    path = tmp_path / "trajectory.h5"
+    path.write_bytes(before)
+    kept = read_trajectory(path)["total_frames"]
+
+    def full(self, *args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(TrajectoryWriter, "_write_block", full)
+    with pytest.raises(hooke.SimulationError) as info:
+        hooke.resume(path)
+    assert str(info.value) == disk_full_line(path, kept).removeprefix("error: ")
+    computed = info.value.result  # every frame computed, the stored ones first
+    assert computed.x[:kept].tobytes() == read_trajectory(path)["x"].tobytes()
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trajectory.h5"]
+
+
+def test_resume_on_a_full_disk_is_the_same_line_and_code_as_a_runs(interrupted, small_disk):
+    """No room for the resume's copy of the file: it said `path: could not be rewritten … (the
+    disk is full …)`, exit 2, as if the input were bad; now a run's full-disk line, exit 1."""
+    _, before = interrupted
+    path = small_disk / "trajectory.h5"
+    path.write_bytes(before)
+    kept = read_trajectory(path)["total_frames"]
+    with open(small_disk / "ballast", "wb", buffering=0) as handle:  # takes every byte left
+        with contextlib.suppress(OSError):
+            while True:
+                handle.write(b"\0" * 4096)
+    done = cli("run", "--resume", str(small_disk))
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [disk_full_line(path, kept)]
+    assert path.read_bytes() == before
+
+
+def test_a_run_stopped_by_sigterm_says_so_keeps_its_frames_and_resumes_exactly(tmp_path):
+    """SIGTERM ended `hooke run` at once, silently (exit -15), its last block of frames lost;
+    now as a Ctrl-C: one line naming the frames kept and the --resume command, exit 143."""
+    out = tmp_path / "run"
+    child = subprocess.Popen([sys.executable, "-m", "hooke.cli", "run", "chain", "--t-end", "30",
+                              "--out", str(out)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    path, seen, deadline = out / "trajectory.h5", 0, time.monotonic() + 120
+    while not seen and time.monotonic() < deadline:
+        time.sleep(0.1)
+        with contextlib.suppress(hooke.HookeInputError):  # not yet past its first flush
+            seen = read_trajectory(path, frames=0)["total_frames"]
+    child.send_signal(signal.SIGTERM)
+    _, stderr = child.communicate(timeout=60)
+    kept = read_trajectory(path)["total_frames"]
+    assert child.returncode == 143, stderr
+    assert stderr.splitlines() == [
+        f"error: stopped by SIGTERM: {path} keeps {kept} frames (ParaView: "
+        f"{out / 'trajectory.xdmf'}); continue with `hooke run --resume {out}`"]
+    assert kept >= seen >= 1
+    assert cli("run", "--resume", str(out), "--quiet").returncode == 0
+    full = hooke.simulate(hooke.scene("chain"), t_end=30.0, save_every=30)
+    assert_frames_equal(read_trajectory(path), full, full.n_frames)
+
+
+# -- lock files -------------------------------------------------------------------------------------
+
+def test_lock_files_go_with_their_run_and_removing_them_races_with_no_one(tmp_path, monkeypatch):
+    """A lock file is removed by its holder while it still holds it. The race that removal
+    opens: B opens the lock file, its holder A removes it and lets go, C makes a new one and
+    locks it, B locks the old one: B and C would both write. B sees that the name now names
+    another file (the inode check) and tries that one, held by C: refused. Played here in that
+    very order."""
+    from hooke.io import lock as lock_module
+    from hooke.io.lock import LockHeld, OutputLock
+
+    target = tmp_path / "trajectory.h5"
+    first = OutputLock(target)
+    real_open, played = os.open, []
+
+    def open_then_swap(*args, **kwargs):
+        descriptor = real_open(*args, **kwargs)
+        if not played:  # B has opened A's file: A ends, C starts
+            played.append(True)
+            first.release()
+            played.append(OutputLock(target))
+        return descriptor
+    monkeypatch.setattr(lock_module.os, "open", open_then_swap)
+    with pytest.raises(LockHeld):
+        OutputLock(target)
+    monkeypatch.undo()
+    played[1].release()
+    assert list(tmp_path.iterdir()) == []  # the last one out removed it
+
+
+def test_a_killed_runs_lock_file_blocks_nobody_and_the_next_run_removes_it(tmp_path):
+    """Only a run killed with kill -9 leaves its lock file behind; the kernel dropped its lock,
+    so the next run takes it over and removes it when done (README: reliability)."""
+    child = subprocess.Popen([sys.executable, "-m", "hooke.cli", "run", "chain", "--t-end", "30",
+                              "--out", str(tmp_path)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "trajectory.h5").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child.kill()
+    child.wait(timeout=60)
+    assert (tmp_path / "trajectory.h5.lock").exists()
+    done = cli("run", "--resume", str(tmp_path), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if ".lock" in p.name or ".new" in p.name) == []

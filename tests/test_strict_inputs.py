@@ -252,7 +252,7 @@ def test_the_cli_names_the_movie_flags(tmp_path):
 
 @pytest.mark.parametrize("flags, expected", [
     (("--allow-host", "a b"), "--allow-host: must be a host name or an address"),
-    (("--allow-host", ""), "--allow-host: must not be empty, got ''"),
+    (("--allow-host", ""), "--allow-host: must not be empty"),
     (("--observed", "/no/such.h5"), "--observed: no such file of observed motion"),
     (("--port", "70000"), "--port: must be an integer in 0..65535"),
     (("--host", "bad..host"), "--host: is not an address or a name that resolves")])
@@ -306,7 +306,8 @@ def test_the_cli_refuses_an_empty_argument_naming_it(monkeypatch, capsys, tmp_pa
     directory, `hooke check ''` said "got '.'"."""
     monkeypatch.chdir(tmp_path)
     code, lines = run_main(monkeypatch, capsys, *args)
-    assert code == 2 and lines == [f"error: {expected}: must not be empty, got ''"], lines
+    assert code == 2 and lines == [f"error: {expected}: must not be empty (an empty path is the "
+                                   "current directory), got ''"], lines
     assert list(tmp_path.iterdir()) == []
 
 

@@ -24,14 +24,15 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .cli_common import (console, empty_argument, errors, fail, flagged, load_scene,
-                         output_directory, parse_option, print_error)
+from .cli_common import (console, empty_argument, errors, fail, flagged, given_flags,
+                         load_scene, output_directory, output_files, parse_option, print_error)
 from .cli_fit import fit_command
+from .cli_stop import stop_on_sigterm, stopped
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError,
                      format_value)
-from .io.outputs import check_replaceable, writable_directory
-from .run_report import plural, print_summary, summary_data, write_outputs
+from .io.outputs import check_replaceable, check_replaceables, writable_directory
+from .run_report import output_paths, plural, print_summary, summary_data, write_outputs
 from .scenes import names as scene_names
 
 try:  # typer vendors click from 0.2x on; its parse errors are click's classes
@@ -186,12 +187,14 @@ def run_command(
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
     hold = OutputsHold()  # until the plots and summary are written
+    restore_sigterm = stop_on_sigterm()  # a scheduler's or a shell's kill, as a Ctrl-C
     try:
         progress = None if quiet else LazyProgress(str(scene_or_file or resume))
         try:
             try:
                 if resume is not None:
                     if out.is_dir():
+                        check_replaceables(output_paths(out), "--resume")
                         hold.take(out)
                     result = resume_run(out / "trajectory.h5", progress=progress)
                 else:
@@ -207,6 +210,7 @@ def run_command(
                         errors.print(f"note: {integrator} does not take {scene.name}'s option(s) "
                                      f"{', '.join(dropped)}; dropped", markup=False, highlight=False)
                     output_directory(out)
+                    check_replaceables(output_paths(out), "--out")  # (trajectory.h5: the store's)
                     hold.take(out)
                     result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                       save_every=save_every, progress=progress,
@@ -224,11 +228,8 @@ def run_command(
             finish_complete_run(out, quiet)
             return
         except HookeInputError as error:  # a setting given as a flag is named as the flag
-            fail(flagged(error, {field: flag for field, flag, value in (
-                ("integrator", "--integrator", integrator), ("dt", "--dt", dt),
-                ("t_end", "--t-end", t_end), ("save_every", "--save-every",
-                 save_every), ("max_energy_growth", "--max-energy-growth", max_energy_growth))
-                if value is not None}))
+            fail(flagged(error, given_flags(integrator=integrator, dt=dt, t_end=t_end,
+                                            save_every=save_every, max_energy_growth=max_energy_growth)))
         except StoreWriteError as error:  # a full disk: the file keeps its frames; nothing more fits
             fail(str(error), code=1)
         except SimulationError as error:
@@ -237,16 +238,15 @@ def run_command(
                 report(partial, out, quiet)
             fail(str(error), code=1)
         except KeyboardInterrupt as interrupt:
-            from .io.export import write_xdmf
-
-            if not getattr(interrupt, "frames_kept", 0):  # nothing of this run reached the file
-                fail(f"interrupted before the first frame was written; {out} is left as it was", code=130)
-            sidecar = write_xdmf(out / "trajectory.h5")  # so ParaView shows the frames kept
-            fail(f"interrupted: the frames so far are in {out / 'trajectory.h5'} (ParaView: {sidecar}); "
-                 f"continue with `hooke run --resume {out}`", code=130)
-        report(result, out, quiet)
+            stopped(interrupt, out)
+        try:
+            report(result, out, quiet)
+        except KeyboardInterrupt as interrupt:  # its file is whole: --resume writes them again
+            interrupt.frames_kept = result.n_frames
+            stopped(interrupt, out)
     finally:
         hold.release()
+        restore_sigterm()
 
 
 def finish_complete_run(out: Path, quiet: bool) -> None:
@@ -306,6 +306,7 @@ def plot_command(
         except HookeInputError as error:
             fail(str(error))
     target = output_directory(directory if out is None else out)
+    output_files([target / f"{name}.png" for name in kinds])
     for name in kinds:
         try:
             plots.PLOTS[name](result, target / f"{name}.png")
@@ -331,12 +332,15 @@ def export_command(
     chosen = list(dict.fromkeys((["vtu"] if vtu else []) + list(formats or [])))
     progress = LazyProgress("export", unit="files")
     try:  # every frame is read and every format checked first: nothing is written on an error
+        check_replaceable(directory / "trajectory.xdmf", "DIR")
         try:
             written = export_frames(directory / "trajectory.h5", directory, chosen,
-                                    progress=progress, field="--format") if chosen else []
+                                    progress=progress, field="--format",
+                                    out_field="DIR") if chosen else []
         finally:
             progress.close()
-        written.insert(0, write_xdmf(directory / "trajectory.h5"))
+        # the frames exported above were read through their checksums; else they are read here
+        written.insert(0, write_xdmf(directory / "trajectory.h5", verify=not chosen))
     except HookeInputError as error:
         fail(str(error))
     except OSError as error:  # reading errors are HookeInputErrors: this is writing
@@ -387,6 +391,7 @@ def modes_command(
     try:
         scene = load_scene(scene_or_file)
         output_directory(out)  # before the analysis: a place the plot cannot go is one line
+        check_replaceable(out / "modes.png", "--out")
         result = modes(scene, k=k)
     except HookeInputError as error:
         fail(str(error))
@@ -438,6 +443,7 @@ def study_command(
         except HookeInputError as error:
             fail(str(error))
     output_directory(out)
+    output_files([out / "pendulum_correction.png", out / "pendulum_correction.csv"])
     with LoadMonitor() as load:
         table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
                                               progress=lambda label: errors.print(f"running {label}"))
@@ -666,11 +672,11 @@ def _parameter_name(param) -> str:
 
 
 def main() -> None:
-    empty = empty_argument(lambda: typer.main.get_command(app), sys.argv[1:])
-    if empty is not None:
-        print_error(empty)
-        sys.exit(2)
     try:
+        empty = empty_argument(lambda: typer.main.get_command(app), sys.argv[1:])
+        if empty is not None:
+            print_error(empty)
+            sys.exit(2)
         code = app(standalone_mode=False, prog_name="hooke")
     except parse_errors.NoArgsIsHelpError as error:  # bare `hooke`: the help, as before
         error.show()

@@ -5,9 +5,9 @@ Contract: ``console`` is stdout (a command's results), ``errors`` is stderr (err
 progress bars); :func:`fail` prints each line of a message as ``error: line`` on stderr and exits
 with ``code`` (2: bad input, the default), never with a traceback; :func:`flagged` words an API
 error in the CLI's terms (``--port``, not ``port``); :func:`output_directory`
-creates a directory, proves it writable or fails naming the flag it came from; :func:`load_scene` and
-:func:`parse_option` raise :class:`HookeInputError` for bad input; :func:`empty_argument` finds an
-empty argument, which Typer would read as the path '.'.
+creates a directory, proves it writable or fails naming the flag it came from, and
+:func:`output_files` refuses output files that may not be replaced; :func:`load_scene` and
+:func:`parse_option` raise :class:`HookeInputError` for bad input.
 """
 
 from __future__ import annotations
@@ -40,16 +40,6 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def flagged(error: HookeInputError, flags: dict[str, str]) -> str:
-    """The message of ``error`` with its field, when it is an API argument of ``flags``, named
-    as the command-line flag (or argument) that gave it: ``port: …`` → ``--port: …``."""
-    field = getattr(error, "field", None)
-    message = str(error)
-    if field in flags and message.startswith(f"{field}: "):
-        return flags[field] + message[len(field):]
-    return message
-
-
 def output_directory(path: Path, flag: str = "--out") -> Path:
     """``path`` as a directory (created if missing) that a file can be written in; a clear error
     naming ``flag`` when it cannot be one (:func:`hooke.io.outputs.writable_directory`)."""
@@ -59,6 +49,64 @@ def output_directory(path: Path, flag: str = "--out") -> Path:
         return writable_directory(path, flag)
     except HookeInputError as error:
         fail(str(error))
+
+
+def output_files(paths, flag: str = "--out") -> None:
+    """Fail naming ``flag`` and the path when one of ``paths``, a command's output files, is
+    one a new file may not replace: a directory, a FIFO, a device, a read-only file
+    (:func:`hooke.io.outputs.check_replaceables`); called before the command's work."""
+    from .io.outputs import check_replaceables
+
+    try:
+        check_replaceables(paths, flag)
+    except HookeInputError as error:
+        fail(str(error))
+
+
+def empty_argument(command, args: list[str]) -> str | None:
+    """The one line refusing an empty argument (``--out ""``, ``--out=``, ``DIR`` as ""), or
+    None: typer reads an empty path as ".", so `hooke run --out ""` wrote into the current
+    directory, and `hooke run --resume ""` resumed whatever run was there. It names the flag
+    whose value it is or the positional argument it fills (``command()``: the Click command of
+    ``hooke``, made only when an argument is empty, says which options take a value)."""
+    if not any(arg == "" or (arg.startswith("--") and arg.endswith("=")) for arg in args):
+        return None
+    sub = getattr(command(), "commands", {}).get(args[0]) if args else None
+    params = getattr(sub, "params", [])
+    takes_value = {opt for param in params if param.param_type_name == "option"
+                   and not param.is_flag for opt in param.opts}
+    positionals = [param.metavar or param.name.upper() for param in params
+                   if param.param_type_name == "argument"]
+    name, given = None, 0  # the argument named; positional arguments seen
+    for k, arg in enumerate(args[1:], start=1):
+        if arg.startswith("--") and arg.endswith("=") and arg[:-1] in takes_value:
+            name = arg[:-1]
+        elif args[k - 1] in takes_value and k > 1:
+            name = args[k - 1] if arg == "" else None
+        elif arg == "":
+            name = positionals[min(given, len(positionals) - 1)] if positionals else "argument"
+        elif not arg.startswith("-"):
+            given += 1
+        if name is not None:
+            return f"{name}: must not be empty (an empty path is the current directory), got ''"
+    return None
+
+
+def given_flags(**values) -> dict[str, str]:
+    """API argument → its flag (``save_every`` → ``--save-every``), for the ones given (not
+    None): :func:`flagged` then names a refused setting by the flag the user typed."""
+    return {name: "--" + name.replace("_", "-") for name, value in values.items()
+            if value is not None}
+
+
+def flagged(error: HookeInputError, flags: dict[str, str]) -> str:
+    """The message of ``error`` with its field, when it is an API argument of ``flags``, named
+    as the command-line flag (or argument) that gave it: ``port: …`` → ``--port: …``."""
+    field = getattr(error, "field", None)
+    message = str(error)
+    if field in flags and message.startswith(f"{field}: "):
+        return flags[field] + message[len(field):]
+    return message
 
 
 def load_scene(scene_or_file: str):
@@ -84,34 +132,3 @@ def parse_option(text: str) -> tuple[str, object]:
         raise HookeInputError("--option", "must be KEY=VALUE", text)
     words = {"true": True, "false": False, "none": None, "null": None}
     return key, words[value.lower()] if value.lower() in words else parse_value(value)
-
-
-def empty_argument(command, args: list[str]) -> str | None:
-    """The error line for the first empty argument of ``hooke ARGS`` (``command()``: the Click
-    command of ``hooke``, made only when an argument is empty), naming the flag it is the value of or the positional argument it
-    fills; None when there is none. Typer reads '' as the path '.': ``--out ''`` wrote into the
-    current directory, and a message showed '.' where the user gave ''."""
-    if "" not in args and not any(arg.startswith("--") and arg.endswith("=") for arg in args):
-        return None
-    sub = getattr(command(), "commands", {}).get(args[0]) if args else None
-    params = getattr(sub, "params", [])
-    takes_value = {opt for param in params if param.param_type_name == "option"
-                   and not param.is_flag for opt in param.opts}
-    positionals = [param for param in params if param.param_type_name == "argument"]
-    given = 0  # positional arguments seen
-    for k, arg in enumerate(args[1:], start=1):
-        before = args[k - 1] if k > 1 else ""
-        if arg.startswith("--") and arg.endswith("=") and arg[:-1] in takes_value:
-            return f"{arg[:-1]}: must not be empty, got ''"
-        if before in takes_value:
-            if arg == "":
-                return f"{before}: must not be empty, got ''"
-            continue
-        if arg.startswith("-") and arg != "-":
-            continue
-        if arg == "":
-            param = positionals[min(given, len(positionals) - 1)] if positionals else None
-            name = (param.metavar or param.name.upper()) if param is not None else "argument"
-            return f"{name}: must not be empty, got ''"
-        given += 1
-    return None

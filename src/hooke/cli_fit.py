@@ -94,6 +94,9 @@ def fit_command(
         if out is not None:  # before the fit's minutes: a summary it could not write is lost
             writable_directory(out.parent, "--out")
             check_replaceable(out, "--out")
+            if out.exists() and observed.exists() and out.samefile(observed):
+                raise HookeInputError("--out", "is the --observed file, which the summary would "
+                                      "replace; choose another path", str(out))
         scene = load_scene(scene_or_file)
         record = read_observed(observed, scene.model.n_particles, scene.model.dim)
         result = fit(scene, record, params, limits or None, method=method, initial=start or None,

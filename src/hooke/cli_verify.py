@@ -14,7 +14,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .cli_common import console, fail, output_directory
+from .cli_common import console, fail, output_directory, output_files
 
 
 def verify_command(
@@ -39,6 +39,9 @@ def verify_command(
     if not 10 <= energy_steps <= MAX_STEPS:  # past it: the run's own t_end refusal, unexplained
         fail(f"--energy-steps: must be an integer from 10 to {MAX_STEPS:.0e}, got {energy_steps}")
     output_directory(out)
+    names = ("verification.csv", "verification.png") if every else (
+        "convergence.png", "verify_spring1d.csv", "verify_pendulum.csv")
+    output_files([out / name for name in names])  # before the runs, which take minutes
     if every:
         verify_matrix(out, quick)
         return

@@ -16,7 +16,17 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
+from .io.outputs import written_aside
 from .result import finite_or_none
+
+
+def output_paths(out: Path) -> list[Path]:
+    """Every file :func:`write_outputs` may write or remove in ``out``, for a run to check
+    before its first step (:func:`hooke.io.outputs.check_replaceables`): a directory or a FIFO
+    named like one of them failed only once the run had ended, or blocked it there."""
+    from .viz.plots import PLOTS
+
+    return [out / "trajectory.xdmf", out / "summary.json", *(out / f"{name}.png" for name in PLOTS)]
 
 
 def write_outputs(result, out: Path) -> list[Path]:
@@ -24,7 +34,7 @@ def write_outputs(result, out: Path) -> list[Path]:
     from .io.export import write_xdmf
     from .viz import plots  # Matplotlib: loaded by the commands that plot, not by every command
 
-    written = [out / "trajectory.h5", write_xdmf(out / "trajectory.h5")]
+    written = [out / "trajectory.h5", write_xdmf(out / "trajectory.h5", verify=False)]
     if result.n_frames >= 2:
         for name in plots.available(result):
             if name != "phase":
@@ -34,7 +44,8 @@ def write_outputs(result, out: Path) -> list[Path]:
         if out / f"{name}.png" not in written:  # analytic.png beside cloth2d) would pass for its
             (out / f"{name}.png").unlink(missing_ok=True)  # own; `hooke plot` draws them again
     summary = summary_data(result)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False))
+    with written_aside(out / "summary.json") as partial:
+        partial.write_text(json.dumps(summary, indent=2, allow_nan=False))
     written.append(out / "summary.json")
     return written
 

@@ -255,9 +255,7 @@ class Run:
                                                      frame_bytes(self.scene.model))
 
         def result(frames: int, complete: bool) -> Result:
-            return series.result(frames, scene=self.scene, integrator=self.name, dt=self.dt,
-                                 options=dict(self.stepper.options), stats=dict(self.stepper.stats),
-                                 wall_time=time.perf_counter() - started, complete=complete)
+            return self.result(frames, complete, time.perf_counter() - started)
 
         def close(complete: bool, failure: str = "", in_sync: bool = True) -> None:
             if feed is not None:
@@ -322,8 +320,19 @@ class Run:
                 close(complete=False, in_sync=in_sync)
                 interrupt.frames_kept = 0 if writer is None else writer.count  # for the CLI's message
                 raise
-        close(complete=True)
+        try:
+            close(complete=True)
+        except KeyboardInterrupt as interrupt:  # in its closing compaction: every frame is kept
+            interrupt.frames_kept = 0 if writer is None else writer.count
+            raise
         return result(self.steps.size, complete=True)
+
+    def result(self, frames: int, complete: bool, wall_time: float) -> Result:
+        """The run's first ``frames`` frames as a Result."""
+        return self.series.result(frames, scene=self.scene, integrator=self.name, dt=self.dt,
+                                  options=dict(self.stepper.options),
+                                  stats=dict(self.stepper.stats), wall_time=wall_time,
+                                  complete=complete)
 
     def _blocks(self) -> bool:
         """Whether frames are computed in blocks: by an integrator that can
@@ -470,7 +479,9 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     (:func:`hooke.io.store.run_settings`), the hooke version that wrote it (another one might
     not continue it exactly), its ``input_hash`` against the scene and settings rebuilt from
     it (an edited dt or scene text), and its checkpoint's frame count against its own. A file
-    that fails any of these is refused and left unchanged."""
+    that fails any of these is refused and left unchanged; so is every file whose resume fails or
+    is killed before its first new frames are flushed (it is continued in a copy beside it,
+    :meth:`hooke.io.store.TrajectoryWriter.append`)."""
     from .io.store import TrajectoryWriter
 
     path = as_path(path, "path")
@@ -489,7 +500,11 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
         t0 = float(stored["t"][0])
         run._guard_energy(State(t0, stored["x"][0], stored["v"][0]), t0)  # its reference: the start
         last = State(float(stored["t"][-1]), stored["x"][-1].copy(), stored["v"][-1].copy())
-        writer = TrajectoryWriter.append(path, frames, lock=lock)
+        try:
+            writer = TrajectoryWriter.append(path, frames, lock=lock)
+        except StoreWriteError as error:  # no room for its copy: the stored frames, as they were
+            error.result = run.result(frames, complete=False, wall_time=0.0)
+            raise
     except BaseException:
         lock.release()
         raise

@@ -6,21 +6,23 @@ Contract:
   of 99 to 9,900 springs, one per row and direction); :func:`find_runs` finds them and
   :func:`worth_running` says whether they are long enough to pay (mean ≥ ``MIN_MEAN_LENGTH``).
 - :class:`SpringRuns` computes what :class:`hooke.kernels.SpringGather`'s gather kernels compute
-  (the accelerations, or one whole symplectic Euler update) for such a model, in three compiled
+  (the accelerations, or one whole symplectic Euler update) for such a model, in two compiled
   passes over x and v held by component, rows (3, n): (0) x (and v when damped) copied into the
-  rows; (1) chunked by springs, every spring's force on its first end ψ_s d_s (ψ_s by
-  :mod:`hooke.spring_factor`: the gather kernels' operations); (2) chunked by particles, the
-  force rows of the chunk's particles, summed run by run (+ψ d at first ends, −ψ d at second
-  ends), then the update. Along a run every read and write is contiguous in the rows, so
-  Numba's LLVM vectorises the loops (4–8 springs per instruction); the gather kernels' indexed
-  reads of (n, 3) rows do not vectorise. Storing ψ d (3 numbers a spring) rather than ψ lets
-  pass 2 add without recomputing d: 20% faster on the 100 × 100 cloth, and 13% on the
-  1000 × 1000 one (one thread), although it moves more bytes.
-- Every particle's force is summed in run order whatever the chunks: the result is bit-identical
-  for any thread count. It equals the gather kernels' to round-off (another summation order).
-- Measured on the 100 × 100 cloth (one thread, one symplectic Euler update): 285 µs with the
-  gather kernels, 124 µs here (rows 5 µs, ψ d 48 µs, forces 46 µs, update 24 µs); on the
-  1000 × 1000 cloth 32.7 ms against 28.6 ms.
+  rows; (1) chunked by particles, each run's springs with an end in the chunk, in blocks of
+  ``BLOCK``: every spring's force on its first end ψ_s d_s (ψ_s by :mod:`hooke.spring_factor`:
+  the gather kernels' operations) into a small buffer, then −ψ d added to the force rows at
+  second ends and +ψ d at first ends; then the update of the chunk's particles. Along a run
+  every read and write is contiguous in the rows, so Numba's LLVM vectorises the loops (4–8
+  springs per instruction); the gather kernels' indexed reads of (n, 3) rows do not. The buffer
+  stays in the L1 cache, where an array of every spring's ψ d (the pass between them before)
+  went to memory and back. A spring with ends in two chunks is computed by both.
+- Every particle's force is summed in run order whatever the chunks and blocks: the result is
+  bit-identical for any thread count. It equals the gather kernels' to round-off (another
+  summation order).
+- Measured on the 100 × 100 cloth (one symplectic Euler update, medians of
+  interleaved calls): 285 µs with the gather kernels on one thread; here 123 µs on one thread
+  (rows 5 µs, forces 108 µs of which ψ d 60, update 24) and 84 µs on two, against 129 and 123 µs
+  with the array of every ψ d.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from .spring_factor import (POSITIVE_REST, damping_term, general_factor, positiv
                             spring_form)
 
 MIN_MEAN_LENGTH = 16  # shorter runs spend more in each loop's set-up than they save
+BLOCK = 256  # springs per block of ψ d: 6 KiB, held in the L1 cache
 
 
 def find_runs(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -69,9 +72,9 @@ def _rows_range(lo, hi, a, rows):
 
 @njit(inline="always")
 def _clip(start, length, lo, hi):
-    """(offset into the run, count) of the part of [start, start + length) inside [lo, hi)."""
-    a, b = max(start, lo), min(start + length, hi)
-    return a - start, max(b - a, 0)
+    """[m_lo, m_hi): the springs m of a run (m < ``length``) whose end start + m is in [lo, hi);
+    empty (m_lo ≥ m_hi) if none."""
+    return max(lo - start, 0), min(hi - start, length)
 
 
 def _window(values, start, count):
@@ -99,72 +102,92 @@ def _entry_typed(values, m):
 
 
 @njit(inline="always")
-def _pulls_range(lo, hi, runs, xr, vr, rest, stiffness, damping, form, damped, pull):
-    """pull[:, s] = ψ_s d_s, the pull of spring s on its first end, for the springs s in [lo, hi)
-    (run order; ``stiffness`` and ``damping`` per spring or
-    one float for all). A run of positive rest lengths takes a branch-free loop that notes a
-    zero-length spring (0/0 there); such a run, and every run of the other forms, takes the
-    general loop: the same bits for a spring of positive length."""
-    for r in range(runs.shape[0]):
-        s0, i0, offset = runs[r, 0], runs[r, 2], runs[r, 3]
-        skip, count = _clip(s0, runs[r, 1], lo, hi)
-        if count == 0:
-            continue
-        s, i = s0 + skip, i0 + skip
-        j = i + offset
-        a0, a1, a2 = xr[0, i:i + count], xr[1, i:i + count], xr[2, i:i + count]
-        b0, b1, b2 = xr[0, j:j + count], xr[1, j:j + count], xr[2, j:j + count]
-        u0, u1, u2 = vr[0, i:i + count], vr[1, i:i + count], vr[2, i:i + count]
-        w0, w1, w2 = vr[0, j:j + count], vr[1, j:j + count], vr[2, j:j + count]
-        l0 = rest[s:s + count]
-        p0, p1, p2 = pull[0, s:s + count], pull[1, s:s + count], pull[2, s:s + count]
-        k, c = _window(stiffness, s, count), _window(damping, s, count)
-        collapsed = form != POSITIVE_REST
-        if not collapsed:
-            for m in range(count):
-                d0, d1, d2 = b0[m] - a0[m], b1[m] - a1[m], b2[m] - a2[m]
-                length2 = d0 * d0 + d1 * d1 + d2 * d2
-                value = positive_rest_factor(length2, _entry(k, m), l0[m])
-                if damped:  # the same for every spring: the loop is compiled once with, once without
-                    value += damping_term((w0[m] - u0[m]) * d0 + (w1[m] - u1[m]) * d1
-                                          + (w2[m] - u2[m]) * d2, length2, _entry(c, m))
-                collapsed |= length2 == 0.0
-                p0[m], p1[m], p2[m] = value * d0, value * d1, value * d2
-        if not collapsed:
-            continue
+def _pulls(s, i, j, count, xr, vr, rest, stiffness, damping, form, damped, pull):
+    """pull[:, :count] = ψ d of the ``count`` springs from s on (first ends i…, second ends j…),
+    the pull of each on its first end (``stiffness`` and ``damping`` per spring or one float for
+    all). Springs of positive rest length take a branch-free loop that notes a zero-length
+    spring (0/0 there); then, and for the other forms, the general loop runs: the same bits for a
+    spring of positive length."""
+    a0, a1, a2 = xr[0, i:i + count], xr[1, i:i + count], xr[2, i:i + count]
+    b0, b1, b2 = xr[0, j:j + count], xr[1, j:j + count], xr[2, j:j + count]
+    u0, u1, u2 = vr[0, i:i + count], vr[1, i:i + count], vr[2, i:i + count]
+    w0, w1, w2 = vr[0, j:j + count], vr[1, j:j + count], vr[2, j:j + count]
+    l0 = rest[s:s + count]
+    p0, p1, p2 = pull[0], pull[1], pull[2]
+    k, c = _window(stiffness, s, count), _window(damping, s, count)
+    collapsed = form != POSITIVE_REST
+    if not collapsed:
         for m in range(count):
             d0, d1, d2 = b0[m] - a0[m], b1[m] - a1[m], b2[m] - a2[m]
             length2 = d0 * d0 + d1 * d1 + d2 * d2
-            value = general_factor(length2, _entry(k, m), l0[m], form)
-            if damped and length2 > 0.0:
+            value = positive_rest_factor(length2, _entry(k, m), l0[m])
+            if damped:  # the same for every spring: the loop is compiled once with, once without
                 value += damping_term((w0[m] - u0[m]) * d0 + (w1[m] - u1[m]) * d1
                                       + (w2[m] - u2[m]) * d2, length2, _entry(c, m))
+            collapsed |= length2 == 0.0
             p0[m], p1[m], p2[m] = value * d0, value * d1, value * d2
+    if not collapsed:
+        return
+    for m in range(count):
+        d0, d1, d2 = b0[m] - a0[m], b1[m] - a1[m], b2[m] - a2[m]
+        length2 = d0 * d0 + d1 * d1 + d2 * d2
+        value = general_factor(length2, _entry(k, m), l0[m], form)
+        if damped and length2 > 0.0:
+            value += damping_term((w0[m] - u0[m]) * d0 + (w1[m] - u1[m]) * d1
+                                  + (w2[m] - u2[m]) * d2, length2, _entry(c, m))
+        p0[m], p1[m], p2[m] = value * d0, value * d1, value * d2
 
 
 @njit(inline="always")
-def _forces_range(lo, hi, dim, runs, pull, f):
-    """f[c, p] = Σ ±(ψ_s d_s)_c over the springs at p, for p in [lo, hi) and c < dim: run by
-    run, the run's first ends in the range, then its second ends (one store stream per loop:
-    vectorised)."""
+def _add_pulls(dim, pull, first, count, sign, f, p):
+    """f[c, p:p + count] += sign · pull[c, first:first + count] for c < dim (one store stream
+    per loop: vectorised)."""
+    for c in range(dim):
+        force, fp = pull[c, first:first + count], f[c, p:p + count]
+        if sign > 0:
+            for m in range(count):
+                fp[m] += force[m]
+        else:
+            for m in range(count):
+                fp[m] -= force[m]
+
+
+@njit(inline="always")
+def _forces_range(lo, hi, dim, runs, xr, vr, springs, f):
+    """f[c, p] = Σ ±(ψ_s d_s)_c over the springs at p, for p in [lo, hi) and c < dim.
+
+    Run by run, in blocks of ``BLOCK`` springs whose ψ d stay in the cache: the block's springs
+    with an end in [lo, hi) are computed, then subtracted at their second ends and added at
+    their first ends. A particle's two springs in a run (it is the first end of spring m and the
+    second end of m − δ) are computed in one block or the second end's earlier (δ > 0), so each
+    particle takes its run's −ψ d before its +ψ d whatever [lo, hi) and the blocks are (the
+    other way round for δ < 0): the same bits for any chunks."""
+    rest, stiffness, damping, form, damped = springs  # (inline functions take no *args)
+    pull = np.empty((3, BLOCK))
     for c in range(dim):
         f[c, lo:hi] = 0.0
     for r in range(runs.shape[0]):
         s0, length, i0, offset = runs[r, 0], runs[r, 1], runs[r, 2], runs[r, 3]
-        skip, count = _clip(i0, length, lo, hi)
-        if count > 0:
-            s, i = s0 + skip, i0 + skip
-            for c in range(dim):
-                force, fi = pull[c, s:s + count], f[c, i:i + count]
-                for m in range(count):
-                    fi[m] += force[m]
-        skip, count = _clip(i0 + offset, length, lo, hi)
-        if count > 0:
-            s, j = s0 + skip, i0 + offset + skip
-            for c in range(dim):
-                force, fj = pull[c, s:s + count], f[c, j:j + count]
-                for m in range(count):
-                    fj[m] -= force[m]
+        first_lo, first_hi = _clip(i0, length, lo, hi)  # springs whose first end is in range
+        second_lo, second_hi = _clip(i0 + offset, length, lo, hi)
+        if first_hi <= first_lo:
+            first_lo = first_hi = second_lo
+        if second_hi <= second_lo:
+            second_lo = second_hi = first_lo
+        stop = max(first_hi, second_hi)
+        for b0 in range(min(first_lo, second_lo), stop, BLOCK):
+            b1 = min(b0 + BLOCK, stop)
+            add_lo, add_hi = max(b0, first_lo), min(b1, first_hi)
+            sub_lo, sub_hi = max(b0, second_lo), min(b1, second_hi)
+            if add_hi <= add_lo and sub_hi <= sub_lo:
+                continue  # a block in the gap between the two ranges
+            _pulls(s0 + b0, i0 + b0, i0 + offset + b0, b1 - b0, xr, vr, rest, stiffness, damping,
+                   form, damped, pull)
+            if offset < 0:
+                _add_pulls(dim, pull, add_lo - b0, add_hi - add_lo, 1, f, i0 + add_lo)
+            _add_pulls(dim, pull, sub_lo - b0, sub_hi - sub_lo, -1, f, i0 + offset + sub_lo)
+            if offset > 0:
+                _add_pulls(dim, pull, add_lo - b0, add_hi - add_lo, 1, f, i0 + add_lo)
 
 
 @njit(inline="always")
@@ -196,36 +219,26 @@ def _update_range(lo, hi, x, v, f, inverse_mass, gravity, h, out_a, out_b):
 
 # The serial entry point never touches Numba's thread pool (as in hooke.kernels).
 @njit(cache=True, error_model="numpy")
-def _serial(bounds, runs, x, v, xr, vr, springs, pull, f, inverse_mass, gravity, h, out_a, out_b):
-    spring_bounds, particle_bounds = bounds
+def _serial(bounds, runs, x, v, xr, vr, springs, f, inverse_mass, gravity, h, out_a, out_b):
     n = x.shape[0]
     _rows_range(0, n, x, xr)
     if vr.shape[1] == n:
         _rows_range(0, n, v, vr)
-    rest, stiffness, damping, form, damped = springs  # (inline functions take no *args)
-    _pulls_range(0, spring_bounds[-1], runs, xr, vr, rest, stiffness, damping, form, damped,
-                   pull)
-    _forces_range(0, n, x.shape[1], runs, pull, f)
+    _forces_range(0, n, x.shape[1], runs, xr, vr, springs, f)
     _update_range(0, n, x, v, f, inverse_mass, gravity, h, out_a, out_b)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def _parallel(bounds, runs, x, v, xr, vr, springs, pull, f, inverse_mass, gravity, h, out_a,
-              out_b):
-    spring_bounds, particle_bounds = bounds
+def _parallel(bounds, runs, x, v, xr, vr, springs, f, inverse_mass, gravity, h, out_a, out_b):
     n = x.shape[0]
-    for chunk in prange(particle_bounds.shape[0] - 1):
-        lo, hi = particle_bounds[chunk], particle_bounds[chunk + 1]
+    for chunk in prange(bounds.shape[0] - 1):
+        lo, hi = bounds[chunk], bounds[chunk + 1]
         _rows_range(lo, hi, x, xr)
         if vr.shape[1] == n:
             _rows_range(lo, hi, v, vr)
-    rest, stiffness, damping, form, damped = springs
-    for chunk in prange(spring_bounds.shape[0] - 1):
-        _pulls_range(spring_bounds[chunk], spring_bounds[chunk + 1], runs, xr, vr, rest,
-                       stiffness, damping, form, damped, pull)
-    for chunk in prange(particle_bounds.shape[0] - 1):
-        lo, hi = particle_bounds[chunk], particle_bounds[chunk + 1]
-        _forces_range(lo, hi, x.shape[1], runs, pull, f)
+    for chunk in prange(bounds.shape[0] - 1):
+        lo, hi = bounds[chunk], bounds[chunk + 1]
+        _forces_range(lo, hi, x.shape[1], runs, xr, vr, springs, f)
         _update_range(lo, hi, x, v, f, inverse_mass, gravity, h, out_a, out_b)
 
 
@@ -253,35 +266,31 @@ class SpringRuns:
         self._rows = np.zeros((3, n))
         # v's rows only when ψ reads them; an empty array otherwise (the kernels test its size)
         self._velocity_rows = np.zeros((3, n)) if damped else np.zeros((3, 0))
-        self._pulls = np.empty((3, order.size))  # ψ d of every spring
         self._forces = np.empty((3, n))
-        self._bounds: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._bounds: dict[int, np.ndarray] = {}
 
     @property
     def nbytes(self) -> int:
         """Memory held by the runs, the sorted spring parameters and the scratch rows [bytes]."""
-        arrays = [self.runs, self._rows, self._velocity_rows, self._pulls, self._forces]
+        arrays = [self.runs, self._rows, self._velocity_rows, self._forces]
         return sum(a.nbytes for a in arrays + [a for a in self.springs if isinstance(a, np.ndarray)])
 
     def bytes_per_step(self, x_nbytes: int) -> int:
         """Bytes one symplectic Euler update must move at least: the runs and the springs'
-        parameters read once (damping only when damped), the rows, ψ and the force rows written
-        and read once, x and v read and x⁺, v⁺ written."""
+        parameters read once (damping only when damped), the rows and the force rows written and
+        read once, x and v read and x⁺, v⁺ written (ψ d stays in the cache)."""
         rest, stiffness, damping, _, damped = self.springs
         read = self.runs.nbytes + rest.nbytes + np.asarray(stiffness).nbytes \
             + (np.asarray(damping).nbytes if damped else 0)
-        written_and_read = self._rows.nbytes + self._velocity_rows.nbytes + self._pulls.nbytes \
-            + self._forces.nbytes
+        written_and_read = self._rows.nbytes + self._velocity_rows.nbytes + self._forces.nbytes
         return read + 2 * written_and_read + 4 * x_nbytes
 
-    def bounds(self, parallel: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(spring chunk bounds, particle chunk bounds): one chunk per Numba thread if
-        ``parallel``."""
+    def bounds(self, parallel: bool) -> np.ndarray:
+        """The particle chunks' bounds: one chunk per Numba thread if ``parallel``."""
         chunks = numba.get_num_threads() if parallel else 1
         if chunks not in self._bounds:
-            n_springs, n = self._pulls.shape[1], self._rows.shape[1]
-            self._bounds[chunks] = (np.linspace(0, n_springs, chunks + 1).astype(np.int64),
-                                    np.linspace(0, n, chunks + 1).astype(np.int64))
+            n = self._rows.shape[1]
+            self._bounds[chunks] = np.linspace(0, n, chunks + 1).astype(np.int64)
         return self._bounds[chunks]
 
     def run(self, parallel: bool, x, v, inverse_mass, gravity, h, out_a, out_b) -> None:
@@ -289,4 +298,4 @@ class SpringRuns:
         ``out_a`` = x⁺, ``out_b`` = v⁺) of x, v ((n, d) C-contiguous float arrays)."""
         kernel = _parallel if parallel else _serial
         kernel(self.bounds(parallel), self.runs, x, v, self._rows, self._velocity_rows,
-               self.springs, self._pulls, self._forces, inverse_mass, gravity, h, out_a, out_b)
+               self.springs, self._forces, inverse_mass, gravity, h, out_a, out_b)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .io.outputs import written_aside
 from .io.scene_file import builtin_scene
 from .provenance import write_measurement
 from .simulate import simulate
@@ -168,10 +169,11 @@ def run_pendulum_correction_study(out_dir, t_end: float = 100.0, output_interval
     figure.suptitle("Double pendulum (seed 003): string-length drift")
     figure.tight_layout()
     table.plot = out / "pendulum_correction.png"
-    figure.savefig(table.plot, dpi=120)
+    with written_aside(table.plot) as partial:
+        figure.savefig(partial, dpi=120)
 
     table.csv = out / "pendulum_correction.csv"
-    with open(table.csv, "w", newline="", encoding="utf-8") as handle:
+    with written_aside(table.csv) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["t"] + [label for _, label, _, _ in series])
         times = series[0][2]

@@ -49,6 +49,7 @@ import numpy as np
 
 from .errors import SimulationError
 from .integrators.base import get, names
+from .io.outputs import written_aside
 from .io.scene_file import builtin_scene
 from .simulate import simulate
 
@@ -229,7 +230,7 @@ def csv_field(value) -> str:
 def write_csv(rows: list[dict], path) -> Path:
     """``rows`` (dicts with the same keys, the columns) as a CSV file of :func:`csv_field`s."""
     path = Path(path)
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    with written_aside(path) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
         writer.writerows({key: csv_field(value) for key, value in row.items()} for row in rows)

@@ -19,10 +19,12 @@
   triangles and tetrahedra's boundary) with every particle as a vertex (vertex i is particle
   i in every frame, so tools that play mesh sequences see one topology), positions only.
 
-Both read the whole trajectory (or its header) and check every requested format before writing
-anything, so a file that cannot be read, or a format the model cannot give (a surface format
-for a run without triangles), leaves the existing exports as they were; the sidecar is replaced
-atomically.
+Both read the whole trajectory through its checksums (the sidecar, which reads only the
+times, checks the rest's unless told it was just written) and check every requested format and
+every file to write before writing anything, so a file that cannot be read or is corrupted, a
+format the model cannot give (a surface format for a run without triangles), or a directory,
+FIFO or device where a file goes leaves the existing exports as they were; every file is
+written aside and renamed (a symbolic link in its place is replaced, never written through).
 
 XDMF as VTK's reader (ParaView's "XDMF Reader") reads it without a complaint: the reader caches
 a block's points under the text that comes first inside its geometry's data item, and logs
@@ -40,8 +42,9 @@ from xml.sax.saxutils import escape
 import numpy as np
 
 from ..errors import HookeInputError
-from .outputs import written_aside
-from .store import open_trajectory, read_trajectory
+from .outputs import check_replaceable, check_replaceables, writable_directory, written_aside
+from .opening import check_checksums, open_trajectory
+from .store import read_trajectory
 
 POINT_DATA = ("v", "contact_force")  # per-particle frame datasets, exported as point data
 POINT_NAMES = {"v": "velocity"}
@@ -64,10 +67,18 @@ def _blocks(handle) -> list[tuple[str, str | None, int, int]]:
     return blocks or [("particles", None, handle["frames/x"].shape[1], 1)]
 
 
-def write_xdmf(h5_path) -> Path:
-    """Write ``<name>.xdmf`` beside ``h5_path`` describing every frame written so far."""
+def write_xdmf(h5_path, verify: bool = True) -> Path:
+    """Write ``<name>.xdmf`` beside ``h5_path`` describing every frame written so far; with
+    ``verify``, only once every stored array has passed its checksum (:func:`check_checksums`:
+    the sidecar points into the frames without reading them), as ``hooke.open`` would check
+    them. A sidecar path that is a directory, FIFO or device is refused (``path``) before that
+    (:func:`check_replaceable`)."""
     h5_path = Path(h5_path)
+    path = h5_path.with_suffix(".xdmf")
+    check_replaceable(path, "path")
     with open_trajectory(h5_path) as handle:
+        if verify:
+            check_checksums(handle)
         stored = handle["frames"]
         count = int(handle.attrs.get("frames_written", stored["x"].shape[0]))
         times = stored["t"][:count]
@@ -92,7 +103,6 @@ def write_xdmf(h5_path) -> Path:
     text = ('<?xml version="1.0" ?>\n<Xdmf Version="3.0">\n  <Domain>\n'
             '    <Grid Name="trajectory" GridType="Collection" CollectionType="Temporal">\n'
             + "".join(grids) + '    </Grid>\n  </Domain>\n</Xdmf>\n')
-    path = h5_path.with_suffix(".xdmf")
     with written_aside(path) as partial:  # a full disk leaves no partial file behind
         partial.write_text(text)
     return path
@@ -164,12 +174,14 @@ def export_vtu(h5_path, out_dir, progress=None) -> list[Path]:
 
 
 def export_frames(h5_path, out_dir, formats=("vtu",), progress=None, folders=None,
-                  field: str = "formats") -> list[Path]:
+                  field: str = "formats", out_field: str = "out_dir") -> list[Path]:
     """One file per stored frame for each of ``formats`` (``FORMATS``) in
     ``out_dir/<format>`` (or ``folders[format]``), plus ``frames.pvd`` for vtu; returns the
     written paths. ``progress(done, total)`` is called after each file. A format that is
     unknown or that the run's model cannot give is an input error on ``field`` before any
-    write."""
+    write; so, on ``out_field``, is a folder that is a file or cannot be written in, and a
+    file to write that is a directory, FIFO or device (:func:`check_replaceable`). Each file
+    is written aside and renamed: a link in its place is replaced, never written through."""
     for fmt in formats:
         if fmt not in FORMATS:
             raise HookeInputError(field, f"unknown export format (known: {', '.join(FORMATS)})", fmt)
@@ -183,11 +195,15 @@ def export_frames(h5_path, out_dir, formats=("vtu",), progress=None, folders=Non
     total, done, written = len(data["t"]) * len(formats), 0, []
     folders = {fmt: Path((folders or {}).get(fmt, Path(out_dir) / fmt)) for fmt in formats}
     for fmt in formats:
-        folders[fmt].mkdir(parents=True, exist_ok=True)
+        writable_directory(folders[fmt], out_field)
+        check_replaceables([*(folders[fmt] / f"frame_{k:05d}.{fmt}" for k in range(len(data["t"]))),
+                            folders[fmt] / "frames.pvd"], out_field)
+    for fmt in formats:
         meshes = _vtu_meshes(data) if fmt == "vtu" else _surface_meshes(data, faces)
         for k, mesh in enumerate(meshes):
             written.append(folders[fmt] / f"frame_{k:05d}.{fmt}")
-            mesh.write(written[-1])
+            with written_aside(written[-1]) as partial:
+                mesh.write(partial)
             done += 1
             if progress is not None:
                 progress(done, total)
@@ -200,8 +216,9 @@ def _pvd(folder: Path, times) -> Path:
     entries = "".join(f'    <DataSet timestep="{float(t)!r}" file="frame_{k:05d}.vtu"/>\n'
                       for k, t in enumerate(times))
     collection = folder / "frames.pvd"
-    collection.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1">\n'
-                          f'  <Collection>\n{entries}  </Collection>\n</VTKFile>\n')
+    with written_aside(collection) as partial:
+        partial.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1">\n'
+                           f'  <Collection>\n{entries}  </Collection>\n</VTKFile>\n')
     return collection
 
 

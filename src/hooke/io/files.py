@@ -9,7 +9,8 @@ field (or the file) and the path, never another exception.
   ``/dev/zero``, which would be read until memory runs out, and directories.
 - :func:`parse_toml`: TOML text as a dict; malformed TOML, and nesting deeper than Python's
   recursion limit (``tomllib`` recurses per ``[``), are one line naming the source.
-- :func:`check_regular`: a path that names a regular file, else one line saying what it names.
+- :func:`check_regular`: a path that names a regular file, else one line saying what it names;
+  :func:`too_large`: the one line for a text file over ``MAX_TEXT_BYTES``.
 - :func:`read_mesh`: ``meshio.read`` of a regular file. meshio prints its reasons and calls
   ``sys.exit(1)`` on a file it cannot parse, which would end a notebook's kernel: its output is
   captured into the message and its exit caught. A mesh without points is refused, and so is an
@@ -33,7 +34,7 @@ from ..errors import HookeInputError, as_path
 MAX_TEXT_BYTES = 16 * 2**20
 
 
-def _not_regular(mode: int) -> str | None:
+def not_regular(mode: int) -> str | None:
     """What a file of this ``st_mode`` is when it is not a regular file, else None."""
     if stat.S_ISREG(mode):
         return None
@@ -43,6 +44,8 @@ def _not_regular(mode: int) -> str | None:
         return "a FIFO (named pipe)"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
     return "not a regular file"
 
 
@@ -50,12 +53,18 @@ def _refuse_kind(kind: str, field: str, what: str, path: Path) -> HookeInputErro
     return HookeInputError(field, f"is {kind}; a {what} must be a regular file", str(path))
 
 
+def too_large(field: str, what: str, size: int, path: Path) -> HookeInputError:
+    """The refusal of a ``what`` file of ``size`` bytes, more than MAX_TEXT_BYTES."""
+    return HookeInputError(field, f"is larger than the {MAX_TEXT_BYTES // 2**20} MiB a {what} "
+                           f"may have ({size} bytes)", str(path))
+
+
 def check_regular(path, field: str, what: str) -> Path:
     """``path`` as a Path when it names a regular file; a missing one, a directory, a FIFO or a
     device is one line saying which (a reader given those would fail unclearly or block)."""
     path = as_path(path, field)
     try:
-        kind = _not_regular(os.stat(path).st_mode)
+        kind = not_regular(os.stat(path).st_mode)
     except FileNotFoundError:
         raise HookeInputError(field, f"no such {what}", str(path)) from None
     except OSError as error:
@@ -78,15 +87,13 @@ def read_text(path, field: str, what: str, missing_hint: str = "") -> str:
                               str(path)) from None
     try:
         info = os.fstat(descriptor)
-        kind = _not_regular(info.st_mode)
+        kind = not_regular(info.st_mode)
         if kind is not None:
             raise _refuse_kind(kind, field, what, path)
         # Read one byte past the limit: a file that grew since fstat is refused all the same.
         data = b"" if info.st_size > MAX_TEXT_BYTES else os.read(descriptor, MAX_TEXT_BYTES + 1)
         if info.st_size > MAX_TEXT_BYTES or len(data) > MAX_TEXT_BYTES:
-            raise HookeInputError(field, f"is larger than the {MAX_TEXT_BYTES // 2**20} MiB a "
-                                  f"{what} may have ({max(info.st_size, len(data))} bytes)",
-                                  str(path))
+            raise too_large(field, what, max(info.st_size, len(data)), path)
     except OSError as error:
         raise HookeInputError(field, f"cannot read the {what} ({error.strerror or error})",
                               str(path)) from None

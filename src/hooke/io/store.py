@@ -39,33 +39,25 @@ the file compressed (:func:`rewrite`), so its layout does not depend on when the
 checkpoint. A write that fails (a full disk) stops the run with :class:`StoreWriteError` and
 leaves the file as its last complete flush did, to be resumed from there. One writer per file
 (``<file>.lock``, :mod:`hooke.io.lock`); a new run is written to ``<file>.new`` and takes the
-file's name once its first frames are flushed (see :class:`TrajectoryWriter`).
+file's name once its first frames are flushed, and so is a resumed run's copy of the file it
+continues (see :class:`TrajectoryWriter`).
 No object carries an HDF5 timestamp (datasets are created with ``track_times=False``; h5py's
 groups have none): with SOURCE_DATE_EPOCH set, the same run writes the same bytes.
 
-Reading (:func:`open_trajectory`) never hangs and never raises anything but
-:class:`HookeInputError` naming the file: a missing, truncated, corrupted or foreign file is one
-line. A file whose writer is still running or was killed (its superblock says so) is read in SWMR
-mode with HDF5's metadata read retries bounded to ``READ_ATTEMPTS`` (≈ 0.3 s of back-off per
-unreadable item; HDF5's default of 100 back-offs doubling from 1 ns would wait for days on a
-corrupted byte). h5py does not wrap that setting: it is called through ctypes from the HDF5
-library h5py's extension module links (checked on Linux wheels); where that symbol cannot be
-found, HDF5's default applies to such files. Other files are opened plainly, without retries.
+Reading (:func:`read_trajectory`, :func:`open_trajectory`) never hangs and never raises anything
+but :class:`HookeInputError` naming the file (see :mod:`hooke.io.opening`).
 """
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import errno
-import functools
 import hashlib
 import json
 import math
 import os
 import re
 import shutil
-import struct
 import time
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -74,7 +66,7 @@ from typing import Any, Iterator
 import h5py
 import numpy as np
 
-from ..errors import HookeInputError, StoreWriteError, as_path, format_value, is_count
+from ..errors import HookeInputError, StoreWriteError, format_value, is_count
 from ..memory import format_bytes
 from ..model import Model
 from ..result import Result, frame_extras
@@ -82,6 +74,7 @@ from ..scene_setup import Scene
 from ..source_date import created
 from ..version import __version__
 from .lock import OutputLock
+from .opening import _read, _reason, open_trajectory  # (open_trajectory: re-exported)
 from .outputs import check_replaceable
 from .run_attributes import _frames_written, check_model, run_settings
 from .scene_file import build, parse
@@ -117,9 +110,6 @@ def flush_frames(frame_bytes: int) -> int:
 # HDF5 1.14 inside ParaView and VTK reads the files; h5py's own HDF5 2.0 would otherwise write
 # object layouts ("latest") that 1.14 refuses ("bad version number for layout message").
 LIBVER = ("v110", "v114")
-READ_ATTEMPTS = 28  # SWMR metadata reads: back-offs of 1, 2, 4 … ns, ≈ 0.27 s in all
-REQUIRED_ATTRIBUTES = ("scene_name", "scene_source", "parameters", "integrator", "dt", "t_end",
-                       "save_every", "options", "complete")
 
 
 # Model arrays no result depends on (see Model.triangles): hashing them would refuse to resume
@@ -213,6 +203,17 @@ def _write_failure(error: BaseException) -> str:
     return f"it cannot be written ({os.strerror(code) if code else _reason(error)})"
 
 
+def _aside(path: Path) -> Path:
+    """Where a writer of ``path`` writes until its first flush: ``<path>.new``, whose leftover
+    (a killed writer's) is removed, not written through; a directory there is refused before
+    any step, naming it (it failed at the first write, exit 1, naming ``path`` only)."""
+    aside = path.with_name(path.name + ".new")
+    if aside.is_dir() and not aside.is_symlink():
+        raise HookeInputError("path", f"cannot be written: a directory {aside.name} stands "
+                              "where its new content is written first; remove it", str(path))
+    return aside
+
+
 class TrajectoryWriter:
     """Appends frames to ``path`` in blocks (``write_frames``, when ``due``); ``close`` marks the
     run complete.
@@ -222,7 +223,8 @@ class TrajectoryWriter:
     - everything is computed and checked before a file is touched; an output another writer
       holds is refused (:class:`~hooke.io.lock.OutputLock`, naming its PID);
     - a new run is written aside, to ``<path>.new``, and takes ``path``'s name only once its
-      first frames are flushed: a rejected or failed start leaves an earlier run as it was;
+      first frames are flushed: a rejected or failed start leaves an earlier run as it was; a
+      resumed run (:meth:`append`) writes its copy of the stored run aside in the same way;
     - a flush writes the frames, flushes, and only then advances ``frames_written`` and the
       checkpoint (stamped with that count), and flushes again: the file never counts frames
       that are not on disk, and its checkpoint belongs to its last counted frame;
@@ -251,7 +253,8 @@ class TrajectoryWriter:
             raise HookeInputError("path", "is a directory, not a trajectory file", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
         check_replaceable(path, "path")  # a read-only earlier run is kept, not renamed over
-        self._hold(path, OutputLock(path), path.with_name(path.name + ".new"), 0)
+        aside = _aside(path)  # (before the lock, which a refusal here would leave held)
+        self._hold(path, OutputLock(path), aside, 0)
         with self._opening():
             # a leftover (a killed run's) is removed, not written through: a symbolic link
             # there would have HDF5 truncate the file it points to
@@ -282,16 +285,23 @@ class TrajectoryWriter:
         """Reopen a stored run to add frames after its first ``frames`` (extra rows are dropped),
         holding ``lock`` (taken here when None).
 
-        A writer that was killed leaves HDF5's "open for writing" flag set, which blocks a plain
-        reopen; so the kept content is first copied into a fresh file (:func:`rewrite`; a file
-        that cannot be read is refused and left as it was).
+        The kept frames are copied into a fresh file beside it, ``<path>.new`` (:func:`copy_run`:
+        a killed writer's "open for writing" flag, which blocks a plain reopen, goes too), which
+        is appended to and takes ``path``'s name at its first flush, as a new run's file does:
+        a resume that fails or is killed before then (a full disk, a Ctrl-C, ``kill -9``)
+        leaves ``path`` byte for byte as it was. A disk with no room for the copy is a
+        :class:`StoreWriteError`, as a full disk at a flush is.
         """
         self = cls.__new__(cls)
         path = Path(path)
-        self._hold(path, OutputLock(path) if lock is None else lock, None, frames)
-        with self._opening():
-            rewrite(self.path, frames, compress=False)  # appended to in place (see the contract)
-            self.file = h5py.File(self.path, "a", libver=LIBVER)
+        aside = _aside(path)
+        self._hold(path, OutputLock(path) if lock is None else lock, aside, frames)
+        try:
+            with self._opening():  # appended to in place (see the module's contract)
+                copy_run(self.path, self._aside, frames, compress=False)
+                self.file = h5py.File(self._aside, "a", libver=LIBVER)
+        except NoRoom:  # as a full disk at a flush is: the file keeps its frames
+            raise self._stopped(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from None
         self._start(flush_seconds)
         return self
 
@@ -473,24 +483,26 @@ def _copy_group(source, target, frames: int | None = None, compress: bool = True
             source.copy(item, target, name=name)
 
 
-def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> None:
-    """Copy every object of ``path`` into a fresh file that atomically replaces it, keeping the
-    first ``frames`` frames (all when None), compressed (``compress``: a finished run) or in the
-    fixed-size chunks a writer appends to (a resumed run). The file's layout then depends on its
-    content only, not on when frames were flushed; a killed writer's "open for writing" flag
-    goes too. A file that cannot be read (:func:`open_trajectory`), or whose copy cannot be
-    written, is left as it was, with a one-line error that says which."""
-    fresh = path.with_name(path.name + ".rewrite")
+class NoRoom(HookeInputError):
+    """A copy of a stored run that the disk has no room for (see :func:`copy_run`)."""
+
+
+def copy_run(path: Path, fresh: Path, frames: int | None = None, compress: bool = True) -> None:
+    """Copy every object of the stored run at ``path`` into a new file ``fresh`` (a leftover
+    there is removed first, never written through), keeping the first ``frames`` frames (all
+    when None), compressed (``compress``: a finished run) or in the fixed-size chunks a writer
+    appends to (a resumed run). ``path`` is only read. A file that cannot be read
+    (:func:`open_trajectory`), or whose copy cannot be written, is one line (:class:`NoRoom`
+    when the disk is full) and leaves no copy."""
     with open_trajectory(path) as source:
         with suppress(OSError):  # a leftover, never written through: its space counts as free
             fresh.unlink(missing_ok=True)
         need = _copy_bytes(source, frames)
         free = shutil.disk_usage(fresh.parent).free
         if need > free:  # refused before writing: HDF5 crashes the process once a copy fails
-            raise HookeInputError("path", f"could not be rewritten through {fresh.name} (the "
-                                  f"disk is full: its copy may take {format_bytes(need)}, "
-                                  f"{format_bytes(free)} are free); it is left as it was",
-                                  str(path))
+            raise NoRoom("path", f"could not be rewritten through {fresh.name} (the disk is "
+                         f"full: its copy may take {format_bytes(need)}, {format_bytes(free)} "
+                         "are free); it is left as it was", str(path))
         try:
             with h5py.File(fresh, "w", libver=LIBVER) as target:
                 _copy_group(source, target, frames, compress)
@@ -499,10 +511,20 @@ def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> Non
                 fresh.unlink()
             if isinstance(error, OSError) or (isinstance(error, RuntimeError)
                                               and fresh.name in str(error)):  # (h5py's words)
-                raise HookeInputError("path", f"could not be rewritten through {fresh.name} "
-                                      f"({_write_failure(error)}); it is left as it was",
-                                      str(path)) from None
+                failure = _write_failure(error)
+                refusal = NoRoom if failure.startswith("the disk is full") else HookeInputError
+                raise refusal("path", f"could not be rewritten through {fresh.name} "
+                              f"({failure}); it is left as it was", str(path)) from None
             raise
+
+
+def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> None:
+    """:func:`copy_run` of ``path`` into a fresh file that then atomically replaces it. The
+    file's layout then depends on its content only, not on when frames were flushed; a killed
+    writer's "open for writing" flag goes too. A file that cannot be read, or whose copy cannot
+    be written or renamed, is left as it was, with a one-line error that says which."""
+    fresh = path.with_name(path.name + ".rewrite")
+    copy_run(path, fresh, frames, compress)
     try:
         os.replace(fresh, path)
     except OSError as error:  # the folder or the file refuses (immutable): no copy is left
@@ -512,90 +534,7 @@ def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> Non
                               str(path)) from None
 
 
-# -- reading ----------------------------------------------------------------------------------
-@functools.cache
-def _metadata_read_attempts():
-    """HDF5's H5Pset_metadata_read_attempts, which h5py does not wrap, from the library h5py is
-    linked to (found through h5py's own extension module); None where it cannot be found."""
-    for module in (h5py.h5p, h5py.h5f):
-        try:
-            function = ctypes.CDLL(module.__file__).H5Pset_metadata_read_attempts
-        except (OSError, AttributeError):
-            continue
-        function.argtypes = [ctypes.c_int64, ctypes.c_uint]
-        function.restype = ctypes.c_int
-        return function
-    return None
-
-
-def _superblock(path: Path) -> tuple[int, int] | None:
-    """(status flags, end-of-file address) from a version 2/3 superblock at offset 0 (what
-    h5py writes with ``LIBVER``), else None."""
-    with path.open("rb") as handle:
-        head = handle.read(48)
-    if len(head) < 48 or head[:8] != b"\x89HDF\r\n\x1a\n" or head[8] not in (2, 3) or head[9] != 8:
-        return None
-    return head[11], struct.unpack_from("<Q", head, 28)[0]
-
-
-def _reason(error: BaseException) -> str:
-    """HDF5's own words, without h5py's "Unable to synchronously …" wrapper."""
-    text = str(error.args[0] if isinstance(error, KeyError) and error.args else error)
-    inner = text[text.find("(") + 1: text.rfind(")")] if "(" in text else text
-    return inner.strip() or error.__class__.__name__
-
-
-def _open_file(path: Path) -> h5py.File:
-    superblock = _superblock(path)
-    size = path.stat().st_size
-    if superblock is not None and superblock[1] > size:
-        raise HookeInputError("path", f"is truncated: {size} of its {superblock[1]} bytes are "
-                              "there", str(path))
-    try:
-        if superblock is None or not superblock[0] & 0x4:
-            return h5py.File(path, "r")
-        # A SWMR writer is at work or was killed: only a SWMR reader may open it.
-        access = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
-        bound = _metadata_read_attempts()
-        if bound is not None:
-            bound(access.id, READ_ATTEMPTS)
-        return h5py.File(h5py.h5f.open(os.fsencode(path), h5py.h5f.ACC_RDONLY | h5py.h5f.ACC_SWMR_READ,
-                                       fapl=access))
-    except OSError as error:
-        raise HookeInputError("path", f"is not a readable HDF5 trajectory ({_reason(error)})",
-                              str(path)) from None
-
-
-def _check_layout(handle: h5py.File, path: Path) -> None:
-    for name in ("frames/t", "frames/x", "frames/v", "frames/energy/kinetic",
-                 "frames/energy/total", "model", "checkpoint"):
-        if name not in handle:
-            raise HookeInputError("path", f"holds no hooke trajectory (no /{name})", str(path))
-    missing = [key for key in REQUIRED_ATTRIBUTES if key not in handle.attrs]
-    if missing:
-        raise HookeInputError("path", "holds no hooke trajectory (no attribute "
-                              f"{', '.join(missing)})", str(path))
-
-
-@contextmanager
-def open_trajectory(path) -> Iterator[h5py.File]:
-    """A stored run opened for reading. A missing, truncated, corrupted or foreign file — found
-    on opening or while reading inside the ``with`` block — is a one-line
-    :class:`HookeInputError` naming the file, raised within a second."""
-    path = as_path(path, "path")
-    if not path.is_file():
-        raise HookeInputError("path", "no such trajectory file", str(path))
-    handle = _open_file(path)
-    try:
-        with handle:
-            _check_layout(handle, path)
-            yield handle
-    except HookeInputError:
-        raise
-    except (OSError, KeyError, IndexError, RuntimeError, ValueError, TypeError) as error:
-        raise HookeInputError("path", f"is corrupted ({_reason(error)})", str(path)) from None
-
-
+# -- reading (opening a file, reading a dataset: hooke.io.opening) -----------------------------
 def read_trajectory(path, frames: slice | int | None = None) -> dict[str, Any]:
     """The stored run as plain arrays: only the requested frame range is read from disk.
 
@@ -634,15 +573,6 @@ def _check_finite(frames: dict[str, Any], pick: slice, path) -> None:
             frame = range(pick.stop)[pick][int(np.argmin(finite))]
             raise HookeInputError("path", f"is corrupted: frames/{key} holds a non-finite value at "
                                   f"frame {frame} (hooke stores finite frames only)", str(path))
-
-
-def _read(dataset: h5py.Dataset, pick=()) -> np.ndarray:
-    """``dataset[pick]``; a checksum or decompression failure names the dataset."""
-    try:
-        return dataset[pick]
-    except (OSError, RuntimeError, ValueError) as error:
-        raise HookeInputError("path", f"is corrupted: {dataset.name} cannot be read "
-                              f"({_reason(error)})", dataset.file.filename) from None
 
 
 def _frame_range(frames: slice | int | None, total: int) -> slice:

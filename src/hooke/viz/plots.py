@@ -42,7 +42,7 @@ from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection  # noq
 from ..analysis import energy_reference  # noqa: E402
 from ..checks import _count  # noqa: E402
 from ..errors import HookeInputError, as_path, is_count  # noqa: E402
-from ..io.outputs import check_replaceable, writable_directory  # noqa: E402
+from ..io.outputs import check_replaceable, writable_directory, written_aside  # noqa: E402
 from ..obstacles import sphere_centers  # noqa: E402
 from .bodies import draw_2d, draw_3d  # noqa: E402
 
@@ -100,7 +100,8 @@ def finish(fig: Figure, path) -> Figure:
     """Lay out ``fig``, write it to ``path`` when one is given, return it."""
     fig.tight_layout()
     if path is not None:
-        fig.savefig(Path(path), dpi=110)
+        with written_aside(Path(path)) as partial:  # a link there is replaced, not written through
+            fig.savefig(partial, dpi=110)
     return fig
 
 

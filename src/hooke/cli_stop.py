@@ -1,0 +1,49 @@
+"""How ``hooke run`` ends when it is stopped: by a Ctrl-C (SIGINT) or by SIGTERM (a scheduler's
+time limit, ``kill``, a container's stop).
+
+Contract: :func:`stop_on_sigterm` makes SIGTERM raise :class:`Terminated`, a KeyboardInterrupt,
+so that a run stopped either way writes every frame whose integrator checkpoint it has
+(:class:`hooke.simulate.StoreFeed`), as it does for a Ctrl-C (Python's default for SIGTERM ends
+the process at once: its last block of frames lost, and not a word); it returns the function
+that restores the previous handler. :func:`stopped` prints the run's one line — stopped how,
+how many frames its file keeps, the ``--resume`` command — and exits 130 (Ctrl-C) or 143
+(128 + 15, SIGTERM).
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Callable
+
+from .cli_common import fail
+from .run_report import plural
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during ``hooke run``: handled as a Ctrl-C is, exit 143."""
+
+
+def _terminated(signum, frame) -> None:
+    raise Terminated
+
+
+def stop_on_sigterm() -> Callable[[], None]:
+    """SIGTERM raises :class:`Terminated` until the returned function is called."""
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def stopped(interrupt: KeyboardInterrupt, out: Path) -> None:
+    """The one line of a run in ``out`` stopped by ``interrupt``, whose ``frames_kept`` counts
+    the frames its file keeps (none: the file is left as it was), then exit."""
+    from .io.export import write_xdmf
+
+    code, what = (143, "stopped by SIGTERM") if isinstance(interrupt, Terminated) else (
+        130, "interrupted")
+    kept = getattr(interrupt, "frames_kept", 0)
+    if not kept:  # nothing of this run reached the file
+        fail(f"{what} before the first frame was written; {out} is left as it was", code=code)
+    sidecar = write_xdmf(out / "trajectory.h5", verify=False)  # ParaView shows the frames kept
+    fail(f"{what}: {out / 'trajectory.h5'} keeps {plural(kept, 'frame')} (ParaView: "
+         f"{sidecar}); continue with `hooke run --resume {out}`", code=code)

@@ -1,0 +1,273 @@
+"""Outputs that are not regular files, and reads that must be checked (issue 15's third red-team
+pass): a FIFO or a device where a command's output goes is refused before any work, in one line
+naming the path (a FIFO blocked a writer forever; /dev/null kept nothing); a symbolic link there
+is replaced by the new file, never written through; a directory named like an output is found
+before the work, not after it; the XDMF-only export reads the frames through their checksums."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+
+import h5py
+import pytest
+
+import hooke
+from hooke.io.export import export_frames, export_vtu
+
+from conftest import run_cli as cli
+from test_output_permissions import one_line, stored_run  # noqa: F401 - a fixture
+from test_store_faults import interrupted_run
+
+
+def fifo(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+def is_fifo(path) -> bool:
+    return stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+# (command, the output's path relative to tmp_path); "run" is the stored run's folder
+FIFO_OUTPUTS = {
+    "run summary.json": (("run", "spring1d", "--t-end", "0.1", "--out", "new"), "new/summary.json"),
+    "run plot": (("run", "spring1d", "--t-end", "0.1", "--out", "new"), "new/energy.png"),
+    "run trajectory": (("run", "spring1d", "--t-end", "0.1", "--out", "new"), "new/trajectory.h5"),
+    "resume summary": (("run", "--resume", "run"), "run/summary.json"),
+    "plot": (("plot", "run", "--kind", "energy"), "run/energy.png"),
+    "animate": (("animate", "run", "--out", "movie.mp4"), "movie.mp4"),
+    "export sidecar": (("export", "run"), "run/trajectory.xdmf"),
+    "export frame": (("export", "run", "--format", "vtu"), "run/vtu/frame_00001.vtu"),
+    "export pvd": (("export", "run", "--format", "vtu"), "run/vtu/frames.pvd"),
+    "modes": (("modes", "chain", "--out", "modes"), "modes/modes.png"),
+    "verify": (("verify", "--out", "verify"), "verify/verify_pendulum.csv"),
+    "study --data": (("study", "pendulum-correction", "--out", "study", "--data", "data.json"),
+                     "data.json"),
+    "study plot": (("study", "pendulum-correction", "--out", "study"),
+                   "study/pendulum_correction.png"),
+    "fit --out": (("fit", "spring1d", "--observed", "run/trajectory.h5", "--param", "stiffness",
+                   "--out", "fit.json"), "fit.json"),
+}
+
+
+@pytest.mark.parametrize("case", list(FIFO_OUTPUTS))
+def test_a_fifo_where_an_output_goes_is_refused_up_front_in_one_line(stored_run, tmp_path, case):
+    """Each blocked for ever on open() (summary.json, export frames, verify's and the study's
+    files), or, renamed over, silently dropped the FIFO (a reader would wait on it); now one
+    line naming the path, exit 2, the FIFO still there."""
+    args, target = FIFO_OUTPUTS[case]
+    if case == "resume summary":  # an interrupted run to resume
+        interrupted_run(stored_run / "trajectory.h5")
+    path = fifo(tmp_path / target)
+    done = cli(*args, cwd=tmp_path)
+    one_line(done, 2, "is a FIFO (named pipe), not a regular file", repr(target))
+    assert is_fifo(path)
+
+
+@pytest.mark.parametrize("device", [(1, 3), (1, 7)], ids=["null", "full"])
+@pytest.mark.parametrize("flag", ["study", "fit"])
+def test_a_device_given_as_an_output_is_refused_not_written_into_or_renamed_over(
+        stored_run, tmp_path, device, flag):
+    """--data /dev/null kept nothing and reported success; as root, the rename of the new file
+    replaced /dev/null itself with it (as this test did to the machine's /dev/null once, on
+    the code before: so it is given its own nodes of /dev/null and /dev/full, never theirs)."""
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root; `make test` runs as root")
+    node = tmp_path / "dev" / "node"
+    node.parent.mkdir()
+    os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(*device))
+    args = (("study", "pendulum-correction", "--out", str(tmp_path / "study"), "--data", str(node))
+            if flag == "study" else ("fit", "spring1d", "--observed", str(stored_run / "trajectory.h5"),
+                                     "--param", "stiffness", "--out", str(node)))
+    done = cli(*args)
+    one_line(done, 2, "is a device, not a regular file", repr(str(node)))
+    assert stat.S_ISCHR(os.lstat(node).st_mode) and os.lstat(node).st_rdev == os.makedev(*device)
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """A file outside every output folder, which a link at an output points to."""
+    path = tmp_path / "elsewhere" / "precious.txt"
+    path.parent.mkdir()
+    path.write_bytes(b"keep me\n")
+    return path
+
+
+def assert_replaced(link, outside) -> None:
+    assert outside.read_bytes() == b"keep me\n"
+    assert not os.path.islink(link) and link.stat().st_size > 0
+
+
+@pytest.mark.parametrize("name", ["trajectory.xdmf", "vtu/frame_00000.vtu", "vtu/frames.pvd",
+                                  "obj/frame_00002.obj"])
+def test_an_export_replaces_a_link_at_its_output_never_writes_through_it(tmp_path, outside, name):
+    """Frames and frames.pvd were written through a link into the file it pointed to."""
+    run = tmp_path / "run"
+    hooke.simulate(hooke.scene("cloth2d"), t_end=0.02, store=run / "trajectory.h5")
+    link = run / name
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to(outside)
+    done = cli("export", str(run), "--format", "vtu", "--format", "obj")
+    assert done.returncode == 0, done.stderr
+    assert_replaced(link, outside)
+
+
+@pytest.mark.parametrize("name", ["summary.json", "energy.png", "trajectory.h5"])
+def test_a_run_replaces_a_link_at_its_output_never_writes_through_it(tmp_path, outside, name):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / name).symlink_to(outside)
+    done = cli("run", "spring1d", "--t-end", "0.1", "--out", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert_replaced(out / name, outside)
+
+
+def test_study_data_and_verify_replace_a_link_never_write_through_it(tmp_path, outside):
+    """The study's plot and CSV, and verify's CSVs, were written through a link."""
+    study = tmp_path / "study"
+    study.mkdir()
+    for name in ("pendulum_correction.csv", "pendulum_correction.png"):
+        (study / name).symlink_to(outside)
+    (tmp_path / "data.json").symlink_to(outside)
+    done = cli("study", "pendulum-correction", "--out", str(study), "--t-end", "0.05",
+               "--output-interval", "0.01", "--data", str(tmp_path / "data.json"))
+    assert done.returncode == 0, done.stderr
+    for link in (study / "pendulum_correction.csv", study / "pendulum_correction.png",
+                 tmp_path / "data.json"):
+        assert_replaced(link, outside)
+    verify = tmp_path / "verify"
+    verify.mkdir()
+    for name in ("verify_spring1d.csv", "convergence.png"):
+        (verify / name).symlink_to(outside)
+    done = cli("verify", "--out", str(verify), "--energy-steps", "10")
+    assert done.returncode in (0, 1), done.stderr  # 1: an order off at 10 steps: not this test's
+    for name in ("verify_spring1d.csv", "convergence.png"):
+        assert_replaced(verify / name, outside)
+
+
+@pytest.mark.parametrize("args, name", [
+    (("modes", "chain"), "modes.png"),
+    (("verify",), "convergence.png"),
+    (("verify", "--all", "--quick"), "verification.png"),
+    (("run", "spring1d", "--t-end", "0.1"), "summary.json"),
+    (("run", "spring1d", "--t-end", "0.1"), "analytic.png"),
+    (("run", "spring1d", "--t-end", "0.1"), "drift.png"),  # a kind spring1d does not draw
+])
+def test_a_directory_named_like_an_output_is_refused_before_any_work(tmp_path, args, name):
+    """modes and verify computed first (verify --all: half an hour), then failed with a raw
+    IsADirectoryError; run failed after its run (or at the removal of an old plot)."""
+    out = tmp_path / "out"
+    (out / name).mkdir(parents=True)
+    done = cli(*args, "--out", str(out))
+    one_line(done, 2, "is a directory, not a file", repr(str(out / name)))
+    assert done.stdout == ""  # no table: nothing was computed
+    assert sorted(p.name for p in out.iterdir()) == [name]  # no trajectory either
+
+
+def frames_x_byte(path) -> int:
+    with h5py.File(path, "r") as handle:
+        info = handle["frames/x"].id.get_chunk_info(0)
+    return info.byte_offset + info.size // 2
+
+
+def test_the_xdmf_export_reads_the_frames_through_their_checksums(stored_run):
+    """`hooke export DIR` (the sidecar alone) read only the times: a flipped byte in /frames/x
+    went unnoticed and the sidecar pointed ParaView at it."""
+    path = stored_run / "trajectory.h5"
+    data = bytearray(path.read_bytes())
+    data[frames_x_byte(path)] ^= 0x01
+    path.write_bytes(bytes(data))
+    done = cli("export", str(stored_run))
+    one_line(done, 2, "path: is corrupted: /frames/x cannot be read", repr(str(path)))
+    assert not (stored_run / "trajectory.xdmf").exists()
+
+
+def test_export_frames_into_a_file_is_one_line_naming_out_dir(stored_run, tmp_path):
+    """A raw NotADirectoryError (FileExistsError from export_vtu) before."""
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(b"not a folder\n")
+    with pytest.raises(hooke.HookeInputError) as info:
+        export_frames(stored_run / "trajectory.h5", plain)
+    assert str(info.value) == (f"out_dir: cannot create the directory (Not a directory), got "
+                               f"'{plain / 'vtu'}'")
+    with pytest.raises(hooke.HookeInputError) as info:
+        export_vtu(stored_run / "trajectory.h5", plain)
+    assert str(info.value) == f"out_dir: is an existing file, not a directory, got '{plain}'"
+    assert plain.read_bytes() == b"not a folder\n"
+
+
+# -- a hostile pass of its own (issue 15, third pass) -------------------------------------------
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+def test_open_names_what_a_path_that_is_not_a_file_is(tmp_path, kind):
+    """hooke.open said "no such trajectory file" of a FIFO, a device or a directory."""
+    path = {"fifo": lambda: fifo(tmp_path / "run.h5"), "device": lambda: "/dev/zero",
+            "directory": lambda: tmp_path}[kind]()
+    what = {"fifo": "a FIFO (named pipe)", "device": "a device", "directory": "a directory"}[kind]
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.open(path)
+    assert str(info.value) == f"path: is {what}; a trajectory file must be a regular file, got '{path}'"
+
+
+@pytest.mark.parametrize("args", [("run", "spring1d", "--t-end", "0.1", "--out", ""),
+                                  ("run", "spring1d", "--t-end", "0.1", "--out="),
+                                  ("run", "--resume", ""), ("export", ""), ("plot", "")])
+def test_an_empty_path_argument_is_refused_not_read_as_the_current_directory(stored_run, args):
+    """typer reads "" as Path("."): `hooke run --out ""` wrote its run into the current
+    directory, `--resume ""` resumed (or finished) the run there, `export ""` exported it."""
+    shutil.copytree(stored_run, stored_run.parent / "here")
+    cwd = stored_run.parent / "here"
+    before = {p.name: p.read_bytes() for p in cwd.iterdir()}
+    done = cli(*args, cwd=cwd)
+    one_line(done, 2, ": must not be empty (an empty path is the current directory), got ''")
+    assert {p.name: p.read_bytes() for p in cwd.iterdir()} == before
+
+
+def test_a_directory_where_the_new_file_is_written_first_is_refused_naming_it(stored_run):
+    """A directory trajectory.h5.new stopped the run at its first write, exit 1, as if the
+    disk had failed; now refused before any step, exit 2, naming it; no lock is left."""
+    (stored_run / "trajectory.h5.new").mkdir()
+    before = (stored_run / "trajectory.h5").read_bytes()
+    done = cli("run", "spring1d", "--t-end", "0.1", "--out", str(stored_run))
+    one_line(done, 2, "a directory trajectory.h5.new stands where its new content is written")
+    assert (stored_run / "trajectory.h5").read_bytes() == before
+    assert not [p for p in stored_run.iterdir() if p.suffix == ".lock"]
+
+
+def test_a_device_given_as_the_store_is_refused_not_renamed_over(tmp_path):
+    """hooke.simulate(store=<a device>) renamed its file over the device node (as root: the
+    system's /dev/null, were it given); a node of its own here."""
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root; `make test` runs as root")
+    node = tmp_path / "null"
+    os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.1, store=node)
+    assert str(info.value).startswith("path: is a device, not a regular file")
+    assert stat.S_ISCHR(os.lstat(node).st_mode)
+
+
+def test_a_resume_never_writes_through_a_link_at_its_copy(tmp_path, outside):
+    """The resume's copy (trajectory.h5.new) is made afresh: a link there is removed, the file
+    it points to keeps its bytes."""
+    path = tmp_path / "run" / "trajectory.h5"
+    path.parent.mkdir()
+    interrupted_run(path)
+    (path.parent / "trajectory.h5.new").symlink_to(outside)
+    assert hooke.resume(path).complete
+    assert outside.read_bytes() == b"keep me\n"
+
+
+def test_fit_never_writes_its_summary_over_the_observed_run(stored_run):
+    """`hooke fit --observed run/trajectory.h5 --out run/trajectory.h5` replaced the stored run
+    with a JSON summary once the fit was done; refused before the fit now."""
+    path = stored_run / "trajectory.h5"
+    before = path.read_bytes()
+    for out in (path, stored_run / ".." / stored_run.name / "trajectory.h5"):
+        done = cli("fit", "spring1d", "--observed", str(path), "--param", "stiffness",
+                   "--out", str(out))
+        one_line(done, 2, "--out: is the --observed file", repr(str(out)))
+    assert path.read_bytes() == before
