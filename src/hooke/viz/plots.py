@@ -57,10 +57,12 @@ def output_path(path, field: str = "path", formats: tuple[str, ...] = FIGURE_FOR
     if path is None:
         return None
     path = as_path(path, field)
-    check_replaceable(path, field)
+    if path.is_dir():  # before the suffix: a folder named movie.gif is no movie either
+        raise HookeInputError(field, "is a directory, not a file", str(path))
     if path.suffix.lower() not in formats:
         raise HookeInputError(field, f"must end in one of {', '.join(formats)}", str(path))
-    writable_directory(path.parent, field)
+    writable_directory(path.parent, field)  # first: a file where a folder should be is named
+    check_replaceable(path, field)
     return path
 
 
