@@ -63,6 +63,11 @@ def test_open_reads_only_a_frame_range(tmp_path):
     with pytest.raises(hooke.HookeInputError) as error:  # the argument's fault, not the file's
         hooke.open(tmp_path / "run.h5", frames=slice(0.5, 3))
     assert str(error.value).startswith("frames: must be a slice of integers")
+    for step in (0, -1):  # a step that does not read forwards is named as such, not as a range
+        with pytest.raises(hooke.HookeInputError) as error:
+            hooke.open(tmp_path / "run.h5", frames=slice(0, 3, step))
+        assert str(error.value) == (f"frames: the slice's step must be an integer >= 1, got "
+                                    f"'0:3:{step}'")
 
 
 def test_open_takes_one_frame_index(tmp_path):

@@ -593,11 +593,13 @@ def _frame_range(frames: slice | int | None, total: int) -> slice:
     start = 0 if frames.start is None else int(frames.start)
     stop = total if frames.stop is None else int(frames.stop)
     step = 1 if frames.step is None else int(frames.step)
+    if step < 1:  # a slice of a stored run reads forwards
+        raise HookeInputError("frames", "the slice's step must be an integer >= 1", shown)
     if start < 0:
         start += total
     if stop < 0:
         stop += total
-    if not (0 <= start < stop <= total) or step < 1:
+    if not 0 <= start < stop <= total:
         raise HookeInputError("frames", f"out of range for {total} stored frame(s)", shown)
     return slice(start, stop, step)
 
