@@ -342,7 +342,12 @@ def speed(data: Path) -> str:
         return not_measured(BENCH_COMMAND)
     first = next(value for value in found.values() if value is not None)
     m = first["measured"]
-    rounds = f"; W1 and W2 in {found['W1']['rounds']} rounds" if found["W1"] else ""
+    counts = [(name, found[name]["rounds"]) for name in ("W1", "W2") if found[name]]
+    if len({count for _, count in counts}) == 1:
+        rounds = f"; {' and '.join(name for name, _ in counts)} in {counts[0][1]} rounds"
+    else:
+        rounds = "; " + ", ".join(f"{name} in {count} rounds" for name, count in counts)
+    rounds = rounds if counts else ""
     text = (f"`{BENCH_COMMAND}` (each workload writes `docs/data/bench_W<k>.json`) on "
             f"{m['cpu']}, {m['cores']} cores, {m['numba_threads']} Numba threads, OpenBLAS kernel "
             f"{m['blas_kernel']}: medians of {first['repeats']} runs after a warm-up{rounds}, "
