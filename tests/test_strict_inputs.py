@@ -76,6 +76,13 @@ def test_a_motion_of_the_wrong_shape_later_on_is_named():
     assert "must return u of shape (2,) at t = 0.05" in message and message.endswith("got (3,)")
 
 
+def test_a_motion_whose_value_is_not_numbers_is_named():
+    def words(t):
+        return ["up", "down"], np.zeros(2), np.zeros(2)
+    message = one_line(lambda: hooke.simulate(falling_onto(pin_motion=words)), "particles[1].motion")
+    assert "could not be evaluated at t = 0.0 (could not convert string to float: 'up')" in message
+
+
 def scene_file(tmp_path, integrator: str, second: str = "", options: str = "",
                first: str = "pinned = true") -> Path:
     """A 2D scene file of two particles (``first`` and ``second``: their extra lines) on a
