@@ -88,7 +88,7 @@ def empty_argument(command, args: list[str]) -> str | None:
         elif not arg.startswith("-"):
             given += 1
         if name is not None:
-            return f"{name}: must not be empty (an empty path is the current directory), got ''"
+            return f"{name}: must not be empty, got ''"
     return None
 
 
