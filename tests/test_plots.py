@@ -366,3 +366,11 @@ def test_a_movie_lasts_what_it_is_asked_and_one_too_long_is_refused(tmp_path):
                                               f"than the {GIF_MAX_FRAMES:,} a GIF may have"):
         animate(result, tmp_path / "long.gif", fps=50, duration=50.0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["held.gif"]
+
+
+def test_every_plot_kind_names_its_own_function():
+    """``hooke.viz.PLOT_KINDS`` (the names a run checks without Matplotlib) pairs with PLOTS."""
+    from hooke.viz import PLOT_KINDS
+
+    assert {kind: function.__name__ for kind, function in plots.PLOTS.items()} == {
+        kind: f"{kind}_plot" for kind in PLOT_KINDS}

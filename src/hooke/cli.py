@@ -24,8 +24,9 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .cli_common import (console, empty_argument, errors, fail, flagged, given_flags,
-                         load_scene, output_directory, output_files, parse_option, print_error)
+from .cli_common import (OutputsHold, console, empty_argument, errors, fail, flagged,
+                         given_flags, load_scene, output_directory, output_files, parse_option,
+                         print_error)
 from .cli_fit import fit_command
 from .cli_stop import stop_on_sigterm, stopped
 from .cli_verify import verify_command
@@ -34,6 +35,7 @@ from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWr
 from .io.outputs import check_replaceable, check_replaceables, writable_directory
 from .run_report import output_paths, plural, print_summary, summary_data, write_outputs
 from .scenes import names as scene_names
+from .viz import plot_worker
 
 try:  # typer vendors click from 0.2x on; its parse errors are click's classes
     from typer._click import exceptions as parse_errors
@@ -113,32 +115,6 @@ class LazyProgress:
             self.bar.stop()
 
 
-class OutputsHold:
-    """A run's hold on its --out directory (``summary.json.lock``) from before its first write
-    until its plots and summary are written: another ``hooke run`` there is refused meanwhile.
-    The trajectory's own lock ends with the file, so a second run started then had the first
-    one's plots written over its own (the confirmation pass of issue 15)."""
-
-    def __init__(self):
-        self.lock = None
-
-    def take(self, out: Path) -> None:
-        """Refuses (HookeInputError) while another run holds ``out``; a folder where the lock
-        cannot be made (read-only) is left to the run's own checks, which say why."""
-        from .io.lock import LockHeld, OutputLock
-
-        try:
-            self.lock = OutputLock(out / "summary.json")
-        except LockHeld:
-            raise
-        except HookeInputError:
-            pass
-
-    def release(self) -> None:
-        if self.lock is not None:
-            self.lock.release()
-
-
 @app.command("run")
 def run_command(
     scene_or_file: Optional[str] = typer.Argument(
@@ -187,6 +163,7 @@ def run_command(
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
     hold = OutputsHold()  # until the plots and summary are written
+    worker = None  # drawing the plots while the run goes on (hooke.viz.plot_worker)
     restore_sigterm = stop_on_sigterm()  # a scheduler's or a shell's kill, as a Ctrl-C
     try:
         progress = None if quiet else LazyProgress(str(scene_or_file or resume))
@@ -211,6 +188,7 @@ def run_command(
                                      f"{', '.join(dropped)}; dropped", markup=False, highlight=False)
                     output_directory(out)
                     check_replaceables(output_paths(out), "--out")  # (trajectory.h5: the store's)
+                    worker = plot_worker.start(scene)  # before the lock, which it must not hold
                     hold.take(out)
                     result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                       save_every=save_every, progress=progress,
@@ -235,16 +213,18 @@ def run_command(
         except SimulationError as error:
             partial = getattr(error, "result", None)
             if partial is not None and partial.n_frames > 0:
-                report(partial, out, quiet)
+                report(partial, out, quiet, worker)
             fail(str(error), code=1)
         except KeyboardInterrupt as interrupt:
             stopped(interrupt, out)
         try:
-            report(result, out, quiet)
+            report(result, out, quiet, worker)
         except KeyboardInterrupt as interrupt:  # its file is whole: --resume writes them again
             interrupt.frames_kept = result.n_frames
             stopped(interrupt, out)
     finally:
+        if worker is not None:
+            worker.close()
         hold.release()
         restore_sigterm()
 
@@ -272,11 +252,12 @@ def finish_complete_run(out: Path, quiet: bool) -> None:
     report(result, out, quiet)
 
 
-def report(result, out: Path, quiet: bool = False) -> None:
-    """Write a run's plots and summary (:mod:`hooke.run_report`) and print the summary (unless
-    ``quiet``); one line (exit 1) when they cannot be written (a full disk)."""
+def report(result, out: Path, quiet: bool = False, worker=None) -> None:
+    """Write a run's plots (by ``worker`` when given: :mod:`hooke.viz.plot_worker`) and summary
+    (:mod:`hooke.run_report`) and print the summary (unless ``quiet``); one line (exit 1) when
+    they cannot be written (a full disk)."""
     try:
-        written = write_outputs(result, out)
+        written = write_outputs(result, out, worker)
     except OSError as error:
         fail(f"--out: cannot write the plots and summary ({error.strerror or error}); the "
              f"trajectory is in {out / 'trajectory.h5'}, got {str(out)!r}", code=1)

@@ -7,7 +7,8 @@ with ``code`` (2: bad input, the default), never with a traceback; :func:`flagge
 error in the CLI's terms (``--port``, not ``port``); :func:`output_directory`
 creates a directory, proves it writable or fails naming the flag it came from, and
 :func:`output_files` refuses output files that may not be replaced; :func:`load_scene` and
-:func:`parse_option` raise :class:`HookeInputError` for bad input.
+:func:`parse_option` raise :class:`HookeInputError` for bad input; :class:`OutputsHold` is a
+run's hold on its output directory.
 """
 
 from __future__ import annotations
@@ -132,3 +133,29 @@ def parse_option(text: str) -> tuple[str, object]:
         raise HookeInputError("--option", "must be KEY=VALUE", text)
     words = {"true": True, "false": False, "none": None, "null": None}
     return key, words[value.lower()] if value.lower() in words else parse_value(value)
+
+
+class OutputsHold:
+    """A run's hold on its --out directory (``summary.json.lock``) from before its first write
+    until its plots and summary are written: another ``hooke run`` there is refused meanwhile.
+    The trajectory's own lock ends with the file, so a second run started then had the first
+    one's plots written over its own (the confirmation pass of issue 15)."""
+
+    def __init__(self):
+        self.lock = None
+
+    def take(self, out: Path) -> None:
+        """Refuses (HookeInputError) while another run holds ``out``; a folder where the lock
+        cannot be made (read-only) is left to the run's own checks, which say why."""
+        from .io.lock import LockHeld, OutputLock
+
+        try:
+            self.lock = OutputLock(out / "summary.json")
+        except LockHeld:
+            raise
+        except HookeInputError:
+            pass
+
+    def release(self) -> None:
+        if self.lock is not None:
+            self.lock.release()

@@ -24,30 +24,43 @@ def output_paths(out: Path) -> list[Path]:
     """Every file :func:`write_outputs` may write or remove in ``out``, for a run to check
     before its first step (:func:`hooke.io.outputs.check_replaceables`): a directory or a FIFO
     named like one of them failed only once the run had ended, or blocked it there."""
-    from .viz.plots import PLOTS
+    from .viz import PLOT_KINDS  # the names only: Matplotlib is the plot worker's to import
 
-    return [out / "trajectory.xdmf", out / "summary.json", *(out / f"{name}.png" for name in PLOTS)]
+    return [out / "trajectory.xdmf", out / "summary.json", *(out / f"{name}.png" for name in PLOT_KINDS)]
 
 
-def write_outputs(result, out: Path) -> list[Path]:
-    """Plots, the XDMF sidecar of the stored trajectory, and summary.json."""
+def write_outputs(result, out: Path, worker=None) -> list[Path]:
+    """Plots, the XDMF sidecar of the stored trajectory, and summary.json; the plots drawn by
+    ``worker`` (:mod:`hooke.viz.plot_worker`) meanwhile when it takes them, else here."""
     from .io.export import write_xdmf
-    from .viz import plots  # Matplotlib: loaded by the commands that plot, not by every command
 
+    submitted = worker is not None and worker.submit(result, out)
     written = [out / "trajectory.h5", write_xdmf(out / "trajectory.h5", verify=False)]
-    if result.n_frames >= 2:
-        for name in plots.available(result):
-            if name != "phase":
-                plots.PLOTS[name](result, out / f"{name}.png")
-                written.append(out / f"{name}.png")
-    for name in plots.PLOTS:  # an earlier run's plot of a kind this run has not (spring1d's
-        if out / f"{name}.png" not in written:  # analytic.png beside cloth2d) would pass for its
-            (out / f"{name}.png").unlink(missing_ok=True)  # own; `hooke plot` draws them again
+    drawn = worker.collect() if submitted else None
+    written += draw_plots(result, out) if drawn is None else drawn
     summary = summary_data(result)
     with written_aside(out / "summary.json") as partial:
         partial.write_text(json.dumps(summary, indent=2, allow_nan=False))
     written.append(out / "summary.json")
     return written
+
+
+def draw_plots(result, out: Path) -> list[Path]:
+    """The run's plots in ``out`` (all that apply but the phase portrait), and no other: an
+    earlier run's plot of a kind this run has not (spring1d's analytic.png beside cloth2d) would
+    pass for its own; `hooke plot` draws them again."""
+    from .viz import plots  # Matplotlib: loaded by the commands that plot, not by every command
+
+    drawn = []
+    if result.n_frames >= 2:
+        for name in plots.available(result):
+            if name != "phase":
+                plots.PLOTS[name](result, out / f"{name}.png")
+                drawn.append(out / f"{name}.png")
+    for name in plots.PLOTS:
+        if out / f"{name}.png" not in drawn:
+            (out / f"{name}.png").unlink(missing_ok=True)
+    return drawn
 
 
 def summary_data(result) -> dict:

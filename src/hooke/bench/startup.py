@@ -1,11 +1,13 @@
 """startup: how long hooke takes to start, in fresh processes.
 
-Contract: three commands, each run ``repeats`` times in fresh Python processes, in turn (A B C
-A B C …) after one unmeasured run of each (Numba's cache and the OS's file cache warm):
-``import hooke`` (the import alone, timed inside the process), ``hooke --help`` and ``hooke run
-spring1d`` (the whole process, as a user waits for it; ``python -m hooke.cli``). For each: the
-best and the median wall-clock time, the median CPU time of the process (user + system, less
-sensitive to other processes than wall-clock time) and, independent of load, how many modules it
+Contract: four commands, each run ``repeats`` times in fresh Python processes, in turn (A B C D
+A B C D …) after one unmeasured run of each (Numba's cache and the OS's file cache warm):
+``import hooke`` (the import alone, timed inside the process), ``hooke --help``, ``hooke run
+spring1d`` and ``hooke plot`` of that run (the whole process, as a user waits for it; the last
+is what the run's three plots cost a fresh process, a cost ``hooke run`` leaves to its plot
+worker, :mod:`hooke.viz.plot_worker`). For each: the best and the median wall-clock time, the
+median CPU time of the process (user + system, its plot worker's included; less sensitive to
+other processes than wall-clock time) and, independent of load, how many modules the process
 imported and which of the heavy optional ones (:data:`HEAVY`).
 """
 
@@ -50,9 +52,11 @@ def cli(*args: str) -> str:
 
 
 def commands(folder: str) -> dict[str, str]:
+    """The timed commands, in the order they run (``hooke plot`` draws the run's plots again)."""
     names = report(HEAVY + NOTED)
     return {"import hooke": IMPORT + names, "hooke --help": cli("--help") + names,
-            "hooke run spring1d": cli("run", "spring1d", "--out", folder) + names}
+            "hooke run spring1d": cli("run", "spring1d", "--out", folder) + names,
+            "hooke plot": cli("plot", folder) + names}
 
 
 def run_once(code: str) -> dict:

@@ -44,6 +44,7 @@ from ..checks import _count  # noqa: E402
 from ..errors import HookeInputError, as_path, is_count  # noqa: E402
 from ..io.outputs import check_replaceable, writable_directory, written_aside  # noqa: E402
 from ..obstacles import sphere_centers  # noqa: E402
+from . import PLOT_KINDS  # noqa: E402
 from .bodies import draw_2d, draw_3d  # noqa: E402
 
 
@@ -404,8 +405,8 @@ def mode_shapes_plot(scene, modes, path=None, n_modes: int = 6) -> Figure:
     return finish(fig, path)
 
 
-PLOTS = {"energy": energy_plot, "phase": phase_plot, "snapshot": snapshot_plot,
-         "analytic": analytic_plot, "drift": drift_plot, "penetration": penetration_plot}
+PLOTS = dict(zip(PLOT_KINDS, (energy_plot, phase_plot, snapshot_plot, analytic_plot, drift_plot,
+                              penetration_plot), strict=True))
 # What a run may lack: (the plots that need it, what it is, whether a Result has it).
 NEEDS = ((("phase", "analytic"), "free particle", lambda result: not result.scene.model.pinned.all()),
          (("analytic",), "analytic solution", lambda result: result.scene.has_analytic),
