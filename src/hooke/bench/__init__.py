@@ -47,7 +47,7 @@ WORKLOADS = {
     "W8": ("pendulum", "w8", "seed 003's double pendulum, RK45, 100 s, against solve_ivp"),
     "joints": ("joints", "joints", "generalized_alpha on jointed scenes, against seed 002's C++"),
     "contact": ("contact", "contact", "implicit contact steps, against the book's Python"),
-    "startup": ("startup", "startup", "import hooke, hooke --help, hooke run spring1d"),
+    "startup": ("startup", "startup", "import hooke, hooke --help, hooke run spring1d, hooke plot"),
     "gradient": ("gradient", "gradient", "hooke.gradient against its forward run, central "
                  "differences and Warp's tape"),
 }
