@@ -623,3 +623,41 @@ def test_a_member_process_whose_worker_is_gone_ends_without_a_traceback():
     child.stdout.close()  # the worker is gone before the row is written
     _, said = child.communicate(pickle.dumps((member, None, 30.0)), timeout=120)
     assert child.returncode == 1 and b"Traceback" not in said and b"Error" not in said, said
+
+
+def test_a_row_that_is_a_fifo_or_a_socket_is_refused_before_any_member_runs(tmp_path):
+    """A FIFO at members/<id>/row.json blocked the sweep forever (the row of a member is read to
+    see whether it is done); a socket there was an OSError "bug in hooke". Both are refused
+    before any member runs, as a directory there was. A writer that unblocks a reader of the
+    FIFO makes a regression fail instead of hang."""
+    import socket
+
+    params = {"stiffness": [1.0, 2.0], "t_end": [0.01]}
+    member = plan("spring1d", params)[0].id
+    for kind, make in (("a FIFO (named pipe)", os.mkfifo),
+                       ("a socket", lambda path: socket.socket(socket.AF_UNIX).bind(str(path)))):
+        out = tmp_path / kind.split()[1]
+        row = out / "members" / member / "row.json"
+        row.parent.mkdir(parents=True)
+        make(row)
+        done = threading.Event()
+
+        def unblock(row=row, done=done):
+            while not done.is_set():
+                try:
+                    os.close(os.open(row, os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:  # no reader waits (or not a FIFO): nothing to unblock
+                    done.wait(0.2)
+
+        watchdog = threading.Thread(target=unblock, daemon=True)
+        watchdog.start()
+        try:
+            with pytest.raises(HookeInputError) as caught:
+                hooke.sweep("spring1d", params, out=out)
+        finally:
+            done.set()
+            watchdog.join()
+        assert str(caught.value) == (
+            f"out: holds {kind} members/{member}/row.json where the sweep writes a file: remove "
+            f"it or choose another --out, got '{out}'")
+        assert sorted(out.rglob("*")) == [out / "members", row.parent, row]  # nothing written
