@@ -479,13 +479,23 @@ def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
                    "spring.k=1e3,1e4) or a sweep file (--file), got nothing"),
     (["--file", "no_such_sweep.toml"], "--file: no such sweep file"),
     (["--file", "/dev/zero"], "--file: is a device; a sweep file must be a regular file"),
-    (["spring1d", "--param", "stiffness=1", "--plot-metric", "speed"], "metric: Input should be"),
+    (["spring1d", "--param", "stiffness=1", "--plot-metric", "speed"], "--plot-metric: Input should be"),
     (["spring1d", "--param", "spring.k=1,2", "--scheduler", "nosuch://host"],
-     "scheduler: cannot connect (unknown address scheme 'nosuch'"),
+     "--scheduler: cannot connect (unknown address scheme 'nosuch'"),
     # issue 15: a member failing the same way each time ran 1e9 times; `params = [1, 2]` was
     # three lines naming pydantic's union branches (params.list[dict[str,any]][0]: …)
     (["spring1d", "--param", "stiffness=1", "--retries", "1000000000"],
-     "retries: Input should be less than or equal to 10, got 1000000000"),
+     "--retries: Input should be less than or equal to 10, got 1000000000"),
+    # a setting given as a flag is named as the flag (it was named as the API's argument,
+    # `random:`), every problem at once; the same setting from a sweep file keeps its key
+    (["spring1d", "--param", "stiffness=1", "--random", "0"],
+     "--random: Input should be greater than or equal to 1, got 0"),
+    (["spring1d", "--param", "stiffness=1", "--seed", "-1", "--timeout", "0", "--save-every", "0"],
+     "--seed: Input should be greater than or equal to 0, got -1\n"
+     "error: --timeout: Input should be greater than 0, got 0.0\n"
+     "error: --save-every: Input should be greater than or equal to 1, got 0"),
+    (["--file", "SWEEP:random = 0\n[params]\nstiffness = [1.0]"],
+     "random: Input should be greater than or equal to 1, got 0"),
     (["--file", "SWEEP:retries = 11\n[params]\nstiffness = [1.0]"],
      "retries: Input should be less than or equal to 10, got 11"),
     (["--file", "SWEEP:params = [1, 2]"],
@@ -499,7 +509,8 @@ def test_cli_bad_input_exits_2_with_one_line(args, message, tmp_path, tmp_path_f
     result = CliRunner().invoke(app, ["sweep", *args, "--out", str(tmp_path)])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), result.stderr
+    assert len(lines) == message.count("\n") + 1, result.stderr
+    assert "\n".join(lines).startswith(f"error: {message}"), result.stderr
     assert list(tmp_path.iterdir()) == []  # no members, no (empty) summary
 
 

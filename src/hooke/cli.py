@@ -629,8 +629,12 @@ def sweep_command(
         finally:
             if bar.tasks:  # stopping a bar never started prints an empty line too
                 bar.stop()
-    except HookeInputError as error:
-        fail(str(error))
+    except HookeInputError as error:  # a setting given as a flag is named as the flag
+        fail(flagged(error, {**given_flags(random=random, seed=seed, retries=retries,
+                                           timeout=timeout, save_every=save_every,
+                                           scheduler=scheduler),
+                             **({"metric": "--plot-metric"} if plot_metric is not None else {}),
+                             "out": "--out"}))
     except KeyboardInterrupt:
         fail(f"interrupted: finished members are kept in {out}; the same command continues the sweep",
              code=130)

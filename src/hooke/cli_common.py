@@ -101,12 +101,14 @@ def given_flags(**values) -> dict[str, str]:
 
 def flagged(error: HookeInputError, flags: dict[str, str]) -> str:
     """The message of ``error`` with its field, when it is an API argument of ``flags``, named
-    as the command-line flag (or argument) that gave it: ``port: …`` → ``--port: …``."""
-    field = getattr(error, "field", None)
-    message = str(error)
-    if field in flags and message.startswith(f"{field}: "):
-        return flags[field] + message[len(field):]
-    return message
+    as the command-line flag (or argument) that gave it: ``port: …`` → ``--port: …``; each
+    line of several problems at once (:class:`~hooke.errors.HookeInputErrors`) names its own."""
+
+    def named(line: str) -> str:
+        field, sep, rest = line.partition(": ")
+        return f"{flags[field]}{sep}{rest}" if sep and field in flags else line
+
+    return "\n".join(named(line) for line in str(error).splitlines())
 
 
 def load_scene(scene_or_file: str):
