@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -458,3 +459,33 @@ def test_bench_takes_the_bounds_themselves(monkeypatch, capsys):
     monkeypatch.setattr(hooke.bench, "run", lambda *call: ran.append(call))
     code, _ = run_main(monkeypatch, capsys, "bench", "W1", "--repeats", "1000", "--rounds", "100")
     assert code in (0, None) and ran[0][1].repeats == 1000 and ran[0][1].rounds == 100
+
+
+def test_bench_data_files_that_cannot_be_replaced_are_refused_before_any_workload(
+        monkeypatch, capsys, tmp_path):
+    """`hooke bench --data DIR` checked DIR only: a FIFO at DIR/bench_W6.json blocked the writing
+    after the workload had run (a directory there failed then, the measurement lost)."""
+    import socket
+
+    import hooke.bench
+
+    from conftest import run_main
+
+    ran = []
+    monkeypatch.setattr(hooke.bench, "run", lambda *call: ran.append(call))
+    os.mkfifo(tmp_path / "bench_W6.json")
+    (tmp_path / "bench_startup.json").mkdir()
+    socket.socket(socket.AF_UNIX).bind(str(tmp_path / "bench_gradient.json"))
+    for args, message in (
+            (["W6"], f"--data: is a FIFO (named pipe), not a regular file: an output is written "
+                     f"as a regular file in its place; remove it or choose another path, got "
+                     f"'{tmp_path / 'bench_W6.json'}'"),
+            (["startup", "w3"], f"--data: is a directory, not a file, got "
+                                f"'{tmp_path / 'bench_startup.json'}'"),
+            ([], "--data: is a FIFO (named pipe)"),  # every workload: the first in order
+            (["gradient"], "--data: is a socket, not a regular file")):
+        code, lines = run_main(monkeypatch, capsys, "bench", *args, "--data", str(tmp_path))
+        assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {message}"), lines
+    assert ran == []
+    code, _ = run_main(monkeypatch, capsys, "bench", "W3", "--data", str(tmp_path))
+    assert code in (0, None) and len(ran) == 1  # the other workloads' files are not in the way

@@ -489,8 +489,9 @@ def bench_command(
     for flag, value, most in (("--repeats", repeats, MAX_REPEATS), ("--rounds", rounds, MAX_ROUNDS)):
         if value is not None and not 1 <= value <= most:
             fail(f"{flag}: must be an integer from 1 to {most}, got {value}")
-    if data is not None:
+    if data is not None:  # before the first workload: a table it cannot write is lost
         output_directory(data, "--data")
+        output_files([data / f"bench_{name}.json" for name in resolve(workloads or [])], "--data")
     run(workloads or [], Options(smoke=smoke, peers=peers, repeats=repeats, rounds=rounds), data,
         command_line("hooke"))
 
