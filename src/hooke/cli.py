@@ -124,8 +124,10 @@ class OutputsHold:
 
     def take(self, out: Path) -> None:
         """Refuses (HookeInputError) while another run holds ``out``; a folder where the lock
-        cannot be made (read-only) is left to the run's own checks, which say why."""
+        cannot be made (read-only) is left to the run's own checks, which say why. Then removes
+        the partial outputs a run killed while writing them left (``.summary.partial.json``…)."""
         from .io.lock import LockHeld, OutputLock
+        from .io.outputs import remove_stale_partials
 
         try:
             self.lock = OutputLock(out / "summary.json")
@@ -133,6 +135,7 @@ class OutputsHold:
             raise
         except HookeInputError:
             pass
+        remove_stale_partials(output_paths(out))
 
     def release(self) -> None:
         if self.lock is not None:
