@@ -489,3 +489,22 @@ def test_bench_data_files_that_cannot_be_replaced_are_refused_before_any_workloa
     assert ran == []
     code, _ = run_main(monkeypatch, capsys, "bench", "W3", "--data", str(tmp_path))
     assert code in (0, None) and len(ran) == 1  # the other workloads' files are not in the way
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", ""])
+def test_a_numba_thread_count_numba_cannot_use_is_one_line_exit_2(value):
+    """NUMBA_NUM_THREADS=0 (or -1) was "unexpected ValueError: Number of threads specified must
+    be > 0 (a bug in hooke)", raised by Numba's import; a word printed Numba's own traceback and
+    ran on."""
+    done = hooke("run", "spring1d", "--t-end", "0.05", "--out", "unused", env={"NUMBA_NUM_THREADS": value})
+    assert (done.returncode, done.stderr.splitlines()) == (2, [
+        f"error: NUMBA_NUM_THREADS: must be an integer >= 1 (the threads of Numba's parallel "
+        f"kernels) or unset, got {value!r}"])
+
+
+def test_an_ascii_terminal_gets_escapes_not_a_unicode_error(tmp_path):
+    """PYTHONIOENCODING=ascii: `hooke list` was "unexpected UnicodeEncodeError … (a bug in
+    hooke)" at the first "⁺" of the integrators' table."""
+    done = hooke("list", env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0 and done.stderr == ""
+    assert "(\\u03b1 = 1/k)" in done.stdout and "rk45" in done.stdout

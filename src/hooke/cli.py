@@ -24,8 +24,9 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .cli_common import (console, empty_argument, errors, fail, flagged, given_flags,
-                         load_scene, output_directory, output_files, parse_option, print_error)
+from .cli_common import (console, empty_argument, environment_problem, errors, fail, flagged,
+                         given_flags, load_scene, output_directory, output_files, parse_option,
+                         print_error)
 from .cli_fit import fit_command
 from .cli_stop import stop_on_sigterm, stopped
 from .cli_verify import verify_command
@@ -680,7 +681,15 @@ def _parameter_name(param) -> str:
 
 
 def main() -> None:
+    for stream in (sys.stdout, sys.stderr):  # an ASCII terminal (PYTHONIOENCODING=ascii) gets
+        # "\u207a" for "⁺", not a UnicodeEncodeError in the middle of a table
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
+        problem = environment_problem()
+        if problem is not None:
+            print_error(problem)
+            sys.exit(2)
         empty = empty_argument(lambda: typer.main.get_command(app), sys.argv[1:])
         if empty is not None:
             print_error(empty)

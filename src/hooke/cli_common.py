@@ -4,7 +4,8 @@ name or file, reading ``--option KEY=VALUE``.
 Contract: ``console`` is stdout (a command's results), ``errors`` is stderr (errors, notes and
 progress bars); :func:`fail` prints each line of a message as ``error: line`` on stderr and exits
 with ``code`` (2: bad input, the default), never with a traceback; :func:`flagged` words an API
-error in the CLI's terms (``--port``, not ``port``); :func:`output_directory`
+error in the CLI's terms (``--port``, not ``port``); :func:`environment_problem` checks the
+environment variables a command reads before anything reads them; :func:`output_directory`
 creates a directory, proves it writable or fails naming the flag it came from, and
 :func:`output_files` refuses output files that may not be replaced; :func:`load_scene` and
 :func:`parse_option` raise :class:`HookeInputError` for bad input.
@@ -90,6 +91,19 @@ def empty_argument(command, args: list[str]) -> str | None:
         if name is not None:
             return f"{name}: must not be empty, got ''"
     return None
+
+
+def environment_problem() -> str | None:
+    """The line refusing a NUMBA_NUM_THREADS that Numba cannot use, else None: at import Numba
+    raised a bare ValueError for 0 or a negative count (a "bug in hooke" line) and printed
+    a traceback of its own for a word, then went on with its default."""
+    import os
+
+    text = os.environ.get("NUMBA_NUM_THREADS")
+    if text is None or (text.isascii() and text.isdigit() and int(text) >= 1):
+        return None
+    return (f"NUMBA_NUM_THREADS: must be an integer >= 1 (the threads of Numba's parallel "
+            f"kernels) or unset, got {text!r}")
 
 
 def given_flags(**values) -> dict[str, str]:
