@@ -375,7 +375,10 @@ def animate_command(
     except HookeInputError as error:
         fail(flagged(error, {"path": "--out", "fps": "--fps", "duration": "--duration"}))
     except OSError as error:  # writing the movie (a full disk): animate left no partial movie
-        fail(f"--out: cannot write the movie ({error.strerror or error}), got {str(out)!r}", code=1)
+        # imageio's error for an mp4 is ffmpeg's command and log, many lines: ffmpeg printed
+        # its reason above already
+        reason = error.strerror or str(error).splitlines()[0]
+        fail(f"--out: cannot write the movie ({reason}), got {str(out)!r}", code=1)
     finally:
         progress.close()
     console.print(f"wrote {path}")
@@ -407,7 +410,10 @@ def modes_command(
                      f"{model.free_dofs.size} degrees of freedom − {model.n_joints} joints",
                      markup=False, highlight=False)
     console.print(result.table(), markup=False, highlight=False)  # "[rad/s]" is not markup
-    mode_shapes_plot(scene, result, out / "modes.png")
+    try:
+        mode_shapes_plot(scene, result, out / "modes.png")
+    except OSError as error:  # a full disk: the table is printed all the same
+        fail(f"--out: cannot write modes.png ({error.strerror or error}), got {str(out)!r}", code=1)
     console.print(f"mode shapes: {out / 'modes.png'}")
 
 
