@@ -672,3 +672,24 @@ def test_a_row_that_is_a_fifo_or_a_socket_is_refused_before_any_member_runs(tmp_
             f"out: holds {kind} members/{member}/row.json where the sweep writes a file: remove "
             f"it or choose another --out, got '{out}'")
         assert sorted(out.rglob("*")) == [out / "members", row.parent, row]  # nothing written
+
+
+def test_a_sweep_of_more_members_than_one_sweep_schedules_is_refused_before_planning():
+    """A 2000 × 2000 grid fits in memory (4e6 members of 4 kB), so it was planned for a minute
+    in silence and would then have been 4e6 Dask tasks; now one line at once. The bound itself
+    is a sweep."""
+    import time
+
+    from hooke.sweep.planning import MAX_MEMBERS
+
+    values = [float(k + 1) for k in range(2000)]
+    started = time.perf_counter()
+    with pytest.raises(HookeInputError) as refused:
+        plan("spring1d", {"stiffness": values, "mass": values})
+    assert time.perf_counter() - started < 5.0
+    assert str(refused.value) == (
+        "params: the sweep would have 4e+06 members, more than the 1e+06 one sweep plans and "
+        "schedules: run it in parts, each with its own directory, got {'stiffness': 2000, "
+        "'mass': 2000}")
+    with pytest.raises(HookeInputError, match=r"^random: the sweep would have 1\.5e\+06 members"):
+        plan("spring1d", {"stiffness": {"range": [1.0, 2.0]}}, random=MAX_MEMBERS * 3 // 2)
