@@ -366,3 +366,19 @@ def test_a_link_or_a_fifo_at_a_partial_path_is_removed_a_directory_refused(store
     one_line(cli("export", str(stored_run), "--format", "vtu"), 2, "DIR: cannot write the export "
              "(a directory .frame_00002.partial.vtu stands where the new file is written first)")
     assert (vtu / ".frame_00002.partial.vtu").is_dir()
+
+
+@pytest.mark.parametrize("args, message", [
+    (("run", "spring1d", "--out", "y" * 300), "--out: cannot be a directory (File name too long)"),
+    (("run", "--resume", "q" * 300),
+     "path: cannot read the trajectory file (File name too long)"),
+    (("plot", "run", "--out", "p" * 300), "--out: cannot be a directory (File name too long)"),
+    (("animate", "run", "--out", "m" * 300 + ".gif"), "--out: cannot be written (File name too long)"),
+])
+def test_a_name_too_long_for_the_file_system_is_bad_input_naming_the_flag(stored_run, tmp_path,
+                                                                          args, message):
+    """Path.exists and Path.is_file raise an OSError for a name past the file system's 255
+    bytes (they swallow only "missing"): `hooke run --out`, `--resume` were "unexpected OSError
+    … (a bug in hooke)", animate's "cannot write the movie" (exit 1) after rendering."""
+    done = cli(*args, cwd=tmp_path)
+    one_line(done, 2, message)

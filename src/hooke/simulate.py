@@ -482,12 +482,14 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     that fails any of these is refused and left unchanged; so is every file whose resume fails or
     is killed before its first new frames are flushed (it is continued in a copy beside it,
     :meth:`hooke.io.store.TrajectoryWriter.append`)."""
+    from .io.files import check_regular
     from .io.store import TrajectoryWriter
 
     path = as_path(path, "path")
     check_progress(progress)
-    if not path.exists():  # before the lock, whose own error would read "cannot be written"
-        raise HookeInputError("path", "no such trajectory file", str(path))
+    # before the lock, whose own error would read "cannot be written"; a name too long for the
+    # file system is named too, not an OSError of Path.exists
+    check_regular(path, "path", "trajectory file")
     check_replaceable(path, "path")  # a read-only stored run is kept as it is, not continued
     lock = OutputLock(path)
     try:

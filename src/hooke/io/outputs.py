@@ -50,8 +50,13 @@ def _why(error: OSError) -> str:
 def writable_directory(path: Path, field: str) -> Path:
     """``path`` created if missing and proved writable (see the module's contract)."""
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise HookeInputError(field, "is an existing file, not a directory", str(path))
+    try:
+        if not stat.S_ISDIR(os.stat(path).st_mode):
+            raise HookeInputError(field, "is an existing file, not a directory", str(path))
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # made below, or mkdir says why not
+    except OSError as error:  # a name too long for the file system, say
+        raise HookeInputError(field, f"cannot be a directory ({_why(error)})", str(path)) from None
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:

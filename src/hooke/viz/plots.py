@@ -26,6 +26,7 @@ A plot that needs what a run lacks (``NEEDS``: joints for ``drift``, contact pla
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import matplotlib
@@ -59,7 +60,8 @@ def output_path(path, field: str = "path", formats: tuple[str, ...] = FIGURE_FOR
     if path is None:
         return None
     path = as_path(path, field)
-    if path.is_dir():  # before the suffix: a folder named movie.gif is no movie either
+    if os.path.isdir(path):  # before the suffix: a folder named movie.gif is no movie either
+        # (os.path's: a name too long is not a folder; check_replaceable then names the reason)
         raise HookeInputError(field, "is a directory, not a file", str(path))
     if path.suffix.lower() not in formats:
         raise HookeInputError(field, f"must end in one of {', '.join(formats)}", str(path))
