@@ -490,6 +490,24 @@ def test_nesting_past_the_recursion_limit_is_malformed_toml(tmp_path, monkeypatc
                                    "deeply)"]
 
 
+def test_a_value_nested_or_long_past_reason_is_shown_bounded(tmp_path, monkeypatch, capsys):
+    """Dotted table headers ([a.a.a.…] 5,000 deep) parse, but showing the unknown field's value
+    was a RecursionError "bug in hooke"; a list of 100,000 numbers where one goes was shown
+    whole, a line of 500 kB."""
+    from conftest import run_main
+
+    deep = write(tmp_path, "[" + ".".join(["a"] * 5000) + "]\n")
+    long = tmp_path / "long.toml"
+    long.write_text("dim = 1\ngravity = [" + ", ".join(["1.0"] * 100_000) + "]\n"
+                    "[[particles]]\nx = [0.0]\n")
+    code, lines = run_main(monkeypatch, capsys, "check", str(deep))
+    assert code == 2 and lines[0] == "error: a: unknown field, got a dict nested too deeply to show"
+    code, lines = run_main(monkeypatch, capsys, "check", str(long))
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(
+        "error: gravity: must have 1 component(s) for dim=1, got [1.0, 1.0, ")
+    assert lines[0].endswith("… (500,000 characters)") and len(lines[0]) < 1100
+
+
 def test_scene_files_are_regular_files_of_bounded_size(tmp_path):
     """A FIFO would block the reader forever and /dev/zero be read until memory runs out."""
     from hooke.io.files import MAX_TEXT_BYTES

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -458,3 +459,52 @@ def test_bench_takes_the_bounds_themselves(monkeypatch, capsys):
     monkeypatch.setattr(hooke.bench, "run", lambda *call: ran.append(call))
     code, _ = run_main(monkeypatch, capsys, "bench", "W1", "--repeats", "1000", "--rounds", "100")
     assert code in (0, None) and ran[0][1].repeats == 1000 and ran[0][1].rounds == 100
+
+
+def test_bench_data_files_that_cannot_be_replaced_are_refused_before_any_workload(
+        monkeypatch, capsys, tmp_path):
+    """`hooke bench --data DIR` checked DIR only: a FIFO at DIR/bench_W6.json blocked the writing
+    after the workload had run (a directory there failed then, the measurement lost)."""
+    import socket
+
+    import hooke.bench
+
+    from conftest import run_main
+
+    ran = []
+    monkeypatch.setattr(hooke.bench, "run", lambda *call: ran.append(call))
+    os.mkfifo(tmp_path / "bench_W6.json")
+    (tmp_path / "bench_startup.json").mkdir()
+    socket.socket(socket.AF_UNIX).bind(str(tmp_path / "bench_gradient.json"))
+    for args, message in (
+            (["W6"], f"--data: is a FIFO (named pipe), not a regular file: an output is written "
+                     f"as a regular file in its place; remove it or choose another path, got "
+                     f"'{tmp_path / 'bench_W6.json'}'"),
+            (["startup", "w3"], f"--data: is a directory, not a file, got "
+                                f"'{tmp_path / 'bench_startup.json'}'"),
+            ([], "--data: is a FIFO (named pipe)"),  # every workload: the first in order
+            (["gradient"], "--data: is a socket, not a regular file")):
+        code, lines = run_main(monkeypatch, capsys, "bench", *args, "--data", str(tmp_path))
+        assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {message}"), lines
+    assert ran == []
+    code, _ = run_main(monkeypatch, capsys, "bench", "W3", "--data", str(tmp_path))
+    assert code in (0, None) and len(ran) == 1  # the other workloads' files are not in the way
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", ""])
+def test_a_numba_thread_count_numba_cannot_use_is_one_line_exit_2(value):
+    """NUMBA_NUM_THREADS=0 (or -1) was "unexpected ValueError: Number of threads specified must
+    be > 0 (a bug in hooke)", raised by Numba's import; a word printed Numba's own traceback and
+    ran on."""
+    done = hooke("run", "spring1d", "--t-end", "0.05", "--out", "unused", env={"NUMBA_NUM_THREADS": value})
+    assert (done.returncode, done.stderr.splitlines()) == (2, [
+        f"error: NUMBA_NUM_THREADS: must be an integer >= 1 (the threads of Numba's parallel "
+        f"kernels) or unset, got {value!r}"])
+
+
+def test_an_ascii_terminal_gets_escapes_not_a_unicode_error(tmp_path):
+    """PYTHONIOENCODING=ascii: `hooke list` was "unexpected UnicodeEncodeError … (a bug in
+    hooke)" at the first "⁺" of the integrators' table."""
+    done = hooke("list", env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0 and done.stderr == ""
+    assert "(\\u03b1 = 1/k)" in done.stdout and "rk45" in done.stdout

@@ -252,16 +252,21 @@ def test_fit_command_prints_the_values_and_writes_the_summary(observed_csv, tmp_
     (["--param", "stifness"], "--param: unknown parameter"),
     (["--param", "damping"], "--param damping: damping starts at 0"),
     (["--param", "stiffness", "--bounds", "stiffness=3"], "--bounds: must be NAME=LOW:HIGH"),
-    (["--param", "stiffness", "--bounds", "stiffness=9:1"], "bounds.stiffness: must be numbers with low < high"),
+    (["--param", "stiffness", "--bounds", "stiffness=9:1"], "--bounds stiffness: must be numbers with low < high"),
     (["--param", "stiffness", "--dt", "0.003"], "times: 0.02 is not on the step grid"),
-    (["--param", "stiffness", "--method", "lbfgsb", "-i", "rk4"], "integrator: has no adjoint"),
+    (["--param", "stiffness", "--method", "lbfgsb", "-i", "rk4"], "--integrator: has no adjoint"),
+    # issue 15: hooke.fit's arguments were named as in Python (max_iterations, initial.stiffness)
+    (["--param", "stiffness", "--max-iterations", "0"], "--max-iterations: must be an integer >= 1, got 0"),
+    (["--param", "stiffness", "--initial", "stiffness=nan"], "--initial stiffness: must be a finite number"),
+    (["--param", "stiffness", "--method", "newton"], "--method: must be one of least_squares, lbfgsb"),
+    (["--param", "stiffness", "--t-end", "-1"], "--t-end: must be a finite number > 0, got -1.0"),
     (["--param", "stiffness", "--observed", "missing.csv"], "observed: no such file"),
 ])
 def test_fit_command_bad_input_is_one_line_exit_2(observed_csv, monkeypatch, capsys, args, message):
     base = ["fit", "spring1d", "--observed", str(observed_csv)]
     code, lines = run_main(monkeypatch, capsys, *base, *args)
     assert code == 2
-    assert len(lines) == 1 and message in lines[0], lines
+    assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), lines
 
 
 def test_a_trajectory_of_another_scene_is_one_line(tmp_path, monkeypatch, capsys):
@@ -424,7 +429,7 @@ def test_a_start_the_scene_file_would_refuse_is_refused_before_the_fit(tmp_path,
         assert str(error.value) == message
     code, lines = run_main(monkeypatch, capsys, "fit", "crane", "--observed", str(path), "-p",
                            "wind", "--initial", "wind=1e300")
-    assert (code, lines) == (2, ["error: initial.wind: " + huge])
+    assert (code, lines) == (2, ["error: --initial wind: " + huge])
     # the scene file's own refusal of the same wind, for comparison
     builder = hooke.ModelBuilder(dim=3)
     with pytest.raises(HookeInputError) as error:

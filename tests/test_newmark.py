@@ -170,6 +170,33 @@ def test_bad_options_name_the_field(name, options, field):
         hooke.simulate(hooke.scene("spring1d"), integrator=name, t_end=0.1, **options)
 
 
+@pytest.mark.parametrize("options,message", [
+    ({"beta": 1e300}, "beta: must be a number in (0, 1] for integrator 'newmark' "
+                      "(¼: trapezoidal, ⅙: linear acceleration), got 1e+300"),
+    ({"beta": float("nan")}, "beta: must be a number in (0, 1]"),
+    ({"beta": True}, "beta: must be a number in (0, 1]"),
+    ({"gamma": 1e300}, "gamma: must be a number in [0.5, 1] for integrator 'newmark' "
+                       "(below ½ the energy grows every step; ½: second order), got 1e+300"),
+    ({"gamma": 0.4}, "gamma: must be a number in [0.5, 1]"),
+    ({"gamma": "0.5"}, "gamma: must be a number in [0.5, 1]"),
+])
+def test_newmark_parameters_are_bounded(options, message):
+    """Only β > 0 and γ > 0 were checked: β = 1e300 ran (and γ = 0.4, whose energy grows every
+    step, ran silently)."""
+    with pytest.raises(HookeInputError) as info:
+        hooke.simulate(hooke.scene("spring1d"), integrator="newmark", t_end=0.1, **options)
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize("beta,gamma", [(1 / 6, 0.5), (0.5625, 1.0), (1.0, 0.5)])
+def test_newmark_takes_the_family_used_in_the_literature(beta, gamma):
+    """Linear acceleration, the maximally dissipative γ = 1, the ends of the range: they run and
+    stay bounded on the undamped spring (the amplitude 2 never grows)."""
+    result = hooke.simulate(hooke.scene("spring1d"), integrator="newmark", t_end=1.0,
+                            beta=beta, gamma=gamma)
+    assert np.max(np.abs(result.x)) <= 2.0 + 1e-9
+
+
 @pytest.fixture(scope="module")
 def top_reference():
     from hooke.verification.reference import dae_reference

@@ -6,6 +6,7 @@ before the work, not after it; the XDMF-only export reads the frames through the
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -271,3 +272,113 @@ def test_fit_never_writes_its_summary_over_the_observed_run(stored_run):
                    "--out", str(out))
         one_line(done, 2, "--out: is the --observed file", repr(str(out)))
     assert path.read_bytes() == before
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from hooke.io.outputs import written_aside
+with written_aside(Path(sys.argv[1])) as partial:
+    partial.write_text("half a sidecar")
+    print("writing", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_partial_left_by_a_killed_export_is_removed_by_the_next_one_never_a_live_ones(
+        stored_run, tmp_path):
+    """`kill -9` during `hooke export` (or animate, or a run's plots) left a hidden
+    .NAME.partial.EXT beside the outputs for ever. The next command writing those outputs removes
+    the partial files of exactly its own outputs; a partial a live writer holds is left to it."""
+    import subprocess
+    import sys
+
+    from hooke.io.outputs import partial_path, remove_stale_partials
+
+    sidecar = stored_run / "trajectory.xdmf"
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(sidecar)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert writer.stdout.readline() == "writing\n"
+        assert remove_stale_partials([sidecar]) == []  # its writer is alive: not stale
+        assert partial_path(sidecar).read_text() == "half a sidecar"
+    finally:
+        writer.kill()
+        writer.wait()
+    assert partial_path(sidecar) == stored_run / ".trajectory.partial.xdmf"
+    assert partial_path(sidecar).read_text() == "half a sidecar"  # what kill -9 leaves
+    vtu = stored_run / "vtu"
+    vtu.mkdir()
+    stale = [vtu / ".frame_00001.partial.vtu", vtu / ".frames.partial.pvd"]
+    foreign = [stored_run / ".frame_00001.partial.vtu", vtu / ".notes.partial.txt",
+               vtu / ".frame_99999.partial.vtu"]  # not outputs of this export: left
+    for path in stale + foreign:
+        path.write_text("left by a killed export")
+    done = cli("export", str(stored_run), "--format", "vtu")
+    assert done.returncode == 0, done.stderr
+    assert not partial_path(sidecar).exists() and not any(path.exists() for path in stale)
+    assert all(path.read_text() == "left by a killed export" for path in foreign)
+    assert sidecar.read_text().count('<Grid Name="frame ') == hooke.open(stored_run / "trajectory.h5").n_frames
+    assert len(list(vtu.glob("frame_*.vtu"))) == hooke.open(stored_run / "trajectory.h5").n_frames
+
+
+def test_a_partial_left_by_a_killed_animate_or_run_is_removed_by_the_next_one(stored_run, tmp_path):
+    """A writer of the same output reuses its partial name, so it went with the next write;
+    the partial of an output the next run does not write (spring1d has no drift or
+    penetration plot) stayed for ever."""
+    movie = tmp_path / "movie.gif"
+    partial_movie, other = tmp_path / ".movie.partial.gif", tmp_path / ".other.partial.gif"
+    for path in (partial_movie, other):
+        path.write_bytes(b"GIF89a, cut short")
+    done = cli("animate", str(stored_run), "--out", str(movie), "--fps", "10")
+    assert done.returncode == 0, done.stderr
+    assert not partial_movie.exists() and other.read_bytes() == b"GIF89a, cut short"
+    assert movie.read_bytes().startswith(b"GIF89a")
+    out = tmp_path / "new"
+    out.mkdir()
+    left = [out / name for name in (".summary.partial.json", ".energy.partial.png",
+                                    ".trajectory.partial.xdmf", ".drift.partial.png",
+                                    ".penetration.partial.png")]
+    for path in left:
+        path.write_text("left by a killed run")
+    done = cli("run", "spring1d", "--t-end", "0.1", "--out", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert not any(path.exists() for path in left)
+    assert sorted(path.name for path in out.iterdir() if path.name.startswith(".")) == []
+    assert json.loads((out / "summary.json").read_text())["frames"] == 21
+
+
+def test_a_link_or_a_fifo_at_a_partial_path_is_removed_a_directory_refused(stored_run, tmp_path,
+                                                                          outside):
+    """A link at .frame_00003.partial.vtu was written through (the file it pointed to became a
+    VTU frame), a FIFO there blocked the export for ever; a directory there was "cannot write
+    the export (Is a directory)", naming nothing."""
+    vtu = stored_run / "vtu"
+    vtu.mkdir()
+    (vtu / ".frame_00003.partial.vtu").symlink_to(outside)
+    fifo(vtu / ".frame_00004.partial.vtu")
+    done = cli("export", str(stored_run), "--format", "vtu")
+    assert done.returncode == 0, done.stderr
+    assert outside.read_bytes() == b"keep me\n" and (vtu / "frame_00003.vtu").is_file()
+    assert not (vtu / "frame_00003.vtu").is_symlink() and (vtu / "frame_00004.vtu").is_file()
+    assert sorted(path.name for path in vtu.iterdir() if path.name.startswith(".")) == []
+    (vtu / ".frame_00002.partial.vtu").mkdir()
+    one_line(cli("export", str(stored_run), "--format", "vtu"), 2, "DIR: cannot write the export "
+             "(a directory .frame_00002.partial.vtu stands where the new file is written first)")
+    assert (vtu / ".frame_00002.partial.vtu").is_dir()
+
+
+@pytest.mark.parametrize("args, message", [
+    (("run", "spring1d", "--out", "y" * 300), "--out: cannot be a directory (File name too long)"),
+    (("run", "--resume", "q" * 300),
+     "path: cannot read the trajectory file (File name too long)"),
+    (("plot", "run", "--out", "p" * 300), "--out: cannot be a directory (File name too long)"),
+    (("animate", "run", "--out", "m" * 300 + ".gif"), "--out: cannot be written (File name too long)"),
+])
+def test_a_name_too_long_for_the_file_system_is_bad_input_naming_the_flag(stored_run, tmp_path,
+                                                                          args, message):
+    """Path.exists and Path.is_file raise an OSError for a name past the file system's 255
+    bytes (they swallow only "missing"): `hooke run --out`, `--resume` were "unexpected OSError
+    … (a bug in hooke)", animate's "cannot write the movie" (exit 1) after rendering."""
+    done = cli(*args, cwd=tmp_path)
+    one_line(done, 2, message)

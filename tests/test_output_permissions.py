@@ -186,6 +186,37 @@ def test_a_movie_that_fills_the_disk_leaves_the_earlier_movie(tmp_path):
         subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
+def test_an_mp4_or_the_mode_shapes_on_a_full_disk_are_one_line_naming_out(tmp_path):
+    """`hooke modes` on a full disk printed its table and then "unexpected OSError … (a bug in
+    hooke)"; `hooke animate` to an mp4 ended in imageio's ffmpeg command and log as ten
+    "error:" lines. Now one "error:" line each naming --out, exit 1 (ffmpeg's own lines, on
+    stderr before it, say why), and no partial file."""
+    folder = tmp_path / "disk"
+    mount_tmpfs(folder, "2m")
+    try:
+        run = folder / "run"
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
+        try:  # the disk full to the last few kB
+            with open(folder / "filler", "wb") as handle:
+                while True:
+                    handle.write(b"\0" * 4096)
+                    handle.flush()
+        except OSError:
+            pass
+        done = cli("animate", str(run), "--out", str(run / "movie.mp4"))
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert errors == [f"error: --out: cannot write the movie ([Errno 32] Broken pipe), got "
+                          f"'{run / 'movie.mp4'}'"]
+        done = cli("modes", "chain", "--out", str(run))
+        assert done.returncode == 1 and done.stderr.splitlines() == [
+            f"error: --out: cannot write modes.png (No space left on device), got '{run}'"]
+        assert "omega [rad/s]" in done.stdout  # the table came first
+        assert sorted(p.name for p in run.iterdir()) == ["trajectory.h5"]
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
 def test_resume_of_a_stored_run_it_may_not_write_is_one_line_and_keeps_it(interrupted, tmp_path):
     """`hooke run --resume` of an immutable (for another user: read-only) interrupted run said
     "it cannot be written … after 201 frame(s); … free space, then continue", which cannot

@@ -271,6 +271,25 @@ def test_a_gif_slower_than_its_16_bit_frame_delay_is_refused_and_the_slowest_one
     assert frame_delays(path)[0] == [655340, 655340]  # the first and last frames, 1/fps each
 
 
+def test_an_mp4_slower_than_ffmpeg_takes_is_refused_and_the_slowest_one_plays(tmp_path):
+    """``--fps 1e-9 --out m.mp4`` reached ffmpeg as a rate of 0 and ended in a dozen lines of
+    its output (exit 1); 1e-6 wrote a broken movie without an error. Now one line naming fps;
+    the slowest fps an mp4 takes is stored as it is."""
+    import imageio.v2 as imageio
+
+    from hooke.viz.animate import MP4_MIN_FPS
+
+    result = hooke.simulate(hooke.scene("spring1d"), t_end=0.5)
+    for fps in (1e-9, 1e-6):
+        with pytest.raises(HookeInputError) as refused:
+            animate(result, tmp_path / "slow.mp4", fps=fps)
+        assert str(refused.value) == (f"fps: must be >= 0.0001 for an mp4 (a frame lasts at most "
+                                      f"10⁴ s: ffmpeg fails to store a slower rate), got {fps!r}")
+    assert not (tmp_path / "slow.mp4").exists()
+    path = animate(result, tmp_path / "slowest.mp4", fps=MP4_MIN_FPS)
+    assert imageio.get_reader(path).get_meta_data()["fps"] == pytest.approx(MP4_MIN_FPS)
+
+
 def test_snapshots_label_their_axes_in_metres_and_3d_text_fits(monkeypatch):
     """2D and 1D axes say x [m] (and y [m]); 3D ones x, y, z [m], and as drawn (each text's box
     taken while Matplotlib draws it: 3D tick labels are placed only then) no two tick labels of

@@ -494,6 +494,46 @@ def test_an_edited_frame_or_model_is_refused_never_resumed_from(interrupted, tmp
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("edit, problem, opens", [
+    (lambda h: _replace_dataset(h, "frames/x", h["frames/x"][...].astype(np.int64)),
+     "is corrupted: frames/x holds int64 values, not the float64 hooke writes", False),
+    (lambda h: h["frames/t"].__setitem__(100, 99.0),
+     "is corrupted: frames/t goes from 99 s to 0.505 s (hooke saves frames forward in time)", False),
+    (lambda h: h["frames/energy/total"].__setitem__(200, np.nan),
+     "is corrupted: frames/energy/total holds a non-finite value at frame 200 (hooke stores "
+     "finite frames only)", True),
+    (lambda h: h["model/pinned"].__setitem__(1, True),
+     "is corrupted: model/pinned differs from the model its scene text builds (the file was "
+     "edited or damaged)", True),
+    (lambda h: h["model/x0"].__setitem__(1, 3.0),
+     "is corrupted: model/x0 differs from the model its scene text builds (the file was edited "
+     "or damaged)", True),
+    (lambda h: h["model"].attrs.__setitem__("spring_energy", "cubic"),
+     "is corrupted: model/spring_energy differs from the model its scene text builds (the file "
+     "was edited or damaged)", True),
+])
+def test_an_edit_the_attributes_hash_does_not_cover_is_not_resumed(interrupted, tmp_path, edit,
+                                                                  problem, opens):
+    """Frames rounded to integers (x as int64) were resumed from the rounded last state; a time
+    going backwards was taken as it was; a NaN stored energy ran the whole continuation, then
+    ended in "the total energy overflowed … try a smaller dt" (exit 1); an edited stored model
+    (all pinned, another x0, another energy) was resumed with the scene text's model, the
+    edit kept in the file. The stored model must be the one the scene text builds."""
+    path = damaged_copy(interrupted, tmp_path, edit)
+    before = path.read_bytes()
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.resume(path)
+    assert str(info.value) == f"path: {problem}, got '{path}'"
+    if opens:  # what the resume alone checks: the file is still read, as it is
+        assert hooke.open(path).n_frames == 201
+    else:
+        with pytest.raises(hooke.HookeInputError, match=f"^path: {re.escape(problem)}"):
+            hooke.open(path)
+    done = cli("run", "--resume", str(tmp_path))
+    assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {info.value}"]
+    assert path.read_bytes() == before
+
+
 @pytest.mark.parametrize("name", ["trajectory.h5.lock", "trajectory.h5.new"])
 def test_a_symbolic_link_beside_the_output_is_never_written_through(tmp_path, name):
     """A link planted where hooke puts its lock or writes a new run aside (a shared folder):

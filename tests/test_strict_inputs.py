@@ -444,3 +444,18 @@ def test_run_names_its_setting_flags(monkeypatch, capsys, tmp_path, flags, expec
     code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "-q", "--out",
                            str(tmp_path / "out"), *flags)
     assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {expected}"), lines
+
+
+def test_a_mass_whose_inverse_overflows_is_refused_where_it_is_given(tmp_path, monkeypatch, capsys):
+    """mass = 1e-320 (subnormal) passed `hooke check`; its inverse is inf, so the run printed
+    NumPy's overflow warning and then "non-finite at step 1 … try a smaller dt", which cannot
+    help. The smallest mass with a finite inverse is still taken."""
+    builder = hooke.ModelBuilder(dim=1)
+    builder.add_particle([0.0], mass=1.0 / np.finfo(float).max)
+    assert one_line(lambda: builder.add_particle([1.0], mass=1e-320), "particles[1].mass") == (
+        "particles[1].mass: is too small (1/mass overflows to inf), got 1e-320")
+    path = tmp_path / "tiny.toml"
+    path.write_text("dim = 1\n[[particles]]\nx = [0.0]\nmass = 5e-324\n")
+    code, lines = run_main(monkeypatch, capsys, "check", str(path))
+    assert (code, lines) == (2, ["error: particles[0].mass: is too small (1/mass overflows to inf), "
+                                 "got 5e-324"])

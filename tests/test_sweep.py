@@ -479,13 +479,23 @@ def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
                    "spring.k=1e3,1e4) or a sweep file (--file), got nothing"),
     (["--file", "no_such_sweep.toml"], "--file: no such sweep file"),
     (["--file", "/dev/zero"], "--file: is a device; a sweep file must be a regular file"),
-    (["spring1d", "--param", "stiffness=1", "--plot-metric", "speed"], "metric: Input should be"),
+    (["spring1d", "--param", "stiffness=1", "--plot-metric", "speed"], "--plot-metric: Input should be"),
     (["spring1d", "--param", "spring.k=1,2", "--scheduler", "nosuch://host"],
-     "scheduler: cannot connect (unknown address scheme 'nosuch'"),
+     "--scheduler: cannot connect (unknown address scheme 'nosuch'"),
     # issue 15: a member failing the same way each time ran 1e9 times; `params = [1, 2]` was
     # three lines naming pydantic's union branches (params.list[dict[str,any]][0]: …)
     (["spring1d", "--param", "stiffness=1", "--retries", "1000000000"],
-     "retries: Input should be less than or equal to 10, got 1000000000"),
+     "--retries: Input should be less than or equal to 10, got 1000000000"),
+    # a setting given as a flag is named as the flag (it was named as the API's argument,
+    # `random:`), every problem at once; the same setting from a sweep file keeps its key
+    (["spring1d", "--param", "stiffness=1", "--random", "0"],
+     "--random: Input should be greater than or equal to 1, got 0"),
+    (["spring1d", "--param", "stiffness=1", "--seed", "-1", "--timeout", "0", "--save-every", "0"],
+     "--seed: Input should be greater than or equal to 0, got -1\n"
+     "error: --timeout: Input should be greater than 0, got 0.0\n"
+     "error: --save-every: Input should be greater than or equal to 1, got 0"),
+    (["--file", "SWEEP:random = 0\n[params]\nstiffness = [1.0]"],
+     "random: Input should be greater than or equal to 1, got 0"),
     (["--file", "SWEEP:retries = 11\n[params]\nstiffness = [1.0]"],
      "retries: Input should be less than or equal to 10, got 11"),
     (["--file", "SWEEP:params = [1, 2]"],
@@ -499,7 +509,8 @@ def test_cli_bad_input_exits_2_with_one_line(args, message, tmp_path, tmp_path_f
     result = CliRunner().invoke(app, ["sweep", *args, "--out", str(tmp_path)])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), result.stderr
+    assert len(lines) == message.count("\n") + 1, result.stderr
+    assert "\n".join(lines).startswith(f"error: {message}"), result.stderr
     assert list(tmp_path.iterdir()) == []  # no members, no (empty) summary
 
 
@@ -623,3 +634,62 @@ def test_a_member_process_whose_worker_is_gone_ends_without_a_traceback():
     child.stdout.close()  # the worker is gone before the row is written
     _, said = child.communicate(pickle.dumps((member, None, 30.0)), timeout=120)
     assert child.returncode == 1 and b"Traceback" not in said and b"Error" not in said, said
+
+
+def test_a_row_that_is_a_fifo_or_a_socket_is_refused_before_any_member_runs(tmp_path):
+    """A FIFO at members/<id>/row.json blocked the sweep forever (the row of a member is read to
+    see whether it is done); a socket there was an OSError "bug in hooke". Both are refused
+    before any member runs, as a directory there was. A writer that unblocks a reader of the
+    FIFO makes a regression fail instead of hang."""
+    import socket
+
+    params = {"stiffness": [1.0, 2.0], "t_end": [0.01]}
+    member = plan("spring1d", params)[0].id
+    for kind, make in (("a FIFO (named pipe)", os.mkfifo),
+                       ("a socket", lambda path: socket.socket(socket.AF_UNIX).bind(str(path)))):
+        out = tmp_path / kind.split()[1]
+        row = out / "members" / member / "row.json"
+        row.parent.mkdir(parents=True)
+        make(row)
+        done = threading.Event()
+
+        def unblock(row=row, done=done):
+            while not done.is_set():
+                try:
+                    os.close(os.open(row, os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:  # no reader waits (or not a FIFO): nothing to unblock
+                    done.wait(0.2)
+
+        watchdog = threading.Thread(target=unblock, daemon=True)
+        watchdog.start()
+        try:
+            with pytest.raises(HookeInputError) as caught:
+                hooke.sweep("spring1d", params, out=out)
+        finally:
+            done.set()
+            watchdog.join()
+        assert str(caught.value) == (
+            f"out: holds {kind} members/{member}/row.json where the sweep writes a file: remove "
+            f"it or choose another --out, got '{out}'")
+        assert sorted(out.rglob("*")) == [out / "members", row.parent, row]  # nothing written
+
+
+def test_a_sweep_of_more_members_than_one_sweep_schedules_is_refused_before_planning():
+    """A 2000 × 2000 grid fits in memory (4e6 members of 4 kB), so it was planned for a minute
+    in silence and would then have been 4e6 Dask tasks; now one line at once. The bound itself
+    is a sweep."""
+    import time
+
+    from hooke.sweep.planning import MAX_MEMBERS
+
+    values = [float(k + 1) for k in range(2000)]
+    started = time.perf_counter()
+    with pytest.raises(HookeInputError) as refused:
+        plan("spring1d", {"stiffness": values, "mass": values})
+    assert time.perf_counter() - started < 5.0
+    assert str(refused.value) == (
+        "params: the sweep would have 4e+06 members, more than the 1e+06 one sweep plans and "
+        "schedules: run it in parts, each with its own directory, got {'stiffness': 2000, "
+        "'mass': 2000}")
+    with pytest.raises(HookeInputError, match=r"^random: the sweep would have 1\.5e\+06 members"):
+        plan("spring1d", {"stiffness": {"range": [1.0, 2.0]}}, random=MAX_MEMBERS * 3 // 2)

@@ -193,6 +193,9 @@ class ModelBuilder(ObstacleBuilder):
         vel = np.zeros(self.dim) if velocity is None else _vector(velocity, self.dim, f"{where}.v",
                                                                    squared=True)
         m = _number(mass, f"{where}.mass", positive=True)
+        if m < 1.0 / np.finfo(float).max:  # a subnormal mass: its inverse, which every step
+            # multiplies the forces by, would be inf and the first step NaN ("try a smaller dt")
+            raise HookeInputError(f"{where}.mass", "is too small (1/mass overflows to inf)", mass)
         if not isinstance(pinned, (bool, np.bool_)):
             raise HookeInputError(f"{where}.pinned", "must be True or False", pinned)
         if name is not None and not isinstance(name, str):

@@ -24,9 +24,9 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .cli_common import (OutputsHold, console, empty_argument, errors, fail, flagged,
-                         given_flags, load_scene, output_directory, output_files, parse_option,
-                         print_error)
+from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
+                         flagged, given_flags, load_scene, output_directory, output_files,
+                         parse_option, print_error)
 from .cli_fit import fit_command
 from .cli_stop import stop_on_sigterm, stopped
 from .cli_verify import verify_command
@@ -155,22 +155,22 @@ def run_command(
             fail("--resume: continues the stored run with its own settings (--save-every and "
                  f"--max-energy-growth included); give no scene or settings with it, got "
                  f"{'/'.join(given)}")
-        if resume.is_file() and resume.name != "trajectory.h5":  # its plots, summary and
+        # os.path's tests: a name too long for the file system is neither (Path's raise OSError)
+        if os.path.isfile(resume) and resume.name != "trajectory.h5":  # its plots, summary and
             # sidecar are written beside it under the names of a run's directory
             fail(f"--resume: must be a run's directory or the trajectory.h5 in it (rename the "
                  f"file to trajectory.h5 in a folder of its own), got {str(resume)!r}")
-        out = resume.parent if resume.is_file() else resume
+        out = resume.parent if os.path.isfile(resume) else resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
-    hold = OutputsHold()  # until the plots and summary are written
-    worker = None  # drawing the plots while the run goes on (hooke.viz.plot_worker)
+    hold, worker = OutputsHold(), None  # the hold: until the plots and summary are written
     restore_sigterm = stop_on_sigterm()  # a scheduler's or a shell's kill, as a Ctrl-C
     try:
         progress = None if quiet else LazyProgress(str(scene_or_file or resume))
         try:
             try:
                 if resume is not None:
-                    if out.is_dir():
+                    if os.path.isdir(out):
                         check_replaceables(output_paths(out), "--resume")
                         hold.take(out)
                     result = resume_run(out / "trajectory.h5", progress=progress)
@@ -352,7 +352,10 @@ def animate_command(
     except HookeInputError as error:
         fail(flagged(error, {"path": "--out", "fps": "--fps", "duration": "--duration"}))
     except OSError as error:  # writing the movie (a full disk): animate left no partial movie
-        fail(f"--out: cannot write the movie ({error.strerror or error}), got {str(out)!r}", code=1)
+        # imageio's error for an mp4 is ffmpeg's command and log, many lines: ffmpeg printed
+        # its reason above already
+        reason = error.strerror or str(error).splitlines()[0]
+        fail(f"--out: cannot write the movie ({reason}), got {str(out)!r}", code=1)
     finally:
         progress.close()
     console.print(f"wrote {path}")
@@ -384,7 +387,10 @@ def modes_command(
                      f"{model.free_dofs.size} degrees of freedom − {model.n_joints} joints",
                      markup=False, highlight=False)
     console.print(result.table(), markup=False, highlight=False)  # "[rad/s]" is not markup
-    mode_shapes_plot(scene, result, out / "modes.png")
+    try:
+        mode_shapes_plot(scene, result, out / "modes.png")
+    except OSError as error:  # a full disk: the table is printed all the same
+        fail(f"--out: cannot write modes.png ({error.strerror or error}), got {str(out)!r}", code=1)
     console.print(f"mode shapes: {out / 'modes.png'}")
 
 
@@ -470,8 +476,9 @@ def bench_command(
     for flag, value, most in (("--repeats", repeats, MAX_REPEATS), ("--rounds", rounds, MAX_ROUNDS)):
         if value is not None and not 1 <= value <= most:
             fail(f"{flag}: must be an integer from 1 to {most}, got {value}")
-    if data is not None:
+    if data is not None:  # before the first workload: a table it cannot write is lost
         output_directory(data, "--data")
+        output_files([data / f"bench_{name}.json" for name in resolve(workloads or [])], "--data")
     run(workloads or [], Options(smoke=smoke, peers=peers, repeats=repeats, rounds=rounds), data,
         command_line("hooke"))
 
@@ -610,8 +617,12 @@ def sweep_command(
         finally:
             if bar.tasks:  # stopping a bar never started prints an empty line too
                 bar.stop()
-    except HookeInputError as error:
-        fail(str(error))
+    except HookeInputError as error:  # a setting given as a flag is named as the flag
+        fail(flagged(error, {**given_flags(random=random, seed=seed, retries=retries,
+                                           timeout=timeout, save_every=save_every,
+                                           scheduler=scheduler),
+                             **({"metric": "--plot-metric"} if plot_metric is not None else {}),
+                             "out": "--out"}))
     except KeyboardInterrupt:
         fail(f"interrupted: finished members are kept in {out}; the same command continues the sweep",
              code=130)
@@ -653,7 +664,15 @@ def _parameter_name(param) -> str:
 
 
 def main() -> None:
+    for stream in (sys.stdout, sys.stderr):  # an ASCII terminal (PYTHONIOENCODING=ascii) gets
+        # "\u207a" for "⁺", not a UnicodeEncodeError in the middle of a table
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
+        problem = environment_problem()
+        if problem is not None:
+            print_error(problem)
+            sys.exit(2)
         empty = empty_argument(lambda: typer.main.get_command(app), sys.argv[1:])
         if empty is not None:
             print_error(empty)

@@ -4,7 +4,8 @@ name or file, reading ``--option KEY=VALUE``.
 Contract: ``console`` is stdout (a command's results), ``errors`` is stderr (errors, notes and
 progress bars); :func:`fail` prints each line of a message as ``error: line`` on stderr and exits
 with ``code`` (2: bad input, the default), never with a traceback; :func:`flagged` words an API
-error in the CLI's terms (``--port``, not ``port``); :func:`output_directory`
+error in the CLI's terms (``--port``, not ``port``); :func:`environment_problem` checks the
+environment variables a command reads before anything reads them; :func:`output_directory`
 creates a directory, proves it writable or fails naming the flag it came from, and
 :func:`output_files` refuses output files that may not be replaced; :func:`load_scene` and
 :func:`parse_option` raise :class:`HookeInputError` for bad input; :class:`OutputsHold` is a
@@ -93,6 +94,19 @@ def empty_argument(command, args: list[str]) -> str | None:
     return None
 
 
+def environment_problem() -> str | None:
+    """The line refusing a NUMBA_NUM_THREADS that Numba cannot use, else None: at import Numba
+    raised a bare ValueError for 0 or a negative count (a "bug in hooke" line) and printed
+    a traceback of its own for a word, then went on with its default."""
+    import os
+
+    text = os.environ.get("NUMBA_NUM_THREADS")
+    if text is None or (text.isascii() and text.isdigit() and int(text) >= 1):
+        return None
+    return (f"NUMBA_NUM_THREADS: must be an integer >= 1 (the threads of Numba's parallel "
+            f"kernels) or unset, got {text!r}")
+
+
 def given_flags(**values) -> dict[str, str]:
     """API argument → its flag (``save_every`` → ``--save-every``), for the ones given (not
     None): :func:`flagged` then names a refused setting by the flag the user typed."""
@@ -102,12 +116,20 @@ def given_flags(**values) -> dict[str, str]:
 
 def flagged(error: HookeInputError, flags: dict[str, str]) -> str:
     """The message of ``error`` with its field, when it is an API argument of ``flags``, named
-    as the command-line flag (or argument) that gave it: ``port: …`` → ``--port: …``."""
-    field = getattr(error, "field", None)
-    message = str(error)
-    if field in flags and message.startswith(f"{field}: "):
-        return flags[field] + message[len(field):]
-    return message
+    as the command-line flag (or argument) that gave it: ``port: …`` → ``--port: …``, and an
+    entry of one ``initial.stiffness: …`` → ``--initial stiffness: …``; each line of several
+    problems at once (:class:`~hooke.errors.HookeInputErrors`) names its own."""
+
+    def named(line: str) -> str:
+        field, sep, rest = line.partition(": ")
+        argument, dot, entry = field.partition(".")
+        if sep and field in flags:
+            return f"{flags[field]}{sep}{rest}"
+        if sep and dot and argument in flags:
+            return f"{flags[argument]} {entry}{sep}{rest}"
+        return line
+
+    return "\n".join(named(line) for line in str(error).splitlines())
 
 
 def load_scene(scene_or_file: str):
@@ -146,8 +168,11 @@ class OutputsHold:
 
     def take(self, out: Path) -> None:
         """Refuses (HookeInputError) while another run holds ``out``; a folder where the lock
-        cannot be made (read-only) is left to the run's own checks, which say why."""
+        cannot be made (read-only) is left to the run's own checks, which say why. Then removes
+        the partial outputs a run killed while writing them left (``.summary.partial.json``…)."""
         from .io.lock import LockHeld, OutputLock
+        from .io.outputs import remove_stale_partials
+        from .run_report import output_paths
 
         try:
             self.lock = OutputLock(out / "summary.json")
@@ -155,6 +180,7 @@ class OutputsHold:
             raise
         except HookeInputError:
             pass
+        remove_stale_partials(output_paths(out))
 
     def release(self) -> None:
         if self.lock is not None:

@@ -18,7 +18,7 @@ from typing import Optional
 
 import typer
 
-from .cli_common import console, errors, fail, load_scene, parse_option
+from .cli_common import console, errors, fail, flagged, given_flags, load_scene, parse_option
 from .errors import HookeInputError, SimulationError
 from .io.outputs import check_replaceable, writable_directory, written_aside
 
@@ -102,10 +102,10 @@ def fit_command(
         result = fit(scene, record, params, limits or None, method=method, initial=start or None,
                      integrator=integrator, dt=dt, t_end=t_end, max_iterations=max_iterations,
                      progress=progress, **options)
-    except HookeInputError as error:  # hooke.fit's `params` is the command's --param
-        text = str(error)
-        fail("--param" + text[len("params"):].replace(".", " ", 1) if text.startswith("params")
-             else text)
+    except HookeInputError as error:  # hooke.fit's arguments are named as the command's flags
+        fail(flagged(error, {**given_flags(integrator=integrator, dt=dt, t_end=t_end,
+                                           max_iterations=max_iterations, method=method),
+                             "params": "--param", "initial": "--initial", "bounds": "--bounds"}))
     except SimulationError as error:
         fail(str(error), code=1)
     console.print(result.text(), highlight=False)

@@ -97,12 +97,18 @@ def collect(problems: list[str], check, *args, prefix: str = "", **kwargs):
         return None
 
 
+MAX_SHOWN = 1000  # characters of a value in a message: a list of 10⁶ numbers would bury the line
+
+
 def format_value(value: Any) -> str:
-    """A value as an error message shows it: repr, NumPy arrays abbreviated."""
+    """A value as an error message shows it: repr, NumPy arrays abbreviated, anything longer
+    than ``MAX_SHOWN`` characters cut there (saying how long it was)."""
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else str(value)
-    if isinstance(value, str):
-        return repr(value)
     if isinstance(value, np.ndarray):
         return np.array2string(value, separator=", ", threshold=8, precision=6)
-    return repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:  # a TOML file's [a.a.a.…] thousands deep: repr recurses per level
+        return f"a {type(value).__name__} nested too deeply to show"
+    return text if len(text) <= MAX_SHOWN else f"{text[:MAX_SHOWN]}… ({len(text):,} characters)"

@@ -482,12 +482,14 @@ def resume(path, progress: Callable[[int, int], None] | None = None) -> Result:
     that fails any of these is refused and left unchanged; so is every file whose resume fails or
     is killed before its first new frames are flushed (it is continued in a copy beside it,
     :meth:`hooke.io.store.TrajectoryWriter.append`)."""
+    from .io.files import check_regular
     from .io.store import TrajectoryWriter
 
     path = as_path(path, "path")
     check_progress(progress)
-    if not path.exists():  # before the lock, whose own error would read "cannot be written"
-        raise HookeInputError("path", "no such trajectory file", str(path))
+    # before the lock, whose own error would read "cannot be written"; a name too long for the
+    # file system is named too, not an OSError of Path.exists
+    check_regular(path, "path", "trajectory file")
     check_replaceable(path, "path")  # a read-only stored run is kept as it is, not continued
     lock = OutputLock(path)
     try:
@@ -523,8 +525,9 @@ def _restore(run: Run, checkpoint: dict, path: Path) -> None:
 
 
 def _changed_model_array(model, stored) -> str | None:
-    """The name of the first array of ``model`` (rebuilt from a file's scene text) that differs
-    from the ``stored`` model's, else None."""
+    """The name of the first array or number or word of ``model`` (rebuilt from a file's scene
+    text) that differs from the ``stored`` model's, else None (motions, stored as descriptions
+    only, are the scene text's)."""
     import dataclasses
 
     for item in dataclasses.fields(model):
@@ -533,13 +536,15 @@ def _changed_model_array(model, stored) -> str | None:
                                                  and mine.shape == theirs.shape
                                                  and np.array_equal(mine, theirs)):
             return item.name
+        if isinstance(mine, (bool, int, float, str)) and theirs != mine:
+            return item.name
     return None
 
 
 def _stored_run(path: Path) -> tuple[Run, dict]:
     """The stored run's :class:`Run` (its plan rebuilt) and its content, or a one-line refusal."""
     from .io.scene_file import build, parse
-    from .io.store import CHECKPOINT_STAMP, input_hash, read_trajectory, run_settings
+    from .io.store import CHECKPOINT_STAMP, check_finite, input_hash, read_trajectory, run_settings
 
     stored = read_trajectory(path)
     settings = run_settings(stored["attrs"], path)
@@ -572,6 +577,15 @@ def _stored_run(path: Path) -> tuple[Run, dict]:
         raise HookeInputError("path", "its settings or scene text differ from those its "
                               "input_hash was made of (the file was edited): it cannot be "
                               "continued exactly", str(path))
+    changed = _changed_model_array(scene.model, stored["model"])
+    if changed is not None:  # the text and settings as written: the stored model was edited
+        raise HookeInputError("path", f"is corrupted: model/{changed} differs from the model its "
+                              "scene text builds (the file was edited or damaged)", str(path))
+    # the continuation's energy guard and the summary read them: a NaN was "the total energy
+    # overflowed … try a smaller dt" once the continuation had run to its end (other derived
+    # frames may be inf: no surface near, surface_distance is)
+    check_finite({f"energy/{term}": values for term, values in stored["energy"].items()},
+                 slice(0, stored["total_frames"]), path)
     run = Run(scene, settings["integrator"], settings["dt"], settings["t_end"],
               settings["save_every"], settings["options"], settings.get("max_energy_growth"))
     frames, stamp = stored["total_frames"], stored["checkpoint"].pop(CHECKPOINT_STAMP, None)

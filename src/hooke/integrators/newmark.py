@@ -66,7 +66,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from ..constraints import JOINT_TOL, length_scale
-from ..errors import HookeInputError, SimulationError
+from ..errors import HookeInputError, SimulationError, is_number
 from ..model import State
 from ..saddle_point import SaddlePointMatrix
 from .base import NON_FINITE, Integrator, StepFailed, register
@@ -388,8 +388,20 @@ class Newmark(AlphaMethod):
     alpha_f = 0.0
 
     def check_options(self) -> None:
-        self.beta = self.positive_option("beta")
-        self.gamma = self.positive_option("gamma")
+        # The family's domain in the literature (Hughes, The Finite Element Method, ch. 9):
+        # γ < ½ damps negatively, so the energy grows every step whatever h; γ > 1 is beyond the
+        # damped members anyone uses. β > 0 because the step divides by it (β = 0 is the
+        # explicit central difference, another method); the largest β in use is the maximally
+        # dissipative (γ + ½)²/4 ≤ 9/16 at γ = 1, and a larger one adds only period error, so
+        # β ≤ 1 leaves room and refuses absurd values such as 1e300.
+        beta, gamma = self.options["beta"], self.options["gamma"]
+        if not is_number(beta) or not 0.0 < beta <= 1.0:  # NaN fails the comparison too
+            raise HookeInputError("beta", "must be a number in (0, 1] for integrator 'newmark' "
+                                  "(¼: trapezoidal, ⅙: linear acceleration)", beta)
+        if not is_number(gamma) or not 0.5 <= gamma <= 1.0:
+            raise HookeInputError("gamma", "must be a number in [0.5, 1] for integrator 'newmark' "
+                                  "(below ½ the energy grows every step; ½: second order)", gamma)
+        self.beta, self.gamma = float(beta), float(gamma)
         self.check_solver_options()
 
 

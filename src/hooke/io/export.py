@@ -24,7 +24,9 @@ times, checks the rest's unless told it was just written) and check every reques
 every file to write before writing anything, so a file that cannot be read or is corrupted, a
 format the model cannot give (a surface format for a run without triangles), or a directory,
 FIFO or device where a file goes leaves the existing exports as they were; every file is
-written aside and renamed (a symbolic link in its place is replaced, never written through).
+written aside and renamed (a symbolic link in its place is replaced, never written through);
+the partial files of those outputs that an export killed midway left are removed first
+(:func:`~hooke.io.outputs.remove_stale_partials`).
 
 XDMF as VTK's reader (ParaView's "XDMF Reader") reads it without a complaint: the reader caches
 a block's points under the text that comes first inside its geometry's data item, and logs
@@ -42,7 +44,8 @@ from xml.sax.saxutils import escape
 import numpy as np
 
 from ..errors import HookeInputError
-from .outputs import check_replaceable, check_replaceables, writable_directory, written_aside
+from .outputs import (check_replaceable, check_replaceables, remove_stale_partials,
+                      writable_directory, written_aside)
 from .opening import check_checksums, open_trajectory
 from .store import read_trajectory
 
@@ -76,6 +79,7 @@ def write_xdmf(h5_path, verify: bool = True) -> Path:
     h5_path = Path(h5_path)
     path = h5_path.with_suffix(".xdmf")
     check_replaceable(path, "path")
+    remove_stale_partials([path])
     with open_trajectory(h5_path) as handle:
         if verify:
             check_checksums(handle)
@@ -196,8 +200,10 @@ def export_frames(h5_path, out_dir, formats=("vtu",), progress=None, folders=Non
     folders = {fmt: Path((folders or {}).get(fmt, Path(out_dir) / fmt)) for fmt in formats}
     for fmt in formats:
         writable_directory(folders[fmt], out_field)
-        check_replaceables([*(folders[fmt] / f"frame_{k:05d}.{fmt}" for k in range(len(data["t"]))),
-                            folders[fmt] / "frames.pvd"], out_field)
+        outputs = [*(folders[fmt] / f"frame_{k:05d}.{fmt}" for k in range(len(data["t"]))),
+                   folders[fmt] / "frames.pvd"]
+        check_replaceables(outputs, out_field)
+        remove_stale_partials(outputs)  # of an earlier export killed in the middle
     for fmt in formats:
         meshes = _vtu_meshes(data) if fmt == "vtu" else _surface_meshes(data, faces)
         for k, mesh in enumerate(meshes):

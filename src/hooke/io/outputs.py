@@ -17,13 +17,24 @@ another exception, for a place that cannot be written.
 - :func:`written_aside`: a context that yields a temporary path beside ``path`` (same suffix,
   so writers that pick a format by it still do) and renames it to ``path`` once written; if the
   writing fails the temporary file is removed and an earlier file at ``path`` is left as it was.
+  The temporary path is :func:`partial_path`'s, ``.NAME.partial.EXT``.
+- :func:`remove_stale_partials`: the partial files of ``paths`` that a killed writer left
+  (``kill -9`` cannot be cleaned up after), removed. A writer holds a shared ``flock`` on the
+  folder while it writes, and the removal takes it exclusively without waiting: in a folder
+  where any writer of this kind is at work nothing is removed, so a partial file being
+  written is never taken from its writer. Only regular files of exactly those names go.
+  A writer itself removes a link, FIFO, device or socket at its partial path before writing
+  (a link would be written through, a FIFO would block it) and refuses a directory there.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import stat
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -39,8 +50,13 @@ def _why(error: OSError) -> str:
 def writable_directory(path: Path, field: str) -> Path:
     """``path`` created if missing and proved writable (see the module's contract)."""
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise HookeInputError(field, "is an existing file, not a directory", str(path))
+    try:
+        if not stat.S_ISDIR(os.stat(path).st_mode):
+            raise HookeInputError(field, "is an existing file, not a directory", str(path))
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # made below, or mkdir says why not
+    except OSError as error:  # a name too long for the file system, say
+        raise HookeInputError(field, f"cannot be a directory ({_why(error)})", str(path)) from None
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -89,14 +105,46 @@ def check_replaceables(paths, field: str) -> None:
         check_replaceable(path, field)
 
 
+def partial_path(path: Path) -> Path:
+    """Where :func:`written_aside` writes ``path``'s new content: ``.NAME.partial.EXT`` beside it."""
+    path = Path(path)
+    return path.with_name(f".{path.stem}.partial{path.suffix}")
+
+
+def _folder_lock(folder: Path, operation: int, attempts: int = 1) -> int | None:
+    """A descriptor of ``folder`` holding the flock ``operation`` (non-blocking, tried
+    ``attempts`` times 10 ms apart), or None where the folder cannot be opened or another
+    process holds a conflicting lock all that time."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    for attempt in range(attempts):
+        try:
+            fcntl.flock(descriptor, operation | fcntl.LOCK_NB)
+            return descriptor
+        except BlockingIOError:
+            if attempt + 1 < attempts:
+                time.sleep(0.01)
+        except OSError:
+            break
+    os.close(descriptor)
+    return None
+
+
 @contextmanager
 def written_aside(path: Path) -> Iterator[Path]:
     """The temporary path to write ``path``'s new content to (see the module's contract); an
     OSError of the writing or of the rename propagates, with the temporary file gone. A link at
     ``path`` is replaced by the new file: what it pointed to is never written."""
     path = Path(path)
-    partial = path.with_name(f".{path.stem}.partial{path.suffix}")
+    partial = partial_path(path)
+    # Shared: writers do not wait for each other. A removal holds it for microseconds; a folder
+    # someone else keeps locked (or cannot be opened) is written in unlocked after 2 s, not
+    # waited on: only a concurrent removal of stale partials could then take this one.
+    folder = _folder_lock(path.parent, fcntl.LOCK_SH, attempts=200)
     try:
+        _clear(partial)
         yield partial
         os.replace(partial, path)
     except BaseException:
@@ -105,3 +153,48 @@ def written_aside(path: Path) -> Iterator[Path]:
         except OSError:
             pass  # the directory itself refuses: nothing of ours can be left to remove
         raise
+    finally:
+        if folder is not None:
+            os.close(folder)
+
+
+def _clear(partial: Path) -> None:
+    """Make way for a writer at ``partial``: a link there would be written through, a FIFO
+    would block it, so either (or a device, a socket) is removed, being no one's file; a
+    directory is an OSError naming it (it is never removed). A regular file is left: the
+    writer truncates it."""
+    try:
+        mode = os.lstat(partial).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, f"a directory {partial.name} stands where the new "
+                                "file is written first", str(partial))
+    if not stat.S_ISREG(mode):
+        os.unlink(partial)
+
+
+def remove_stale_partials(paths) -> list[Path]:
+    """Remove the partial files (:func:`partial_path`) of ``paths`` that no live writer holds
+    (see the module's contract); the removed paths. Never raises: a partial that cannot be
+    removed is left, as it would be without this."""
+    by_folder: dict[Path, list[Path]] = {}
+    for path in paths:
+        partial = partial_path(path)
+        by_folder.setdefault(partial.parent, []).append(partial)
+    removed = []
+    for folder, partials in by_folder.items():
+        descriptor = _folder_lock(folder, fcntl.LOCK_EX)
+        if descriptor is None:  # a writer is at work there, or no such folder
+            continue
+        try:
+            for partial in partials:
+                try:
+                    if stat.S_ISREG(os.lstat(partial).st_mode):
+                        os.unlink(partial)
+                        removed.append(partial)
+                except OSError:
+                    pass  # missing (the usual case), or the folder refuses
+        finally:
+            os.close(descriptor)
+    return removed

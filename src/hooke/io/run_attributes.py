@@ -110,7 +110,8 @@ def _model_shapes(model) -> dict[str, tuple]:
 
 def check_model(model, path, frames: dict[str, Any]) -> None:
     """A stored model as its writer left it: dim 1, 2 or 3, arrays of consistent shapes, finite,
-    masses > 0, spring and joint indices in range — an edited file is one line naming the array."""
+    masses > 0, spring and joint indices in range; and its ``frames`` (t, x, v) float64 of the
+    model's shape, t increasing — an edited file is one line naming the array."""
     def corrupted(name, what):
         return HookeInputError("path", f"is corrupted: model/{name} {what}", str(path))
 
@@ -142,3 +143,12 @@ def check_model(model, path, frames: dict[str, Any]) -> None:
             raise HookeInputError("path", f"is corrupted: frames/{key} holds frames of shape "
                                   f"{frames[key].shape[1:]}, its model's particles are "
                                   f"{model.x0.shape}", str(path))
+    for key in ("t", "x", "v"):  # integers would be read as a state, rounded (and resumed from)
+        if frames[key].dtype != np.float64:
+            raise HookeInputError("path", f"is corrupted: frames/{key} holds {frames[key].dtype} "
+                                  "values, not the float64 hooke writes", str(path))
+    t = frames["t"]
+    back = np.flatnonzero(np.diff(t) <= 0)
+    if back.size:
+        raise HookeInputError("path", f"is corrupted: frames/t goes from {t[back[0]]:g} s to "
+                              f"{t[back[0] + 1]:g} s (hooke saves frames forward in time)", str(path))

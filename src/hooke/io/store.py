@@ -553,7 +553,7 @@ def read_trajectory(path, frames: slice | int | None = None) -> dict[str, Any]:
                 out[key] = _read(item, pick)
             else:
                 out["extras"][key] = _read(item, pick)
-        _check_finite(out, pick, path)
+        check_finite({key: out[key] for key in ("t", "x", "v")}, pick, path)
         out["model"] = _read_model(handle["model"])
         check_model(out["model"], path, out)
         out["attrs"] = dict(handle.attrs)
@@ -563,10 +563,11 @@ def read_trajectory(path, frames: slice | int | None = None) -> dict[str, Any]:
     return out
 
 
-def _check_finite(frames: dict[str, Any], pick: slice, path) -> None:
+def check_finite(frames: dict[str, Any], pick: slice, path) -> None:
     """hooke stores finite frames only (the blow-up guard stops a run at its last finite state),
-    so a NaN or inf in t, x or v is an edit or damage: refused, never plotted or resumed from."""
-    for key in ("t", "x", "v"):
+    so a NaN or inf in t, x or v (``frames``: arrays by their name under /frames, read at
+    ``pick``) is an edit or damage: refused, never plotted or resumed from."""
+    for key in frames:
         values = np.asarray(frames[key], dtype=float)
         finite = np.isfinite(values.reshape(len(values), -1)).all(axis=1)
         if not finite.all():

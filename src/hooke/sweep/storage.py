@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 from ..errors import HookeInputError
+from ..io.files import not_regular
 from ..io.outputs import check_replaceable, writable_directory, written_aside
 from .planning import Member
 from .table import COLUMNS, summary_frame
@@ -44,9 +46,10 @@ def _row_path(directory: Path, member_id: str) -> Path:
 
 def check_layout(directory: Path, members: list[Member], metric: str) -> None:
     """Refuse, before any member runs, a DIR where the sweep cannot write what it writes: a file
-    where it makes a directory (DIR/members, a member's directory) or a directory where it
-    writes a file (a member's row, the summaries, the plot). Such a DIR stopped the sweep
-    with a NotADirectoryError or, after every member had run, an IsADirectoryError (issue 15)."""
+    where it makes a directory (DIR/members, a member's directory) or a directory, a FIFO, a
+    device or a socket where it writes a file (a member's row, the summaries, the plot). Such a
+    DIR stopped the sweep with a NotADirectoryError or, after every member had run, an
+    IsADirectoryError; a FIFO as a row blocked the sweep forever as it read it (issue 15)."""
     if directory.exists() and not directory.is_dir():
         raise HookeInputError("out", "is an existing file, not a directory", str(directory))
     files = [directory / name for name in ("summary.parquet", "summary.csv", f"{metric}.png")]
@@ -63,8 +66,12 @@ def check_layout(directory: Path, members: list[Member], metric: str) -> None:
                                   "sweep keeps a directory: remove it or choose another --out",
                                   str(directory))
     for path in files:
-        if path.is_dir():
-            raise HookeInputError("out", f"holds a directory {path.relative_to(directory)} where "
+        try:  # through a link: a row is read too, and a FIFO would block that read forever
+            kind = not_regular(os.stat(path).st_mode)
+        except OSError:  # missing (or a dangling link): written afresh
+            continue
+        if kind is not None:
+            raise HookeInputError("out", f"holds {kind} {path.relative_to(directory)} where "
                                   "the sweep writes a file: remove it or choose another --out",
                                   str(directory))
 

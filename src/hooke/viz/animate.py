@@ -5,8 +5,9 @@ same drawing as :func:`hooke.viz.plots.snapshot_plot` (axes in metres; a 3D body
 where it has one), picking saved frames evenly so the movie plays in real time (or lasts
 ``duration`` seconds; a saved frame is held where the run saved fewer than the movie shows), and
 returns the path; at most ``MAX_MOVIE_FRAMES`` frames (``GIF_MAX_FRAMES`` for a GIF, whose
-frames are held in memory), else one error naming ``duration`` or ``fps``; ``progress(done, total)`` is called after each
-frame. The suffix selects the format. Where the movie cannot be written is refused before any
+frames are held in memory), else one error naming ``duration`` or ``fps``; ``fps`` from
+``MP4_MIN_FPS`` (``GIF_MIN_FPS`` to ``GIF_MAX_FPS`` for a GIF); ``progress(done, total)`` is
+called after each frame. The suffix selects the format. Where the movie cannot be written is refused before any
 frame is drawn (:func:`hooke.viz.plots.output_path`: an earlier movie there that may not
 be written is kept), as is every other bad argument, by name (``result``, ``path``, ``fps``,
 ``duration``, ``dpi``, ``progress``); the movie is written beside ``path`` and renamed to
@@ -33,6 +34,10 @@ from .plots import ConfigurationView, check_result, new_figure, output_path
 FORMATS = (".mp4", ".gif")
 GIF_MAX_FPS = 50.0
 GIF_MIN_FPS = 100 / 65_534  # a GIF frame's delay is 16 bits of hundredths: at most 655.35 s
+# An mp4 frame lasts at most 10⁴ s (2.8 h): at 1e-9 fps ffmpeg got a rate of 0 and refused it
+# in a dozen lines of its own; at 1e-6 its muxer failed and a broken file was kept silently;
+# at 1e-5 readers show the rate as 0.
+MP4_MIN_FPS = 1e-4
 # Frames of one movie, at most: 11 minutes at 30 fps, rendered at about 20 ms each. A GIF's
 # frames are all held in memory until it is written (Pillow), so it has a bound of its own.
 MAX_MOVIE_FRAMES = 20_000
@@ -86,6 +91,9 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
     if suffix == ".gif" and fps > GIF_MAX_FPS:
         raise HookeInputError("fps", f"must be <= {GIF_MAX_FPS:g} for a GIF (browsers show frame "
                               "delays under 0.02 s as 0.1 s); use an .mp4", fps)
+    if suffix == ".mp4" and fps < MP4_MIN_FPS:
+        raise HookeInputError("fps", f"must be >= {MP4_MIN_FPS:g} for an mp4 (a frame lasts at "
+                              "most 10⁴ s: ffmpeg fails to store a slower rate)", fps)
     if suffix == ".gif" and fps < GIF_MIN_FPS:  # 1e-5 fps overflowed the delay's 16 bits
         raise HookeInputError("fps", f"must be >= {GIF_MIN_FPS:.3g} for a GIF (a GIF frame "
                               "lasts at most 655.35 s); use an .mp4", fps)

@@ -26,6 +26,7 @@ A plot that needs what a run lacks (``NEEDS``: joints for ``drift``, contact pla
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import matplotlib
@@ -42,7 +43,8 @@ from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection  # noq
 from ..analysis import energy_reference  # noqa: E402
 from ..checks import _count  # noqa: E402
 from ..errors import HookeInputError, as_path, is_count  # noqa: E402
-from ..io.outputs import check_replaceable, writable_directory, written_aside  # noqa: E402
+from ..io.outputs import (check_replaceable, remove_stale_partials, writable_directory,  # noqa: E402
+                          written_aside)
 from ..obstacles import sphere_centers  # noqa: E402
 from . import PLOT_KINDS  # noqa: E402
 from .bodies import draw_2d, draw_3d  # noqa: E402
@@ -54,16 +56,19 @@ FIGURE_FORMATS = tuple(sorted(f".{kind}" for kind in FigureCanvasAgg.get_support
 def output_path(path, field: str = "path", formats: tuple[str, ...] = FIGURE_FORMATS) -> Path | None:
     """``path`` (None: no file) as the Path of a file to write in one of ``formats`` (by its
     suffix): not a directory, not a file this process may not replace; its folder made when
-    missing. Checked before any drawing; ``field`` names it in errors."""
+    missing. Checked before any drawing; ``field`` names it in errors. A partial file of it
+    that a writer killed midway left is removed (:func:`hooke.io.outputs.remove_stale_partials`)."""
     if path is None:
         return None
     path = as_path(path, field)
-    if path.is_dir():  # before the suffix: a folder named movie.gif is no movie either
+    if os.path.isdir(path):  # before the suffix: a folder named movie.gif is no movie either
+        # (os.path's: a name too long is not a folder; check_replaceable then names the reason)
         raise HookeInputError(field, "is a directory, not a file", str(path))
     if path.suffix.lower() not in formats:
         raise HookeInputError(field, f"must end in one of {', '.join(formats)}", str(path))
     writable_directory(path.parent, field)  # first: a file where a folder should be is named
     check_replaceable(path, field)
+    remove_stale_partials([path])  # of an earlier writer killed in the middle
     return path
 
 
