@@ -160,6 +160,17 @@ def test_a_movie_or_fit_summary_that_may_not_be_replaced_is_kept(stored_run, tmp
     assert json.loads(summary.read_text()) == {"earlier": True}
 
 
+def fill(folder) -> None:
+    """Fill the disk at ``folder`` to its last few kB."""
+    try:
+        with open(folder / "filler", "wb") as handle:
+            while True:
+                handle.write(b"\0" * 4096)
+                handle.flush()
+    except OSError:
+        pass
+
+
 def test_a_movie_that_fills_the_disk_leaves_the_earlier_movie(tmp_path):
     """On a full disk `hooke animate` removed the movie it could not write, which was the user's
     earlier movie of the same name. Now the new movie is written aside: on a full disk the
@@ -171,13 +182,7 @@ def test_a_movie_that_fills_the_disk_leaves_the_earlier_movie(tmp_path):
         hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
         movie = run / "movie.gif"
         movie.write_bytes(b"GIF89a an earlier movie")
-        try:  # the disk full to the last few kB
-            with open(folder / "filler", "wb") as handle:
-                while True:
-                    handle.write(b"\0" * 4096)
-                    handle.flush()
-        except OSError:
-            pass
+        fill(folder)
         one_line(cli("animate", str(run), "--out", str(movie)), 1,
                  "--out: cannot write the movie (No space left on device)")
         assert movie.read_bytes() == b"GIF89a an earlier movie"
@@ -196,13 +201,7 @@ def test_an_mp4_or_the_mode_shapes_on_a_full_disk_are_one_line_naming_out(tmp_pa
     try:
         run = folder / "run"
         hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
-        try:  # the disk full to the last few kB
-            with open(folder / "filler", "wb") as handle:
-                while True:
-                    handle.write(b"\0" * 4096)
-                    handle.flush()
-        except OSError:
-            pass
+        fill(folder)
         done = cli("animate", str(run), "--out", str(run / "movie.mp4"))
         errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
         assert done.returncode == 1 and "Traceback" not in done.stderr
