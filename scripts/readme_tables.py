@@ -342,11 +342,11 @@ def speed(data: Path) -> str:
         return not_measured(BENCH_COMMAND)
     first = next(value for value in found.values() if value is not None)
     m = first["measured"]
-    counts = [(name, found[name]["rounds"]) for name in ("W1", "W2") if found[name]]
-    if len({count for _, count in counts}) == 1:
-        rounds = f"; {' and '.join(name for name, _ in counts)} in {counts[0][1]} rounds"
+    counts = {name: found[name]["rounds"] for name in ("W1", "W2") if found[name]}
+    if len(set(counts.values())) == 1:
+        rounds = f"; {' and '.join(counts)} in {next(iter(counts.values()))} rounds"
     else:
-        rounds = "; " + ", ".join(f"{name} in {count} rounds" for name, count in counts)
+        rounds = "; " + ", ".join(f"{name} in {count} rounds" for name, count in counts.items())
     rounds = rounds if counts else ""
     text = (f"`{BENCH_COMMAND}` (each workload writes `docs/data/bench_W<k>.json`) on "
             f"{m['cpu']}, {m['cores']} cores, {m['numba_threads']} Numba threads, OpenBLAS kernel "

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -143,3 +144,38 @@ def test_a_full_disk_in_the_worker_is_the_runs_oserror(tmp_path):
     finally:
         subprocess.run(["umount", "-l", str(pictures_disk)], check=False)
     assert report == {"caught": errno.ENOSPC, "left": ["energy.png"]}
+
+
+def worker_alive(pid: int) -> bool:
+    """Whether ``pid`` runs still (a zombie, exited but not yet reaped by init, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("submitted", [False, True])
+def test_a_worker_whose_run_is_killed_ends_too(tmp_path, submitted):
+    """``kill -9`` of the run, with its worker idle or drawing: the worker sees its pipe close
+    and ends within seconds; it never outlives the command for long, and never leaves a
+    partial file."""
+    body = f"""
+        worker = plot_worker.start(scene)
+        if {submitted}:
+            result = hooke.simulate(scene, store=out / "trajectory.h5")
+            worker.submit(result, out)
+        print(worker.pid, flush=True)
+        threading.Event().wait()
+    """
+    child = subprocess.Popen([sys.executable, "-c", SETUP + textwrap.dedent(body), str(tmp_path)],
+                             stdout=subprocess.PIPE, text=True)
+    pid = int(child.stdout.readline())
+    assert worker_alive(pid)
+    child.kill()
+    child.wait()
+    deadline = time.monotonic() + 30
+    while worker_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not worker_alive(pid)
+    assert not [path.name for path in tmp_path.iterdir() if ".partial" in path.name]

@@ -155,12 +155,12 @@ def run_command(
             fail("--resume: continues the stored run with its own settings (--save-every and "
                  f"--max-energy-growth included); give no scene or settings with it, got "
                  f"{'/'.join(given)}")
-        # os.path's tests: a name too long for the file system is neither (Path's raise OSError)
-        if os.path.isfile(resume) and resume.name != "trajectory.h5":  # its plots, summary and
-            # sidecar are written beside it under the names of a run's directory
+        a_file = os.path.isfile(resume)  # (Path's raises for a name too long for the system)
+        if a_file and resume.name != "trajectory.h5":  # its plots, summary and sidecar are
+            # written beside it under the names of a run's directory
             fail(f"--resume: must be a run's directory or the trajectory.h5 in it (rename the "
                  f"file to trajectory.h5 in a folder of its own), got {str(resume)!r}")
-        out = resume.parent if os.path.isfile(resume) else resume
+        out = resume.parent if a_file else resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
     hold, worker = OutputsHold(), None  # the hold: until the plots and summary are written

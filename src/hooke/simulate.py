@@ -566,8 +566,8 @@ def _stored_run(path: Path) -> tuple[Run, dict]:
     scene = build(parse(source, source=str(path)), source, overrides=settings["parameters"],
                   default_name=settings["scene_name"])
     rebuilt = {key: settings[key] for key in ("integrator", "dt", "t_end", "save_every", "options")}
+    changed = _changed_model_array(scene.model, stored["model"])
     if input_hash(scene, rebuilt) != stored["attrs"].get("input_hash"):
-        changed = _changed_model_array(scene.model, stored["model"])
         if changed is not None:  # the stored model is the original's: the text was edited
             edited = "scene_source or parameters attribute was" if scene.parameters else (
                 "scene_source attribute was")
@@ -577,7 +577,6 @@ def _stored_run(path: Path) -> tuple[Run, dict]:
         raise HookeInputError("path", "its settings or scene text differ from those its "
                               "input_hash was made of (the file was edited): it cannot be "
                               "continued exactly", str(path))
-    changed = _changed_model_array(scene.model, stored["model"])
     if changed is not None:  # the text and settings as written: the stored model was edited
         raise HookeInputError("path", f"is corrupted: model/{changed} differs from the model its "
                               "scene text builds (the file was edited or damaged)", str(path))

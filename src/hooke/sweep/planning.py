@@ -64,15 +64,15 @@ from ..errors import HookeInputError, HookeInputErrors
 from ..integrators import base as integrator_registry
 from ..io.scene_file import build, builtin_scene, load, parse
 from ..memory import MEMBER_BYTES, check_fits
-
-# Members of one sweep, at most: planning takes ~15 µs a member here (a grid of 4e6 planned for
-# a minute in silence, then gave Dask 4e6 tasks, at about a millisecond of its scheduler each)
-MAX_MEMBERS = 1_000_000
 from ..scene_setup import Scene
 from ..scenes import names as scene_names
 from ..scenes.builders import parameter_names, parameter_schema
 from ..simulate import plan as plan_run, simulate
 from .settings import Range, SweepSettings, validated
+
+# Members of one sweep, at most: planning takes ~15 µs a member here (a grid of 4e6 planned for
+# a minute in silence, then gave Dask 4e6 tasks, at about a millisecond of its scheduler each)
+MAX_MEMBERS = 1_000_000
 
 RUN_SETTINGS = ("integrator", "dt", "t_end")
 # Model paths: (the builder parameter of that meaning, the scene file's list of entries or None
