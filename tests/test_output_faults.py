@@ -382,3 +382,20 @@ def test_a_name_too_long_for_the_file_system_is_bad_input_naming_the_flag(stored
     … (a bug in hooke)", animate's "cannot write the movie" (exit 1) after rendering."""
     done = cli(*args, cwd=tmp_path)
     one_line(done, 2, message)
+
+
+@pytest.mark.parametrize("args", [
+    ("animate", "run", "--out", "m" * 250 + ".gif"),
+    ("fit", "spring1d", "--observed", "run/trajectory.h5", "--param", "stiffness", "--out",
+     "f" * 246 + ".json"),
+])
+def test_a_name_whose_partial_file_is_too_long_is_refused_before_the_work(stored_run, tmp_path,
+                                                                        args):
+    """A name of 247-255 bytes fits the file system, but it is first written as
+    `.NAME.partial.EXT`, nine bytes longer: animate rendered its frames and then failed with
+    "cannot write the movie (File name too long)", exit 1."""
+    name = args[args.index("--out") + 1]
+    done = cli(*args, cwd=tmp_path)
+    one_line(done, 2, f"--out: is a name too long to write: it is written first as "
+             f"'.{name.rsplit('.', 1)[0]}.partial.{name.rsplit('.', 1)[1]}', "
+             f"{len(name) + 9} bytes, over the file system's limit")

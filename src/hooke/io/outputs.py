@@ -13,7 +13,8 @@ another exception, for a place that cannot be written.
   reader came), a device (``/dev/null``, ``/dev/full``: nothing would be kept, or, renamed
   over, the device itself would go) or a socket. A symbolic link is accepted whatever it
   points to: the rename replaces the link itself, never what it points to.
-  :func:`check_replaceables` checks several paths (a command's outputs) at once.
+  :func:`check_replaceables` checks several paths (a command's outputs) at once. A name that
+  fits but whose partial file (below) would not is refused too.
 - :func:`written_aside`: a context that yields a temporary path beside ``path`` (same suffix,
   so writers that pick a format by it still do) and renames it to ``path`` once written; if the
   writing fails the temporary file is removed and an earlier file at ``path`` is left as it was.
@@ -78,9 +79,12 @@ def check_replaceable(path: Path, field: str) -> None:
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
-        return
-    except OSError as error:  # a component of the path is a file, say
+        mode = None
+    except OSError as error:  # a component of the path is a file, or the name is too long
         raise HookeInputError(field, f"cannot be written ({_why(error)})", str(path)) from None
+    _check_partial_name(path, field)
+    if mode is None:
+        return
     if stat.S_ISLNK(mode):
         return  # the rename replaces the link, not what it points to
     if stat.S_ISDIR(mode):
@@ -97,6 +101,19 @@ def check_replaceable(path: Path, field: str) -> None:
         raise HookeInputError(field, f"exists and cannot be written ({_why(error)}); it is left "
                               "as it was: make it writable, remove it or choose another path",
                               str(path)) from None
+
+
+def _check_partial_name(path: Path, field: str) -> None:
+    """Refuse a ``path`` whose partial file (:func:`partial_path`, nine bytes longer) the file
+    system would not take although it takes ``path``: the writing would fail after the work."""
+    partial = partial_path(path)
+    try:
+        os.lstat(partial)
+    except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            raise HookeInputError(field, f"is a name too long to write: it is written first as "
+                                  f"{partial.name!r}, {len(os.fsencode(partial.name))} bytes, "
+                                  "over the file system's limit", str(path)) from None
 
 
 def check_replaceables(paths, field: str) -> None:
