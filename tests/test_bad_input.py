@@ -16,7 +16,7 @@ import pytest
 import hooke
 from hooke import losses
 
-from conftest import INTEGRATORS
+from conftest import INTEGRATORS, run_main
 
 
 def input_error(call, field: str, value: str | None) -> str:
@@ -228,7 +228,6 @@ def test_a_loss_given_no_positions_names_the_argument_and_the_value():
 def test_a_sinusoid_whose_acceleration_overflows_is_one_line(tmp_path, monkeypatch, capsys):
     """amplitude = omega = 1e308 passed (each finite) and `hooke check` / `run` failed with an
     unexpected OverflowError from a Python float's omega ** 2."""
-    from conftest import run_main
     from hooke.motion import Sinusoid
 
     input_error(lambda: Sinusoid(1e200, (1.0, 0.0), 1e200), "motion.omega", "1e+200")
@@ -277,7 +276,6 @@ def test_cli_refuses_a_fractional_count_option_and_a_negative_movie_duration(tmp
 
 
 def test_every_bad_option_is_reported_at_once(tmp_path, monkeypatch, capsys):
-    from conftest import run_main
 
     text = scene_text(integrator="implicit_euler").replace(
         "t_end = 1.0\n", "t_end = 1.0\n[run.options]\nmax_iterations = 2.5\ntol = -1.0\n"
@@ -410,6 +408,20 @@ def test_missing_scene_file_names_path(tmp_path):
     input_error(lambda: hooke.load(missing), "path", repr(str(missing)))
 
 
+def test_a_missing_scene_file_on_the_command_line_names_the_argument(tmp_path, monkeypatch, capsys):
+    """`hooke run nowhere.toml` and `hooke check nowhere.toml` said "path: no such scene file",
+    naming hooke.load's argument, which the command line has not (issue 15)."""
+    missing = tmp_path / "nowhere.toml"
+    for command, argument in (("run", "SCENE_OR_FILE"), ("check", "FILE"), ("fit", "SCENE_OR_FILE")):
+        extra = ("--observed", str(missing), "--param", "stiffness") if command == "fit" else ()
+        code, lines = run_main(monkeypatch, capsys, command, str(missing), *extra)
+        assert (code, lines) == (2, [f"error: {argument}: no such scene file, got '{missing}'"])
+    tmp_path.joinpath("folder.toml").mkdir()
+    code, lines = run_main(monkeypatch, capsys, "run", str(tmp_path / "folder.toml"))
+    assert (code, lines) == (2, [f"error: SCENE_OR_FILE: is a directory; a scene file must be a "
+                                 f"regular file, got '{tmp_path / 'folder.toml'}'"])
+
+
 # -- joints whose lengths cannot hold: refused up front, not "try a smaller dt" at step 1 ----------
 
 TRIANGLE = [(0.0, 0.0), (1.0, 0.0), (0.5, float(np.sqrt(0.75)))]  # equilateral, side 1
@@ -428,7 +440,6 @@ def joint_triangle(third: float) -> hooke.ModelBuilder:
 def test_joint_lengths_that_cannot_hold_are_refused_naming_the_joints(tmp_path, monkeypatch, capsys):
     import tomli_w
 
-    from conftest import run_main
 
     message = input_error(lambda: joint_triangle(5.0).finalize(), "joints", "[0, 1, 2]")
     assert "their lengths cannot all hold" in message
@@ -471,7 +482,6 @@ def test_a_corrupt_mesh_is_an_input_error_naming_the_field_and_the_file(tmp_path
 def test_a_mesh_with_a_nan_point_shows_the_value_on_the_command_line(tmp_path, monkeypatch, capsys):
     import meshio
 
-    from conftest import run_main
 
     mesh = meshio.read(files("hooke.scenes").joinpath("meshes", "blob.vtu"))
     mesh.points[3] = [np.nan, 0.0, 0.0]  # "[nan, 0., 0.]" reads as Rich markup, and vanished
@@ -481,7 +491,6 @@ def test_a_mesh_with_a_nan_point_shows_the_value_on_the_command_line(tmp_path, m
 
 
 def test_nesting_past_the_recursion_limit_is_malformed_toml(tmp_path, monkeypatch, capsys):
-    from conftest import run_main
 
     path = write(tmp_path, "a = " + "[" * 5000)
     input_error(lambda: hooke.load(path), str(path), None)
@@ -494,7 +503,6 @@ def test_a_value_nested_or_long_past_reason_is_shown_bounded(tmp_path, monkeypat
     """Dotted table headers ([a.a.a.…] 5,000 deep) parse, but showing the unknown field's value
     was a RecursionError "bug in hooke"; a list of 100,000 numbers where one goes was shown
     whole, a line of 500 kB."""
-    from conftest import run_main
 
     deep = write(tmp_path, "[" + ".".join(["a"] * 5000) + "]\n")
     long = tmp_path / "long.toml"

@@ -54,8 +54,15 @@ def test_run_writes_trajectory_plots_and_summary(tmp_path):
     (["run", "spring1d", "--t-end", "5e8"], "--t-end: t_end / dt = 1e+11 steps of dt = 0.005, more "
      "than the 1e+08 hooke runs"),
     (["run", "--resume", "anywhere", "--max-energy-growth", "2"], "--resume: continues the stored"),
+    # issue 15: the study named t_end and dt, which it has not; its flags now
     (["study", "pendulum-correction", "--t-end", "1", "--output-interval", "0.3"],
-     "t_end: must be a whole number of steps of dt = 0.3"),
+     "error: --t-end: must be a whole number of steps of --output-interval = 0.3 (--t-end / "
+     "--output-interval = 3.333333333); nearest valid: --t-end = 0.9 or 1.2, or "
+     "--output-interval = 0.333333333333 (3 steps) or 0.25 (4 steps), got 1.0"),
+    (["study", "pendulum-correction", "--output-interval", "1e-300"],
+     "error: --t-end: --t-end / --output-interval = 1e+302 steps of --output-interval = 1e-300, "
+     "more than the 1e+08 hooke runs: choose a shorter --t-end or a larger --output-interval, "
+     "got 100.0"),
     (["study", "pendulum-correction", "--data", "."], "--data: is a directory"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, args, field):

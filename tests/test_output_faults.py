@@ -247,7 +247,7 @@ def test_a_device_given_as_the_store_is_refused_not_renamed_over(tmp_path):
     os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
     with pytest.raises(hooke.HookeInputError) as info:
         hooke.simulate(hooke.scene("spring1d"), t_end=0.1, store=node)
-    assert str(info.value).startswith("path: is a device, not a regular file")
+    assert str(info.value).startswith("store: is a device, not a regular file")
     assert stat.S_ISCHR(os.lstat(node).st_mode)
 
 
@@ -362,9 +362,10 @@ def test_a_link_or_a_fifo_at_a_partial_path_is_removed_a_directory_refused(store
     assert outside.read_bytes() == b"keep me\n" and (vtu / "frame_00003.vtu").is_file()
     assert not (vtu / "frame_00003.vtu").is_symlink() and (vtu / "frame_00004.vtu").is_file()
     assert sorted(path.name for path in vtu.iterdir() if path.name.startswith(".")) == []
-    (vtu / ".frame_00002.partial.vtu").mkdir()
-    one_line(cli("export", str(stored_run), "--format", "vtu"), 2, "DIR: cannot write the export "
-             "(a directory .frame_00002.partial.vtu stands where the new file is written first)")
+    (vtu / ".frame_00002.partial.vtu").mkdir()  # refused before any file is written
+    one_line(cli("export", str(stored_run), "--format", "vtu"), 2, "DIR: cannot be written: a "
+             "directory .frame_00002.partial.vtu stands where the new file is written first; "
+             f"remove it, got '{vtu / 'frame_00002.vtu'}'")
     assert (vtu / ".frame_00002.partial.vtu").is_dir()
 
 

@@ -71,7 +71,7 @@ def test_a_run_over_an_earlier_run_it_may_not_write_keeps_it_and_leaves_nothing(
     before = {p.name: p.read_bytes() for p in stored_run.iterdir()}
     with immutable(stored_run / "trajectory.h5"):
         done = cli("run", "spring1d", "--out", str(stored_run), "--quiet")
-    one_line(done, 2, "path: exists and cannot be written (Operation not permitted)",
+    one_line(done, 2, "--out: exists and cannot be written (Operation not permitted)",
              str(stored_run / "trajectory.h5"))
     assert {p.name: p.read_bytes() for p in stored_run.iterdir()} == before
 
@@ -212,6 +212,32 @@ def test_an_mp4_or_the_mode_shapes_on_a_full_disk_are_one_line_naming_out(tmp_pa
             f"error: --out: cannot write modes.png (No space left on device), got '{run}'"]
         assert "omega [rad/s]" in done.stdout  # the table came first
         assert sorted(p.name for p in run.iterdir()) == ["trajectory.h5"]
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_sweep_export_and_study_on_a_full_disk_exit_1_in_one_line(tmp_path):
+    """A full disk is the machine's failure, not bad input: `hooke sweep` and `hooke export`
+    said so in one line but exited 2 (bad input), and `hooke study` ended in "unexpected
+    OSError … (a bug in hooke)" with its computed table lost. Now exit 1, one line naming the
+    flag; the study prints its table first."""
+    folder = tmp_path / "disk"
+    mount_tmpfs(folder, "2m")
+    try:
+        run = folder / "run"
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
+        fill(folder)
+        one_line(cli("sweep", "spring1d", "--param", "stiffness=1,2", "--out", str(folder / "sweep")),
+                 1, "--out: cannot write ", "No space left on device")
+        one_line(cli("export", str(run), "--format", "vtu"), 1,
+                 "DIR: cannot write the export (No space left on device)")
+        done = cli("study", "pendulum-correction", "--t-end", "0.2", "--output-interval", "0.05",
+                   "--out", str(folder / "study"))
+        assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+            f"error: --out: cannot write the study's plot and table (No space left on device), "
+            f"got '{folder / 'study'}'"), done.stderr
+        assert "projection" in done.stdout and "max ΔL" in done.stdout  # the table came first
+        assert not list((folder / "study").iterdir())
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
 

@@ -203,18 +203,18 @@ def test_a_second_run_on_the_same_output_is_refused_naming_the_first(tmp_path):
     path = tmp_path / "trajectory.h5"
     try:
         assert wait_for_frames(path, 30, first) >= 30
-        refusal = (f"path: is being written by another run (PID {first.pid}, lock "
+        refusal = (f"is being written by another run (PID {first.pid}, lock "
                    f"trajectory.h5.lock); wait until it ends or write elsewhere, got '{path}'")
         done = cli("run", "spring1d", "--out", str(tmp_path))  # refused by the run's hold
         assert done.returncode == 2 and done.stderr.splitlines() == [
-            f"error: path: is being written by another run (PID {first.pid}, lock "
+            f"error: --out: is being written by another run (PID {first.pid}, lock "
             f"summary.json.lock); wait until it ends or write elsewhere, got "
             f"'{tmp_path / 'summary.json'}'"]
-        for call in (lambda: hooke.simulate(hooke.scene("spring1d"), store=path),
-                     lambda: hooke.resume(path)):
+        for field, call in (("store", lambda: hooke.simulate(hooke.scene("spring1d"), store=path)),
+                            ("path", lambda: hooke.resume(path))):
             with pytest.raises(hooke.HookeInputError) as info:
                 call()
-            assert str(info.value) == refusal
+            assert str(info.value) == f"{field}: {refusal}"
         assert wait_for_frames(path, 60, first) >= 60  # the first run goes on writing
     finally:
         first.send_signal(signal.SIGKILL)
@@ -240,10 +240,11 @@ def test_a_run_holds_its_output_until_its_plots_and_summary_are_written(tmp_path
     before = snapshot(tmp_path)
     hold = OutputLock(tmp_path / "summary.json")
     try:
-        for args in (["oscillator", "--t-end", "0.2"], ["--resume", str(tmp_path)]):
-            done = cli("run", *args, "--quiet", "--out", str(tmp_path))
+        for field, args in (("--out", ["oscillator", "--t-end", "0.2", "--out", str(tmp_path)]),
+                            ("path", ["--resume", str(tmp_path)])):  # as its stored run's errors
+            done = cli("run", *args, "--quiet")
             assert (done.returncode, done.stderr.splitlines()) == (2, [
-                f"error: path: is being written by another run (PID {os.getpid()}, lock "
+                f"error: {field}: is being written by another run (PID {os.getpid()}, lock "
                 f"summary.json.lock); wait until it ends or write elsewhere, got "
                 f"'{tmp_path / 'summary.json'}'"])
     finally:
@@ -549,7 +550,7 @@ def test_a_symbolic_link_beside_the_output_is_never_written_through(tmp_path, na
     assert precious.read_text() == "a user's data\n"
     if name.endswith(".lock"):
         assert done.returncode == 2 and done.stderr.splitlines() == [
-            f"error: path: cannot be written (its lock {name} is a symbolic link), got "
+            f"error: --out: cannot be written (its lock {name} is a symbolic link), got "
             f"'{out / 'trajectory.h5'}'"]
     else:
         assert done.returncode == 0, done.stderr
@@ -813,6 +814,62 @@ def test_a_run_stopped_by_sigterm_says_so_keeps_its_frames_and_resumes_exactly(t
     assert kept >= seen >= 1
     assert cli("run", "--resume", str(out), "--quiet").returncode == 0
     full = hooke.simulate(hooke.scene("chain"), t_end=30.0, save_every=30)
+    assert_frames_equal(read_trajectory(path), full, full.n_frames)
+
+
+SWALLOWED = """
+import os, signal, sys
+import hooke.cli
+import hooke.simulate
+
+class Bomb:  # a signal whose handler runs inside __del__: Python prints and drops its exception
+    def __del__(self):
+        os.kill(os.getpid(), signal.{signal})
+        sum(range(10000))  # the handler runs here, at the next bytecode check
+
+advance, report, calls = hooke.simulate.Run._advance, hooke.cli.report, []
+
+def advance_with_a_bomb(self, *args):
+    calls.append(1)
+    if len(calls) == 3:
+        Bomb()  # refcount 0 at once: __del__ runs inside this call
+    return advance(self, *args)
+
+def report_with_a_bomb(*args):
+    Bomb()
+    return report(*args)
+
+if sys.argv[2] == "run":
+    hooke.simulate.Run._advance = advance_with_a_bomb
+else:
+    hooke.cli.report = report_with_a_bomb
+sys.argv = ["hooke", "run", "chain", "--t-end", "3", "--save-every", "1", "--out", sys.argv[1]]
+hooke.cli.main()
+"""
+
+
+@pytest.mark.parametrize("name, code, what, where", [
+    ("SIGINT", 130, "interrupted", "run"), ("SIGTERM", 143, "stopped by SIGTERM", "run"),
+    ("SIGINT", 130, "interrupted", "outputs")])
+def test_a_stop_whose_exception_python_swallows_still_stops_the_run(tmp_path, name, code, what,
+                                                                     where):
+    """A Ctrl-C (or SIGTERM) whose handler ran inside a __del__ or a garbage-collector callback
+    raised there, and Python drops such an exception ("Exception ignored in …" and a
+    traceback): the run went on to its end and exited 0. Now the stop is also recorded and the
+    run honours it at its next block, or once its outputs are written: the usual one line,
+    exit 130 (143), nothing else on stderr, and the frames kept resume to the uninterrupted
+    run's."""
+    out = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-c", SWALLOWED.replace("{signal}", name), str(out),
+                           where], capture_output=True, text=True, timeout=300)
+    path = out / "trajectory.h5"
+    kept = read_trajectory(path)["total_frames"]
+    assert (done.returncode, done.stderr.splitlines()) == (code, [
+        f"error: {what}: {path} keeps {kept} frames (ParaView: {out / 'trajectory.xdmf'}); "
+        f"continue with `hooke run --resume {out}`"])
+    assert 1 <= kept < 3001 if where == "run" else kept == 3001
+    assert cli("run", "--resume", str(out), "--quiet").returncode == 0
+    full = hooke.simulate(hooke.scene("chain"), t_end=3.0, save_every=1)
     assert_frames_equal(read_trajectory(path), full, full.n_frames)
 
 

@@ -19,20 +19,21 @@ import time
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from . import pending_stop
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
                          flagged, given_flags, load_scene, output_directory, output_files,
                          parse_option, print_error)
 from .cli_fit import fit_command
-from .cli_stop import stop_on_sigterm, stopped
+from .cli_stop import stop_on_signals, stopped
+from .cli_study import study_command
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError,
                      format_value)
-from .io.outputs import check_replaceable, check_replaceables, writable_directory
+from .io.outputs import check_replaceable, check_replaceables
 from .run_report import output_paths, plural, print_summary, summary_data, write_outputs
 from .scenes import names as scene_names
 from .viz import plot_worker
@@ -164,7 +165,7 @@ def run_command(
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
     hold, worker = OutputsHold(), None  # the hold: until the plots and summary are written
-    restore_sigterm = stop_on_sigterm()  # a scheduler's or a shell's kill, as a Ctrl-C
+    restore_signals = stop_on_signals()  # a scheduler's or a shell's kill, as a Ctrl-C
     try:
         progress = None if quiet else LazyProgress(str(scene_or_file or resume))
         try:
@@ -172,7 +173,7 @@ def run_command(
                 if resume is not None:
                     if os.path.isdir(out):
                         check_replaceables(output_paths(out), "--resume")
-                        hold.take(out)
+                        hold.take(out, "path")  # as the stored run's own refusals
                     result = resume_run(out / "trajectory.h5", progress=progress)
                 else:
                     options: dict = {}
@@ -189,7 +190,7 @@ def run_command(
                     output_directory(out)
                     check_replaceables(output_paths(out), "--out")  # (trajectory.h5: the store's)
                     worker = plot_worker.start(scene)  # before the lock, which it must not hold
-                    hold.take(out)
+                    hold.take(out, "--out")
                     result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                       save_every=save_every, progress=progress,
                                       store=out / "trajectory.h5", max_energy_growth=max_energy_growth,
@@ -206,8 +207,10 @@ def run_command(
             finish_complete_run(out, quiet)
             return
         except HookeInputError as error:  # a setting given as a flag is named as the flag
-            fail(flagged(error, given_flags(integrator=integrator, dt=dt, t_end=t_end,
-                                            save_every=save_every, max_energy_growth=max_energy_growth)))
+            fail(flagged(error, {**given_flags(integrator=integrator, dt=dt, t_end=t_end,
+                                               save_every=save_every,
+                                               max_energy_growth=max_energy_growth),
+                                 "store": "--out"}))
         except StoreWriteError as error:  # a full disk: the file keeps its frames; nothing more fits
             fail(str(error), code=1)
         except SimulationError as error:
@@ -219,6 +222,7 @@ def run_command(
             stopped(interrupt, out)
         try:
             report(result, out, quiet, worker)
+            pending_stop.raise_if_pending()  # one Python swallowed while the outputs were written
         except KeyboardInterrupt as interrupt:  # its file is whole: --resume writes them again
             interrupt.frames_kept = result.n_frames
             stopped(interrupt, out)
@@ -226,7 +230,7 @@ def run_command(
         if worker is not None:
             worker.close()
         hold.release()
-        restore_sigterm()
+        restore_signals()
 
 
 def finish_complete_run(out: Path, quiet: bool) -> None:
@@ -325,7 +329,8 @@ def export_command(
     except HookeInputError as error:
         fail(str(error))
     except OSError as error:  # reading errors are HookeInputErrors: this is writing
-        fail(f"DIR: cannot write the export ({error.strerror or error}), got {str(directory)!r}")
+        fail(f"DIR: cannot write the export ({error.strerror or error}), got {str(directory)!r}",
+             code=1)
     console.print(f"wrote {len(written)} file(s): {written[0]}" + (f" … {written[-1]}" if len(written) > 1 else ""))
 
 
@@ -394,55 +399,7 @@ def modes_command(
     console.print(f"mode shapes: {out / 'modes.png'}")
 
 
-@app.command("study")
-def study_command(
-    name: str = typer.Argument(..., metavar="STUDY", help="pendulum-correction"),
-    out: Path = typer.Option(Path("out/study"), "--out", "-o"),
-    t_end: float = typer.Option(100.0, "--t-end", help="duration of each run [s]"),
-    output_interval: float = typer.Option(0.01, "--output-interval", help="RK45 output interval [s]"),
-    data: Optional[Path] = typer.Option(
-        None, "--data", help="also write the table with its provenance (command, date, machine, "
-        "BLAS kernel) as JSON to this file; docs/data/pendulum_correction.json is the README's"),
-) -> None:
-    """Reproduce a study. pendulum-correction: seed 003's string-length drift ΔL(t) of the double
-    pendulum for k_c ∈ {0 … 0.04} (β_c = 0.2) and β_c ∈ {0 … 0.4} (k_c = 0) with RK45 at
-    rtol = atol = 1e-4, plus Baumgarte, projection and generalized-α; a log plot and a table."""
-    from .provenance import LoadMonitor, command_line
-    from .scene_setup import step_count
-    from .studies import run_pendulum_correction_study
-
-    if name != "pendulum-correction":
-        fail(f"STUDY: unknown study (known: pendulum-correction), got {name!r}")
-    for label, value in (("--t-end", t_end), ("--output-interval", output_interval)):
-        if not np.isfinite(value) or value <= 0:
-            fail(f"{label}: must be a number > 0, got {value}")
-    try:  # before any run: every curve saves a frame each output interval
-        step_count(t_end, output_interval)
-    except HookeInputError as error:
-        fail(str(error))
-    if data is not None and data.is_dir():
-        fail(f"--data: is a directory; give the JSON file to write, e.g. "
-             f"{data / 'pendulum_correction.json'}, got {str(data)!r}")
-    if data is not None:  # before the study's runs, as --out: a table it cannot write is lost
-        try:
-            writable_directory(data.parent, "--data")
-            check_replaceable(data, "--data")
-        except HookeInputError as error:
-            fail(str(error))
-    output_directory(out)
-    output_files([out / "pendulum_correction.png", out / "pendulum_correction.csv"])
-    with LoadMonitor() as load:
-        table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
-                                              progress=lambda label: errors.print(f"running {label}"))
-    console.print(table.text(), markup=False, highlight=False)
-    console.print(f"plot: {table.plot}\ntable: {table.csv}")
-    if data is not None:
-        try:
-            written = table.write_data(data, command_line("hooke"), load.others)
-        except OSError as error:  # a full disk: the table is printed and in --out all the same
-            fail(f"--data: cannot write the table ({error.strerror or error}), got {str(data)!r}",
-                 code=1)
-        console.print(f"data: {written}")
+app.command("study")(study_command)  # the command's body: hooke.cli_study
 
 
 @app.command("bench")
@@ -496,7 +453,7 @@ def check_command(
         scene = load(scene_file)
         run = plan(scene)
     except HookeInputError as error:
-        fail(str(error))
+        fail(flagged(error, {"path": "FILE"}))  # (the file itself: missing, a directory)
     model = scene.model
     options = "".join(f", {key} = {value!r}" for key, value in scene.options.items())
     console.print(f"{scene_file}: valid — {plural(model.n_particles, 'particle')}, "
@@ -622,7 +579,7 @@ def sweep_command(
                                            timeout=timeout, save_every=save_every,
                                            scheduler=scheduler),
                              **({"metric": "--plot-metric"} if plot_metric is not None else {}),
-                             "out": "--out"}))
+                             "out": "--out"}), code=error.exit_code)  # 1: a full disk
     except KeyboardInterrupt:
         fail(f"interrupted: finished members are kept in {out}; the same command continues the sweep",
              code=130)

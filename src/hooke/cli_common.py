@@ -138,7 +138,13 @@ def load_scene(scene_or_file: str):
     if scene_or_file in scene_names():
         return builtin_scene(scene_or_file)
     if scene_or_file.endswith(".toml") or Path(scene_or_file).exists():
-        return load(scene_or_file)
+        try:
+            return load(scene_or_file)
+        except HookeInputError as error:  # the file itself (missing, a FIFO): as the argument
+            if error.field != "path":
+                raise
+            raise HookeInputError("SCENE_OR_FILE", error.problem, error.value,
+                                  show_value=error.show_value) from None
     raise HookeInputError("SCENE_OR_FILE", "is neither a built-in scene "
                           f"({', '.join(scene_names())}) nor a scene file", scene_or_file)
 
@@ -166,16 +172,16 @@ class OutputsHold:
     def __init__(self):
         self.lock = None
 
-    def take(self, out: Path) -> None:
-        """Refuses (HookeInputError) while another run holds ``out``; a folder where the lock
-        cannot be made (read-only) is left to the run's own checks, which say why. Then removes
-        the partial outputs a run killed while writing them left (``.summary.partial.json``…)."""
+    def take(self, out: Path, flag: str) -> None:
+        """Refuses (HookeInputError naming ``flag``) while another run holds ``out``; a folder
+        where the lock cannot be made (read-only) is left to the run's own checks, which say
+        why. Then removes the partial outputs a run killed while writing them left (``.summary.partial.json``…)."""
         from .io.lock import LockHeld, OutputLock
         from .io.outputs import remove_stale_partials
         from .run_report import output_paths
 
         try:
-            self.lock = OutputLock(out / "summary.json")
+            self.lock = OutputLock(out / "summary.json", flag)
         except LockHeld:
             raise
         except HookeInputError:

@@ -1,11 +1,13 @@
 """How ``hooke run`` ends when it is stopped: by a Ctrl-C (SIGINT) or by SIGTERM (a scheduler's
 time limit, ``kill``, a container's stop).
 
-Contract: :func:`stop_on_sigterm` makes SIGTERM raise :class:`Terminated`, a KeyboardInterrupt,
+Contract: :func:`stop_on_signals` makes SIGTERM raise :class:`Terminated`, a KeyboardInterrupt,
 so that a run stopped either way writes every frame whose integrator checkpoint it has
 (:class:`hooke.simulate.StoreFeed`), as it does for a Ctrl-C (Python's default for SIGTERM ends
-the process at once: its last block of frames lost, and not a word); it returns the function
-that restores the previous handler. :func:`stopped` prints the run's one line — stopped how,
+the process at once: its last block of frames lost, and not a word). Both signals' stops are
+also recorded (:mod:`hooke.pending_stop`), so one whose exception Python swallowed (raised
+inside a ``__del__``) still stops the run at its next block, and Python's "Exception ignored"
+report of it is not printed. It returns the function that restores the previous handlers. :func:`stopped` prints the run's one line — stopped how,
 how many frames its file keeps, the ``--resume`` command — and exits 130 (Ctrl-C) or 143
 (128 + 15, SIGTERM).
 """
@@ -13,9 +15,11 @@ how many frames its file keeps, the ``--resume`` command — and exits 130 (Ctrl
 from __future__ import annotations
 
 import signal
+import sys
 from pathlib import Path
 from typing import Callable
 
+from . import pending_stop
 from .cli_common import fail
 from .run_report import plural
 
@@ -24,14 +28,30 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM during ``hooke run``: handled as a Ctrl-C is, exit 143."""
 
 
-def _terminated(signum, frame) -> None:
-    raise Terminated
+def _stop(signum, frame) -> None:
+    kind = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    pending_stop.record(kind)  # raised again by the run should Python swallow this one
+    raise kind
 
 
-def stop_on_sigterm() -> Callable[[], None]:
-    """SIGTERM raises :class:`Terminated` until the returned function is called."""
-    previous = signal.signal(signal.SIGTERM, _terminated)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+def stop_on_signals() -> Callable[[], None]:
+    """SIGINT and SIGTERM stop the run (see the module's contract) until the returned function
+    is called."""
+    previous = {number: signal.signal(number, _stop) for number in (signal.SIGINT, signal.SIGTERM)}
+    report_unraisable = sys.unraisablehook
+
+    def quiet_about_stops(unraisable) -> None:  # a stop it swallowed is recorded: no traceback
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            report_unraisable(unraisable)
+
+    sys.unraisablehook = quiet_about_stops
+
+    def restore() -> None:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        sys.unraisablehook = report_unraisable
+
+    return restore
 
 
 def stopped(interrupt: KeyboardInterrupt, out: Path) -> None:

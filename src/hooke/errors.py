@@ -22,14 +22,25 @@ class HookeError(Exception):
 class HookeInputError(HookeError, ValueError):
     """Bad input: the message names the field and the offending value."""
 
+    exit_code = 2  # the CLI's
+
     def __init__(self, field: str, problem: str, value: Any = None, *, show_value: bool = True):
         self.field = field
         self.problem = problem
         self.value = value
+        self.show_value = show_value
         message = f"{field}: {problem}"
         if show_value:
             message += f", got {format_value(value)}"
         super().__init__(message)
+
+
+class OutputWriteError(HookeInputError):
+    """An output checked before the work could not be written after it (a full disk, an I/O
+    error): named as bad input is, ``field: cannot write …``, but the input was good and the
+    machine failed, so the CLI exits 1, not 2."""
+
+    exit_code = 1
 
 
 class HookeInputErrors(HookeInputError):

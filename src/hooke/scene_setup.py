@@ -68,25 +68,29 @@ def check_start_time(t, dt: float, t_end: float = 0.0) -> float:
     return float(t)
 
 
-def step_count(t_end: float, dt: float) -> int:
+def step_count(t_end: float, dt: float, names: tuple[str, str] = ("t_end", "dt")) -> int:
     """The number of steps of ``dt`` that make ``t_end``: t_end / dt must be a whole number n ≥ 1
     to within 1e-9 (plus the division's round-off, 4nε, for runs of millions of steps), so that a
-    run never silently stops short of t_end or runs past it."""
+    run never silently stops short of t_end or runs past it. ``names``: what the errors call
+    t_end and dt (``hooke study``'s flags)."""
+    end, step = names
     ratio = t_end / dt
     if not np.isfinite(ratio) or ratio > MAX_STEPS:
-        raise HookeInputError("t_end", f"t_end / dt = {ratio:.3g} steps of dt = {dt!r}, more than "
-                              f"the {MAX_STEPS:.0e} hooke runs: choose a shorter t_end or a larger "
-                              f"dt, or run it in pieces of at most {MAX_STEPS:.0e} steps, each from "
-                              "the state the last one ended in (hooke.simulate of "
-                              "dataclasses.replace(scene, state=...))", t_end)
+        pieces = (f", or run it in pieces of at most {MAX_STEPS:.0e} steps, each from the state "
+                  "the last one ended in (hooke.simulate of dataclasses.replace(scene, state=...))"
+                  if step == "dt" else "")  # (a run's, not a study's)
+        raise HookeInputError(end, f"{end} / {step} = {ratio:.3g} steps of {step} = {dt!r}, more "
+                              f"than the {MAX_STEPS:.0e} hooke runs: choose a shorter {end} or a "
+                              f"larger {step}{pieces}", t_end)
     n = round(ratio)
     if n >= 1 and abs(ratio - n) <= STEP_TOLERANCE + 4 * n * np.finfo(float).eps:
         return n
     counts = sorted({max(1, math.floor(ratio)), max(1, math.ceil(ratio))})
     ends = " or ".join(f"{k * dt:.12g}" for k in counts)
     steps = " or ".join(f"{t_end / k:.12g} ({k} step{'s' * (k > 1)})" for k in counts)
-    raise HookeInputError("t_end", f"must be a whole number of steps of dt = {dt:.12g} (t_end / dt "
-                          f"= {ratio:.10g}); nearest valid: t_end = {ends}, or dt = {steps}", t_end)
+    raise HookeInputError(end, f"must be a whole number of steps of {step} = {dt:.12g} ({end} / "
+                          f"{step} = {ratio:.10g}); nearest valid: {end} = {ends}, or {step} = "
+                          f"{steps}", t_end)
 
 
 def frame_count(n_steps: int, save_every: int) -> int:

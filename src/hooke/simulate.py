@@ -25,6 +25,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import pending_stop
 from .callable_module import make_callable
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError, as_path,
                      is_count)
@@ -91,7 +92,7 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
             raise HookeInputError("store", "is a directory, not a trajectory file (give the "
                                   "file to write, e.g. DIR/trajectory.h5)", str(store))
         writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
-                                  dict(run.stepper.options), run.max_energy_growth)
+                                  dict(run.stepper.options), run.max_energy_growth, field="store")
     return run.execute(progress=progress, writer=writer)
 
 
@@ -290,6 +291,7 @@ class Run:
                         series.derive()
                     if progress is not None:
                         progress(int(self.steps[end - 1]), self.n_steps)
+                    pending_stop.raise_if_pending()  # a Ctrl-C Python swallowed (in a __del__)
                     frame = end
                     if self._blocks():
                         block = (min(2 * block, self.steps.size) if seconds < BLOCK_SECONDS

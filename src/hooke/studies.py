@@ -7,7 +7,8 @@ rtol = atol = 1e-4 for the tension-weighted correction force with k_c ∈ {0, 0.
 projection (both with RK45) and generalized-α (joints as index-3 constraints, fixed steps of at
 most 0.01 s). It writes ``pendulum_correction.png`` (ΔL on a log scale, one panel per sweep with the
 three alternatives in both) and ``pendulum_correction.csv`` (ΔL of every curve at every output
-time) into ``out_dir`` and returns a :class:`StudyTable`.
+time) into ``out_dir`` and returns a :class:`StudyTable`; an OSError writing them (a full disk)
+carries the computed table as its ``table``.
 
 RK45 steps as freely as the seed's ``solve_ivp`` and interpolates the frames at the output
 times (dense output, :mod:`hooke.integrators.adaptive`): with the same first step, controller and
@@ -168,10 +169,19 @@ def run_pendulum_correction_study(out_dir, t_end: float = 100.0, output_interval
     axes[0].set_ylabel("max over 0.5 s of ΔL = Σ |L − L0| [m]")
     figure.suptitle("Double pendulum (seed 003): string-length drift")
     figure.tight_layout()
+    try:
+        _write(table, out, figure, series)
+    except OSError as error:  # a full disk: the rows, minutes of runs, go with the error
+        error.table = table
+        raise
+    return table
+
+
+def _write(table: StudyTable, out: Path, figure, series: list) -> None:
+    """The plot and the CSV of every curve's ΔL into ``out``, each written whole."""
     table.plot = out / "pendulum_correction.png"
     with written_aside(table.plot) as partial:
         figure.savefig(partial, dpi=120)
-
     table.csv = out / "pendulum_correction.csv"
     with written_aside(table.csv) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
@@ -180,4 +190,3 @@ def run_pendulum_correction_study(out_dir, t_end: float = 100.0, output_interval
         columns = [np.interp(times, t, drift) for _, _, t, drift in series]
         for index, t in enumerate(times):
             writer.writerow([f"{t:.6g}"] + [f"{column[index]:.6e}" for column in columns])
-    return table

@@ -28,7 +28,8 @@ class LockHeld(HookeInputError):
 class OutputLock:
     """Held from creation to :meth:`release` (or to the end of the process)."""
 
-    def __init__(self, target: Path):
+    def __init__(self, target: Path, field: str = "path"):
+        """``field``: what a refusal calls ``target`` (the argument or flag that gave it)."""
         self.target = Path(target)
         self.path = self.target.with_name(self.target.name + ".lock")
         while True:
@@ -39,13 +40,13 @@ class OutputLock:
             except OSError as error:  # no such folder, a file in its place, read-only, ...
                 why = (f"its lock {self.path.name} is a symbolic link" if error.errno == errno.ELOOP
                        else error.strerror)
-                raise HookeInputError("path", f"cannot be written ({why})", str(self.target)) from None
+                raise HookeInputError(field, f"cannot be written ({why})", str(self.target)) from None
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip() or "unknown"
                 os.close(descriptor)
-                raise LockHeld("path", f"is being written by another run (PID {holder}, "
+                raise LockHeld(field, f"is being written by another run (PID {holder}, "
                                       f"lock {self.path.name}); wait until it ends or write "
                                       "elsewhere", str(self.target)) from None
             if self._still_named(descriptor):

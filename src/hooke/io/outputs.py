@@ -14,7 +14,8 @@ another exception, for a place that cannot be written.
   over, the device itself would go) or a socket. A symbolic link is accepted whatever it
   points to: the rename replaces the link itself, never what it points to.
   :func:`check_replaceables` checks several paths (a command's outputs) at once. A name that
-  fits but whose partial file (below) would not is refused too.
+  fits but whose partial file (below) would not is refused too, and so is a directory standing
+  at the partial file's path.
 - :func:`written_aside`: a context that yields a temporary path beside ``path`` (same suffix,
   so writers that pick a format by it still do) and renames it to ``path`` once written; if the
   writing fails the temporary file is removed and an earlier file at ``path`` is left as it was.
@@ -82,7 +83,7 @@ def check_replaceable(path: Path, field: str) -> None:
         mode = None
     except OSError as error:  # a component of the path is a file, or the name is too long
         raise HookeInputError(field, f"cannot be written ({_why(error)})", str(path)) from None
-    _check_partial_name(path, field)
+    _check_partial(path, field)
     if mode is None:
         return
     if stat.S_ISLNK(mode):
@@ -103,17 +104,22 @@ def check_replaceable(path: Path, field: str) -> None:
                               str(path)) from None
 
 
-def _check_partial_name(path: Path, field: str) -> None:
-    """Refuse a ``path`` whose partial file (:func:`partial_path`, nine bytes longer) the file
-    system would not take although it takes ``path``: the writing would fail after the work."""
+def _check_partial(path: Path, field: str) -> None:
+    """Refuse a ``path`` whose partial file (:func:`partial_path`) cannot be written: a name the
+    file system takes for ``path`` but not for the partial, nine bytes longer, or a directory
+    standing there; either way the writing would fail after the work."""
     partial = partial_path(path)
     try:
-        os.lstat(partial)
+        mode = os.lstat(partial).st_mode
     except OSError as error:
         if error.errno == errno.ENAMETOOLONG:
             raise HookeInputError(field, f"is a name too long to write: it is written first as "
                                   f"{partial.name!r}, {len(os.fsencode(partial.name))} bytes, "
                                   "over the file system's limit", str(path)) from None
+        return
+    if stat.S_ISDIR(mode):
+        raise HookeInputError(field, f"cannot be written: a directory {partial.name} stands where "
+                              "the new file is written first; remove it", str(path))
 
 
 def check_replaceables(paths, field: str) -> None:

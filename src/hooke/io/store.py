@@ -203,20 +203,20 @@ def _write_failure(error: BaseException) -> str:
     return f"it cannot be written ({os.strerror(code) if code else _reason(error)})"
 
 
-def _aside(path: Path) -> Path:
+def _aside(path: Path, field: str) -> Path:
     """Where a writer of ``path`` writes until its first flush: ``<path>.new``, whose leftover
     (a killed writer's) is removed, not written through; a directory there is refused before
     any step, naming it (it failed at the first write, exit 1, naming ``path`` only)."""
     aside = path.with_name(path.name + ".new")
     if aside.is_dir() and not aside.is_symlink():
-        raise HookeInputError("path", f"cannot be written: a directory {aside.name} stands "
+        raise HookeInputError(field, f"cannot be written: a directory {aside.name} stands "
                               "where its new content is written first; remove it", str(path))
     return aside
 
 
 class TrajectoryWriter:
     """Appends frames to ``path`` in blocks (``write_frames``, when ``due``); ``close`` marks the
-    run complete.
+    run complete. ``field``: what a refusal of ``path`` calls it (``simulate``'s ``store``).
 
     Safety (each is tested in tests/test_store_faults.py):
 
@@ -234,7 +234,7 @@ class TrajectoryWriter:
 
     def __init__(self, path, scene, integrator: str, dt: float, t_end: float, save_every: int,
                  options: dict[str, Any], max_energy_growth: float | None = None,
-                 flush_seconds: float = 0.25):
+                 flush_seconds: float = 0.25, field: str = "path"):
         settings = {"integrator": integrator, "dt": dt, "t_end": t_end, "save_every": save_every,
                     "options": options}
         attributes = {
@@ -250,11 +250,11 @@ class TrajectoryWriter:
             attributes["max_energy_growth"] = max_energy_growth
         path = Path(path)
         if path.is_dir():
-            raise HookeInputError("path", "is a directory, not a trajectory file", str(path))
+            raise HookeInputError(field, "is a directory, not a trajectory file", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
-        check_replaceable(path, "path")  # a read-only earlier run is kept, not renamed over
-        aside = _aside(path)  # (before the lock, which a refusal here would leave held)
-        self._hold(path, OutputLock(path), aside, 0)
+        check_replaceable(path, field)  # a read-only earlier run is kept, not renamed over
+        aside = _aside(path, field)  # (before the lock, which a refusal here would leave held)
+        self._hold(path, OutputLock(path, field), aside, 0)
         with self._opening():
             # a leftover (a killed run's) is removed, not written through: a symbolic link
             # there would have HDF5 truncate the file it points to
@@ -294,7 +294,7 @@ class TrajectoryWriter:
         """
         self = cls.__new__(cls)
         path = Path(path)
-        aside = _aside(path)
+        aside = _aside(path, "path")
         self._hold(path, OutputLock(path) if lock is None else lock, aside, frames)
         try:
             with self._opening():  # appended to in place (see the module's contract)

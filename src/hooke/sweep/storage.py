@@ -10,8 +10,8 @@
   (:mod:`.metric_plot`).
 
 Everything is written whole (:func:`hooke.io.outputs.written_aside`): a write that fails leaves
-the earlier file, and is one :class:`HookeInputError` naming DIR (:func:`check_writable` refuses
-a DIR it cannot write in before any member runs).
+the earlier file, and is one :class:`~hooke.errors.OutputWriteError` naming DIR (exit 1 in the
+CLI; :func:`check_writable` refuses a DIR it cannot write in before any member runs).
 
 Started again with the same DIR, a sweep skips every member whose row says ok (and whose
 trajectory exists, unless ``summary_only``: :func:`is_done`); failed and timed-out members run
@@ -25,7 +25,7 @@ import math
 import os
 from pathlib import Path
 
-from ..errors import HookeInputError
+from ..errors import HookeInputError, OutputWriteError
 from ..io.files import not_regular
 from ..io.outputs import check_replaceable, writable_directory, written_aside
 from .planning import Member
@@ -94,7 +94,7 @@ def write_whole(path: Path, what: str, directory: Path, write) -> None:
         with written_aside(path) as partial:
             write(partial)
     except OSError as error:
-        raise HookeInputError("out", f"cannot write {what} ({error.strerror or error}); the rows "
+        raise OutputWriteError("out", f"cannot write {what} ({error.strerror or error}); the rows "
                               "written so far stay in members/*/row.json and the same command "
                               "continues the sweep", str(directory)) from None
 
@@ -106,7 +106,7 @@ def write_row(directory: Path, member: Member, row: dict) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise HookeInputError("out", f"cannot create {path.parent.relative_to(directory)} "
+        raise OutputWriteError("out", f"cannot create {path.parent.relative_to(directory)} "
                               f"({error.strerror or error})", str(directory)) from None
     # written whole: an interrupted sweep never leaves half a row
     write_whole(path, f"member {member.id}'s row", directory, lambda partial: partial.write_text(text))
