@@ -168,6 +168,16 @@ def test_rk45_refuses_tolerances_below_what_float64_honours(options, field, boun
     assert message.endswith(f"got {options[field]!r}")
 
 
+@pytest.mark.parametrize("rtol", [1.0, 5.0, 1e300])
+def test_rk45_refuses_a_relative_tolerance_of_one_or_more(rtol):
+    """rtol = 5 (a mistyped 1e-5, say) ran and accepted steps whose error is several times the
+    solution itself, as SciPy's solve_ivp does: no digit of the result was controlled."""
+    message = one_line(lambda: rk45(rtol=rtol), "rtol")
+    assert message == (f"rtol: must be below 1 for integrator 'rk45' (a relative error of 100 % "
+                       f"controls no digit of the solution), got {rtol!r}")
+    assert rk45(rtol=0.5).complete  # loose, but a tolerance
+
+
 def test_rk45_at_its_tightest_tolerances_finishes():
     result = rk45(rtol=2.3e-14, atol=1e-300)
     assert result.complete and np.isfinite(result.x).all()

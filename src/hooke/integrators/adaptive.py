@@ -87,6 +87,10 @@ class DormandPrince45(ConstraintForces, Integrator):
     def check_options(self) -> None:
         self.rtol = self.tolerance_option("rtol", MIN_RTOL, "100 machine epsilons: a step's "
                                           "round-off alone is larger")
+        if self.rtol >= 1:  # (SciPy accepts it; a mistyped 1e-5 is the likelier intent)
+            raise HookeInputError("rtol", f"must be below 1 for integrator '{self.name}' (a "
+                                  "relative error of 100 % controls no digit of the solution)",
+                                  self.options["rtol"])
         self.atol = self.tolerance_option("atol", MIN_ATOL, "the smallest normal float64: the "
                                           "error scales divide by it")
         self.max_step = self.positive_option("max_step", allow_inf=True)
