@@ -191,55 +191,55 @@ def test_a_movie_that_fills_the_disk_leaves_the_earlier_movie(tmp_path):
         subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
-def test_an_mp4_or_the_mode_shapes_on_a_full_disk_are_one_line_naming_out(tmp_path):
+@pytest.fixture
+def full_disk(tmp_path):
+    """A spring1d run in run/ on a 2 MiB tmpfs filled to its last few kB (unmounted after)."""
+    folder = tmp_path / "disk"
+    mount_tmpfs(folder, "2m")
+    try:
+        run = folder / "run"
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
+        fill(folder)
+        yield run
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_an_mp4_or_the_mode_shapes_on_a_full_disk_are_one_line_naming_out(full_disk):
     """`hooke modes` on a full disk printed its table and then "unexpected OSError … (a bug in
     hooke)"; `hooke animate` to an mp4 ended in imageio's ffmpeg command and log as ten
     "error:" lines. Now one "error:" line each naming --out, exit 1 (ffmpeg's own lines, on
     stderr before it, say why), and no partial file."""
-    folder = tmp_path / "disk"
-    mount_tmpfs(folder, "2m")
-    try:
-        run = folder / "run"
-        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
-        fill(folder)
-        done = cli("animate", str(run), "--out", str(run / "movie.mp4"))
-        errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
-        assert done.returncode == 1 and "Traceback" not in done.stderr
-        assert errors == [f"error: --out: cannot write the movie ([Errno 32] Broken pipe), got "
-                          f"'{run / 'movie.mp4'}'"]
-        done = cli("modes", "chain", "--out", str(run))
-        assert done.returncode == 1 and done.stderr.splitlines() == [
-            f"error: --out: cannot write modes.png (No space left on device), got '{run}'"]
-        assert "omega [rad/s]" in done.stdout  # the table came first
-        assert sorted(p.name for p in run.iterdir()) == ["trajectory.h5"]
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
+    run = full_disk
+    done = cli("animate", str(run), "--out", str(run / "movie.mp4"))
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert errors == [f"error: --out: cannot write the movie ([Errno 32] Broken pipe), got "
+                      f"'{run / 'movie.mp4'}'"]
+    done = cli("modes", "chain", "--out", str(run))
+    assert done.returncode == 1 and done.stderr.splitlines() == [
+        f"error: --out: cannot write modes.png (No space left on device), got '{run}'"]
+    assert "omega [rad/s]" in done.stdout  # the table came first
+    assert sorted(p.name for p in run.iterdir()) == ["trajectory.h5"]
 
 
-def test_sweep_export_and_study_on_a_full_disk_exit_1_in_one_line(tmp_path):
+def test_sweep_export_and_study_on_a_full_disk_exit_1_in_one_line(full_disk):
     """A full disk is the machine's failure, not bad input: `hooke sweep` and `hooke export`
     said so in one line but exited 2 (bad input), and `hooke study` ended in "unexpected
     OSError … (a bug in hooke)" with its computed table lost. Now exit 1, one line naming the
     flag; the study prints its table first."""
-    folder = tmp_path / "disk"
-    mount_tmpfs(folder, "2m")
-    try:
-        run = folder / "run"
-        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
-        fill(folder)
-        one_line(cli("sweep", "spring1d", "--param", "stiffness=1,2", "--out", str(folder / "sweep")),
-                 1, "--out: cannot write ", "No space left on device")
-        one_line(cli("export", str(run), "--format", "vtu"), 1,
-                 "DIR: cannot write the export (No space left on device)")
-        done = cli("study", "pendulum-correction", "--t-end", "0.2", "--output-interval", "0.05",
-                   "--out", str(folder / "study"))
-        assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
-            f"error: --out: cannot write the study's plot and table (No space left on device), "
-            f"got '{folder / 'study'}'"), done.stderr
-        assert "projection" in done.stdout and "max ΔL" in done.stdout  # the table came first
-        assert not list((folder / "study").iterdir())
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
+    run, folder = full_disk, full_disk.parent
+    one_line(cli("sweep", "spring1d", "--param", "stiffness=1,2", "--out", str(folder / "sweep")),
+             1, "--out: cannot write ", "No space left on device")
+    one_line(cli("export", str(run), "--format", "vtu"), 1,
+             "DIR: cannot write the export (No space left on device)")
+    done = cli("study", "pendulum-correction", "--t-end", "0.2", "--output-interval", "0.05",
+               "--out", str(folder / "study"))
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"error: --out: cannot write the study's plot and table (No space left on device), "
+        f"got '{folder / 'study'}'"), done.stderr
+    assert "projection" in done.stdout and "max ΔL" in done.stdout  # the table came first
+    assert not list((folder / "study").iterdir())
 
 
 def test_resume_of_a_stored_run_it_may_not_write_is_one_line_and_keeps_it(interrupted, tmp_path):
