@@ -48,7 +48,8 @@ class HookeInputErrors(HookeInputError):
 
     def __init__(self, problems: list[str]):
         self.problems = problems
-        ValueError.__init__(self, "\n".join(problems))
+        self.field, self.problem, self.value, self.show_value = None, "\n".join(problems), None, False
+        ValueError.__init__(self, self.problem)
 
     def __str__(self) -> str:
         return "\n".join(self.problems)
