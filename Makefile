@@ -37,8 +37,10 @@ run: install
 	$(BIN)/hooke run spring1d --out $(OUT)/spring1d
 
 # HOOKE_REQUIRE_BROWSER=1: the browser viewer tests fail, not skip, if chromium is missing.
+# -n 2 (pytest-xdist): two test processes, one per core of the CI machine; more would only
+# crowd the tests that watch a viewer's frame rate under load.
 test: install-test
-	HOOKE_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q tests --nbmake --nbmake-timeout=60 docs/notebooks  # s per cell; each notebook sets its own
+	HOOKE_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -n 2 tests --nbmake --nbmake-timeout=60 docs/notebooks  # s per cell; each notebook sets its own
 
 # The API reference from the docstrings (Sphinx), into docs/_build/html (index.html). A warning
 # fails the build (-W; --keep-going lists them all first), as in tests/test_docs.py; -E rereads

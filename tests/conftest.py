@@ -223,6 +223,16 @@ def uvicorn_served(monkeypatch):
     return served
 
 
+def make_socket(path) -> None:
+    """A UNIX socket file at ``path``, bound from its folder: a socket's address holds at most
+    107 bytes, which a test's tmp_path under pytest-xdist (``…/popen-gw0/…``) can pass."""
+    import contextlib
+    import socket
+
+    with contextlib.chdir(path.parent):
+        socket.socket(socket.AF_UNIX).bind(path.name)
+
+
 @contextmanager
 def serving(app):
     """``app`` (a viewer app) served in a background thread on a free 127.0.0.1 port, with the

@@ -12,7 +12,7 @@ import pytest
 
 from hooke.io.store import read_trajectory
 
-from conftest import run_cli as hooke
+from conftest import make_socket, run_cli as hooke
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -472,8 +472,6 @@ def test_bench_data_files_that_cannot_be_replaced_are_refused_before_any_workloa
         monkeypatch, capsys, tmp_path):
     """`hooke bench --data DIR` checked DIR only: a FIFO at DIR/bench_W6.json blocked the writing
     after the workload had run (a directory there failed then, the measurement lost)."""
-    import socket
-
     import hooke.bench
 
     from conftest import run_main
@@ -482,7 +480,7 @@ def test_bench_data_files_that_cannot_be_replaced_are_refused_before_any_workloa
     monkeypatch.setattr(hooke.bench, "run", lambda *call: ran.append(call))
     os.mkfifo(tmp_path / "bench_W6.json")
     (tmp_path / "bench_startup.json").mkdir()
-    socket.socket(socket.AF_UNIX).bind(str(tmp_path / "bench_gradient.json"))
+    make_socket(tmp_path / "bench_gradient.json")
     for args, message in (
             (["W6"], f"--data: is a FIFO (named pipe), not a regular file: an output is written "
                      f"as a regular file in its place; remove it or choose another path, got "

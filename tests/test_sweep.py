@@ -29,6 +29,8 @@ from hooke.studies import BETA_C_SWEEP, K_C_SWEEP, length_drift
 from hooke.sweep import is_sweep_file, metrics, parse_param, plan, read_sweep_file
 from hooke.sweep.execution import connect
 
+from conftest import make_socket
+
 SPRING = {"stiffness": [5.0, 80.0], "integrator": ["symplectic_euler", "rk4"], "dt": [0.01],
           "t_end": [1.0]}
 # The issue's example: `hooke sweep spring1d --param spring.k=1e3,1e4,1e5 --param
@@ -641,12 +643,10 @@ def test_a_row_that_is_a_fifo_or_a_socket_is_refused_before_any_member_runs(tmp_
     see whether it is done); a socket there was an OSError "bug in hooke". Both are refused
     before any member runs, as a directory there was. A writer that unblocks a reader of the
     FIFO makes a regression fail instead of hang."""
-    import socket
-
     params = {"stiffness": [1.0, 2.0], "t_end": [0.01]}
     member = plan("spring1d", params)[0].id
     for kind, make in (("a FIFO (named pipe)", os.mkfifo),
-                       ("a socket", lambda path: socket.socket(socket.AF_UNIX).bind(str(path)))):
+                       ("a socket", make_socket)):
         out = tmp_path / kind.split()[1]
         row = out / "members" / member / "row.json"
         row.parent.mkdir(parents=True)
