@@ -187,6 +187,10 @@ def test_encode_sends_non_finite_numbers_as_null():
     ("127.0.0.1:8000", True), ("localhost:8000", True), ("LocalHost.", True), ("[::1]:8000", True),
     ("evil.example:8765", False), ("127.0.0.1.evil.example:8000", False), ("localhost.evil:80", False),
     ("192.168.1.20:8000", False),
+    # Red team: a Host that is no name[:port] was read as its part before the last ':' or after '['
+    ("localhost:8000@evil.example", False), ("[::1]evil.example:8000", False),
+    ("[::1]:8000.evil.example", False), ("localhost:evil", False), ("[localhost]:8000", False),
+    ("localhost:8000/x", False), ("[::1]", True), ("::1", True), ("localhost", True),
 ])
 def test_a_loopback_server_answers_only_its_loopback_names(host, answered):
     """DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 sends its own
@@ -232,10 +236,11 @@ def test_the_served_page_and_websocket_refuse_another_host(viewer_url):
     """The real server (uvicorn, as `hooke serve` runs it): 403 for the page and the upgrade."""
     port = urlsplit(viewer_url).port
 
-    def status(path: str, host: str, upgrade: bool) -> str:
+    def status(path: str, host: str, upgrade: bool, origin: str | None = None) -> str:
         with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
             headers = (f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-                       f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://{host}\r\n"
+                       f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                       f"Origin: {origin or 'http://' + host}\r\n"
                        if upgrade else "Connection: close\r\n")
             raw.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{headers}\r\n".encode())
             return raw.recv(4096).split(b"\r\n")[0].decode()
@@ -243,6 +248,10 @@ def test_the_served_page_and_websocket_refuse_another_host(viewer_url):
     assert status("/ws", f"evil.example:{port}", upgrade=True) == "HTTP/1.1 403 Forbidden"
     assert status("/", f"evil.example:{port}", upgrade=False) == "HTTP/1.1 403 Forbidden"
     assert status("/ws", f"127.0.0.1:{port}", upgrade=True) == "HTTP/1.1 101 Switching Protocols"
+    # An Origin that is no URL (urlsplit raised "Invalid IPv6 URL": a 500 and a traceback on
+    # the server's stderr) is another site's: refused.
+    assert status("/ws", f"127.0.0.1:{port}", upgrade=True, origin="http://[::1") == (
+        "HTTP/1.1 403 Forbidden")
     page = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     page.request("GET", "/")
     assert page.getresponse().status == 200
@@ -332,3 +341,61 @@ def test_a_dt_or_a_drag_target_out_of_bounds_is_one_error_and_the_page_goes_on(c
         ws.send_json({"type": "drag", "particle": 1, "target": [21.0]})  # |21 − 1| = 20 m: allowed
         frame = frame_after(ws, lambda f: f["cursor"] is not None and f["t"] > 0.1)
         assert frame["cursor"] == {"particle": 1, "target": [21.0]} and not frame["paused"]
+
+
+def test_a_long_scene_name_in_the_address_is_an_error_and_the_fork_server_lives_on(client):
+    """Issue 15 red team: `/ws?scene=` with a 5,000-character name overflowed the fork server's
+    4 KiB request: it died with a JSONDecodeError traceback on the server's stderr, and until
+    its process had ended every new page (other people's too) was closed with "the viewer's fork
+    server ended". The name is an unknown scene like any other: that page is told so and runs
+    the served scene, and the same fork server starts the next page."""
+    fork_server = worker.zygote().process
+    for name in ("a" * 5000, "b" * 15_000, "%ED%A0%80", "spring1d%00"):
+        with connected(client, name) as (ws, _, error):
+            assert error["type"] == "error" and error["field"] == "scene", error
+            assert error["message"].startswith("scene: unknown scene (built-in: chain, "), error
+            assert len(error["message"]) < 2000, len(error["message"])  # the name is cut short
+            assert next_of(ws, "scene")["scene"] == "spring1d"
+        with connected(client, "cloth2d") as (ws, _, scene):
+            assert scene["type"] == "scene" and scene["scene"] == "cloth2d", scene
+    assert worker.zygote().process is fork_server and fork_server.poll() is None
+
+
+def test_the_fork_server_survives_a_request_it_cannot_read():
+    """The fork server's own guard: a request that is not its JSON (or one longer than a long
+    --observed path makes it) is refused with pid -1, which the server takes as this page's
+    failure only; the fork server goes on forking."""
+    fork_server = worker.zygote()
+    for request in (b"not json", b'["spring1d"]', json.dumps(["x" * 60_000, "spring1d", None]).encode()):
+        ours, theirs = socket.socketpair()
+        with ours, theirs, fork_server.lock:
+            socket.send_fds(fork_server.control, [request], [theirs.fileno()])
+            pid = worker.PID.unpack(fork_server.control.recv(worker.PID.size))[0]
+        assert pid == -1 or request.startswith(b'["x'), (request[:20], pid)
+    pid, channel = fork_server.fork("spring1d", "spring1d")
+    with channel:
+        assert pid > 0 and fork_server.process.poll() is None
+        assert worker.receive_frame(channel)  # its opening batch: the scene
+
+
+@pytest.mark.parametrize("path, headers, status", [
+    ("/ws?scene=" + "a" * 9000, 0, b"414"),  # a page can open such an address
+    ("/ws", 200, b"431"),
+])
+def test_a_websocket_request_too_large_to_read_is_answered_and_closed(viewer_url, path, headers, status):
+    """Issue 15 red team: an upgrade request that uvicorn's HTTP parser takes but the websockets
+    library refuses (a request line above 8 KiB, more than 128 headers) was never answered: the
+    library's rejection stayed unsent and the server held the connection open forever (50 such
+    requests: 50 sockets still open after 70 s). It is answered with the library's status and
+    closed."""
+    port = urlsplit(viewer_url).port
+    request = (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+               "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+               "Sec-WebSocket-Version: 13\r\n" + "".join(f"X-{k}: a\r\n" for k in range(headers))
+               + "\r\n")
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+        sock.sendall(request.encode())
+        reply = b""
+        while chunk := sock.recv(65536):  # until the server closes it (a timeout fails the test)
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 " + status), reply[:200]

@@ -63,6 +63,7 @@ WARM_SCENES = ("spring1d", "soft3d", "square_drop", "top", "npendulum", "crane")
 HEADER = struct.Struct(">I")
 PID = struct.Struct(">i")
 READ_LIMIT = 1 << 20  # bytes the server buffers from a session process before it reads them
+REQUEST_LIMIT = 1 << 16  # bytes of a fork request: a scene name, an --observed path (< 4 KiB)
 
 log = logging.getLogger(__name__)
 
@@ -165,16 +166,25 @@ def zygote_main(control_fd: int) -> None:
     """The fork server's main: warm up, then for each request on the control socket (a packet
     ``[scene, fallback, observed]`` in JSON, observed null or [its scene, its path], with a
     channel socket attached) fork a session process on that channel and reply with its pid (4
-    bytes). Ends when the control socket closes."""
+    bytes; -1 for a request it cannot read, and it goes on). Ends when the control socket
+    closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C ends the server, which ends this
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps ended sessions: no zombies
     warm_up()  # its scenes are small: Numba's thread pool, which must not run at a fork, stays off
     with socket.socket(fileno=control_fd) as control:
         while True:
-            request, fds, _, _ = socket.recv_fds(control, 4096, 1)
+            request, fds, _, _ = socket.recv_fds(control, REQUEST_LIMIT, 1)
             if not request or not fds:
                 return
-            scene, fallback, observed = json.loads(request)
+            try:  # a request it cannot read fails that page only, never the fork server
+                scene, fallback, observed = json.loads(request)
+                if not (isinstance(scene, str) and isinstance(fallback, str)):
+                    raise ValueError("scene and fallback must be names")
+            except (ValueError, TypeError):
+                log.warning("viewer fork server: unreadable request %r", request[:100])
+                os.close(fds[0])
+                control.send(PID.pack(-1))
+                continue
             pid = os.fork()
             if pid == 0:
                 control.close()
@@ -226,7 +236,11 @@ class Zygote:
         if len(reply) != PID.size:  # it has ended: the next page starts another
             ours.close()
             raise SessionEnded("the viewer's fork server ended; reload the page to start again")
-        return PID.unpack(reply)[0], ours
+        pid = PID.unpack(reply)[0]
+        if pid <= 0:  # it could not read this request (see zygote_main)
+            ours.close()
+            raise SessionEnded("the viewer could not start this page's simulation process")
+        return pid, ours
 
 
 _zygote: Zygote | None = None
