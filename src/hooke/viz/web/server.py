@@ -248,7 +248,20 @@ def url(host: str, port: int) -> str:
 class WebSocketProtocol(WebSocketsSansIOProtocol):
     """uvicorn's WebSocket protocol, which also sends the websockets library's answer to an
     upgrade request it cannot read (a request line above 8 KiB: 414; more than 128 headers: 431)
-    and closes: uvicorn left that answer unsent and the connection open forever."""
+    and closes: uvicorn left that answer unsent and the connection open forever. A text message
+    that is not UTF-8 closes the connection (1007, as the protocol requires) without uvicorn's
+    traceback on the server's stderr."""
+
+    def send_receive_event_to_app(self) -> None:
+        if self.curr_msg_data_type == "text" and not self.close_sent:
+            try:
+                b"".join(self.frames).decode()
+            except UnicodeDecodeError:
+                self.frames = []
+                self.conn.send_close(1007, "a text message must be UTF-8")
+                self.handle_parser_exception()
+                return
+        super().send_receive_event_to_app()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)

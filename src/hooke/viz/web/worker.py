@@ -9,8 +9,10 @@ Contract:
   pages instead of loading hooke's compiled kernels again (~70 MB each). Nothing of the server's
   own state (its ``__main__``, its threads, its sockets) is in a session process.
 - A session process runs ``NICENESS`` steps below the server: the server, which only relays
-  messages, gets the CPU first, and the sessions share the rest equally through the OS scheduler,
-  however often one client restarts however large a scene. Scene builds, steps and JSON encoding
+  messages, gets the CPU first, and the sessions share the rest through the OS scheduler,
+  however often one client restarts however large a scene; one whose tick has taken more than
+  ``HOG_SECONDS`` of CPU drops to ``HOG_NICENESS`` for good (:class:`Watchdog`), so that pages of
+  heavy work never hold up the frames of light ones. Scene builds, steps and JSON encoding
   never run in the server's event loop.
 - Channel: a socket pair carrying frames (a 4-byte big-endian length, then that many bytes).
   Server → process: one frame per tick, the pickled list of that tick's commands (:mod:`.protocol`
@@ -42,6 +44,8 @@ import struct
 import subprocess
 import sys
 import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -50,6 +54,12 @@ from .observed import ObservedOverlay
 from .session import Session, error_message
 
 NICENESS = 5
+# A session process whose tick has used HOG_SECONDS of CPU (a frame's work is normally a few ms:
+# the frame budget and one step) lowers itself to HOG_NICENESS for good. Ten pages flooding `step`
+# on a 27,000-particle implicit lattice (256 steps a tick) left a spring1d page 0.2-11 frames/s
+# at the same niceness, 56 frames/s at this one (issue 15).
+HOG_SECONDS = 0.25
+HOG_NICENESS = 19
 GRACE = 2.0  # seconds a session process has to end after its page left
 # Stepped once in the fork server: between them they use the kernels most scenes need (explicit,
 # linearly implicit with a direct solve, Newton with the barrier, generalized-α with joints, and
@@ -120,11 +130,55 @@ def run_session(channel: socket.socket, scene: str, fallback: str,
                 session, opening = Session(scene, observed=observed), []
             except HookeError as error:
                 session, opening = Session(fallback, observed=observed), [error_message(error)]
-            send_batch(channel, [*opening, session.scene_message()])
+            watchdog = Watchdog()
+            with watchdog.timing():
+                send_batch(channel, [*opening, session.scene_message()])
             while (request := receive_frame(channel)) is not None:
-                send_batch(channel, tick(session, pickle.loads(request)))
+                with watchdog.timing():
+                    send_batch(channel, tick(session, pickle.loads(request)))
         except (BrokenPipeError, ConnectionResetError):
             pass  # the server closed this page's channel: the page left
+
+
+class Watchdog(threading.Thread):
+    """Lowers this session process, every thread of it, to ``HOG_NICENESS`` once a span timed by
+    :meth:`timing` has used more than ``HOG_SECONDS`` of CPU (measured as it runs: a tick of
+    256 long steps is caught within it). Niceness only goes up: unprivileged, it cannot come
+    back, and a page that was heavy once may be again."""
+
+    def __init__(self):
+        super().__init__(daemon=True, name="hooke-viewer-watchdog")
+        self.since: float | None = None  # the CPU time at the start of the span being timed
+        self.start()
+
+    @contextmanager
+    def timing(self):
+        self.since = time.process_time()
+        try:
+            yield
+        finally:
+            self.since = None
+
+    def run(self) -> None:
+        while True:
+            time.sleep(HOG_SECONDS / 4)
+            since = self.since
+            if since is not None and time.process_time() - since > HOG_SECONDS:
+                demote()
+                return
+
+
+def demote() -> None:
+    """Every thread of this process to ``HOG_NICENESS`` (Linux: a nice value is per thread)."""
+    try:
+        threads = [int(tid) for tid in os.listdir("/proc/self/task")]
+    except OSError:  # no /proc: this thread's process then
+        threads = [0]
+    for tid in threads:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, HOG_NICENESS)
+        except OSError:  # it has ended
+            pass
 
 
 def tick(session: Session, commands: list) -> list[dict[str, Any]]:
