@@ -448,3 +448,48 @@ def test_a_text_message_that_is_no_utf8_closes_with_1007_and_no_traceback(viewer
     close = received[received.rindex(b"\x88"):]
     assert close[2:4] == (1007).to_bytes(2, "big") and b"UTF-8" in close, close
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_page_that_never_reads_is_dropped_at_its_keepalive_timeout():
+    """Issue 15 red team: a client that stops reading (its TCP window full) kept its connection
+    and its session process forever: at the keepalive timeout uvicorn closes the transport, which
+    waits for the unsent frames to drain, so the page's handler stayed blocked in a send (each
+    such page holds one of the MAX_SESSIONS places). At the timeout the connection is dropped,
+    its unsent frames with it, and its session process ends. (Keepalive here 6 s + 2 s: by then
+    cloth2d's frames, ~2 MB/s, have filled the socket buffers.)"""
+    import threading
+
+    import uvicorn
+
+    app = server.create_app("spring1d")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    options = {**server.uvicorn_options("127.0.0.1", port), "ws_ping_interval": 6.0,
+               "ws_ping_timeout": 2.0}
+    app_server = uvicorn.Server(uvicorn.Config(app, **options))
+    thread = threading.Thread(target=app_server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not app_server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.sendall(f"GET /ws?scene=cloth2d HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                         "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".encode())
+            deadline = time.monotonic() + 60
+            while not any(app.state.pages.values()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            [session] = [session for session in app.state.pages.values() if session]
+            pid = session.pid
+            del session
+            deadline = time.monotonic() + 40
+            while (app.state.pages or psutil.pid_exists(pid)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not app.state.pages and not psutil.pid_exists(pid)
+    finally:
+        app_server.should_exit = True
+        thread.join(timeout=10)
+        listener.close()

@@ -250,7 +250,13 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
     upgrade request it cannot read (a request line above 8 KiB: 414; more than 128 headers: 431)
     and closes: uvicorn left that answer unsent and the connection open forever. A text message
     that is not UTF-8 closes the connection (1007, as the protocol requires) without uvicorn's
-    traceback on the server's stderr."""
+    traceback on the server's stderr. A page that does not answer the keepalive ping in time is
+    dropped with what was still to be sent to it: uvicorn's close waited for that to drain, which
+    never happens for a client that stopped reading, and its page held a place for ever."""
+
+    def keepalive_timeout(self) -> None:
+        super().keepalive_timeout()
+        self.transport.abort()
 
     def send_receive_event_to_app(self) -> None:
         if self.curr_msg_data_type == "text" and not self.close_sent:
