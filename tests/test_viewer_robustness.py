@@ -493,3 +493,22 @@ def test_a_page_that_never_reads_is_dropped_at_its_keepalive_timeout():
         app_server.should_exit = True
         thread.join(timeout=10)
         listener.close()
+
+
+def test_a_blow_up_prints_nothing_on_the_servers_stderr(served):
+    """Issue 15 red team: every page whose run overflowed (k = 1e308, x0 = 1e300 …) printed
+    NumPy's RuntimeWarnings ("overflow encountered in multiply", "invalid value …") on the
+    server's stderr, a few lines per page, for as many pages as a client cared to open. The
+    page is told in hooke run's words (above); the server's log stays quiet."""
+    with bench.connection(served.url, "spring1d") as ws:
+        scene = bench.first_scene(ws)
+        ws.send(json.dumps({"type": "restart", "integrator": scene["integrator"], "dt": scene["dt"],
+                            "parameters": {"stiffness": 1e308}}))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            message = json.loads(ws.recv(timeout=60))
+            if message["type"] == "error":
+                break
+        assert message["type"] == "error" and "non-finite" in message["message"], message
+    served.stop()
+    assert "Warning" not in served.process.stderr.read().decode()

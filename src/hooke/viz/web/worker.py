@@ -45,6 +45,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -252,6 +253,9 @@ def session_main(channel_fd: int, scene: str, fallback: str,
                  observed: ObservedOverlay | None = None) -> int:
     """A forked session process's main; its exit status."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    # A run that overflows is told to its page (in hooke run's words); NumPy's warnings about it
+    # would only fill the server's stderr, a few lines per page a client opens.
+    warnings.simplefilter("ignore", RuntimeWarning)
     try:
         run_session(socket.socket(fileno=channel_fd), scene, fallback, observed)
     except BaseException:  # noqa: BLE001 - reported, and this process only ends
