@@ -120,6 +120,10 @@ def test_scene_in_the_url_is_opened(client):
     ('{"type": "step", "extra": 1}', "Extra inputs"),
     ("[" * 100_000, "too large"),
     ("[" * 50_000, "nested too deeply"),
+    # An integer of more than 4,300 digits: Python's json raises a plain ValueError for it, which
+    # ended the connection with no message (code 1000).
+    ('{"type": "drag", "particle": ' + "1" * 5000 + ', "target": [0.0]}', "too many digits"),
+    ('{"type": "step", "n": ' + "9" * 4301 + '}', "too many digits"),
 ])
 def test_bad_messages_get_an_error_and_the_connection_goes_on(client, text, reason):
     with connected(client) as (ws, _, _):

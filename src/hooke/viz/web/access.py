@@ -4,9 +4,10 @@ for its WebSocket.
 A DNS-rebinding page is served from a name of the attacker's (``evil.example``) that later
 resolves to this machine; the browser then sends ``Host: evil.example:PORT`` with every request,
 and as its ``Origin`` matches, only the Host can tell it apart. Contract of :class:`HostAllowlist`
-(an ASGI middleware): a request whose ``Host`` (without its port, case-insensitive) is not one of
-:func:`allowed_hosts` is refused before the app sees it: HTTP with 403 and a one-line reason, a
-WebSocket by closing it before the handshake completes (the client sees 403). The names allowed:
+(an ASGI middleware): a request whose ``Host`` (``name[:port]``, the name case-insensitive) is not
+one of :func:`allowed_hosts` is refused before the app sees it: HTTP with 403 and a one-line
+reason, a WebSocket by closing it before the handshake completes (the client sees 403). The names
+allowed:
 
 - the address the server is bound to (``--host``) and every name given with ``--allow-host``;
 - bound to a loopback address: ``localhost``, ``127.0.0.1`` and ``::1``;
@@ -65,13 +66,19 @@ def allowed_hosts(bind: str, extra: Iterable[str] = ()) -> frozenset[str]:
     return frozenset(names - {""})
 
 
+# A Host header: a name or [an IPv6 address], then an optional :port (RFC 9110, 7.2).
+HOST = re.compile(r"(?:\[(?P<ip6>[0-9A-Fa-f:.]+)\]|(?P<name>[^\[\]:@/?#\s]+))(?::\d{1,5})?")
+
+
 def host_name(header: str | None) -> str | None:
-    """The name in a ``Host`` header without its port (``[::1]:8000`` → ``::1``)."""
+    """The name in a ``Host`` header without its port (``[::1]:8000`` → ``::1``); None for a
+    header that is no ``name[:port]`` (``localhost:80@evil.example``), or a bare IPv6 address."""
     if not header:
         return None
-    if header.startswith("["):
-        return normal(header[1:].partition("]")[0])
-    return normal(header.rpartition(":")[0] if header.count(":") == 1 else header)
+    match = HOST.fullmatch(header)
+    if match is None:
+        return normal(header) if is_ip(header) else None  # ::1 without its brackets
+    return normal(match["ip6"] or match["name"])
 
 
 class HostAllowlist:
@@ -104,6 +111,12 @@ class HostAllowlist:
 
 
 def same_origin(headers) -> bool:
-    """True without an Origin header (non-browser clients) or when it names the Host asked for."""
+    """True without an Origin header (non-browser clients) or when it names the Host asked for
+    (an Origin that is no URL, ``http://[::1``, is another site's)."""
     origin = headers.get("origin")
-    return origin is None or urlsplit(origin).netloc == headers.get("host")
+    if origin is None:
+        return True
+    try:
+        return urlsplit(origin).netloc == headers.get("host")
+    except ValueError:
+        return False

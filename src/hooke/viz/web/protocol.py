@@ -95,6 +95,8 @@ def parse_command(text: str) -> Command:
         raise ProtocolError(f"malformed JSON ({error.msg} at position {error.pos})") from None
     except RecursionError:
         raise ProtocolError("malformed JSON (nested too deeply)") from None
+    except ValueError:  # an integer of more than sys.get_int_max_str_digits() (4,300) digits
+        raise ProtocolError("malformed JSON (a number with too many digits)") from None
     if not isinstance(data, dict) or "type" not in data:
         raise ProtocolError("a message must be a JSON object with a 'type'")
     try:

@@ -7,7 +7,8 @@ Contract:
   loopback names, ``--allow-host`` names); any other ``Host`` gets 403, on the page and on the
   WebSocket alike (DNS rebinding). A WebSocket whose ``Origin`` is another site is refused too.
 - ``/ws?scene=NAME`` is the live connection. The server sends ``hello`` (scene and integrator
-  names, the message limit), then the session's messages (see :mod:`.session`); it receives the
+  names, the message limit), an ``error`` if NAME is no built-in scene (the served scene opens
+  instead), then the session's messages (see :mod:`.session`); it receives the
   commands of :mod:`.protocol`. A ``load`` or ``restart`` is answered at once with a ``status``
   message (``message``: what is being prepared), before its session builds the scene. Each connection owns a session in a process of its own
   (:mod:`.worker`), ticked at up to ``FRAME_RATE`` frames per second: this process only relays
@@ -18,7 +19,8 @@ Contract:
   (> ``MAX_MESSAGE_BYTES``) message, or one beyond the queue limits (``MAX_PENDING`` commands,
   ``MAX_PENDING_REBUILDS`` scene builds per frame), is answered with an ``error`` to that client
   only and the connection goes on. uvicorn itself closes a connection that sends a frame above
-  ``WS_MAX_SIZE``.
+  ``WS_MAX_SIZE``; an upgrade request too large to read is answered (414, 431) and closed
+  (:class:`WebSocketProtocol`).
 - :func:`run` binds 127.0.0.1 unless another host is given. :func:`listen` binds first, so that a
   bad port, a host that is not an address of this machine or a port in use is one
   HookeInputError naming ``port`` or ``host`` before anything is printed or served.
@@ -37,6 +39,7 @@ from typing import Any, Iterable
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from ...errors import HookeInputError, as_path, is_count
 from ...integrators import base as integrator_registry
@@ -44,6 +47,7 @@ from ...scenes import names as scene_names
 from .access import HostAllowlist, allowed_hosts, same_origin
 from .observed import ObservedOverlay
 from .protocol import MAX_MESSAGE_BYTES, Drag, Load, ProtocolError, Restart, parse_command
+from .session import error_message
 from .worker import SessionEnded, SessionProcess, encode, zygote
 
 FRAME_RATE = 60.0
@@ -202,8 +206,12 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
                 await refuse(websocket, 1013, f"the viewer is serving {MAX_SESSIONS} pages, its "
                              "limit: close one and reload this page")
                 return
-            session = await SessionProcess.start(websocket.query_params.get("scene") or scene, scene,
-                                                 overlay)
+            asked = websocket.query_params.get("scene") or scene
+            if asked not in scene_names():  # only a known name goes on to the fork server
+                await websocket.send_text(encode(error_message(HookeInputError(
+                    "scene", f"unknown scene (built-in: {', '.join(scene_names())})", asked))).decode())
+                asked = scene
+            session = await SessionProcess.start(asked, scene, overlay)
             pages[websocket] = session
             connection = Connection(websocket, session)
             await connection.relay()  # the opening: the scene (after an error if it was unknown)
@@ -237,12 +245,44 @@ def url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
+class WebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket protocol, which also sends the websockets library's answer to an
+    upgrade request it cannot read (a request line above 8 KiB: 414; more than 128 headers: 431)
+    and closes: uvicorn left that answer unsent and the connection open forever. A text message
+    that is not UTF-8 closes the connection (1007, as the protocol requires) without uvicorn's
+    traceback on the server's stderr. A page that does not answer the keepalive ping in time is
+    dropped with what was still to be sent to it: uvicorn's close waited for that to drain, which
+    never happens for a client that stopped reading, and its page held a place for ever."""
+
+    def keepalive_timeout(self) -> None:
+        super().keepalive_timeout()
+        self.transport.abort()
+
+    def send_receive_event_to_app(self) -> None:
+        if self.curr_msg_data_type == "text" and not self.close_sent:
+            try:
+                b"".join(self.frames).decode()
+            except UnicodeDecodeError:
+                self.frames = []
+                self.conn.send_close(1007, "a text message must be UTF-8")
+                self.handle_parser_exception()
+                return
+        super().send_receive_event_to_app()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if (not self.handshake_initiated and self.conn.handshake_exc is not None
+                and not self.transport.is_closing()):
+            self.transport.write(b"".join(self.conn.data_to_send()))
+            self.transport.close()
+
+
 def uvicorn_options(host: str = "127.0.0.1", port: int = 8000) -> dict[str, Any]:
     """The uvicorn settings the viewer is served with (its tests serve it with the same)."""
     # No permessage-deflate: compressing a large scene's megabytes would run in this process's
     # event loop, the one cost a client could still impose on the others (a 49,600-particle
     # lattice's restarts stalled other pages for over a second with it).
-    return {"host": host, "port": port, "ws_max_size": WS_MAX_SIZE,
+    return {"host": host, "port": port, "ws": WebSocketProtocol, "ws_max_size": WS_MAX_SIZE,
             "ws_per_message_deflate": False, "log_level": "warning"}
 
 

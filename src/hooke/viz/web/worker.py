@@ -9,8 +9,10 @@ Contract:
   pages instead of loading hooke's compiled kernels again (~70 MB each). Nothing of the server's
   own state (its ``__main__``, its threads, its sockets) is in a session process.
 - A session process runs ``NICENESS`` steps below the server: the server, which only relays
-  messages, gets the CPU first, and the sessions share the rest equally through the OS scheduler,
-  however often one client restarts however large a scene. Scene builds, steps and JSON encoding
+  messages, gets the CPU first, and the sessions share the rest through the OS scheduler,
+  however often one client restarts however large a scene; one whose tick has taken more than
+  ``HOG_SECONDS`` of CPU drops to ``HOG_NICENESS`` for good (:class:`Watchdog`), so that pages of
+  heavy work never hold up the frames of light ones. Scene builds, steps and JSON encoding
   never run in the server's event loop.
 - Channel: a socket pair carrying frames (a 4-byte big-endian length, then that many bytes).
   Server → process: one frame per tick, the pickled list of that tick's commands (:mod:`.protocol`
@@ -42,6 +44,9 @@ import struct
 import subprocess
 import sys
 import threading
+import time
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -50,6 +55,12 @@ from .observed import ObservedOverlay
 from .session import Session, error_message
 
 NICENESS = 5
+# A session process whose tick has used HOG_SECONDS of CPU (a frame's work is normally a few ms:
+# the frame budget and one step) lowers itself to HOG_NICENESS for good. Ten pages flooding `step`
+# on a 27,000-particle implicit lattice (256 steps a tick) left a spring1d page 0.2-11 frames/s
+# at the same niceness, 56 frames/s at this one (issue 15).
+HOG_SECONDS = 0.25
+HOG_NICENESS = 19
 GRACE = 2.0  # seconds a session process has to end after its page left
 # Stepped once in the fork server: between them they use the kernels most scenes need (explicit,
 # linearly implicit with a direct solve, Newton with the barrier, generalized-α with joints, and
@@ -63,6 +74,7 @@ WARM_SCENES = ("spring1d", "soft3d", "square_drop", "top", "npendulum", "crane")
 HEADER = struct.Struct(">I")
 PID = struct.Struct(">i")
 READ_LIMIT = 1 << 20  # bytes the server buffers from a session process before it reads them
+REQUEST_LIMIT = 1 << 16  # bytes of a fork request: a scene name, an --observed path (< 4 KiB)
 
 log = logging.getLogger(__name__)
 
@@ -119,11 +131,55 @@ def run_session(channel: socket.socket, scene: str, fallback: str,
                 session, opening = Session(scene, observed=observed), []
             except HookeError as error:
                 session, opening = Session(fallback, observed=observed), [error_message(error)]
-            send_batch(channel, [*opening, session.scene_message()])
+            watchdog = Watchdog()
+            with watchdog.timing():
+                send_batch(channel, [*opening, session.scene_message()])
             while (request := receive_frame(channel)) is not None:
-                send_batch(channel, tick(session, pickle.loads(request)))
+                with watchdog.timing():
+                    send_batch(channel, tick(session, pickle.loads(request)))
         except (BrokenPipeError, ConnectionResetError):
             pass  # the server closed this page's channel: the page left
+
+
+class Watchdog(threading.Thread):
+    """Lowers this session process, every thread of it, to ``HOG_NICENESS`` once a span timed by
+    :meth:`timing` has used more than ``HOG_SECONDS`` of CPU (measured as it runs: a tick of
+    256 long steps is caught within it). Niceness only goes up: unprivileged, it cannot come
+    back, and a page that was heavy once may be again."""
+
+    def __init__(self):
+        super().__init__(daemon=True, name="hooke-viewer-watchdog")
+        self.since: float | None = None  # the CPU time at the start of the span being timed
+        self.start()
+
+    @contextmanager
+    def timing(self):
+        self.since = time.process_time()
+        try:
+            yield
+        finally:
+            self.since = None
+
+    def run(self) -> None:
+        while True:
+            time.sleep(HOG_SECONDS / 4)
+            since = self.since
+            if since is not None and time.process_time() - since > HOG_SECONDS:
+                demote()
+                return
+
+
+def demote() -> None:
+    """Every thread of this process to ``HOG_NICENESS`` (Linux: a nice value is per thread)."""
+    try:
+        threads = [int(tid) for tid in os.listdir("/proc/self/task")]
+    except OSError:  # no /proc: this thread's process then
+        threads = [0]
+    for tid in threads:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, HOG_NICENESS)
+        except OSError:  # it has ended
+            pass
 
 
 def tick(session: Session, commands: list) -> list[dict[str, Any]]:
@@ -165,16 +221,25 @@ def zygote_main(control_fd: int) -> None:
     """The fork server's main: warm up, then for each request on the control socket (a packet
     ``[scene, fallback, observed]`` in JSON, observed null or [its scene, its path], with a
     channel socket attached) fork a session process on that channel and reply with its pid (4
-    bytes). Ends when the control socket closes."""
+    bytes; -1 for a request it cannot read, and it goes on). Ends when the control socket
+    closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C ends the server, which ends this
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps ended sessions: no zombies
     warm_up()  # its scenes are small: Numba's thread pool, which must not run at a fork, stays off
     with socket.socket(fileno=control_fd) as control:
         while True:
-            request, fds, _, _ = socket.recv_fds(control, 4096, 1)
+            request, fds, _, _ = socket.recv_fds(control, REQUEST_LIMIT, 1)
             if not request or not fds:
                 return
-            scene, fallback, observed = json.loads(request)
+            try:  # a request it cannot read fails that page only, never the fork server
+                scene, fallback, observed = json.loads(request)
+                if not (isinstance(scene, str) and isinstance(fallback, str)):
+                    raise ValueError("scene and fallback must be names")
+            except (ValueError, TypeError):
+                log.warning("viewer fork server: unreadable request %r", request[:100])
+                os.close(fds[0])
+                control.send(PID.pack(-1))
+                continue
             pid = os.fork()
             if pid == 0:
                 control.close()
@@ -188,6 +253,9 @@ def session_main(channel_fd: int, scene: str, fallback: str,
                  observed: ObservedOverlay | None = None) -> int:
     """A forked session process's main; its exit status."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    # A run that overflows is told to its page (in hooke run's words); NumPy's warnings about it
+    # would only fill the server's stderr, a few lines per page a client opens.
+    warnings.simplefilter("ignore", RuntimeWarning)
     try:
         run_session(socket.socket(fileno=channel_fd), scene, fallback, observed)
     except BaseException:  # noqa: BLE001 - reported, and this process only ends
@@ -226,7 +294,11 @@ class Zygote:
         if len(reply) != PID.size:  # it has ended: the next page starts another
             ours.close()
             raise SessionEnded("the viewer's fork server ended; reload the page to start again")
-        return PID.unpack(reply)[0], ours
+        pid = PID.unpack(reply)[0]
+        if pid <= 0:  # it could not read this request (see zygote_main)
+            ours.close()
+            raise SessionEnded("the viewer could not start this page's simulation process")
+        return pid, ours
 
 
 _zygote: Zygote | None = None
