@@ -27,11 +27,13 @@ from .scenes import names as scene_names
 # Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.
 console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
 errors = Console(stderr=True)
+ERRORS_PRINTED: list[str] = []  # a stop that printed none is said at exit (cli_stop)
 
 
 def print_error(line: str) -> None:
     """``error: line`` on stderr; the line is escaped, as a value such as ``[nan, 0.0]`` would
-    otherwise be taken for Rich markup and vanish."""
+    otherwise be taken for Rich markup and vanish. Counted in ``ERRORS_PRINTED``."""
+    ERRORS_PRINTED.append(line)
     errors.print(f"[bold red]error:[/] {escape(line)}", highlight=False, markup=True, soft_wrap=True)
 
 

@@ -7,7 +7,8 @@ so that a run stopped either way writes every frame whose integrator checkpoint 
 the process at once: its last block of frames lost, and not a word); it returns the function
 that restores the previous handler. :func:`stopped` prints the run's one line — stopped how,
 how many frames its file keeps, the ``--resume`` command — and exits 130 (Ctrl-C) or 143
-(128 + 15, SIGTERM).
+(128 + 15, SIGTERM). :func:`unreported_stop` gives the one line of a command stopped where
+no handler of hooke's caught it: Typer ends such a command with exit 130 and not a word.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import signal
 from pathlib import Path
 from typing import Callable
 
-from .cli_common import fail
+from .cli_common import ERRORS_PRINTED, fail, print_error
 from .run_report import plural
 
 
@@ -24,12 +25,31 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM during ``hooke run``: handled as a Ctrl-C is, exit 143."""
 
 
+_SIGTERMS: list[int] = []  # SIGTERMs received: a silent exit 130 after one was a SIGTERM's
+
+
 def _terminated(signum, frame) -> None:
+    _SIGTERMS.append(signum)
     raise Terminated
+
+
+def unreported_stop(code: int) -> int:
+    """The exit code for ``code``: an exit 130 after which no error was printed (Typer's for a
+    KeyboardInterrupt that left a command: a Ctrl-C in ``modes``, ``verify``, ``study`` … or a
+    SIGTERM during ``hooke run``) gets its line here, and a SIGTERM's its 143. Called once, at
+    the end of :func:`hooke.cli.main`: it forgets what it counted (tests call main again)."""
+    unsaid, terminated = code == 130 and not ERRORS_PRINTED, bool(_SIGTERMS)
+    ERRORS_PRINTED.clear()
+    _SIGTERMS.clear()
+    if not unsaid:
+        return code
+    print_error("stopped by SIGTERM" if terminated else "interrupted")
+    return 143 if terminated else 130
 
 
 def stop_on_sigterm() -> Callable[[], None]:
     """SIGTERM raises :class:`Terminated` until the returned function is called."""
+    _SIGTERMS.clear()
     previous = signal.signal(signal.SIGTERM, _terminated)
     return lambda: signal.signal(signal.SIGTERM, previous)
 
