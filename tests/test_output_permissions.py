@@ -171,6 +171,31 @@ def fill(folder) -> None:
         pass
 
 
+def test_verify_and_study_on_a_full_disk_are_one_line_naming_out(tmp_path):
+    """`hooke verify` and `hooke study` on a full disk printed their tables and then "unexpected
+    OSError … (a bug in hooke)" (the red-team pass after issue 15). Now one line naming --out,
+    exit 1, the table printed first, no partial file."""
+    folder = tmp_path / "disk"
+    mount_tmpfs(folder, "2m")
+    try:
+        (folder / "verify").mkdir()
+        (folder / "study").mkdir()
+        fill(folder)
+        done = cli("verify", "--energy-steps", "100", "--out", str(folder / "verify"))
+        assert done.returncode == 1 and done.stderr.splitlines() == [
+            f"error: --out: cannot write the plot and tables (No space left on device), got "
+            f"'{folder / 'verify'}'"]
+        assert "symplectic_euler" in done.stdout  # the table came first
+        done = cli("study", "pendulum-correction", "--t-end", "1", "--out", str(folder / "study"))
+        assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+            f"error: --out: cannot write the study's plot and table (No space left on device), "
+            f"got '{folder / 'study'}'")
+        assert [p.name for p in (folder / "verify").iterdir()] == []
+        assert [p.name for p in (folder / "study").iterdir()] == []
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
 def test_a_movie_that_fills_the_disk_leaves_the_earlier_movie(tmp_path):
     """On a full disk `hooke animate` removed the movie it could not write, which was the user's
     earlier movie of the same name. Now the new movie is written aside: on a full disk the

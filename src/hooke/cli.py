@@ -26,7 +26,7 @@ from rich.table import Table
 
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
                          flagged, given_flags, load_scene, output_directory, output_files,
-                         parse_option, print_error)
+                         parse_option, print_error, write_failure_exits)
 from .cli_fit import fit_command
 from .cli_stop import stop_on_sigterm, stopped, unreported_stop
 from .cli_verify import verify_command
@@ -431,7 +431,7 @@ def study_command(
             fail(str(error))
     output_directory(out)
     output_files([out / "pendulum_correction.png", out / "pendulum_correction.csv"])
-    with LoadMonitor() as load:
+    with LoadMonitor() as load, write_failure_exits("--out", "the study's plot and table", out):
         table = run_pendulum_correction_study(out, t_end=t_end, output_interval=output_interval,
                                               progress=lambda label: errors.print(f"running {label}"))
     console.print(table.text(), markup=False, highlight=False)

@@ -15,6 +15,7 @@ run's hold on its output directory.
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -131,6 +132,17 @@ def _numba_setting_problem() -> str | None:
             reason = lines[-1].partition(": ")[2] or lines[-1]  # the exception's own words
             return f"{name}: Numba cannot parse it ({reason}), got {os.environ.get(name)!r}"
     return None
+
+
+@contextmanager
+def write_failure_exits(field: str, what: str, target: Path):
+    """Inside: an OSError (a full disk while ``what`` is written into ``target``) is one line
+    naming ``field``, exit 1; the files are written aside, so none is left half written."""
+    try:
+        yield
+    except OSError as error:
+        fail(f"{field}: cannot write {what} ({error.strerror or error}), got {str(target)!r}",
+             code=1)
 
 
 def given_flags(**values) -> dict[str, str]:
