@@ -507,6 +507,28 @@ def test_a_numba_thread_count_numba_cannot_use_is_one_line_exit_2(value):
         f"kernels) or unset, got {value!r}"])
 
 
+@pytest.mark.parametrize("name, value, reason", [
+    ("NUMBA_OPT", "bogus", "Environment variable `NUMBA_OPT` is set to an unsupported value "
+     "'bogus', supported values are 0, 1, 2, 3, and 'max'"),
+    ("NUMBA_DEBUG_CACHE", "yes", "invalid literal for int() with base 10: 'yes'")])
+def test_a_numba_setting_numba_cannot_parse_is_one_line_exit_2(tmp_path, name, value, reason):
+    """Any other NUMBA_ variable Numba cannot parse printed Numba's own traceback (as a warning)
+    and ran on without it (the red-team pass after issue 15)."""
+    done = hooke("run", "spring1d", "--t-end", "0.05", "--out", str(tmp_path), env={name: value})
+    assert (done.returncode, done.stderr.splitlines()) == (2, [
+        f"error: {name}: Numba cannot parse it ({reason}), got {value!r}"])
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+def test_an_mplbackend_the_command_line_does_not_use_is_ignored(tmp_path):
+    """MPLBACKEND=bogus: matplotlib's import refused it, "unexpected ValueError … (a bug in
+    hooke)" after the run; the command line draws with Agg whatever it says."""
+    done = hooke("run", "spring1d", "--t-end", "0.05", "--quiet", "--out", str(tmp_path),
+                 env={"MPLBACKEND": "bogus"})
+    assert (done.returncode, done.stderr) == (0, "")
+    assert (tmp_path / "energy.png").stat().st_size > 1000
+
+
 def test_an_ascii_terminal_gets_escapes_not_a_unicode_error(tmp_path):
     """PYTHONIOENCODING=ascii: `hooke list` was "unexpected UnicodeEncodeError … (a bug in
     hooke)" at the first "⁺" of the integrators' table."""

@@ -223,11 +223,11 @@ def test_an_mp4_or_the_mode_shapes_on_a_full_disk_are_one_line_naming_out(full_d
     assert sorted(p.name for p in run.iterdir()) == ["trajectory.h5"]
 
 
-def test_sweep_export_and_study_on_a_full_disk_exit_1_in_one_line(full_disk):
+def test_sweep_export_study_and_verify_on_a_full_disk_exit_1_in_one_line(full_disk):
     """A full disk is the machine's failure, not bad input: `hooke sweep` and `hooke export`
-    said so in one line but exited 2 (bad input), and `hooke study` ended in "unexpected
-    OSError … (a bug in hooke)" with its computed table lost. Now exit 1, one line naming the
-    flag; the study prints its table first."""
+    said so in one line but exited 2 (bad input), and `hooke study` and `hooke verify` ended in
+    "unexpected OSError … (a bug in hooke)", the study's computed table lost. Now exit 1, one
+    line naming the flag; the study and verify print their tables first."""
     run, folder = full_disk, full_disk.parent
     one_line(cli("sweep", "spring1d", "--param", "stiffness=1,2", "--out", str(folder / "sweep")),
              1, "--out: cannot write ", "No space left on device")
@@ -240,6 +240,12 @@ def test_sweep_export_and_study_on_a_full_disk_exit_1_in_one_line(full_disk):
         f"got '{folder / 'study'}'"), done.stderr
     assert "projection" in done.stdout and "max ΔL" in done.stdout  # the table came first
     assert not list((folder / "study").iterdir())
+    done = cli("verify", "--energy-steps", "100", "--out", str(folder / "verify"))
+    assert done.returncode == 1 and done.stderr.splitlines() == [
+        f"error: --out: cannot write the plot and tables (No space left on device), got "
+        f"'{folder / 'verify'}'"]
+    assert "symplectic_euler" in done.stdout  # the table came first
+    assert not list((folder / "verify").iterdir())
 
 
 def test_resume_of_a_stored_run_it_may_not_write_is_one_line_and_keeps_it(interrupted, tmp_path):

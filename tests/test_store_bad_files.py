@@ -102,6 +102,18 @@ def chunk_offset(path, dataset: str) -> int:
     return info.byte_offset + info.size // 2
 
 
+HEAP_ZEROED = (r"is corrupted: its global heap collection at byte \d+ cannot be read \(an "
+               r"object of size 0 at byte \d+, which HDF5 would read for ever\)")
+
+
+def zero_heap_object(path) -> None:
+    """Zero the header of the first object of the file's first global heap collection."""
+    data = bytearray(path.read_bytes())
+    start = data.index(b"GCOL\x01")
+    data[start + 16: start + 32] = bytes(16)  # heap index 0, size 0: the free space, empty
+    path.write_bytes(bytes(data))
+
+
 CASES = {
     # name: (make the run, damage it, expected message after "path: " (a regex))
     "truncated": (complete_run, "truncate", r"is truncated: (\d+) of its (\d+) bytes are there"),
@@ -112,6 +124,10 @@ CASES = {
                                r"is truncated: (\d+) of its (\d+) bytes are there"),
     "interrupted, flipped superblock": (interrupted_run, "superblock",
                                         r"is not a readable HDF5 trajectory \(.*checksum.*\)"),
+    # HDF5 walks a global heap collection (where string attributes live) object by object, and
+    # loops for ever on an object of size 0: a zeroed block there hung every reader.
+    "zeroed heap object": (complete_run, "heap", HEAP_ZEROED),
+    "interrupted, zeroed heap object": (interrupted_run, "heap", HEAP_ZEROED),
 }
 
 
@@ -125,6 +141,8 @@ def damaged(tmp_path_factory):
         h5 = directory / "trajectory.h5"
         if damage == "truncate":
             h5.write_bytes(h5.read_bytes()[: h5.stat().st_size // 2])
+        elif damage == "heap":
+            zero_heap_object(h5)
         elif damage == "data":
             flip(h5, chunk_offset(h5, "frames/x"))
         else:

@@ -873,6 +873,54 @@ def test_a_stop_whose_exception_python_swallows_still_stops_the_run(tmp_path, na
     assert_frames_equal(read_trajectory(path), full, full.n_frames)
 
 
+STOPPED_WHILE_REPORTING = """
+import os, signal, sys, time
+from hooke import cli
+
+out, name = sys.argv[1:]
+
+def stopped(*args, **kwargs):  # the signal lands while the plots are drawn
+    os.kill(os.getpid(), getattr(signal, name))
+    time.sleep(5)
+
+cli.write_outputs = stopped
+sys.argv = ["hooke", "run", "--resume", out, "--quiet"]
+cli.main()
+"""
+
+
+@pytest.mark.parametrize("name, code, what", [("SIGTERM", 143, "stopped by SIGTERM"),
+                                              ("SIGINT", 130, "interrupted")])
+def test_a_resume_of_a_complete_run_stopped_while_reporting_says_so(tmp_path, name, code, what):
+    """`--resume` of a complete run writes its plots again; a Ctrl-C or SIGTERM there went
+    through Typer, which ends a command a KeyboardInterrupt left with exit 130 and not a word
+    (SIGTERM's 143 lost too: the red-team pass after issue 15). Now the run's own line."""
+    assert cli("run", "spring1d", "--t-end", "0.1", "--quiet", "--out", str(tmp_path)).returncode == 0
+    done = subprocess.run([sys.executable, "-c", STOPPED_WHILE_REPORTING, str(tmp_path), name],
+                          capture_output=True, text=True, timeout=120)
+    path = tmp_path / "trajectory.h5"
+    assert done.returncode == code, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"error: {what}: {path} keeps 21 frames (ParaView: {tmp_path / 'trajectory.xdmf'}); "
+        f"continue with `hooke run --resume {tmp_path}`")
+    assert hooke.open(path).n_frames == 21
+
+
+def test_a_ctrl_c_in_any_command_says_so(monkeypatch, capsys):
+    """Typer turned a Ctrl-C in a command (`hooke modes`, `verify`, `study` …) into exit 130
+    with nothing on stderr; now one line."""
+    from hooke import cli as hooke_cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+    monkeypatch.setattr(hooke_cli, "scene_names", interrupted)
+    monkeypatch.setattr(sys, "argv", ["hooke", "list"])
+    with pytest.raises(SystemExit) as done:
+        hooke_cli.main()
+    assert done.value.code == 130
+    assert capsys.readouterr().err.splitlines() == ["error: interrupted"]
+
+
 # -- lock files -------------------------------------------------------------------------------------
 
 def test_lock_files_go_with_their_run_and_removing_them_races_with_no_one(tmp_path, monkeypatch):

@@ -315,6 +315,27 @@ def test_an_empty_path_is_shown_as_given(tmp_path):
                                          "give '.'), got ''")
 
 
+def test_a_path_with_a_nul_byte_is_named(tmp_path):
+    """Every path argument of the API raised ValueError "embedded null byte" from deep inside
+    os.stat (the red-team pass after issue 15); now bad input naming it."""
+    from hooke.io.export import export_frames, write_xdmf
+    from hooke.viz import plots
+    from hooke.viz.animate import animate
+
+    scene = hooke.scene("spring1d")
+    run = hooke.simulate(scene, t_end=0.01, store=tmp_path / "run.h5")
+    bad = str(tmp_path / "a\0b.h5")
+    for call, field, value in (
+            (lambda: hooke.open(bad), "path", bad), (lambda: hooke.load(bad), "path", bad),
+            (lambda: hooke.resume(bad), "path", bad),
+            (lambda: hooke.simulate(scene, t_end=0.01, store=bad), "store", bad),
+            (lambda: plots.energy_plot(run, bad), "path", bad),
+            (lambda: animate(run, bad), "path", bad), (lambda: write_xdmf(bad), "path", bad),
+            (lambda: export_frames(tmp_path / "run.h5", bad), "out_dir", bad + "/vtu")):
+        assert one_line(call, field) == f"{field}: must not contain a NUL byte, got {value!r}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]
+
+
 @pytest.mark.parametrize("args, expected", [
     (("check", ""), "FILE"), (("run", "spring1d", "--out", ""), "--out"),
     (("run", "spring1d", "-q", "--out="), "--out"), (("plot", ""), "DIR")])

@@ -28,7 +28,7 @@ from .cli_common import (OutputsHold, console, empty_argument, environment_probl
                          flagged, given_flags, load_scene, output_directory, output_files,
                          parse_option, print_error)
 from .cli_fit import fit_command
-from .cli_stop import stop_on_signals, stopped
+from .cli_stop import stop_on_signals, stopped, unreported_stop
 from .cli_study import study_command
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError,
@@ -203,9 +203,8 @@ def run_command(
             finally:
                 if progress is not None:
                     progress.close()
-        except CompleteRunError:
-            finish_complete_run(out, quiet)
-            return
+        except CompleteRunError:  # its plots and summary are written again, below
+            result = finish_complete_run(out)
         except HookeInputError as error:  # a setting given as a flag is named as the flag
             fail(flagged(error, {**given_flags(integrator=integrator, dt=dt, t_end=t_end,
                                                save_every=save_every,
@@ -233,10 +232,11 @@ def run_command(
         restore_signals()
 
 
-def finish_complete_run(out: Path, quiet: bool) -> None:
+def finish_complete_run(out: Path):
     """``--resume`` of a run that has all its frames: finish what a kill in its last moments
     (the final compaction, the plots) may have left undone, and say so: a kill or a disk too
-    full for the compacting copy left the file uncompressed."""
+    full for the compacting copy left the file uncompressed. Returns the run, whose plots and
+    summary the caller writes again."""
     from .io.compaction import compact
     from .io.lock import OutputLock
     from .io.store import open_result
@@ -253,7 +253,7 @@ def finish_complete_run(out: Path, quiet: bool) -> None:
         fail(str(error))
     errors.print(f"note: {path} holds a complete run, nothing to continue; its plots and "
                  "summary are written again", markup=False, highlight=False, soft_wrap=True)
-    report(result, out, quiet)
+    return result
 
 
 def report(result, out: Path, quiet: bool = False, worker=None) -> None:
@@ -641,8 +641,7 @@ def main() -> None:
     except parse_errors.UsageError as error:
         print_error(usage_error(error))
         code = 2
-    except (KeyboardInterrupt, typer.Abort):  # Ctrl-C: a clean message, not a traceback
-        errors.print("interrupted")
+    except (KeyboardInterrupt, typer.Abort):  # Ctrl-C: a clean message (below), not a traceback
         code = 130
     except Exception as error:  # the last resort: a bug, reported in one line
         if os.environ.get("HOOKE_DEBUG"):
@@ -650,7 +649,7 @@ def main() -> None:
         print_error(f"unexpected {type(error).__name__}: {' '.join(str(error).split())} (a bug "
                     "in hooke; run with HOOKE_DEBUG=1 to see the traceback)")
         code = 1
-    sys.exit(code)
+    sys.exit(unreported_stop(code))
 
 
 if __name__ == "__main__":

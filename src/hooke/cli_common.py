@@ -15,6 +15,7 @@ run's hold on its output directory.
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -27,11 +28,13 @@ from .scenes import names as scene_names
 # Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.
 console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
 errors = Console(stderr=True)
+ERRORS_PRINTED: list[str] = []  # a stop that printed none is said at exit (cli_stop)
 
 
 def print_error(line: str) -> None:
     """``error: line`` on stderr; the line is escaped, as a value such as ``[nan, 0.0]`` would
-    otherwise be taken for Rich markup and vanish."""
+    otherwise be taken for Rich markup and vanish. Counted in ``ERRORS_PRINTED``."""
+    ERRORS_PRINTED.append(line)
     errors.print(f"[bold red]error:[/] {escape(line)}", highlight=False, markup=True, soft_wrap=True)
 
 
@@ -97,14 +100,49 @@ def empty_argument(command, args: list[str]) -> str | None:
 def environment_problem() -> str | None:
     """The line refusing a NUMBA_NUM_THREADS that Numba cannot use, else None: at import Numba
     raised a bare ValueError for 0 or a negative count (a "bug in hooke" line) and printed
-    a traceback of its own for a word, then went on with its default."""
+    a traceback of its own for a word, then went on with its default. So did any other NUMBA_
+    variable it cannot parse (``NUMBA_OPT=bogus``): Numba's settings are read here, only when
+    one is set, and the first it refused is the line. MPLBACKEND is dropped: the command line
+    draws with Agg whatever it names, and matplotlib's import refused a name it does not know."""
     import os
 
+    os.environ.pop("MPLBACKEND", None)
     text = os.environ.get("NUMBA_NUM_THREADS")
-    if text is None or (text.isascii() and text.isdigit() and int(text) >= 1):
-        return None
-    return (f"NUMBA_NUM_THREADS: must be an integer >= 1 (the threads of Numba's parallel "
-            f"kernels) or unset, got {text!r}")
+    if text is not None and not (text.isascii() and text.isdigit() and int(text) >= 1):
+        return (f"NUMBA_NUM_THREADS: must be an integer >= 1 (the threads of Numba's parallel "
+                f"kernels) or unset, got {text!r}")
+    if any(name.startswith("NUMBA_") and name != "NUMBA_NUM_THREADS" for name in os.environ):
+        return _numba_setting_problem()
+    return None
+
+
+def _numba_setting_problem() -> str | None:
+    """The first NUMBA_ variable Numba's settings warned they could not parse, as a line."""
+    import os
+    import re
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import numba.core.config  # noqa: F401  (reads the variables, warning of each it refuses)
+    for warning in caught:
+        found = re.match(r"Environment variable '(\w+)' is defined but", str(warning.message))
+        if found:
+            name, lines = found.group(1), str(warning.message).strip().splitlines()
+            reason = lines[-1].partition(": ")[2] or lines[-1]  # the exception's own words
+            return f"{name}: Numba cannot parse it ({reason}), got {os.environ.get(name)!r}"
+    return None
+
+
+@contextmanager
+def write_failure_exits(field: str, what: str, target: Path):
+    """Inside: an OSError (a full disk while ``what`` is written into ``target``) is one line
+    naming ``field``, exit 1; the files are written aside, so none is left half written."""
+    try:
+        yield
+    except OSError as error:
+        fail(f"{field}: cannot write {what} ({error.strerror or error}), got {str(target)!r}",
+             code=1)
 
 
 def given_flags(**values) -> dict[str, str]:

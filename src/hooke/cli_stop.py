@@ -7,9 +7,10 @@ so that a run stopped either way writes every frame whose integrator checkpoint 
 the process at once: its last block of frames lost, and not a word). Both signals' stops are
 also recorded (:mod:`hooke.pending_stop`), so one whose exception Python swallowed (raised
 inside a ``__del__``) still stops the run at its next block, and Python's "Exception ignored"
-report of it is not printed. It returns the function that restores the previous handlers. :func:`stopped` prints the run's one line — stopped how,
-how many frames its file keeps, the ``--resume`` command — and exits 130 (Ctrl-C) or 143
-(128 + 15, SIGTERM).
+report of it is not printed. It returns the function that restores the previous handlers.
+:func:`stopped` prints the run's one line — stopped how, how many frames its file keeps, the
+``--resume`` command — and exits 130 (Ctrl-C) or 143 (128 + 15, SIGTERM). :func:`unreported_stop` gives the one line of a command stopped where
+no handler of hooke's caught it: Typer ends such a command with exit 130 and not a word.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import pending_stop
-from .cli_common import fail
+from .cli_common import ERRORS_PRINTED, fail, print_error
 from .run_report import plural
 
 
@@ -28,15 +29,35 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM during ``hooke run``: handled as a Ctrl-C is, exit 143."""
 
 
+_SIGTERMS: list[int] = []  # SIGTERMs received: a silent exit 130 after one was a SIGTERM's
+
+
 def _stop(signum, frame) -> None:
     kind = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    if kind is Terminated:
+        _SIGTERMS.append(signum)
     pending_stop.record(kind)  # raised again by the run should Python swallow this one
     raise kind
+
+
+def unreported_stop(code: int) -> int:
+    """The exit code for ``code``: an exit 130 after which no error was printed (Typer's for a
+    KeyboardInterrupt that left a command: a Ctrl-C in ``modes``, ``verify``, ``study`` … or a
+    SIGTERM during ``hooke run``) gets its line here, and a SIGTERM's its 143. Called once, at
+    the end of :func:`hooke.cli.main`: it forgets what it counted (tests call main again)."""
+    unsaid, terminated = code == 130 and not ERRORS_PRINTED, bool(_SIGTERMS)
+    ERRORS_PRINTED.clear()
+    _SIGTERMS.clear()
+    if not unsaid:
+        return code
+    print_error("stopped by SIGTERM" if terminated else "interrupted")
+    return 143 if terminated else 130
 
 
 def stop_on_signals() -> Callable[[], None]:
     """SIGINT and SIGTERM stop the run (see the module's contract) until the returned function
     is called."""
+    _SIGTERMS.clear()
     previous = {number: signal.signal(number, _stop) for number in (signal.SIGINT, signal.SIGTERM)}
     report_unraisable = sys.unraisablehook
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .cli_common import console, fail, output_directory, output_files
+from .cli_common import console, fail, output_directory, output_files, write_failure_exits
 
 
 def verify_command(
@@ -70,9 +70,10 @@ def verify_command(
         table.add_row(r.name, str(r.expected_order), f"{r.measured_order:.3f}{mark}", behaviour,
                       f"{r.energy_factor - 1:+.3e}", f"{r.drift:.2e}")
     console.print(table)
-    convergence_plot(reports, out / "convergence.png", joint_reports)
-    write_reports(reports, out / "verify_spring1d.csv")
-    write_reports(joint_reports, out / "verify_pendulum.csv")
+    with write_failure_exits("--out", "the plot and tables", out):  # a full disk
+        convergence_plot(reports, out / "convergence.png", joint_reports)
+        write_reports(reports, out / "verify_spring1d.csv")
+        write_reports(joint_reports, out / "verify_pendulum.csv")
     console.print(f"log-log plot: {out / 'convergence.png'}\ntables: {out / 'verify_spring1d.csv'}, "
                   f"{out / 'verify_pendulum.csv'}", highlight=False)
     if not all(r.order_ok for r in [*reports, *joint_reports]):
@@ -109,9 +110,10 @@ def verify_matrix(out: Path, quick: bool) -> None:
                           f"{', '.join(f'{e:.2e}' for e in cell.errors)} m at dt = "
                           f"{', '.join(f'{dt:g}' for dt in cell.dts[:len(cell.errors)])} s. "
                           f"{cell.limitation or cell.note}")
-    csv_path = write_matrix_csv(cells, out / "verification.csv")
     plot_path = out / "verification.png"
-    matrix_plot(cells, plot_path, PLOT_TITLE.format(command=command))
+    with write_failure_exits("--out", "the table and plot", out):  # a full disk
+        csv_path = write_matrix_csv(cells, out / "verification.csv")
+        matrix_plot(cells, plot_path, PLOT_TITLE.format(command=command))
     console.print(f"table: {csv_path}\nplot: {plot_path}", highlight=False)
     if any(cell.failing for cell in cells):
         raise typer.Exit(1)

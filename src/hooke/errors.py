@@ -90,11 +90,14 @@ def is_count(value) -> bool:
 def as_path(value, field: str) -> Path:
     """``value`` (a str or an os.PathLike) as a Path; anything else (None, a number, bytes) and
     the empty string are bad input naming ``field``, not a TypeError from deep inside ``pathlib``
-    nor the current directory."""
+    nor the current directory; so is a NUL byte, which no file name holds (ValueError from
+    ``os.stat``)."""
     if not isinstance(value, (str, os.PathLike)):
         raise HookeInputError(field, "must be a path (a str or a pathlib.Path)", value)
     if os.fspath(value) == "":  # Path("") is ".", the current directory: shown so, it misled
         raise HookeInputError(field, "must not be empty (for the current directory give '.')", "")
+    if "\0" in str(os.fspath(value)):
+        raise HookeInputError(field, "must not contain a NUL byte", str(value))
     return Path(value)
 
 

@@ -43,7 +43,7 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from ..errors import HookeInputError
+from ..errors import HookeInputError, as_path
 from .outputs import (check_replaceable, check_replaceables, remove_stale_partials,
                       writable_directory, written_aside)
 from .opening import check_checksums, open_trajectory
@@ -76,7 +76,7 @@ def write_xdmf(h5_path, verify: bool = True) -> Path:
     the sidecar points into the frames without reading them), as ``hooke.open`` would check
     them. A sidecar path that is a directory, FIFO or device is refused (``path``) before that
     (:func:`check_replaceable`)."""
-    h5_path = Path(h5_path)
+    h5_path = as_path(h5_path, "path")
     path = h5_path.with_suffix(".xdmf")
     check_replaceable(path, "path")
     remove_stale_partials([path])

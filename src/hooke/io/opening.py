@@ -8,6 +8,9 @@ unreadable item; HDF5's default of 100 back-offs doubling from 1 ns would wait f
 corrupted byte). h5py does not wrap that setting: it is called through ctypes from the HDF5
 library h5py's extension module links (checked on Linux wheels); where that symbol cannot be
 found, HDF5's default applies to such files. Other files are opened plainly, without retries.
+Before HDF5 opens a file, its global heap collections (where string attributes live) are walked
+as HDF5 walks them (:func:`_check_global_heaps`): HDF5 loops for ever on an object of size 0 in
+one (a zeroed block), so such a file is refused instead.
 
 :func:`check_checksums` reads every dataset of an opened file through its checksums, for readers
 that do not read the frames themselves (the XDMF sidecar only points into them).
@@ -35,6 +38,7 @@ REQUIRED_ATTRIBUTES = ("scene_name", "scene_source", "parameters", "integrator",
                        "save_every", "options", "complete")
 # Datasets are checked this many bytes at a time (whole chunks): frames need not fit in memory.
 CHECK_BYTES = 2**24
+HEAP_SIGNATURE = b"GCOL\x01\x00\x00\x00"  # a global heap collection's, version 1
 
 
 @functools.cache
@@ -62,6 +66,48 @@ def _superblock(path: Path) -> tuple[int, int] | None:
     return head[11], struct.unpack_from("<Q", head, 28)[0]
 
 
+def _check_global_heaps(path: Path) -> None:
+    """Refuse a file with a global heap collection whose walk would never end. HDF5 (2.0 too)
+    reads a collection object by object, each a 16-byte header (heap index, references,
+    reserved, size) and its data padded to 8 bytes, except index 0, the free space, which is
+    its size alone; a step of 0 bytes (index 0, size 0: a zeroed block) loops for ever, so every
+    reader of a string attribute in it hung. Only a collection's exact header (``GCOL``, version
+    1, three zero bytes, a size of at least 4096 that fits in the file) is walked, so frame data
+    that happens to contain the letters is never taken for one. The file is read, not mapped:
+    a mapping of a file that a writer shortens meanwhile ends the process (SIGBUS)."""
+    with path.open("rb") as handle:
+        size, offset, tail = os.fstat(handle.fileno()).st_size, 0, b""
+        while offset < size:
+            block = tail + handle.read(CHECK_BYTES)
+            if len(block) == len(tail):
+                break
+            found = block.find(HEAP_SIGNATURE)
+            while found >= 0:
+                _walk_heap(handle, path, offset - len(tail) + found, size)
+                found = block.find(HEAP_SIGNATURE, found + 4)
+            offset += len(block) - len(tail)
+            tail = block[-(len(HEAP_SIGNATURE) - 1):]
+            handle.seek(offset)
+
+
+def _walk_heap(handle, path: Path, start: int, file_size: int) -> None:
+    """Walk the global heap collection at byte ``start`` (see :func:`_check_global_heaps`)."""
+    head = os.pread(handle.fileno(), 16, start)
+    length = struct.unpack_from("<Q", head, 8)[0] if len(head) == 16 else 0
+    if not 4096 <= length <= file_size - start:
+        return
+    data = os.pread(handle.fileno(), length, start)
+    at = 16
+    while at + 16 <= len(data):
+        index, size = struct.unpack_from("<H", data, at)[0], struct.unpack_from("<Q", data, at + 8)[0]
+        step = (16 + (size + 7) // 8 * 8 if index else size) % 2**64
+        if step == 0 or step >= 2**62:  # (a step that wraps round is one backwards)
+            raise HookeInputError("path", f"is corrupted: its global heap collection at byte "
+                                  f"{start} cannot be read (an object of size {size} at byte "
+                                  f"{start + at}, which HDF5 would read for ever)", str(path))
+        at += step
+
+
 def _reason(error: BaseException) -> str:
     """HDF5's own words, without h5py's "Unable to synchronously …" wrapper."""
     text = str(error.args[0] if isinstance(error, KeyError) and error.args else error)
@@ -75,6 +121,7 @@ def _open_file(path: Path) -> h5py.File:
     if superblock is not None and superblock[1] > size:
         raise HookeInputError("path", f"is truncated: {size} of its {superblock[1]} bytes are "
                               "there", str(path))
+    _check_global_heaps(path)
     try:
         if superblock is None or not superblock[0] & 0x4:
             return h5py.File(path, "r")

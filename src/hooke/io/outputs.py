@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import HookeInputError
+from ..errors import HookeInputError, as_path
 from .files import not_regular
 
 
@@ -51,7 +51,7 @@ def _why(error: OSError) -> str:
 
 def writable_directory(path: Path, field: str) -> Path:
     """``path`` created if missing and proved writable (see the module's contract)."""
-    path = Path(path)
+    path = as_path(path, field)
     try:
         if not stat.S_ISDIR(os.stat(path).st_mode):
             raise HookeInputError(field, "is an existing file, not a directory", str(path))
@@ -76,7 +76,7 @@ def writable_directory(path: Path, field: str) -> Path:
 
 def check_replaceable(path: Path, field: str) -> None:
     """Refuse an existing ``path`` this process may not write (see the module's contract)."""
-    path = Path(path)
+    path = as_path(path, field)
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:

@@ -602,7 +602,7 @@ def _frame_range(frames: slice | int | None, total: int) -> slice:
         stop += total
     if not 0 <= start < stop <= total:
         raise HookeInputError("frames", f"out of range for {total} stored frame(s)", shown)
-    return slice(start, stop, step)
+    return slice(start, stop, min(step, total))  # the same frames; h5py takes a C long
 
 
 def open_result(path, frames: slice | int | None = None):
