@@ -213,7 +213,8 @@ class OutputsHold:
     def take(self, out: Path, flag: str) -> None:
         """Refuses (HookeInputError naming ``flag``) while another run holds ``out``; a folder
         where the lock cannot be made (read-only) is left to the run's own checks, which say
-        why. Then removes the partial outputs a run killed while writing them left (``.summary.partial.json``…)."""
+        why. Then removes the partial outputs a run killed while writing them left
+        (``.summary.partial.json``…)."""
         from .io.lock import LockHeld, OutputLock
         from .io.outputs import remove_stale_partials
         from .run_report import output_paths
