@@ -468,12 +468,15 @@ def mesh_scene(tmp_path, mesh) -> Path:
 
 def test_a_corrupt_mesh_is_an_input_error_naming_the_field_and_the_file(tmp_path, capsys):
     """meshio prints and calls sys.exit(1) on a file it cannot parse: that must not end a
-    notebook's kernel (SystemExit) nor print anything."""
-    bad = tmp_path / "bad.vtu"
+    notebook's kernel (SystemExit) nor print anything. Its message, from a Rich console 80
+    columns wide, had a path longer than that folded with a space in it ("ramp.vt u")."""
+    folder = tmp_path / ("long" * 25)
+    folder.mkdir()
+    bad = folder / "bad.vtu"
     bad.write_bytes(b"garbage\x00\x01 not a vtu")
     message = input_error(lambda: hooke.load(mesh_scene(tmp_path, bad)), "parameters.mesh",
                           repr(str(bad)))
-    assert "cannot be read as a mesh" in message
+    assert f"cannot be read as a mesh (Couldn't read file {bad} as vtu)" in message
     input_error(lambda: hooke.ModelBuilder().from_mesh(bad), "mesh", repr(str(bad)))
     input_error(lambda: hooke.ModelBuilder().from_mesh("/dev/zero"), "mesh", "'/dev/zero'")
     assert capsys.readouterr() == ("", "")
