@@ -693,3 +693,33 @@ def test_a_sweep_of_more_members_than_one_sweep_schedules_is_refused_before_plan
         "'mass': 2000}")
     with pytest.raises(HookeInputError, match=r"^random: the sweep would have 1\.5e\+06 members"):
         plan("spring1d", {"stiffness": {"range": [1.0, 2.0]}}, random=MAX_MEMBERS * 3 // 2)
+
+
+def test_a_ctrl_c_mid_sweep_is_one_line_and_the_same_command_finishes_it(tmp_path):
+    """Issue 15 (third red-team pass): a Ctrl-C reaches the terminal's whole process group, so
+    each local worker process printed a KeyboardInterrupt traceback (and heartbeat errors)
+    before hooke's one line. Now the workers ignore it, the client stops the sweep with one
+    line, and the same command runs only the members left, keeping every finished row."""
+    import signal
+    import time
+
+    stiffness = ",".join(str(float(k)) for k in range(1, 41))
+    command = [sys.executable, "-m", "hooke", "sweep", "spring1d", "--param",
+               f"stiffness={stiffness}", "--summary-only", "--out", str(tmp_path)]
+    sweep = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("members/*/row.json"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(sweep.pid, signal.SIGINT)  # as a terminal's Ctrl-C: every process of the group
+    _, said = sweep.communicate(timeout=120)
+    assert sweep.returncode == 130
+    assert said.decode() == (f"error: interrupted: finished members are kept in {tmp_path}; "
+                             "the same command continues the sweep\n")
+    kept = {row: row.read_bytes() for row in tmp_path.glob("members/*/row.json")}
+    assert 3 <= len(kept) < 40
+    finished = subprocess.run(command, capture_output=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr
+    assert {row: row.read_bytes() for row in kept} == kept
+    table = pd.read_csv(tmp_path / "summary.csv")
+    assert len(table) == 40 and (table["status"] == "ok").all()

@@ -34,6 +34,25 @@ from .worker import run_member
 
 
 @contextmanager
+def _workers_ignore_ctrl_c():
+    """SIGINT ignored while the local workers start: they inherit that (a spawned process keeps an
+    ignored signal, and Python then installs no KeyboardInterrupt handler), so a terminal's Ctrl-C,
+    sent to the whole process group, stops the sweep in this process alone, with one line, instead
+    of a traceback from each worker. This process's own handler is back once they are up."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers are the main thread's to set
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
 def connect(client):
     """A ``distributed.Client``: the given one, one for a scheduler address, or a LocalCluster's."""
     from distributed import Client, LocalCluster  # Dask loads when a sweep runs, not on import
@@ -41,9 +60,10 @@ def connect(client):
     if client is None:
         cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                  else os.cpu_count() or 1)
-        with LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
-                          dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
-                Client(cluster) as local:
+        with _workers_ignore_ctrl_c():
+            cluster = LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0", silence_logs=logging.ERROR)
+        with cluster, Client(cluster) as local:
             yield local
     elif isinstance(client, str):
         try:
