@@ -152,6 +152,20 @@ def test_bounds_hold_the_fit():
     assert result.values["stiffness"] == pytest.approx(4.5, rel=1e-6)
 
 
+def test_an_open_low_bound_of_a_positive_parameter_is_no_bound(observed_csv, monkeypatch, capsys):
+    """Issue 15 (third red-team pass): (None, 4.5), and `--bounds stiffness=:4.5` ("an empty
+    side: none"), were refused with "low must be >= 0 (the parameter is positive), got (None,
+    4.5)"; for a parameter fitted in log space no low bound is 0."""
+    times, observed = noisy_record(damped_spring(), 0.01)
+    result = hooke.fit(damped_spring(4.0, C), observed, {"stiffness": "shared"},
+                       bounds={"stiffness": (None, 4.5)}, times=times, dt=DT)
+    assert result.values["stiffness"] == pytest.approx(4.5, rel=1e-6)
+    code, lines = run_main(monkeypatch, capsys, "fit", "spring1d", "--observed", str(observed_csv),
+                           "--param", "stiffness", "--initial", "stiffness=3", "--bounds",
+                           "stiffness=:")
+    assert not code, lines
+
+
 def test_chosen_elements_only_are_fitted():
     scene = hooke.scene("chain", n=3, damping=1.0)
     model = scene.model
@@ -354,6 +368,19 @@ def test_an_undecodable_csv_or_a_time_past_every_step_is_one_line(tmp_path, monk
     code, lines = run_main(monkeypatch, capsys, "fit", "spring1d", "--observed", str(path),
                            "--param", "stiffness")
     assert code == 2 and len(lines) == 1 and lines[0].startswith(message), lines
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_time_that_overflows_the_step_count_is_one_line_without_a_warning(tmp_path, monkeypatch,
+                                                                           capsys):
+    """Issue 15 (third red-team pass): t = 1e308 was refused, after NumPy's "RuntimeWarning:
+    overflow encountered in divide" and its source line on stderr."""
+    path = tmp_path / "bad.csv"
+    path.write_bytes(b"t,particle,x\n0,1,2\n1e308,1,1.9\n")
+    code, lines = run_main(monkeypatch, capsys, "fit", "spring1d", "--observed", str(path),
+                           "--param", "stiffness")
+    assert code == 2 and lines == ["error: times: 1e+308 is more than the 1e+08 steps of dt = "
+                                   "0.005 s hooke runs after the start, got 1e+308"], lines
 
 
 def test_a_spreadsheets_byte_order_mark_is_not_part_of_the_header(tmp_path):

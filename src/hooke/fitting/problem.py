@@ -86,7 +86,8 @@ def run_settings(scene, observation: Observation, integrator, dt, t_end, save_ev
             raise HookeInputError("observed", f"has {observation.x.shape[0]} rows but the run saves "
                                   f"{run.steps.size} frames: give times=", observation.x.shape)
         return t0 + run.steps * dt, run.t_end, run.save_every
-    exact = (observation.t - t0) / dt
+    with np.errstate(over="ignore"):  # t = 1e308 over a small dt: inf steps, refused below
+        exact = (observation.t - t0) / dt
     if np.any(exact > MAX_STEPS):  # before the cast to int64, which would wrap it round
         bad = float(observation.t[np.argmax(exact > MAX_STEPS)])
         raise HookeInputError("times", f"{bad!r} is more than the {MAX_STEPS:.0e} steps of dt = "

@@ -92,7 +92,8 @@ def _bounds_pair(value, name: str) -> tuple[float, float]:
     field = f"bounds.{name}"
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
         raise HookeInputError(field, "must be a pair (low, high), None for no bound", value)
-    low, high = (-np.inf if value[0] is None else value[0], np.inf if value[1] is None else value[1])
+    no_low = 0.0 if name in POSITIVE else -np.inf  # fitted in log space: no bound is 0
+    low, high = (no_low if value[0] is None else value[0], np.inf if value[1] is None else value[1])
     if not (is_number(low) and is_number(high)) or np.isnan(low) or np.isnan(high) or low >= high:
         raise HookeInputError(field, "must be numbers with low < high", value)
     if name in POSITIVE and low < 0:
