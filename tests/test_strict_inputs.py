@@ -218,6 +218,9 @@ def plot_cases(tmp_path):
         (lambda r: plots.phase_plot(r, particle=True), "particle", "must be a particle index", "True"),
         (lambda r: plots.analytic_plot(r, axis=1), "axis", "must be an axis from 0 to 0", "1"),
         (lambda r: plots.mode_shapes_plot("spring1d", None), "scene", "must be a hooke.Scene", "'str'"),
+        # issue 15 (third red-team pass): another scene's modes were an IndexError
+        (lambda r: plots.mode_shapes_plot(hooke.scene("chain"), hooke.modes("spring1d")), "modes",
+         "are not this scene's (its equilibrium has shape (11, 2)): hooke.modes(scene)", "(2, 1)"),
     ]
 
 
@@ -243,6 +246,17 @@ def test_animate_arguments_are_checked_before_drawing(spring_run, tmp_path, argu
     message = one_line(lambda: animate(**call), field)
     assert message.endswith(f"got {value}"), message
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("max_iterations", [0, -1, True, 2.5, "9", None])
+def test_rest_energy_and_equilibrium_take_a_count_of_iterations(max_iterations):
+    """Issue 15 (third red-team pass): rest_energy(max_iterations=0) was "Newton did not converge
+    in 0 iterations (… over the last iterations: ; force scale 1.000e-300 N)", 2.5 a TypeError."""
+    from hooke.analysis import equilibrium, rest_energy
+
+    for call in (rest_energy, equilibrium):
+        message = one_line(lambda: call("spring1d", max_iterations=max_iterations), "max_iterations")
+        assert message == f"max_iterations: must be an integer >= 1, got {max_iterations!r}"
 
 
 def test_animate_into_a_directory_names_the_path(spring_run, tmp_path):

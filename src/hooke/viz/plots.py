@@ -394,6 +394,10 @@ def mode_shapes_plot(scene, modes, path=None, n_modes: int = 6) -> Figure:
     n_modes = _count(n_modes, "n_modes")
     path = output_path(path)
     model = scene.model
+    if np.shape(modes.equilibrium) != np.shape(model.x0):
+        raise HookeInputError("modes", f"are not this scene's (its equilibrium has shape "
+                              f"{np.shape(model.x0)}): hooke.modes(scene)",
+                              np.shape(modes.equilibrium))
     count = min(n_modes, len(modes.frequencies))
     size = float(np.ptp(modes.equilibrium, axis=0).max()) or 1.0
     scaled = []
