@@ -345,9 +345,35 @@ def test_a_path_with_a_nul_byte_is_named(tmp_path):
             (lambda: hooke.simulate(scene, t_end=0.01, store=bad), "store", bad),
             (lambda: plots.energy_plot(run, bad), "path", bad),
             (lambda: animate(run, bad), "path", bad), (lambda: write_xdmf(bad), "path", bad),
-            (lambda: export_frames(tmp_path / "run.h5", bad), "out_dir", bad + "/vtu")):
+            (lambda: export_frames(tmp_path / "run.h5", bad), "out_dir", bad)):
         assert one_line(call, field) == f"{field}: must not contain a NUL byte, got {value!r}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]
+
+
+def test_export_frames_checks_its_arguments_before_writing(tmp_path):
+    """Issue 15 (third red-team pass): formats="obj" was read letter by letter ("unknown export
+    format … got 'o'"), formats=[] wrote nothing and returned [], formats=None, out_dir=5,
+    progress=5 and folders=5 raised TypeError or AttributeError (progress=5 after a file was
+    written)."""
+    from hooke.io.export import export_frames
+
+    path = tmp_path / "run.h5"
+    hooke.simulate(hooke.scene("cloth2d", nx=3, ny=3), t_end=0.01, store=path)
+    out = tmp_path / "out"
+    for call, field, problem, value in (
+            (lambda: export_frames(path, out, formats=[]), "formats",
+             "must name at least one format (known: vtu, obj, ply)", "[]"),
+            (lambda: export_frames(path, out, formats=None), "formats",
+             "must be a format name or a list of them (known: vtu, obj, ply)", "None"),
+            (lambda: export_frames(path, 5), "out_dir", "must be a path (a str or a pathlib.Path)", "5"),
+            (lambda: export_frames(path, out, progress=5), "progress",
+             "must be None or a function progress(done, total)", "5"),
+            (lambda: export_frames(path, out, folders=5), "folders",
+             "must be None or a mapping format → directory", "5")):
+        assert one_line(call, field) == f"{field}: {problem}, got {value}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]
+    written = export_frames(path, out, formats="obj")  # one format by name, as in a tuple
+    assert written == export_frames(path, out, formats=("obj",))
 
 
 @pytest.mark.parametrize("args, expected", [

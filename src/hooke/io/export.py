@@ -186,9 +186,23 @@ def export_frames(h5_path, out_dir, formats=("vtu",), progress=None, folders=Non
     write; so, on ``out_field``, is a folder that is a file or cannot be written in, and a
     file to write that is a directory, FIFO or device (:func:`check_replaceable`). Each file
     is written aside and renamed: a link in its place is replaced, never written through."""
+    known = ", ".join(FORMATS)
+    if isinstance(formats, str):
+        formats = (formats,)  # one format by name, not its letters
+    if not isinstance(formats, (list, tuple)):
+        raise HookeInputError(field, f"must be a format name or a list of them (known: {known})",
+                              formats)
+    if not formats:
+        raise HookeInputError(field, f"must name at least one format (known: {known})", formats)
     for fmt in formats:
-        if fmt not in FORMATS:
-            raise HookeInputError(field, f"unknown export format (known: {', '.join(FORMATS)})", fmt)
+        if not isinstance(fmt, str) or fmt not in FORMATS:
+            raise HookeInputError(field, f"unknown export format (known: {known})", fmt)
+    out_dir = as_path(out_dir, out_field)
+    if progress is not None and not callable(progress):
+        raise HookeInputError("progress", "must be None or a function progress(done, total)",
+                              progress)
+    if folders is not None and not isinstance(folders, dict):
+        raise HookeInputError("folders", "must be None or a mapping format → directory", folders)
     data = read_trajectory(h5_path)
     model = data["model"]
     faces = model.surface_triangles()
