@@ -425,7 +425,9 @@ def test_rows_keep_an_infinite_metric_as_strict_json(tmp_path):
     from hooke.sweep.storage import _read_row, write_row
 
     member = plan("spring1d", {"stiffness": [5.0]})[0]
-    write_row(tmp_path, member, {"status": "ok", "energy_error": math.inf, "wall_time": math.nan})
+    write_row(tmp_path, member, {"status": "ok", "error": "", "attempts": 1, "energy_error": math.inf,
+                                 "wall_time": math.nan, "constraint_drift": math.nan,
+                                 "penetration": math.nan, "steps": 10, "rejected": 0})
     text = (tmp_path / "members" / member.id / "row.json").read_text()
     assert '"energy_error": "inf"' in text and '"wall_time": null' in text
     row = _read_row(tmp_path, member)
@@ -723,3 +725,22 @@ def test_a_ctrl_c_mid_sweep_is_one_line_and_the_same_command_finishes_it(tmp_pat
     assert {row: row.read_bytes() for row in kept} == kept
     table = pd.read_csv(tmp_path / "summary.csv")
     assert len(table) == 40 and (table["status"] == "ok").all()
+
+
+@pytest.mark.parametrize("content", ["NaN", "[1, 2]", '"ok"', '{"status": "ok"}',
+                                     '{"member": "x", "status": "ok", "values": {}}',
+                                     b"\xff\xfe\x00garbage"])
+def test_a_damaged_row_left_in_dir_runs_its_member_again(client, tmp_path, content):
+    """Issue 15 (third red-team pass): a row.json that was JSON but not a row (NaN, a list, a
+    table missing "error" …) made the next same command "unexpected TypeError/KeyError (a bug in
+    hooke)"; now the member runs again and its row is written whole."""
+    params = {"stiffness": [5.0, 6.0], "t_end": [0.1]}
+    first = hooke.sweep("spring1d", params, client=client, out=tmp_path)
+    damaged = first.table["member"][0]
+    row = tmp_path / "members" / damaged / "row.json"
+    row.write_bytes(content if isinstance(content, bytes) else content.encode())
+    second = hooke.sweep("spring1d", params, client=client, out=tmp_path)
+    assert second.skipped == [first.table["member"][1]]
+    assert json.loads(row.read_text())["status"] == "ok"
+    pd.testing.assert_frame_equal(second.table.drop(columns="wall_time"),
+                                  first.table.drop(columns="wall_time"))

@@ -125,13 +125,22 @@ def _strict(value):
 
 
 def _read_row(directory: Path, member: Member) -> dict | None:
+    """The member's row in DIR, or None when it has none or one that is not a whole row (damaged
+    or edited: the member runs again and its row is written anew)."""
     try:
         row = json.loads(_row_path(directory, member.id).read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+    except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError):
         return None
-    for key, kind in COLUMNS.items():  # back from _strict (a row written before: NaN as is)
-        if kind == "float64" and key in row:
-            row[key] = math.nan if row[key] is None else float(row[key])
+    needed = [key for key in COLUMNS if key not in ("member", "trajectory")]
+    if not isinstance(row, dict) or any(key not in row for key in needed) \
+            or row["status"] not in ("ok", "failed", "timeout"):
+        return None
+    try:
+        for key, kind in COLUMNS.items():  # back from _strict (a row written before: NaN as is)
+            if kind == "float64":
+                row[key] = math.nan if row[key] is None else float(row[key])
+    except (TypeError, ValueError):
+        return None
     return row
 
 
