@@ -237,6 +237,16 @@ def test_bad_input_is_one_line_naming_the_field(case):
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
+@pytest.mark.parametrize("scene", [5, None, "spring1d"])
+def test_a_scene_that_is_not_a_scene_is_one_line(scene):
+    """Issue 15 (third red-team pass): hooke.fit(5, …) was AttributeError: 'int' object has no
+    attribute 'model'."""
+    with pytest.raises(HookeInputError) as error:
+        hooke.fit(scene, np.zeros((2, 2, 1)), ["stiffness"], times=[0.0, 0.05])
+    assert str(error.value) == ("scene: must be a hooke.Scene (hooke.scene(name), hooke.load(path)),"
+                                f" got {type(scene).__name__!r}")
+
+
 # -- the command line --------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -184,6 +184,11 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
     """
     if method not in METHODS:
         raise HookeInputError("method", f"must be one of {', '.join(METHODS)}", method)
+    from ..scene_setup import Scene
+
+    if not isinstance(scene, Scene):
+        raise HookeInputError("scene", "must be a hooke.Scene (hooke.scene(name), hooke.load(path))",
+                              type(scene).__name__)
     if not is_count(max_iterations) or max_iterations < 1:
         raise HookeInputError("max_iterations", "must be an integer >= 1", max_iterations)
     if not (isinstance(tolerance, (int, float)) and 0 < tolerance < 1):
