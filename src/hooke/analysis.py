@@ -36,7 +36,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .energies import drag, kinetic
-from .errors import HookeInputError, SimulationError, is_number
+from .errors import HookeInputError, SimulationError, is_count, is_number
 from .io.scene_file import builtin_scene
 from .memory import check_fits
 from .model import Model
@@ -99,8 +99,7 @@ def _multipliers(system: System, x: np.ndarray, gradient: np.ndarray) -> np.ndar
 def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
                 max_iterations: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """Static equilibrium (positions (n, d), tensions (m,)) nearest to ``x`` (default x0)."""
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) \
-            or max_iterations < 1:
+    if not is_count(max_iterations) or max_iterations < 1:
         raise HookeInputError("max_iterations", "must be an integer >= 1", max_iterations)
     model, _ = _model_of(scene)
     system = System(model)

@@ -28,7 +28,7 @@ from .cli_common import (OutputsHold, console, empty_argument, environment_probl
                          flagged, given_flags, load_scene, output_directory, output_files,
                          parse_option, print_error)
 from .cli_fit import fit_command
-from .cli_stop import stop_on_signals, stopped, unreported_stop
+from .cli_stop import forget_stops, stop_on_signals, stopped, unreported_stop
 from .cli_study import study_command
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError,
@@ -625,6 +625,7 @@ def main() -> None:
         # "\u207a" for "⁺", not a UnicodeEncodeError in the middle of a table
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    forget_stops()
     try:
         problem = environment_problem()
         if problem is not None:

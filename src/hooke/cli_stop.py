@@ -9,8 +9,9 @@ also recorded (:mod:`hooke.pending_stop`), so one whose exception Python swallow
 inside a ``__del__``) still stops the run at its next block, and Python's "Exception ignored"
 report of it is not printed. It returns the function that restores the previous handlers.
 :func:`stopped` prints the run's one line — stopped how, how many frames its file keeps, the
-``--resume`` command — and exits 130 (Ctrl-C) or 143 (128 + 15, SIGTERM). :func:`unreported_stop` gives the one line of a command stopped where
-no handler of hooke's caught it: Typer ends such a command with exit 130 and not a word.
+``--resume`` command — and exits 130 (Ctrl-C) or 143 (128 + 15, SIGTERM).
+:func:`unreported_stop` gives the one line of a command stopped where no handler of hooke's
+caught it: Typer ends such a command with exit 130 and not a word.
 """
 
 from __future__ import annotations
@@ -40,16 +41,22 @@ def _stop(signum, frame) -> None:
     raise kind
 
 
+def forget_stops() -> None:
+    """Start counting printed errors and SIGTERMs afresh: called as :func:`hooke.cli.main`
+    begins, so that what an earlier command in the same process printed (a test's, a
+    notebook's) never silences this one's stop line."""
+    ERRORS_PRINTED.clear()
+    _SIGTERMS.clear()
+
+
 def unreported_stop(code: int) -> int:
     """The exit code for ``code``: an exit 130 after which no error was printed (Typer's for a
     KeyboardInterrupt that left a command: a Ctrl-C in ``modes``, ``verify``, ``study`` … or a
     SIGTERM during ``hooke run``) gets its line here, and a SIGTERM's its 143. Called once, at
-    the end of :func:`hooke.cli.main`: it forgets what it counted (tests call main again)."""
-    unsaid, terminated = code == 130 and not ERRORS_PRINTED, bool(_SIGTERMS)
-    ERRORS_PRINTED.clear()
-    _SIGTERMS.clear()
-    if not unsaid:
+    the end of :func:`hooke.cli.main`."""
+    if code != 130 or ERRORS_PRINTED:
         return code
+    terminated = bool(_SIGTERMS)
     print_error("stopped by SIGTERM" if terminated else "interrupted")
     return 143 if terminated else 130
 
@@ -57,7 +64,6 @@ def unreported_stop(code: int) -> int:
 def stop_on_signals() -> Callable[[], None]:
     """SIGINT and SIGTERM stop the run (see the module's contract) until the returned function
     is called."""
-    _SIGTERMS.clear()
     previous = {number: signal.signal(number, _stop) for number in (signal.SIGINT, signal.SIGTERM)}
     report_unraisable = sys.unraisablehook
 

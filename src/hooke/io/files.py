@@ -26,6 +26,7 @@ import stat
 import tomllib
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 
@@ -117,30 +118,17 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
                               show_value=False) from None
 
 
-@contextlib.contextmanager
-def _unwrapped_rich():
-    """meshio says why it cannot read a file through Rich consoles it makes as it prints, 80
-    columns wide off a terminal: a longer path was folded, and the message joined up read
-    "ramp.vt u". Rich takes its width from COLUMNS: set past any message meanwhile."""
-    before = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "100000"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["COLUMNS"]
-        else:
-            os.environ["COLUMNS"] = before
-
-
 def read_mesh(path, field: str):
     """``meshio.read(path)`` as a meshio.Mesh; ``field`` names the path's field in errors."""
     import meshio
 
     path = check_regular(path, field, "mesh file")
     said = io.StringIO()
+    # meshio says why through Rich consoles it makes as it prints, 80 columns wide off a terminal:
+    # a longer path was folded ("ramp.vt u"). Rich takes its width from COLUMNS.
+    wide = mock.patch.dict(os.environ, {"COLUMNS": "100000"})
     try:
-        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said), _unwrapped_rich():
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said), wide:
             mesh = meshio.read(path)
     except (Exception, SystemExit) as error:  # meshio raises many types, and exits
         reason = " ".join(said.getvalue().replace("Error:", "").split()) or str(error)

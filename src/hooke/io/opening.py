@@ -86,8 +86,7 @@ def _check_global_heaps(path: Path) -> None:
                 _walk_heap(handle, path, offset - len(tail) + found, size)
                 found = block.find(HEAP_SIGNATURE, found + 4)
             offset += len(block) - len(tail)
-            tail = block[-(len(HEAP_SIGNATURE) - 1):]
-            handle.seek(offset)
+            tail = block[-(len(HEAP_SIGNATURE) - 1):]  # (pread leaves the read position)
 
 
 def _walk_heap(handle, path: Path, start: int, file_size: int) -> None:
