@@ -379,8 +379,10 @@ def test_paths_and_values_are_checked_before_anything_runs():
     bad = [({"nosuch": [1.0]}, "nosuch: unknown parameter (builder parameters of scene 'spring1d': "
             "x0, v0, stiffness, mass; model: spring.k, spring.damping, particle.mass, gravity; "
             "run settings: integrator, dt, t_end; or an integrator option), got 'nosuch'"),
-           ({"spring.k": [-1.0]}, "parameters.stiffness: Input should be greater than 0"),
-           ({"stiffness": [-1.0]}, "parameters.stiffness: Input should be greater than 0"),
+           # named as the path was written, whatever the builder calls the parameter
+           ({"spring.k": [-1.0]}, "spring.k: Input should be greater than 0, got -1.0"),
+           ({"stiffness": [-1.0]}, "stiffness: Input should be greater than 0, got -1.0"),
+           ({"parameters.stiffness": [-1.0]}, "parameters.stiffness: Input should be greater"),
            ({"integrator": ["rk5"]}, "integrator: unknown integrator"),  # every member invalid
            ({"integrator": ["rk4"], "rtol": [1e-6]}, "rtol: is not an option of integrator 'rk4'"),
            ({"dt": [0.01], "run.dt": [0.02]}, "run.dt: sets the same run as dt"),
@@ -504,18 +506,23 @@ def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
      "retries: Input should be less than or equal to 10, got 11"),
     (["--file", "SWEEP:params = [1, 2]"],
      "params: must be a table of parameter paths ([params]) or a list of them, got [1, 2]"),
+    # a builder parameter is named as the user wrote it, not as the builder does
+    (["spring1d", "--param", "spring.k=nan"], "spring.k: Input should be a finite number, got nan"),
+    (["spring1d", "--param", "spring.k=-1,0"], "spring.k: Input should be greater than 0, got -1\n"
+     "error: spring.k: Input should be greater than 0, got 0"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(args, message, tmp_path, tmp_path_factory):
     if args[-1].startswith("SWEEP:"):  # a sweep file of spring1d with these lines
         path = tmp_path_factory.mktemp("sweep") / "sweep.toml"
         path.write_text('scene = "spring1d"\n' + args[-1][len("SWEEP:"):] + "\n", encoding="utf-8")
         args = [*args[:-1], str(path)]
-    result = CliRunner().invoke(app, ["sweep", *args, "--out", str(tmp_path)])
+    out = tmp_path / "made" / "for"  # the folders a refused sweep made are gone again
+    result = CliRunner().invoke(app, ["sweep", *args, "--out", str(out)])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == message.count("\n") + 1, result.stderr
     assert "\n".join(lines).startswith(f"error: {message}"), result.stderr
-    assert list(tmp_path.iterdir()) == []  # no members, no (empty) summary
+    assert list(tmp_path.iterdir()) == []  # no members, no (empty) summary, no folder
 
 
 def test_cli_the_issues_example_on_a_scheduler_with_retries_and_summary_only(client, tmp_path):

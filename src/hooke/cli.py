@@ -25,8 +25,8 @@ from rich.table import Table
 
 from . import pending_stop
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
-                         flagged, given_flags, load_scene, output_directory, output_files,
-                         parse_option, print_error)
+                         flagged, given_flags, load_scene, made_for_the_work, output_directory,
+                         output_files, parse_option, print_error)
 from .cli_fit import fit_command
 from .cli_stop import forget_stops, stop_on_signals, stopped, unreported_stop
 from .cli_study import study_command
@@ -557,7 +557,6 @@ def sweep_command(
                    "metric": plot_metric, "save_every": save_every}
         settings.update({key: value for key, value in options.items() if value is not None})
         settings["summary_only"] = summary_only or settings.get("summary_only", False)
-        output_directory(out)
         bar = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("members"),
                        TimeElapsedColumn(), TimeRemainingColumn(), console=errors, transient=True)
 
@@ -570,7 +569,9 @@ def sweep_command(
             bar.update(bar.task_ids[0], completed=done)
 
         try:
-            result = sweep(scene, grids, client=scheduler, out=out, progress=progress, **settings)
+            with made_for_the_work(out):
+                output_directory(out)
+                result = sweep(scene, grids, client=scheduler, out=out, progress=progress, **settings)
         finally:
             if bar.tasks:  # stopping a bar never started prints an empty line too
                 bar.stop()

@@ -56,6 +56,23 @@ def output_directory(path: Path, flag: str = "--out") -> Path:
         fail(str(error))
 
 
+@contextmanager
+def made_for_the_work(path: Path):
+    """Inside: the making of ``path``, an output directory made early (to refuse an unwritable
+    one before a long check), and the work it is for. Refused there (HookeInputError), the
+    directories made for it are removed again while empty: a refused command leaves no trace."""
+    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    try:
+        yield
+    except HookeInputError:
+        for folder in missing:
+            try:
+                folder.rmdir()
+            except OSError:  # something was written there after all
+                break
+        raise
+
+
 def output_files(paths, flag: str = "--out") -> None:
     """Fail naming ``flag`` and the path when one of ``paths``, a command's output files, is
     one a new file may not replace: a directory, a FIFO, a device, a read-only file

@@ -175,12 +175,20 @@ def _with_model_values(data: dict[str, Any], values: dict[str, Any]) -> dict[str
 
 
 def _blame(error: HookeInputError, targets: dict[str, tuple[str, str]]) -> HookeInputError:
-    """An error about a field a model path wrote into the scene file (one per entry), as one
-    line about that path; other errors as they are."""
+    """An error about a field a path set under another name, as one line about the path as the
+    user wrote it: a model path's fields in the scene file (one per entry), and a builder
+    parameter given as ``spring.k`` (the builder names it ``parameters.stiffness``); other
+    errors as they are."""
     field, _, problem = str(error).splitlines()[0].partition(": ")
-    for path in (path for path, (kind, _) in targets.items() if kind == "model"):
-        _, entries, key = MODEL_PATHS[path]
-        if re.fullmatch(rf"{entries}\[\d+\]\.{key}" if entries else key, field):
+    for path, (kind, name) in targets.items():
+        if kind == "model":
+            _, entries, key = MODEL_PATHS[path]
+            pattern = rf"{entries}\[\d+\]\.{key}" if entries else key
+        elif kind == "parameter":
+            pattern = re.escape(f"parameters.{name}")
+        else:
+            continue
+        if field != path and re.fullmatch(pattern, field):
             return HookeInputError(path, problem, show_value=False)
     return error
 
