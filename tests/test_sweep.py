@@ -15,6 +15,7 @@ import threading
 import tomllib
 
 import dask
+import h5py
 import numpy as np
 import pandas as pd
 import psutil
@@ -749,5 +750,46 @@ def test_a_damaged_row_left_in_dir_runs_its_member_again(client, tmp_path, conte
     second = hooke.sweep("spring1d", params, client=client, out=tmp_path)
     assert second.skipped == [first.table["member"][1]]
     assert json.loads(row.read_text())["status"] == "ok"
+    pd.testing.assert_frame_equal(second.table.drop(columns="wall_time"),
+                                  first.table.drop(columns="wall_time"))
+
+
+def _flip_a_byte_of_frames_x(path):
+    with h5py.File(path, "r") as handle:
+        chunk = handle["frames/x"].id.get_chunk_info(0)
+    with open(path, "r+b") as file:
+        file.seek(chunk.byte_offset + chunk.size // 2)
+        byte = file.read(1)
+        file.seek(-1, os.SEEK_CUR)
+        file.write(bytes([byte[0] ^ 0xFF]))
+
+
+def _mark_incomplete(path):
+    with h5py.File(path, "r+") as handle:
+        handle.attrs["complete"] = False
+
+
+def _cut_in_half(path):
+    os.truncate(path, path.stat().st_size // 2)
+
+
+@pytest.mark.parametrize("damage", [_flip_a_byte_of_frames_x, _mark_incomplete, _cut_in_half])
+def test_a_damaged_trajectory_left_in_dir_runs_its_member_again(client, tmp_path, damage):
+    """Issue 15 (fourth pass): a member whose row said ok was skipped whatever its trajectory
+    had become since, and the table pointed at a file hooke.open refused."""
+    params = {"stiffness": [5.0, 6.0], "t_end": [0.1]}
+    first = hooke.sweep("spring1d", params, client=client, out=tmp_path)
+    damaged = first.table["member"][0]
+    store = tmp_path / "members" / damaged / "trajectory.h5"
+    whole = read_trajectory(store)
+    damage(store)
+    try:  # the damage is one a reader sees: a refusal, or a run that says it is not complete
+        assert not read_trajectory(store)["attrs"]["complete"]
+    except HookeInputError:
+        pass
+    second = hooke.sweep("spring1d", params, client=client, out=tmp_path)
+    assert second.skipped == [first.table["member"][1]]
+    again = read_trajectory(store)
+    assert again["attrs"]["complete"] and np.array_equal(again["x"], whole["x"])
     pd.testing.assert_frame_equal(second.table.drop(columns="wall_time"),
                                   first.table.drop(columns="wall_time"))

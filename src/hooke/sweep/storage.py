@@ -14,8 +14,8 @@ the earlier file, and is one :class:`~hooke.errors.OutputWriteError` naming DIR 
 CLI; :func:`check_writable` refuses a DIR it cannot write in before any member runs).
 
 Started again with the same DIR, a sweep skips every member whose row says ok (and whose
-trajectory exists, unless ``summary_only``: :func:`is_done`); failed and timed-out members run
-again.
+trajectory is a whole stored run, its checksums read, unless ``summary_only``: :func:`is_done`);
+failed and timed-out members, and those whose row or trajectory is damaged, run again.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from pathlib import Path
 
 from ..errors import HookeInputError, OutputWriteError
 from ..io.files import not_regular
+from ..io.opening import check_checksums, open_trajectory
+from ..io.run_attributes import run_settings
 from ..io.outputs import check_replaceable, writable_directory, written_aside
 from .planning import Member
 from .table import COLUMNS, summary_frame
@@ -147,7 +149,21 @@ def _read_row(directory: Path, member: Member) -> dict | None:
 def is_done(directory: Path, member: Member, summary_only: bool) -> bool:
     row = _read_row(directory, member)
     return (row is not None and row["status"] == "ok"
-            and (summary_only or trajectory_path(directory, member.id).is_file()))
+            and (summary_only or _whole_run(trajectory_path(directory, member.id))))
+
+
+def _whole_run(path: Path) -> bool:
+    """Whether ``path`` holds a complete stored run whose every checksum holds: a member's
+    trajectory damaged or cut short since its row was written runs again, as a damaged row
+    does (it was skipped, and its table row pointed at a file that could not be read)."""
+    if not path.is_file():
+        return False
+    try:
+        with open_trajectory(path) as handle:
+            check_checksums(handle)
+            return run_settings(handle.attrs, path).get("complete", False)
+    except HookeInputError:
+        return False
 
 
 def summary_table(members: list[Member], directory: Path):
