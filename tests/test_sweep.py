@@ -793,3 +793,28 @@ def test_a_damaged_trajectory_left_in_dir_runs_its_member_again(client, tmp_path
     assert again["attrs"]["complete"] and np.array_equal(again["x"], whole["x"])
     pd.testing.assert_frame_equal(second.table.drop(columns="wall_time"),
                                   first.table.drop(columns="wall_time"))
+
+
+def test_a_local_worker_started_again_after_dying_ignores_ctrl_c_too():
+    """Issue 15 (fourth pass): the nanny spawns a worker that died again with this process's
+    SIGINT handler, not with the ignored SIGINT of the first start, so a terminal's Ctrl-C gave
+    a KeyboardInterrupt traceback from it; the worker preload ignores SIGINT in every worker."""
+    import signal
+    import time
+
+    with connect(None) as client:
+        def dispositions() -> dict:
+            return client.run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
+
+        first = dispositions()
+        assert set(first.values()) == {True}
+        address, victim = next(iter(client.run(os.getpid).items()))
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until the nanny's new worker has joined
+            workers = client.scheduler_info()["workers"]
+            if address not in workers and len(workers) == len(first):
+                break
+            time.sleep(0.1)
+        assert victim not in client.run(os.getpid).values()
+        assert set(dispositions().values()) == {True}

@@ -38,7 +38,9 @@ def _workers_ignore_ctrl_c():
     """SIGINT ignored while the local workers start: they inherit that (a spawned process keeps an
     ignored signal, and Python then installs no KeyboardInterrupt handler), so a terminal's Ctrl-C,
     sent to the whole process group, stops the sweep in this process alone, with one line, instead
-    of a traceback from each worker. This process's own handler is back once they are up."""
+    of a traceback from each worker (a worker started again later ignores it through
+    :mod:`.worker_start`). This process's own handler is back once they are up: a Ctrl-C in
+    the second or two they take to start is not seen (press it again)."""
     import signal
     import threading
 
@@ -62,7 +64,8 @@ def connect(client):
                  else os.cpu_count() or 1)
         with _workers_ignore_ctrl_c():
             cluster = LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=logging.ERROR)
+                                   dashboard_address=":0", silence_logs=logging.ERROR,
+                                   preload=["hooke.sweep.worker_start"])
         with cluster, Client(cluster) as local:
             yield local
     elif isinstance(client, str):
