@@ -818,3 +818,36 @@ def test_a_local_worker_started_again_after_dying_ignores_ctrl_c_too():
             time.sleep(0.1)
         assert victim not in client.run(os.getpid).values()
         assert set(dispositions().values()) == {True}
+
+
+class _CountingClient:
+    """A client whose submit notes how many of the futures it gave are not done yet."""
+
+    def __init__(self, client):
+        self.client, self.futures, self.most_at_once = client, [], 0
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+    def submit(self, *args, **kwargs):
+        self.most_at_once = max(self.most_at_once, 1 + sum(not f.done() for f in self.futures))
+        self.futures.append(self.client.submit(*args, **kwargs))
+        return self.futures[-1]
+
+
+def test_a_sweep_keeps_a_few_members_per_worker_thread_on_the_cluster(client, tmp_path):
+    """Issue 15 (fourth pass): 200,000 members were submitted at once, the scheduler was busy
+    88 s before the first ran, and a Ctrl-C then took minutes to cancel them (with Dask's
+    tracebacks and a TimeoutError 'bug in hooke'). Now the next member is submitted as one ends."""
+    from hooke.sweep.execution import MIN_WINDOW, TASKS_PER_THREAD, execute
+    from hooke.sweep.settings import SweepSettings, validated
+
+    members = plan("spring1d", {"stiffness": [float(k) for k in range(1, 61)], "t_end": [0.05]})
+    counting, rows = _CountingClient(client), {}
+    execute(counting, members, tmp_path, validated(SweepSettings, {
+        "params": {"t_end": [0.05]}, "summary_only": True}),
+        lambda member, row: rows.setdefault(member.id, row))
+    window = max(MIN_WINDOW, TASKS_PER_THREAD * 2)
+    assert len(counting.futures) == 60 and len(rows) == 60
+    assert {row["status"] for row in rows.values()} == {"ok"}
+    assert window // 2 < counting.most_at_once <= window

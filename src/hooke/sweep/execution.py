@@ -21,6 +21,7 @@ import logging
 import math
 import os
 import uuid
+from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
@@ -31,6 +32,9 @@ from .settings import SweepSettings
 from .storage import trajectory_path
 from .table import failure_row
 from .worker import run_member
+
+TASKS_PER_THREAD = 4  # members on the cluster per worker thread (see execute)
+MIN_WINDOW = 16
 
 
 @contextmanager
@@ -84,19 +88,26 @@ def connect(client):
 
 def execute(client, members: list[Member], directory: Path, settings: SweepSettings,
             on_final: Callable[[Member, dict], None]) -> None:
-    """Run ``members`` on ``client``, retrying failures; ``on_final(member, row)`` per member."""
+    """Run ``members`` on ``client``, retrying failures; ``on_final(member, row)`` per member.
+
+    At most a few tasks per worker thread are on the cluster at a time (:func:`_window`), the
+    next submitted as one ends: 200,000 members submitted at once kept the scheduler busy for
+    88 s before the first one ran, and a Ctrl-C then took minutes to cancel them."""
     from distributed import wait
 
+    waiting = deque((member, 1) for member in members)
     pending: dict[Any, tuple[Member, int]] = {}
+    window = _window(client)
 
-    def submit(member: Member, attempt: int) -> None:
-        store = None if settings.summary_only else str(trajectory_path(directory, member.id))
-        future = client.submit(run_member, member, store, settings.timeout,
-                               key=f"hooke-member-{member.id}-{uuid.uuid4().hex[:8]}")
-        pending[future] = (member, attempt)
+    def submit_more() -> None:
+        while waiting and len(pending) < window:
+            member, attempt = waiting.popleft()
+            store = None if settings.summary_only else str(trajectory_path(directory, member.id))
+            future = client.submit(run_member, member, store, settings.timeout,
+                                   key=f"hooke-member-{member.id}-{uuid.uuid4().hex[:8]}")
+            pending[future] = (member, attempt)
 
-    for member in members:
-        submit(member, 1)
+    submit_more()
     try:
         while pending:
             finished, _ = wait(list(pending), return_when="FIRST_COMPLETED")
@@ -108,8 +119,17 @@ def execute(client, members: list[Member], directory: Path, settings: SweepSetti
                     row = failure_row("failed", f"{type(error).__name__}: {error}")
                     row["wall_time"] = math.nan
                 if row["status"] != "ok" and attempt <= settings.retries:
-                    submit(member, attempt + 1)
+                    waiting.appendleft((member, attempt + 1))
                 else:
                     on_final(member, {**row, "attempts": attempt})
+            submit_more()
     finally:
         client.cancel(list(pending))
+
+
+def _window(client) -> int:
+    """How many members are on the cluster at once: enough to keep every worker thread busy
+    while the client hears of one ending and submits the next (a cluster that grows later
+    gets at least ``MIN_WINDOW``)."""
+    threads = sum(client.nthreads().values())
+    return max(MIN_WINDOW, TASKS_PER_THREAD * threads)
