@@ -349,6 +349,25 @@ def test_a_start_whose_run_blows_up_is_refused_not_reported_converged(observed_c
                              "--initial NAME=VALUE)")
 
 
+@pytest.mark.parametrize("method", ["least_squares", "lbfgsb"])
+def test_a_start_on_a_plateau_of_the_loss_is_not_reported_converged(observed_csv, method):
+    """Issue 15 (fourth pass): from stiffness 1e-300 the motion does not change with ln k, the
+    gradient is 0 and met the tolerance: "stiffness = 1e-300 ± inf ... 0 iterations" as a
+    converged fit. Now it is not converged, saying the loss is flat there."""
+    record = read_observed(observed_csv, 2, 1)
+    result = hooke.fit(damped_spring(4.0, C), record, {"stiffness": "shared"}, dt=DT,
+                       initial={"stiffness": 1e-300}, method=method)
+    assert result.iterations == 0 and result.values["stiffness"] == pytest.approx(1e-300)
+    assert not result.converged and not result.summary()["converged"]
+    assert result.message == ("no step from the start (stiffness = 1e-300): the loss does not "
+                              "change with stiffness there; start from other values (initial=, "
+                              "--initial NAME=VALUE)")
+    assert result.text().endswith(f"{method} (not converged: {result.message})")
+    moved = hooke.fit(damped_spring(4.0, C), record, {"stiffness": "shared"}, dt=DT,
+                      initial={"stiffness": 1.0}, method=method)
+    assert moved.converged and moved.values["stiffness"] == pytest.approx(K, rel=0.05)
+
+
 @pytest.mark.parametrize("content, message", [
     (b"\xff\xfet,particle,x\n0.1,1,2\n", "error: observed bad.csv: is not UTF-8 text (byte 0), got"),
     (b"t,particle,x\n1e300,1,1.9\n1e301,1,1.8\n",
@@ -368,6 +387,9 @@ def test_a_start_whose_run_blows_up_is_refused_not_reported_converged(observed_c
      "1e+308 m from the run's"),
     (b"t,particle,x\n0.1,1_0,0.5\n", "error: observed bad.csv line 2: must be 3 finite decimal "
      "numbers, got '0.1,1_0,0.5'"),
+    # a repeated row was "particle 1 appears twice at t = 0.2 s, got 4": 4 was the line
+    (b"t,particle,x\n0.1,1,0.5\n\n0.2,1,0.4\n0.1,1,0.5\n", "error: observed bad.csv line 5: "
+     "particle 1 at t = 0.1 s is already observed on line 2"),
 ])
 def test_an_undecodable_csv_or_a_time_past_every_step_is_one_line(tmp_path, monkeypatch, capsys,
                                                                   content, message):

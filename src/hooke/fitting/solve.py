@@ -227,6 +227,11 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
         history.append(loss)
     theta = unknowns.physical(z)
     sigma = np.sqrt(np.diag(cov)) * np.where(unknowns.log, theta, 1.0)
+    flat = [label for label, s in zip(unknowns.labels, sigma) if not np.isfinite(s)]
+    if converged and flat and np.array_equal(z, unknowns.z0):  # a gradient of 0 met the tolerance
+        converged, message = False, (
+            f"no step from the start ({_start_text(unknowns)}): the loss does not change with "
+            f"{', '.join(flat)} there; start from other values (initial=, --initial NAME=VALUE)")
     return FitResult(values=unknowns.report(theta), uncertainty=unknowns.report(sigma),
                      labels=unknowns.labels, x=theta, sigma=sigma,
                      log_space=[bool(flag) for flag in unknowns.log], covariance=cov,

@@ -74,7 +74,7 @@ def _parse_csv(path, columns: list[str], n_particles: int, dim: int) -> Observat
             raise HookeInputError(f"observed {path.name}", f"header must name the columns "
                                   f"{', '.join(columns)} (this scene is {dim}D)", ",".join(header))
         where = [header.index(name) for name in columns]
-        rows = []
+        rows, lines = [], []  # the values of each row of data, and its line in the file
         for line, row in enumerate(reader, start=2):
             if not row:
                 continue
@@ -90,18 +90,20 @@ def _parse_csv(path, columns: list[str], n_particles: int, dim: int) -> Observat
                 raise HookeInputError(f"observed {path.name} line {line}", "particle must be an "
                                       f"index from 0 to {n_particles - 1}", row[where[1]])
             rows.append(values)
+            lines.append(line)
     if not rows:
         raise HookeInputError(f"observed {path.name}", "has no rows of data", str(path))
     data = np.array(rows)
     times, row_of = np.unique(data[:, 0], return_inverse=True)
     x = np.full((times.size, n_particles, dim), np.nan)
     particles = data[:, 1].astype(int)
-    seen = np.zeros(x.shape[:2], dtype=bool)
+    first_line = np.zeros(x.shape[:2], dtype=int)  # where each (time, particle) was seen, or 0
     for k, (time_row, particle) in enumerate(zip(row_of, particles)):
-        if seen[time_row, particle]:
-            raise HookeInputError(f"observed {path.name}", f"particle {particle} appears twice at "
-                                  f"t = {times[time_row]:g} s", k + 2)
-        seen[time_row, particle] = True
+        if first_line[time_row, particle]:
+            raise HookeInputError(f"observed {path.name} line {lines[k]}", f"particle {particle} "
+                                  f"at t = {times[time_row]:g} s is already observed on line "
+                                  f"{first_line[time_row, particle]}", show_value=False)
+        first_line[time_row, particle] = lines[k]
         x[time_row, particle] = data[k, 2:]
     return Observation(times, x)
 
