@@ -199,7 +199,7 @@ def test_a_line_search_without_decrease_fails_with_newtons_message(monkeypatch):
     with pytest.raises(SimulationError) as info:
         step.step(scene.state)
     assert str(info.value) == (
-        "implicit_euler: Newton did not converge in 0 iterations at t = 0 (the line search found "
+        "implicit_euler: Newton did not converge in its first iteration at t = 0 (the line search found "
         f"no decrease; ‖p‖∞/h, last: {0.05 / 0.499875:.3e}; tol = 0.01); try a smaller dt")
 
 

@@ -114,7 +114,7 @@ def test_joints_take_the_generic_path_and_name_both_residuals_when_newton_fails(
     assert not integrator.compiled
     # the first step of the top: 10 m/s along the joints' tangents, then the curvature's 0.1 mm
     with pytest.raises(SimulationError, match=r"implicit_euler: Newton did not converge in 1 "
-                                              r"iterations at t = 0 \(last \(‖p‖∞/h, max \|g\| "
+                                              r"iteration at t = 0 \(last \(‖p‖∞/h, max \|g\| "
                                               r"\[m\]\): \(1\.000e\+01, 0\.000e\+00\), "
                                               r"\(5\.080e-02, 1\.000e-04\); tol = 0\.01, joints "
                                               r"within 2e-10 m\); try a smaller dt"):

@@ -218,6 +218,16 @@ class Integrator:
         return State(t, x, v)
 
 
+    def newton_failure(self, iterations: int, t: float, details: str) -> SimulationError:
+        """The error of a step whose Newton solve stopped unconverged after ``iterations`` at
+        ``t``; ``details`` shows its last residuals and tolerance. (A line search that fails in
+        the first iteration is not "0 iterations": it is said as the first.)"""
+        done = ("in its first iteration" if iterations == 0 else
+                f"in {iterations} iteration{'' if iterations == 1 else 's'}")
+        return SimulationError(f"{self.name}: Newton did not converge {done} at t = {t:.6g} "
+                               f"({details}); try a smaller dt")
+
+
 class ConstraintForces:
     """Mixin for integrators of the unconstrained ODE: joints act as constraint forces.
 

@@ -226,10 +226,8 @@ class ImplicitEuler(Integrator):
 
     def _not_converged(self, t: float, residuals: list[float], why: str = "") -> SimulationError:
         history = ", ".join(f"{r:.3e}" for r in residuals[-8:])
-        return SimulationError(
-            f"implicit_euler: Newton did not converge in {len(residuals) - 1} iterations at "
-            f"t = {t:.6g} ({why + '; ' if why else ''}{self.residual_name}, last: {history}; tol = "
-            f"{self.tol:g}); try a smaller dt")
+        return self.newton_failure(len(residuals) - 1, t, f"{why + '; ' if why else ''}"
+                                   f"{self.residual_name}, last: {history}; tol = {self.tol:g}")
 
     @property
     def compiled(self) -> bool:

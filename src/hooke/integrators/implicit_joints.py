@@ -88,10 +88,9 @@ class ConstrainedNewton:
     def _failure(self, t: float, residuals, violations, why: str = "") -> SimulationError:
         it = self.integrator
         history = ", ".join(f"({r:.3e}, {g:.3e})" for r, g in zip(residuals[-6:], violations[-6:]))
-        return SimulationError(
-            f"implicit_euler: Newton did not converge in {len(residuals) - 1} iterations at "
-            f"t = {t:.6g} ({why + '; ' if why else ''}last ({it.residual_name}, max |g| [m]): "
-            f"{history}; tol = {it.tol:g}, joints within {self.tolerance:.3g} m); try a smaller dt")
+        return it.newton_failure(len(residuals) - 1, t, f"{why + '; ' if why else ''}last "
+                                 f"({it.residual_name}, max |g| [m]): {history}; tol = {it.tol:g}, "
+                                 f"joints within {self.tolerance:.3g} m")
 
     def solve(self, y: np.ndarray, state, x_tilde: np.ndarray, terms) -> np.ndarray:
         """Newton–KKT from y (the Newton start) to the constrained minimiser of the step."""

@@ -141,12 +141,10 @@ class AlphaMethod(Integrator):
 
     def _not_converged(self, t: float, history) -> SimulationError:
         shown = ", ".join(f"({r:.2e}, {c:.2e})" for r, c in history[-6:])
-        split = (f", with the step split {self.halvings} times down to h = {self.dt:.3g} s"
+        split = (f"with the step split {self.halvings} times down to h = {self.dt:.3g} s; "
                  if self.halvings else "")
-        return SimulationError(
-            f"{self.name}: Newton did not converge in {len(history) - 1} iterations at "
-            f"t = {t:.6g}{split} (last residuals (|r|∞ [N], |g|∞ [m]): {shown}; tol = "
-            f"{self.tol:g}); try a smaller dt")
+        return self.newton_failure(len(history) - 1, t, f"{split}last residuals (|r|∞ [N], "
+                                   f"|g|∞ [m]): {shown}; tol = {self.tol:g}")
 
     def _split(self, state: State, a, at, tension, history) -> State:
         """The step from ``state`` (a, ã, T there) whose Newton iteration failed, taken as two
