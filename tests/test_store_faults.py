@@ -81,11 +81,16 @@ def disk_full_line(path, kept: int) -> str:
 def test_a_full_disk_stops_the_run_in_one_line_keeps_its_frames_and_resumes_exactly(small_disk):
     """cloth2d fills the 6 MiB disk: one line (exit 1), no traceback, no crash; the file holds
     exactly the frames it says (frames_written), each bit-identical to the uninterrupted run's;
-    after space is freed, --resume ends bit-identical to the uninterrupted run."""
+    after space is freed, --resume ends bit-identical to the uninterrupted run. An earlier
+    run's plots and summary, which the new file makes stale, are gone (they stayed beside it)."""
+    assert cli("run", "spring1d", "--t-end", "0.5", "--out", str(small_disk)).returncode == 0
+    assert (small_disk / "summary.json").exists() and (small_disk / "energy.png").exists()
     done = cli("run", *CLOTH, "--out", str(small_disk))
     path = small_disk / "trajectory.h5"
     kept = int(re.search(r"after (\d+) frame", done.stderr).group(1))
     assert done.returncode == 1 and done.stderr.splitlines() == [disk_full_line(path, kept)]
+    assert sorted(p.name for p in small_disk.iterdir() if not p.name.endswith(".lock")) == [
+        "trajectory.h5"]
     full = hooke.simulate(hooke.scene("cloth2d"), dt=0.0025, t_end=3.0)
     stored = read_trajectory(path)
     assert stored["total_frames"] == stored["attrs"]["frames_written"] == kept
@@ -794,8 +799,10 @@ def test_resume_on_a_full_disk_is_the_same_line_and_code_as_a_runs(interrupted, 
 
 def test_a_run_stopped_by_sigterm_says_so_keeps_its_frames_and_resumes_exactly(tmp_path):
     """SIGTERM ended `hooke run` at once, silently (exit -15), its last block of frames lost;
-    now as a Ctrl-C: one line naming the frames kept and the --resume command, exit 143."""
+    now as a Ctrl-C: one line naming the frames kept and the --resume command, exit 143. The
+    plots and summary of the run the stopped one replaced in the folder are gone with it."""
     out = tmp_path / "run"
+    assert cli("run", "spring1d", "--t-end", "0.5", "--out", str(out)).returncode == 0
     child = subprocess.Popen([sys.executable, "-m", "hooke.cli", "run", "chain", "--t-end", "30",
                               "--out", str(out)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -803,7 +810,8 @@ def test_a_run_stopped_by_sigterm_says_so_keeps_its_frames_and_resumes_exactly(t
     while not seen and time.monotonic() < deadline:
         time.sleep(0.1)
         with contextlib.suppress(hooke.HookeInputError):  # not yet past its first flush
-            seen = read_trajectory(path, frames=0)["total_frames"]
+            stored = read_trajectory(path, frames=0)  # (the earlier run's, until then)
+            seen = stored["total_frames"] if stored["attrs"]["scene_name"] == "chain" else 0
     child.send_signal(signal.SIGTERM)
     _, stderr = child.communicate(timeout=60)
     kept = read_trajectory(path)["total_frames"]
@@ -812,6 +820,7 @@ def test_a_run_stopped_by_sigterm_says_so_keeps_its_frames_and_resumes_exactly(t
         f"error: stopped by SIGTERM: {path} keeps {kept} frames (ParaView: "
         f"{out / 'trajectory.xdmf'}); continue with `hooke run --resume {out}`"]
     assert kept >= seen >= 1
+    assert sorted(p.name for p in out.iterdir()) == ["trajectory.h5", "trajectory.xdmf"]
     assert cli("run", "--resume", str(out), "--quiet").returncode == 0
     full = hooke.simulate(hooke.scene("chain"), t_end=30.0, save_every=30)
     assert_frames_equal(read_trajectory(path), full, full.n_frames)

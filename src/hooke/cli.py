@@ -34,7 +34,8 @@ from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError,
                      format_value)
 from .io.outputs import check_replaceable, check_replaceables
-from .run_report import output_paths, plural, print_summary, summary_data, write_outputs
+from .run_report import (output_paths, plural, print_summary, remove_outputs, summary_data,
+                         write_outputs)
 from .scenes import names as scene_names
 from .viz import plot_worker
 
@@ -211,6 +212,8 @@ def run_command(
                                                max_energy_growth=max_energy_growth),
                                  "store": "--out"}))
         except StoreWriteError as error:  # a full disk: the file keeps its frames; nothing more fits
+            if error.frames_kept:  # this run's file replaced the one an earlier run's outputs show
+                remove_outputs(out)
             fail(str(error), code=1)
         except SimulationError as error:
             partial = getattr(error, "result", None)

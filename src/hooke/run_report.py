@@ -29,6 +29,16 @@ def output_paths(out: Path) -> list[Path]:
     return [out / "trajectory.xdmf", out / "summary.json", *(out / f"{name}.png" for name in PLOT_KINDS)]
 
 
+def remove_outputs(out: Path) -> None:
+    """Remove the plots, sidecar and summary in ``out`` of the run whose file a stopped run's
+    has replaced: they would pass for the new run's (`hooke run --resume` writes those)."""
+    for path in output_paths(out):
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:  # a read-only folder: the run's own line says what its file keeps
+            pass
+
+
 def write_outputs(result, out: Path, worker=None) -> list[Path]:
     """Plots, the XDMF sidecar of the stored trajectory, and summary.json; the plots drawn by
     ``worker`` (:mod:`hooke.viz.plot_worker`) meanwhile when it takes them, else here."""
