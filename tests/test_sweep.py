@@ -495,6 +495,9 @@ def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
      "--retries: Input should be less than or equal to 10, got 1000000000"),
     # a setting given as a flag is named as the flag (it was named as the API's argument,
     # `random:`), every problem at once; the same setting from a sweep file keeps its key
+    # a time limit of 1e308 s failed every member with "OverflowError: timestamp out of range"
+    (["spring1d", "--param", "stiffness=1", "--timeout", "1e308"],
+     "--timeout: Input should be less than or equal to 10000000, got 1e+308"),
     (["spring1d", "--param", "stiffness=1", "--random", "0"],
      "--random: Input should be greater than or equal to 1, got 0"),
     (["spring1d", "--param", "stiffness=1", "--seed", "-1", "--timeout", "0", "--save-every", "0"],

@@ -112,6 +112,7 @@ def _axis(path: str, spec, random: int | None):
 # A failed member runs again at most this many times: retries are for a worker lost or a flaky
 # machine; a member that fails the same way each time ran a billion times (issue 15).
 MAX_RETRIES = 10
+MAX_TIMEOUT = 1e7  # s a member may run (116 days): waiting longer overflowed the OS's time
 
 
 class Strict(BaseModel):
@@ -128,7 +129,7 @@ class SweepSettings(Strict):
     random: Annotated[int, Field(ge=1)] | None = None
     seed: Annotated[int, Field(ge=0)] = 0
     retries: Annotated[int, Field(ge=0, le=MAX_RETRIES)] = 0
-    timeout: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    timeout: Annotated[float, Field(gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)] | None = None
     summary_only: bool = False
     metric: Literal[METRICS] = "energy_error"  # type: ignore[valid-type]
     save_every: Annotated[int, Field(ge=1)] = 1
