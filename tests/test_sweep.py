@@ -854,3 +854,17 @@ def test_a_sweep_keeps_a_few_members_per_worker_thread_on_the_cluster(client, tm
     assert len(counting.futures) == 60 and len(rows) == 60
     assert {row["status"] for row in rows.values()} == {"ok"}
     assert window // 2 < counting.most_at_once <= window
+
+
+def test_numpy_values_are_a_grids_values_and_a_bad_progress_is_refused_up_front(tmp_path):
+    """Issue 15 (fourth pass): np.linspace(…) as a path's values was "must be a non-empty list";
+    progress=5 started the cluster, ran the members and failed at the first call."""
+    by_array = plan("spring1d", {"stiffness": np.linspace(1.0, 2.0, 3), "x0": np.array([0.5])})
+    by_list = plan("spring1d", {"stiffness": [1.0, 1.5, 2.0], "x0": [0.5]})
+    assert [m.id for m in by_array] == [m.id for m in by_list]
+    assert [type(m.values["stiffness"]) for m in by_array] == [float] * 3
+    out = tmp_path / "sweep"
+    with pytest.raises(HookeInputError, match=r"^progress: must be a callable progress\(done, "
+                                              r"total\) or None, got 5$"):
+        hooke.sweep("spring1d", {"stiffness": [1.0]}, out=out, progress=5)
+    assert not out.exists()

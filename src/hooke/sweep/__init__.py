@@ -118,6 +118,9 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
     settings = validated(SweepSettings, {
         "params": params, "random": random, "seed": seed, "retries": retries, "timeout": timeout,
         "summary_only": summary_only, "metric": metric, "save_every": save_every})
+    if progress is not None and not callable(progress):  # (it failed once members had run)
+        raise HookeInputError("progress", "must be a callable progress(done, total) or None",
+                              progress)
     base = base_scene(scene)
     model = base.model
     if settings.metric == "constraint_drift" and not model.n_joints:

@@ -67,9 +67,10 @@ class Range:
 
 
 def _plain(value, where: str):
-    """``value`` as a JSON-able Python value (numpy scalars unwrapped), or an input error."""
-    if isinstance(value, np.generic):
-        value = value.item()
+    """``value`` as a JSON-able Python value (NumPy scalars and arrays unwrapped), or an input
+    error."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.tolist()
     if isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, (list, tuple)):
@@ -103,6 +104,8 @@ def _axis(path: str, spec, random: int | None):
             raise HookeInputError(where, "a range needs random mode (random = N, --random N); "
                                   "a grid takes a list of values", list(ends))
         return Range(float(lo), float(hi), log)
+    if isinstance(spec, np.ndarray) and spec.ndim:  # np.linspace(…): its values (rows) in turn
+        spec = list(spec)
     if not isinstance(spec, (list, tuple)) or not spec:
         raise HookeInputError(where, "must be a non-empty list of values or a range "
                               "{range = [lo, hi], log = false}", spec)
