@@ -868,3 +868,41 @@ def test_numpy_values_are_a_grids_values_and_a_bad_progress_is_refused_up_front(
                                               r"total\) or None, got 5$"):
         hooke.sweep("spring1d", {"stiffness": [1.0]}, out=out, progress=5)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("answer, reason", [
+    (None, "no Dask scheduler answered within 1 s"),
+    (b"HTTP/1.1 400 Bad Request\r\n\r\n" * 4, "what answers there is not a Dask scheduler: "
+                                               "MemoryError"),
+])
+def test_a_scheduler_address_where_no_dask_scheduler_answers_is_one_line(monkeypatch, tmp_path,
+                                                                         answer, reason):
+    """Issue 15 (fourth pass): Dask waits for a scheduler's handshake without a limit, so a
+    server that accepted the connection and said nothing hung `hooke sweep --scheduler` for
+    good; one that answered anything else was read as a 3 EiB message ("unexpected MemoryError
+    … a bug in hooke"). Both are one line naming --scheduler, and DIR is not made."""
+    import socket
+
+    from hooke.sweep import execution
+
+    monkeypatch.setattr(execution, "CONNECT_SECONDS", 1)
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+
+    def serve():
+        connection, _ = server.accept()
+        accepted.append(connection)  # held open, silent or answering
+        if answer is not None:
+            connection.sendall(answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    out = tmp_path / "sweep"
+    try:
+        result = CliRunner().invoke(app, ["sweep", "spring1d", "--param", "stiffness=1,2",
+                                          "--scheduler", address, "--out", str(out)])
+    finally:
+        server.close()
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: --scheduler: cannot connect ({reason}), got '{address}'\n"
+    assert not out.exists()

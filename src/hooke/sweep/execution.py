@@ -33,6 +33,7 @@ from .storage import trajectory_path
 from .table import failure_row
 from .worker import run_member
 
+CONNECT_SECONDS = 10  # for a scheduler to answer
 TASKS_PER_THREAD = 4  # members on the cluster per worker thread (see execute)
 MIN_WINDOW = 16
 
@@ -73,8 +74,9 @@ def connect(client):
         with cluster, Client(cluster) as local:
             yield local
     elif isinstance(client, str):
+        _check_scheduler(client)
         try:
-            remote = Client(client, timeout="10s")
+            remote = Client(client, timeout=f"{CONNECT_SECONDS}s")
         except (OSError, TimeoutError, ValueError) as error:
             raise HookeInputError("scheduler", f"cannot connect ({error})", client) from None
         with remote:
@@ -84,6 +86,34 @@ def connect(client):
     else:
         raise HookeInputError("client", "must be None, a scheduler address or a distributed.Client",
                               type(client).__name__)
+
+
+def _check_scheduler(address: str) -> None:
+    """Refuse an address where nothing answers Dask's handshake within ``CONNECT_SECONDS``.
+    Dask's connect waits for that answer without a limit (a server that accepted the
+    connection and stayed silent hung the sweep for good) and reads any other answer as the
+    length of a message (a 3 EiB allocation, a MemoryError)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed.comm import connect as dask_connect
+
+    async def handshake() -> None:
+        comm = await asyncio.wait_for(dask_connect(address, timeout=CONNECT_SECONDS),
+                                      CONNECT_SECONDS)
+        await comm.close()
+
+    with ThreadPoolExecutor(1) as pool:  # an event loop of its own, also under a notebook's
+        try:
+            pool.submit(asyncio.run, handshake()).result()
+        except TimeoutError:  # (before OSError, of which it is one)
+            raise HookeInputError("scheduler", "cannot connect (no Dask scheduler answered "
+                                  f"within {CONNECT_SECONDS:g} s)", address) from None
+        except (OSError, ValueError) as error:
+            raise HookeInputError("scheduler", f"cannot connect ({error})", address) from None
+        except Exception as error:  # noqa: BLE001 (any other answer: not Dask's protocol)
+            raise HookeInputError("scheduler", "cannot connect (what answers there is not a "
+                                  f"Dask scheduler: {type(error).__name__})", address) from None
 
 
 def execute(client, members: list[Member], directory: Path, settings: SweepSettings,
