@@ -397,6 +397,10 @@ def test_paths_and_values_are_checked_before_anything_runs():
         with pytest.raises(HookeInputError) as caught:
             plan("spring1d", params)
         assert str(caught.value).startswith(message), str(caught.value)
+    with pytest.raises(HookeInputError, match=r"^n: the model would have 1e\+09 particles and "
+                       r"1e\+09 springs \(1\.86 TiB\) in memory, more than this machine's .*: "
+                       r"choose a smaller n, got 1000000000$"):  # its advice names it as given
+        plan("chain", {"n": [1_000_000_000]})
     with pytest.raises(HookeInputError, match=r"^random: draws from one grid, not from a list of 2, got 5$"):
         plan("spring1d", [{"x0": [1.0]}, {"x0": [2.0]}], random=5)
 

@@ -188,8 +188,9 @@ def _blame(error: HookeInputError, targets: dict[str, tuple[str, str]]) -> Hooke
             pattern = re.escape(f"parameters.{name}")
         else:
             continue
-        if field != path and re.fullmatch(pattern, field):
-            return HookeInputError(path, problem, show_value=False)
+        if field != path and re.fullmatch(pattern, field):  # (its advice names it too)
+            return HookeInputError(path, problem.replace(f"smaller {field}", f"smaller {path}"),
+                                   show_value=False)
     return error
 
 
