@@ -910,3 +910,25 @@ def test_a_scheduler_address_where_no_dask_scheduler_answers_is_one_line(monkeyp
     assert result.exit_code == 2, result.output
     assert result.stderr == f"error: --scheduler: cannot connect ({reason}), got '{address}'\n"
     assert not out.exists()
+
+
+def test_a_second_sweep_on_the_same_dir_is_refused_naming_the_first(tmp_path):
+    """Issue 15 (fourth pass): two `hooke sweep` on one --out ran the same members twice, each
+    writing the other's rows and trajectories over; the second is now refused in one line
+    naming the first's PID, and leaves DIR as it was."""
+    from hooke.io.lock import OutputLock
+
+    tmp_path.mkdir(exist_ok=True)
+    first = OutputLock(tmp_path / "summary.parquet", "out")  # as a running sweep holds it
+    try:
+        before = sorted(tmp_path.iterdir())
+        result = CliRunner().invoke(app, ["sweep", "spring1d", "--param", "stiffness=1,2",
+                                          "--out", str(tmp_path)])
+        assert result.exit_code == 2, result.output
+        assert result.stderr == (
+            f"error: --out: is being written by another run (PID {os.getpid()}, lock "
+            "summary.parquet.lock); wait until it ends or write elsewhere, got "
+            f"'{tmp_path / 'summary.parquet'}'\n")
+        assert sorted(tmp_path.iterdir()) == before
+    finally:
+        first.release()

@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 from ..callable_module import make_callable
 from ..errors import HookeInputError, as_path
+from ..io.lock import OutputLock
 from ..io.store import open_result
 from .execution import connect, execute
 from .metric_plot import plot_metric
@@ -132,6 +133,17 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
     directory = as_path(out, "out").resolve()
     check_layout(directory, distinct, settings.metric)
     check_writable(directory, settings.metric)
+    # one sweep per DIR: two at once ran the same members, and each wrote the other's rows over
+    lock = OutputLock(directory / "summary.parquet", "out")
+    try:
+        return _run(base, members, distinct, directory, settings, client, progress)
+    finally:
+        lock.release()
+
+
+def _run(base, members: list[Member], distinct: list[Member], directory: Path,
+         settings: SweepSettings, client, progress) -> SweepResult:
+    """:func:`sweep` once its input is checked and DIR is its own."""
     skipped = [member.id for member in distinct if is_done(directory, member, settings.summary_only)]
     found = set(skipped)
     invalid = [member for member in distinct if member.invalid]
