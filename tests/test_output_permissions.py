@@ -225,9 +225,10 @@ def test_an_mp4_or_the_mode_shapes_on_a_full_disk_are_one_line_naming_out(full_d
 
 def test_sweep_export_study_and_verify_on_a_full_disk_exit_1_in_one_line(full_disk):
     """A full disk is the machine's failure, not bad input: `hooke sweep` and `hooke export`
-    said so in one line but exited 2 (bad input), and `hooke study` and `hooke verify` ended in
-    "unexpected OSError … (a bug in hooke)", the study's computed table lost. Now exit 1, one
-    line naming the flag; the study and verify print their tables first."""
+    said so in one line but exited 2 (bad input), and `hooke study`, `hooke verify` and `hooke
+    bench --data` ended in "unexpected OSError … (a bug in hooke)", the study's computed table
+    lost. Now exit 1, one line naming the flag; study, verify and bench print their tables
+    first."""
     run, folder = full_disk, full_disk.parent
     one_line(cli("sweep", "spring1d", "--param", "stiffness=1,2", "--out", str(folder / "sweep")),
              1, "--out: cannot write ", "No space left on device")
@@ -246,6 +247,13 @@ def test_sweep_export_study_and_verify_on_a_full_disk_exit_1_in_one_line(full_di
         f"'{folder / 'verify'}'"]
     assert "symplectic_euler" in done.stdout  # the table came first
     assert not list((folder / "verify").iterdir())
+    # `hooke bench --data` was "unexpected OSError … (a bug in hooke)"
+    done = cli("bench", "joints", "--smoke", "--data", str(folder / "bench"))
+    assert done.returncode == 1 and done.stderr.splitlines() == [
+        "error: --data: cannot write bench_joints.json (No space left on device); its table is "
+        f"printed above, got '{folder / 'bench'}'"]
+    assert "chain n=4" in done.stdout  # the table came first
+    assert not list((folder / "bench").iterdir())
 
 
 def test_resume_of_a_stored_run_it_may_not_write_is_one_line_and_keeps_it(interrupted, tmp_path):

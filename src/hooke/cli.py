@@ -31,8 +31,8 @@ from .cli_fit import fit_command
 from .cli_stop import forget_stops, stop_on_signals, stopped, unreported_stop
 from .cli_study import study_command
 from .cli_verify import verify_command
-from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError,
-                     format_value)
+from .errors import (CompleteRunError, HookeInputError, OutputWriteError, SimulationError,
+                     StoreWriteError, format_value)
 from .io.outputs import check_replaceable, check_replaceables
 from .run_report import (output_paths, plural, print_summary, remove_outputs, summary_data,
                          write_outputs)
@@ -439,8 +439,11 @@ def bench_command(
     if data is not None:  # before the first workload: a table it cannot write is lost
         output_directory(data, "--data")
         output_files([data / f"bench_{name}.json" for name in resolve(workloads or [])], "--data")
-    run(workloads or [], Options(smoke=smoke, peers=peers, repeats=repeats, rounds=rounds), data,
-        command_line("hooke"))
+    try:
+        run(workloads or [], Options(smoke=smoke, peers=peers, repeats=repeats, rounds=rounds),
+            data, command_line("hooke"))
+    except OutputWriteError as error:
+        fail(flagged(error, {"data": "--data"}), code=error.exit_code)
 
 
 @app.command("check")

@@ -33,6 +33,7 @@ import os
 import time
 from pathlib import Path
 
+from ..errors import OutputWriteError
 from ..provenance import LoadMonitor, command_line, write_measurement
 from .measure import Options
 
@@ -119,6 +120,11 @@ def run(names=(), options: Options | None = None, data_dir: Path | None = None,
         data, others = measure_workload(name, options, bandwidth)
         print(f"  (other processes used {others:.0%} of the CPU during {name})")
         if data_dir is not None:
-            print(f"  data: {write(data_dir, name, data, command, others, options.smoke)}")
+            try:
+                print(f"  data: {write(data_dir, name, data, command, others, options.smoke)}")
+            except OSError as error:  # a full disk: the table above is printed all the same
+                why = error.strerror or error
+                raise OutputWriteError("data", f"cannot write bench_{name}.json ({why}); its "
+                                       "table is printed above", str(data_dir)) from None
         results[name] = data
     return results
