@@ -3,6 +3,9 @@ notebook cell drives it: the widget's values set from code, the figure's traces 
 
 from __future__ import annotations
 
+import math
+import sys
+
 import numpy as np
 import pytest
 
@@ -108,3 +111,33 @@ def test_segments_and_the_sphere_mesh_are_what_they_say():
 def test_an_unknown_scene_is_one_error_naming_it():
     with pytest.raises(HookeInputError, match="nosuch"):
         live_view("nosuch")
+
+
+def test_bad_arguments_and_values_are_one_line_and_a_blow_up_is_said_without_warnings():
+    """Issue 15 (fourth pass): steps_per_frame=0, 10**9 or 2.5 were taken (a frame that never
+    moved, a kernel frozen at its first frame); restart(stiffness=nan) raised pydantic's
+    ValidationError; stiffness=1e308 built sliders up to 10**309 (OverflowError) over an
+    analytic solution of NaN; a blown-up run printed NumPy's overflow warning."""
+    import warnings
+
+    with pytest.raises(HookeInputError) as refused:
+        live_view("spring1d", steps_per_frame=2.5, height=0)
+    assert str(refused.value) == ("steps_per_frame: must be an integer from 1 to 10000, got 2.5\n"
+                                  "height: must be an integer from 1 to 10000, got 0")
+    with pytest.raises(HookeInputError, match=r"^steps_per_frame: must be an integer from 1 to "
+                                              r"10000, got 1000000000$"):
+        live_view("spring1d", steps_per_frame=10 ** 9)
+    view = live_view("spring1d")
+    view.restart(stiffness=float("nan"))
+    assert "parameters.stiffness: Input should be a finite number, got nan" in view.message.value
+    view.restart(stiffness=1e308)
+    assert ("parameters.stiffness: over parameters.mass = 0.5 gives ω = √(k/m) = inf rad/s; ω "
+            "must be a finite number > 0, got 1e+308") in view.message.value
+    view.restart(stiffness=1e307)  # ω = 4.5e153 rad/s: symplectic Euler blows up at step 2
+    assert view.message.value == "" and view.session.scene.model.spring_stiffness[0] == 1e307
+    [stiffness] = [s for s in view.sliders.children if s.description == "stiffness"]
+    assert 307 < stiffness.max <= math.log10(sys.float_info.max)  # 10**max is a float
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        view.advance(3)
+    assert "the state became non-finite at step 2" in view.message.value

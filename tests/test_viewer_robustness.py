@@ -157,17 +157,22 @@ def test_a_blow_up_reaches_the_page_in_hooke_runs_words_and_its_connection_goes_
 
 
 @pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
-def test_an_overflowing_stiffness_is_reported_and_its_nan_values_are_sent_as_null(client):
-    """k = 1e308: the analytic solution is NaN from the start and the first step overflows."""
+def test_an_overflowing_stiffness_is_refused_and_one_that_blows_up_is_reported(client):
+    """k = 1e308 over m = 0.5: ω = √(k/m) overflows, and the analytic solution was NaN from the
+    start (sent as null); now the builder refuses it, naming ω. k = 1e307 builds (ω = 4.5e153
+    rad/s) and its first steps overflow: reported, and the page stays connected and paused."""
     with connected(client) as (ws, _, _):
         ws.send_json({"type": "restart", "integrator": "symplectic_euler", "dt": 0.005,
                       "parameters": {"stiffness": 1e308}})
-        scene = next_of(ws, "scene")
-        assert scene["frame"]["position"]["analytic"] == [None]
-        assert scene["frame"]["energy"]["potential"] is None
+        assert next_of(ws, "error")["message"] == (
+            "parameters.stiffness: over parameters.mass = 0.5 gives ω = √(k/m) = inf rad/s; ω "
+            "must be a finite number > 0, got 1e+308")
+        ws.send_json({"type": "restart", "integrator": "symplectic_euler", "dt": 0.005,
+                      "parameters": {"stiffness": 1e307}})
+        assert next_of(ws, "scene")["frame"]["position"]["analytic"] == [2.0]
         error = next_of(ws, "error")
-        assert error["message"].startswith("the state became non-finite at step 1 (t = 0.005); "
-                                           "worst particle 1 (non-finite; at t = 0: |x|∞ = 2 m")
+        assert error["message"].startswith("the state became non-finite at step 2 (t = 0.01); "
+                                           "worst particle 1 (non-finite; at t = 0.005: |x|∞ = ")
         ws.send_json({"type": "step"})
         assert next_of(ws, "error")["message"] == error["message"]  # still connected, still paused
 
@@ -496,14 +501,14 @@ def test_a_page_that_never_reads_is_dropped_at_its_keepalive_timeout():
 
 
 def test_a_blow_up_prints_nothing_on_the_servers_stderr(served):
-    """Issue 15 red team: every page whose run overflowed (k = 1e308, x0 = 1e300 …) printed
+    """Issue 15 red team: every page whose run overflowed (k = 1e307, x0 = 1e300 …) printed
     NumPy's RuntimeWarnings ("overflow encountered in multiply", "invalid value …") on the
     server's stderr, a few lines per page, for as many pages as a client cared to open. The
     page is told in hooke run's words (above); the server's log stays quiet."""
     with bench.connection(served.url, "spring1d") as ws:
         scene = bench.first_scene(ws)
         ws.send(json.dumps({"type": "restart", "integrator": scene["integrator"], "dt": scene["dt"],
-                            "parameters": {"stiffness": 1e308}}))
+                            "parameters": {"stiffness": 1e307}}))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             message = json.loads(ws.recv(timeout=60))

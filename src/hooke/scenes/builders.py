@@ -11,6 +11,7 @@ before it builds anything (:func:`hooke.memory.check_model_size`, naming the par
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import replace
 from importlib import resources
 from typing import Annotated, Any, Callable, Literal
@@ -106,7 +107,12 @@ def harmonic(*, x0: Finite, v0: Finite, stiffness: Positive, mass: Positive):
     anchor = b.add_particle([0.0], mass=1.0, pinned=True, name="anchor")
     bob = b.add_particle([x0], mass=mass, velocity=[v0], name="mass")
     b.add_spring(anchor, bob, stiffness=stiffness, rest_length=0.0)
-    return b.finalize(), _harmonic(x0, v0, float(np.sqrt(stiffness / mass)))
+    omega = math.sqrt(stiffness / mass)
+    if not 0 < omega < math.inf:  # the analytic solution would be NaN (a RuntimeWarning)
+        raise HookeInputError("parameters.stiffness", f"over parameters.mass = {mass:g} gives "
+                              f"ω = √(k/m) = {omega:g} rad/s; ω must be a finite number > 0",
+                              stiffness)
+    return b.finalize(), _harmonic(x0, v0, omega)
 
 
 @builder

@@ -23,10 +23,12 @@ The simulation is the browser viewer's :class:`hooke.viz.web.session.Session`: t
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
+from pydantic import ValidationError
 
 try:
     import ipywidgets as widgets
@@ -34,9 +36,10 @@ except ImportError as missing:  # pragma: no cover - the [notebook] extra is in 
     raise ImportError("hooke.viz.notebook needs ipywidgets and anywidget: "
                       "pip install 'hooke[notebook]'") from missing
 
-from ..errors import HookeError
+from ..errors import HookeError, HookeInputError, HookeInputErrors, format_value, is_count
 from ..integrators import names as integrator_names
-from .web.protocol import Restart, Set
+from ..io.pydantic_errors import validation_errors
+from .web.protocol import MAX_STEPS_PER_FRAME, Restart, Set
 from .web.session import Session
 
 COLORS = {"surface": "#d9825b", "particle": "#1f5fd1", "pinned": "#c8102e", "spring": "#3c3c46",
@@ -49,6 +52,9 @@ PLANE_EXTENT = 1.2  # a plane square's half side, in radii of the body with its 
 # epsilons (1e-6, 1e-12) drop the normals of a fine cloth's small triangles, which then render
 # unlit (dark): zero keeps every non-degenerate triangle lit.
 LIGHT_DISTANCE = 1e4
+LARGEST_DECADE = math.log10(sys.float_info.max)
+MAX_INTERVAL_MS = 60_000  # a minute between frames
+MAX_HEIGHT = 10_000  # pixels
 LIGHTING = dict(ambient=0.5, diffuse=0.8, specular=0.12, roughness=0.6, facenormalsepsilon=0.0,
                 vertexnormalsepsilon=0.0)
 
@@ -57,6 +63,18 @@ def live_view(scene: str = "cloth_drop", steps_per_frame: int = 8, interval_ms: 
               height: int = 520) -> "LiveView":
     """A live view of the built-in ``scene`` (see the module docstring)."""
     return LiveView(scene, steps_per_frame, interval_ms, height)
+
+
+def _check_counts(**counts: tuple[Any, int]) -> None:
+    """Refuse each ``name=(value, most)`` that is not an integer from 1 to ``most``: 0 steps a
+    frame never moved, 10**9 froze the kernel at its first frame, 2.5 was taken."""
+    problems = [f"{name}: must be an integer from 1 to {most}, got {format_value(value)}"
+                for name, (value, most) in counts.items()
+                if not (is_count(value) and 1 <= value <= most)]
+    if len(problems) == 1:
+        raise HookeInputError(*problems[0].split(": ", 1), show_value=False)
+    if problems:
+        raise HookeInputErrors(problems)
 
 
 def as_3d(x: np.ndarray) -> np.ndarray:
@@ -123,6 +141,8 @@ class LiveView(widgets.VBox):
 
     def __init__(self, scene: str, steps_per_frame: int = 8, interval_ms: int = 50,
                  height: int = 520):
+        _check_counts(steps_per_frame=(steps_per_frame, MAX_STEPS_PER_FRAME),
+                      interval_ms=(interval_ms, MAX_INTERVAL_MS), height=(height, MAX_HEIGHT))
         self.session = Session(scene, steps_per_frame=steps_per_frame, frame_budget=NO_BUDGET)
         self.figure = go.FigureWidget(layout=go.Layout(
             height=height, margin=dict(l=0, r=0, t=0, b=0), showlegend=True,
@@ -151,19 +171,25 @@ class LiveView(widgets.VBox):
 
     def advance(self, frames: int = 1) -> None:
         """Step ``frames`` frames (``steps_per_frame`` steps each) and redraw."""
-        for _ in range(frames):
-            for message in self.session.tick():
-                if message["type"] == "error":
-                    self._show_error(message["message"])
-                    self.play.playing = False
-        self._redraw()
+        with np.errstate(over="ignore", invalid="ignore"):  # a blow-up is said in one line
+            for _ in range(frames):
+                for message in self.session.tick():
+                    if message["type"] == "error":
+                        self._show_error(message["message"])
+                        self.play.playing = False
+            self._redraw()  # (an energy of inf J too)
 
     def restart(self, **parameters) -> None:
         """Restart from t = 0 with these builder parameters (the others as the sliders hold)."""
         values = {slider.description: slider.value for slider in self.sliders.children}
         values.update(parameters)
-        self._apply(Restart(type="restart", integrator=self.session.integrator,
-                            dt=self.session.dt, parameters=values))
+        try:
+            command = Restart(type="restart", integrator=self.session.integrator,
+                              dt=self.session.dt, parameters=values)
+        except ValidationError as error:  # a NaN, a string: said as a refused value is
+            self._show_error(str(validation_errors(error, Restart)))
+            return
+        self._apply(command)
 
     # -- building ---------------------------------------------------------------------------
     def _apply(self, command) -> None:
@@ -254,9 +280,9 @@ class LiveView(widgets.VBox):
             if field["integer"]:
                 low = int(field.get("minimum", field.get("exclusive_minimum", 0) + 1))
                 slider = widgets.IntSlider(value=value, min=low, max=field["maximum"])
-            elif value > 0:
+            elif value > 0:  # a decade either side, within what a float holds (10**309: inf)
                 slider = widgets.FloatLogSlider(value=value, base=10, min=math.log10(value) - 1,
-                                                max=math.log10(value) + 1)
+                                                max=min(math.log10(value) + 1, LARGEST_DECADE))
             else:
                 span = max(1.0, 4 * abs(value))
                 low = field.get("minimum", field.get("exclusive_minimum", -span))
