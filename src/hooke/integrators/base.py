@@ -217,7 +217,6 @@ class Integrator:
             x, v = self.system.joint_forces.finish_step(x, v, t)
         return State(t, x, v)
 
-
     def newton_failure(self, iterations: int, t: float, details: str) -> SimulationError:
         """The error of a step whose Newton solve stopped unconverged after ``iterations`` at
         ``t``; ``details`` shows its last residuals and tolerance. (A line search that fails in
