@@ -530,3 +530,29 @@ def test_a_mass_whose_inverse_overflows_is_refused_where_it_is_given(tmp_path, m
     code, lines = run_main(monkeypatch, capsys, "check", str(path))
     assert (code, lines) == (2, ["error: particles[0].mass: is too small (1/mass overflows to inf), "
                                  "got 5e-324"])
+
+
+HUGE = 10 ** 400  # a Python int no float holds: float() of it was an OverflowError
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: two_particle_builder().add_particle((HUGE, 0.0)), "particles[1].x"),
+    (lambda: two_particle_builder().add_particle((1.0, 0.0), mass=HUGE), "particles[1].mass"),
+    (lambda: two_particle_builder().add_particle((1.0, 0.0), velocity=(0, -HUGE)),
+     "particles[1].v"),
+    (lambda: hooke.simulate(hooke.scene("spring1d"), dt=HUGE), "dt"),
+    (lambda: hooke.simulate(hooke.scene("spring1d"), t_end=HUGE), "t_end"),
+    (lambda: hooke.simulate(hooke.scene("spring1d"), max_energy_growth=HUGE),
+     "max_energy_growth"),
+])
+def test_an_int_too_large_for_a_float_is_named(call, field):
+    assert "1000000000" in one_line(call, field)
+
+
+def test_a_spring_of_an_int_too_large_for_a_float_is_named():
+    b = two_particle_builder()
+    b.add_particle((1.0, 0.0))
+    for keyword in ("stiffness", "rest_length", "damping"):
+        values = {"stiffness": 1.0, keyword: HUGE}
+        one_line(lambda: b.add_spring(0, 1, **values), f"springs[0].{keyword}")
+
