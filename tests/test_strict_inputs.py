@@ -556,3 +556,8 @@ def test_a_spring_of_an_int_too_large_for_a_float_is_named():
         values = {"stiffness": 1.0, keyword: HUGE}
         one_line(lambda: b.add_spring(0, 1, **values), f"springs[0].{keyword}")
 
+
+def test_a_store_whose_folder_cannot_be_made_is_named(tmp_path):
+    message = one_line(lambda: hooke.simulate(hooke.scene("spring1d"), t_end=0.1,
+                                              store="/proc/no-such/run.h5"), "store")
+    assert message.endswith("got '/proc/no-such'")
