@@ -517,6 +517,14 @@ def test_run_names_its_setting_flags(monkeypatch, capsys, tmp_path, flags, expec
     assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {expected}"), lines
 
 
+@pytest.mark.parametrize("k", ["0", "-3"])
+def test_modes_names_its_k_flag(monkeypatch, capsys, tmp_path, k):
+    # it said "k: must be an integer >= 1" (the API's name) where the parser says "-k: …"
+    code, lines = run_main(monkeypatch, capsys, "modes", "spring1d", "-k", k, "--out",
+                           str(tmp_path / "modes"))
+    assert (code, lines) == (2, [f"error: -k: must be an integer >= 1, got {k}"])
+
+
 def test_a_mass_whose_inverse_overflows_is_refused_where_it_is_given(tmp_path, monkeypatch, capsys):
     """mass = 1e-320 (subnormal) passed `hooke check`; its inverse is inf, so the run printed
     NumPy's overflow warning and then "non-finite at step 1 … try a smaller dt", which cannot

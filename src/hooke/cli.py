@@ -383,7 +383,7 @@ def modes_command(
         check_replaceable(out / "modes.png", "--out")
         result = modes(scene, k=k)
     except HookeInputError as error:
-        fail(str(error))
+        fail(flagged(error, {"k": "-k"}))
     except SimulationError as error:
         fail(str(error), code=1)
     if result.frequencies.size < k:
