@@ -296,7 +296,7 @@ def plot_command(
         try:
             plots.PLOTS[name](result, target / f"{name}.png")
         except OSError as error:  # reading errors are HookeInputErrors: this is writing (a full disk)
-            (target / f"{name}.png").unlink(missing_ok=True)  # no truncated picture is left
+            # written aside: no truncated picture stands there, and an earlier one is kept
             fail(f"--out: cannot write {name}.png ({error.strerror or error}), got "
                  f"{str(target)!r}", code=1)
         console.print(f"wrote {target / f'{name}.png'}")
