@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -638,6 +639,22 @@ def test_resume_never_continues_another_file_than_the_one_named(interrupted, tmp
     assert done.returncode == 2 and done.stderr == (
         f"error: path: no such trajectory file, got '{missing / 'trajectory.h5'}'\n")
     assert not missing.exists()
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_resume_of_a_device_or_a_fifo_says_what_resume_takes(tmp_path, monkeypatch, capsys, kind):
+    """`--resume /dev/null` (or a FIFO) was taken for a directory: "path: cannot read the
+    trajectory file (Not a directory), got '/dev/null/trajectory.h5'", a file no one named.
+    Now anything that is not a directory is judged as a file: one line naming --resume."""
+    from conftest import run_main
+
+    target = Path(os.devnull) if kind == "device" else tmp_path / "pipe"
+    if kind == "fifo":
+        os.mkfifo(target)
+    code, lines = run_main(monkeypatch, capsys, "run", "--resume", str(target), "-q")
+    assert (code, lines) == (2, [
+        "error: --resume: must be a run's directory or the trajectory.h5 in it (rename the file "
+        f"to trajectory.h5 in a folder of its own), got '{target}'"])
 
 
 KILLED_IN_COMPACTION = """

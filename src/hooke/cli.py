@@ -156,7 +156,9 @@ def run_command(
             fail("--resume: continues the stored run with its own settings (--save-every and "
                  f"--max-energy-growth included); give no scene or settings with it, got "
                  f"{'/'.join(given)}")
-        a_file = os.path.isfile(resume)  # (Path's raises for a name too long for the system)
+        # a FIFO or a device is a file too, not a directory to look in (os.path's functions:
+        # Path's raise for a name too long for the system)
+        a_file = os.path.exists(resume) and not os.path.isdir(resume)
         if a_file and resume.name != "trajectory.h5":  # its plots, summary and sidecar are
             # written beside it under the names of a run's directory
             fail(f"--resume: must be a run's directory or the trajectory.h5 in it (rename the "
