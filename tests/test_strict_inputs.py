@@ -467,7 +467,13 @@ def test_builder_refuses_what_it_accepted_silently(call, field, value):
 @pytest.mark.parametrize("keywords, field, value", [
     (dict(options=[1]), "options", "[1]"),  # simulate then failed with a TypeError
     (dict(options={1: 2}), "options", "{1: 2}"),
-    (dict(name=3), "name", "3"), (dict(description=None), "description", "None")])
+    (dict(name=3), "name", "3"), (dict(description=None), "description", "None"),
+    # each ran, and the stored file was then refused as "edited or damaged" by hooke.open
+    (dict(source=5), "source", "5"), (dict(parameters=5), "parameters", "5"),
+    (dict(parameters={1: 2}), "parameters", "{1: 2}"),
+    # a TypeError "'int' object is not callable" from Result.analytic
+    (dict(analytic_solution=5), "analytic_solution", "5"),
+    (dict(save_every_given="yes"), "save_every_given", "'yes'")])
 def test_scene_refuses_settings_of_the_wrong_type(keywords, field, value):
     model = hooke.scene("spring1d").model
     assert one_line(lambda: hooke.Scene(model, **keywords), field).endswith(f"got {value}")
@@ -569,3 +575,4 @@ def test_a_store_whose_folder_cannot_be_made_is_named(tmp_path):
     message = one_line(lambda: hooke.simulate(hooke.scene("spring1d"), t_end=0.1,
                                               store="/proc/no-such/run.h5"), "store")
     assert message.endswith("got '/proc/no-such'")
+
