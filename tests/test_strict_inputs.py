@@ -576,3 +576,10 @@ def test_a_store_whose_folder_cannot_be_made_is_named(tmp_path):
                                               store="/proc/no-such/run.h5"), "store")
     assert message.endswith("got '/proc/no-such'")
 
+
+@pytest.mark.parametrize("call, field, size", [
+    (lambda: hooke.ModelBuilder(dim=2).grid(HUGE, 3), "nx × ny", "3e+400 particles"),
+    (lambda: hooke.ModelBuilder(dim=3).lattice(2, HUGE, 2), "nx × ny × nz", "4e+400 particles")])
+def test_a_grid_of_an_int_too_large_for_a_float_is_refused_by_its_size(call, field, size):
+    # check_model_size's float(particles) was an OverflowError
+    assert f"the model would have {size}" in one_line(call, field)
