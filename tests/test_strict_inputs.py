@@ -235,7 +235,9 @@ def test_plot_arguments_are_checked_before_drawing(spring_run, tmp_path):
     (dict(path=7), "path", "7"), (dict(fps=0), "fps", "0"), (dict(fps=True), "fps", "True"),
     (dict(duration=float("nan")), "duration", "nan"), (dict(duration=-1), "duration", "-1"),
     (dict(path="movie.txt"), "path", "'movie.txt'"), (dict(result=3.0), "result", "'float'"),
-    (dict(dpi=0), "dpi", "0"), (dict(progress="yes"), "progress", "'yes'")])
+    (dict(dpi=0), "dpi", "0"), (dict(progress="yes"), "progress", "'yes'"),
+    # a movie shorter than its two frames: it was written lasting 2/30 s and exited 0
+    (dict(duration=1e-308), "duration", "1e-308"), (dict(duration=0.04), "duration", "0.04")])
 def test_animate_arguments_are_checked_before_drawing(spring_run, tmp_path, arguments, field, value):
     from hooke.viz.animate import animate
 
