@@ -398,6 +398,20 @@ def test_an_empty_mesh_file_says_it_has_no_points(tmp_path):
     one_line(lambda: hooke.ModelBuilder(dim=3).add_obstacle(empty), "obstacles[0].mesh")
 
 
+def test_a_mesh_files_reason_is_meshios_not_a_numpy_warning(tmp_path):
+    # a PLY header promising vertices that are not there: the reason given was NumPy's
+    # "…/site-packages/meshio/ply/_ply.py:188: UserWarning: genfromtxt: Empty input file …"
+    ply = tmp_path / "short.ply"
+    ply.write_text("ply\nformat ascii 1.0\nelement vertex 5\nproperty float x\nend_header\n")
+    scene = tmp_path / "scene.toml"
+    scene.write_text('dim = 3\n[[particles]]\nx = [5.0, 5.0, 5.0]\n'
+                     '[[obstacles]]\nmesh = "short.ply"\n')
+    done = run_cli("check", str(scene))  # a process of its own: pytest records warnings
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("error: obstacles[0].mesh: cannot be read as a mesh (")
+    assert "Warning" not in done.stderr and "site-packages" not in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize("face_line, index", [("f 0 1 2", 0), ("f 1 2 -1", -1)])
 def test_an_obj_face_index_below_1_is_named_with_its_face(tmp_path, face_line, index):
     """OBJ indices start at 1: meshio read 0 as -1 (the last vertex, or "out of range [0, 3),
