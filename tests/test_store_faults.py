@@ -983,3 +983,24 @@ def test_a_killed_runs_lock_file_blocks_nobody_and_the_next_run_removes_it(tmp_p
     done = cli("run", "--resume", str(tmp_path), "--quiet")
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if ".lock" in p.name or ".new" in p.name) == []
+
+
+def test_an_exception_from_the_progress_callback_releases_the_file_and_keeps_its_frames(tmp_path):
+    """A progress callback that raised (a RuntimeError, not a Ctrl-C) left the store open and
+    its lock held by the process itself: hooke.resume then said "is being written by another
+    run (PID <its own>)" until the interpreter ended, and the frames since the last timed flush
+    were not written. Now it is closed as for a Ctrl-C: every frame computed is kept and the
+    resumed run is bit-identical."""
+    scene = hooke.scene("chain")
+    reference = hooke.simulate(scene, t_end=2.0)
+    path = tmp_path / "run.h5"
+
+    def fail_half_way(done, total):
+        if done >= total // 2:
+            raise RuntimeError("the caller's own bug")
+    with pytest.raises(RuntimeError, match="the caller's own bug"):
+        hooke.simulate(scene, t_end=2.0, store=path, progress=fail_half_way)
+    assert reference.t.size // 2 < len(hooke.open(path).t) < reference.t.size
+    hooke.resume(path)
+    resumed = hooke.open(path)
+    assert np.array_equal(resumed.x, reference.x) and np.array_equal(resumed.v, reference.v)

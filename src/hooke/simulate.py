@@ -322,6 +322,9 @@ class Run:
                 close(complete=False, in_sync=in_sync)
                 interrupt.frames_kept = 0 if writer is None else writer.count  # for the CLI's message
                 raise
+            except BaseException:  # the caller's progress raising, say: closed as for a Ctrl-C,
+                close(complete=False, in_sync=in_sync)  # else the file stayed open and locked
+                raise
         try:
             close(complete=True)
         except KeyboardInterrupt as interrupt:  # in its closing compaction: every frame is kept
