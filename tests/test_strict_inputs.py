@@ -599,3 +599,12 @@ def test_a_store_whose_folder_cannot_be_made_is_named(tmp_path):
 def test_a_grid_of_an_int_too_large_for_a_float_is_refused_by_its_size(call, field, size):
     # check_model_size's float(particles) was an OverflowError
     assert f"the model would have {size}" in one_line(call, field)
+
+
+@pytest.mark.parametrize("command", ["run", "modes"])
+def test_a_scene_name_too_long_for_a_file_name_is_named(monkeypatch, capsys, tmp_path, command):
+    # Path.exists raised OSError "File name too long": "unexpected OSError … (a bug in hooke)"
+    name = "a" * 5000
+    code, lines = run_main(monkeypatch, capsys, command, name, "--out", str(tmp_path / "out"))
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith("error: SCENE_OR_FILE: is neither a built-in scene (chain, "), lines
