@@ -608,3 +608,13 @@ def test_a_scene_name_too_long_for_a_file_name_is_named(monkeypatch, capsys, tmp
     code, lines = run_main(monkeypatch, capsys, command, name, "--out", str(tmp_path / "out"))
     assert code == 2 and len(lines) == 1, lines
     assert lines[0].startswith("error: SCENE_OR_FILE: is neither a built-in scene (chain, "), lines
+
+
+def test_study_data_named_too_long_for_a_file_name_is_named(monkeypatch, capsys, tmp_path):
+    # Path.is_dir raised OSError "File name too long": "unexpected OSError … (a bug in hooke)"
+    data = tmp_path / ("a" * 5000)
+    code, lines = run_main(monkeypatch, capsys, "study", "pendulum-correction", "--data",
+                           str(data), "--out", str(tmp_path / "out"))
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"error: --data: cannot be written (File name too long), got "
+                               f"'{tmp_path}/aaaa"), lines
