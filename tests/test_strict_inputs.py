@@ -618,3 +618,11 @@ def test_study_data_named_too_long_for_a_file_name_is_named(monkeypatch, capsys,
     assert code == 2 and len(lines) == 1, lines
     assert lines[0].startswith(f"error: --data: cannot be written (File name too long), got "
                                f"'{tmp_path}/aaaa"), lines
+
+
+def test_a_store_named_too_long_for_a_file_name_is_named(tmp_path):
+    # Path.is_dir raised OSError "File name too long" out of hooke.simulate
+    store = tmp_path / ("a" * 5000 + ".h5")
+    message = one_line(lambda: hooke.simulate(hooke.scene("spring1d"), t_end=0.1, store=store),
+                       "store")
+    assert message.startswith(f"store: cannot be written (File name too long), got '{tmp_path}/aaa")

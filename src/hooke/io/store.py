@@ -249,7 +249,7 @@ class TrajectoryWriter:
         if max_energy_growth is not None:  # the blow-up guard, kept on by a resumed run
             attributes["max_energy_growth"] = max_energy_growth
         path = Path(path)
-        if path.is_dir():
+        if os.path.isdir(path):  # (Path's raises for a name too long for the file system)
             raise HookeInputError(field, "is a directory, not a trajectory file", str(path))
         writable_directory(path.parent, field)  # made if missing; a place none can be, named
         check_replaceable(path, field)  # a read-only earlier run is kept, not renamed over
