@@ -482,3 +482,15 @@ def test_singular_joint_set_at_the_start_of_a_run_keeps_no_frame():
                                                     r"singular .*: joints 0 \(0–2\), 1 \(1–2\)$") as info:
         hooke.simulate(scene)
     assert info.value.result.n_frames == 0 and info.value.result.x.shape == (0, 3, 2)
+
+
+@pytest.mark.parametrize("gains", [{"baumgarte_alpha": 1e308}, {"baumgarte_beta": 1e200}])
+def test_baumgarte_gains_that_overflow_are_not_called_a_singular_joint_set(gains):
+    """Issue 15: baumgarte_alpha = 1e308 failed with "the joint set is singular (redundant
+    joints, or a joint whose ends are both pinned)", a wrong diagnosis of the pendulum's two
+    sound joints: its terms overflowed. Now the message says so and names the gains."""
+    with pytest.raises(hooke.SimulationError) as failed:
+        hooke.simulate(hooke.scene("pendulum"), t_end=0.02, integrator="rk45",
+                       stabilization="baumgarte", **gains)
+    message = str(failed.value)
+    assert "singular" not in message and "the Baumgarte terms overflow" in message, message

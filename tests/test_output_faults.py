@@ -400,3 +400,19 @@ def test_a_name_whose_partial_file_is_too_long_is_refused_before_the_work(stored
     one_line(done, 2, f"--out: is a name too long to write: it is written first as "
              f"'.{name.rsplit('.', 1)[0]}.partial.{name.rsplit('.', 1)[1]}', "
              f"{len(name) + 9} bytes, over the file system's limit")
+
+
+def test_an_output_folder_that_is_a_dangling_link_says_so(tmp_path):
+    """`--out LINK` with LINK a symbolic link to a missing directory said "cannot create the
+    directory (File exists)", which points nowhere near the cause. Now it names the link's
+    target."""
+    from hooke.io.outputs import writable_directory
+
+    link = tmp_path / "out"
+    link.symlink_to(tmp_path / "gone" / "dir")
+    with pytest.raises(hooke.HookeInputError) as refused:
+        writable_directory(link, "--out")
+    assert str(refused.value) == (
+        f"--out: is a symbolic link to {str(tmp_path / 'gone' / 'dir')!r}, which does not "
+        f"exist: create that directory or give another, got '{link}'")
+    assert not (tmp_path / "gone").exists()

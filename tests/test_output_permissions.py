@@ -191,6 +191,26 @@ def test_a_movie_that_fills_the_disk_leaves_the_earlier_movie(tmp_path):
         subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
+def test_plots_that_fill_the_disk_leave_the_earlier_plots(tmp_path):
+    """On a full disk `hooke plot` removed the energy.png it could not write, which was the
+    user's earlier plot (written aside, the new one never stood there). Now it stays, byte for
+    byte, and no partial file is left."""
+    folder = tmp_path / "disk"
+    mount_tmpfs(folder, "2m")
+    try:
+        run = folder / "run"
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
+        plot = run / "energy.png"
+        plot.write_bytes(b"an earlier plot")
+        fill(folder)
+        one_line(cli("plot", str(run), "--kind", "energy"), 1,
+                 "--out: cannot write energy.png (No space left on device)")
+        assert plot.read_bytes() == b"an earlier plot"
+        assert sorted(p.name for p in run.iterdir()) == ["energy.png", "trajectory.h5"]
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
 @pytest.fixture
 def full_disk(tmp_path):
     """A spring1d run in run/ on a 2 MiB tmpfs filled to its last few kB (unmounted after)."""

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -645,6 +646,22 @@ def test_resume_never_continues_another_file_than_the_one_named(interrupted, tmp
     assert not missing.exists()
 
 
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_resume_of_a_device_or_a_fifo_says_what_resume_takes(tmp_path, monkeypatch, capsys, kind):
+    """`--resume /dev/null` (or a FIFO) was taken for a directory: "path: cannot read the
+    trajectory file (Not a directory), got '/dev/null/trajectory.h5'", a file no one named.
+    Now anything that is not a directory is judged as a file: one line naming --resume."""
+    from conftest import run_main
+
+    target = Path(os.devnull) if kind == "device" else tmp_path / "pipe"
+    if kind == "fifo":
+        os.mkfifo(target)
+    code, lines = run_main(monkeypatch, capsys, "run", "--resume", str(target), "-q")
+    assert (code, lines) == (2, [
+        "error: --resume: must be a run's directory or the trajectory.h5 in it (rename the file "
+        f"to trajectory.h5 in a folder of its own), got '{target}'"])
+
+
 KILLED_IN_COMPACTION = """
 import os, signal, sys
 from pathlib import Path
@@ -975,3 +992,24 @@ def test_a_killed_runs_lock_file_blocks_nobody_and_the_next_run_removes_it(tmp_p
     done = cli("run", "--resume", str(tmp_path), "--quiet")
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if ".lock" in p.name or ".new" in p.name) == []
+
+
+def test_an_exception_from_the_progress_callback_releases_the_file_and_keeps_its_frames(tmp_path):
+    """A progress callback that raised (a RuntimeError, not a Ctrl-C) left the store open and
+    its lock held by the process itself: hooke.resume then said "is being written by another
+    run (PID <its own>)" until the interpreter ended, and the frames since the last timed flush
+    were not written. Now it is closed as for a Ctrl-C: every frame computed is kept and the
+    resumed run is bit-identical."""
+    scene = hooke.scene("chain")
+    reference = hooke.simulate(scene, t_end=2.0)
+    path = tmp_path / "run.h5"
+
+    def fail_half_way(done, total):
+        if done >= total // 2:
+            raise RuntimeError("the caller's own bug")
+    with pytest.raises(RuntimeError, match="the caller's own bug"):
+        hooke.simulate(scene, t_end=2.0, store=path, progress=fail_half_way)
+    assert reference.t.size // 2 < len(hooke.open(path).t) < reference.t.size
+    hooke.resume(path)
+    resumed = hooke.open(path)
+    assert np.array_equal(resumed.x, reference.x) and np.array_equal(resumed.v, reference.v)

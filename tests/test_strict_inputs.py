@@ -235,7 +235,9 @@ def test_plot_arguments_are_checked_before_drawing(spring_run, tmp_path):
     (dict(path=7), "path", "7"), (dict(fps=0), "fps", "0"), (dict(fps=True), "fps", "True"),
     (dict(duration=float("nan")), "duration", "nan"), (dict(duration=-1), "duration", "-1"),
     (dict(path="movie.txt"), "path", "'movie.txt'"), (dict(result=3.0), "result", "'float'"),
-    (dict(dpi=0), "dpi", "0"), (dict(progress="yes"), "progress", "'yes'")])
+    (dict(dpi=0), "dpi", "0"), (dict(progress="yes"), "progress", "'yes'"),
+    # a movie shorter than its two frames: it was written lasting 2/30 s and exited 0
+    (dict(duration=1e-308), "duration", "1e-308"), (dict(duration=0.04), "duration", "0.04")])
 def test_animate_arguments_are_checked_before_drawing(spring_run, tmp_path, arguments, field, value):
     from hooke.viz.animate import animate
 
@@ -396,6 +398,20 @@ def test_an_empty_mesh_file_says_it_has_no_points(tmp_path):
     one_line(lambda: hooke.ModelBuilder(dim=3).add_obstacle(empty), "obstacles[0].mesh")
 
 
+def test_a_mesh_files_reason_is_meshios_not_a_numpy_warning(tmp_path):
+    # a PLY header promising vertices that are not there: the reason given was NumPy's
+    # "…/site-packages/meshio/ply/_ply.py:188: UserWarning: genfromtxt: Empty input file …"
+    ply = tmp_path / "short.ply"
+    ply.write_text("ply\nformat ascii 1.0\nelement vertex 5\nproperty float x\nend_header\n")
+    scene = tmp_path / "scene.toml"
+    scene.write_text('dim = 3\n[[particles]]\nx = [5.0, 5.0, 5.0]\n'
+                     '[[obstacles]]\nmesh = "short.ply"\n')
+    done = run_cli("check", str(scene))  # a process of its own: pytest records warnings
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("error: obstacles[0].mesh: cannot be read as a mesh (")
+    assert "Warning" not in done.stderr and "site-packages" not in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize("face_line, index", [("f 0 1 2", 0), ("f 1 2 -1", -1)])
 def test_an_obj_face_index_below_1_is_named_with_its_face(tmp_path, face_line, index):
     """OBJ indices start at 1: meshio read 0 as -1 (the last vertex, or "out of range [0, 3),
@@ -467,7 +483,13 @@ def test_builder_refuses_what_it_accepted_silently(call, field, value):
 @pytest.mark.parametrize("keywords, field, value", [
     (dict(options=[1]), "options", "[1]"),  # simulate then failed with a TypeError
     (dict(options={1: 2}), "options", "{1: 2}"),
-    (dict(name=3), "name", "3"), (dict(description=None), "description", "None")])
+    (dict(name=3), "name", "3"), (dict(description=None), "description", "None"),
+    # each ran, and the stored file was then refused as "edited or damaged" by hooke.open
+    (dict(source=5), "source", "5"), (dict(parameters=5), "parameters", "5"),
+    (dict(parameters={1: 2}), "parameters", "{1: 2}"),
+    # a TypeError "'int' object is not callable" from Result.analytic
+    (dict(analytic_solution=5), "analytic_solution", "5"),
+    (dict(save_every_given="yes"), "save_every_given", "'yes'")])
 def test_scene_refuses_settings_of_the_wrong_type(keywords, field, value):
     model = hooke.scene("spring1d").model
     assert one_line(lambda: hooke.Scene(model, **keywords), field).endswith(f"got {value}")
@@ -517,6 +539,14 @@ def test_run_names_its_setting_flags(monkeypatch, capsys, tmp_path, flags, expec
     assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {expected}"), lines
 
 
+@pytest.mark.parametrize("k", ["0", "-3"])
+def test_modes_names_its_k_flag(monkeypatch, capsys, tmp_path, k):
+    # it said "k: must be an integer >= 1" (the API's name) where the parser says "-k: …"
+    code, lines = run_main(monkeypatch, capsys, "modes", "spring1d", "-k", k, "--out",
+                           str(tmp_path / "modes"))
+    assert (code, lines) == (2, [f"error: -k: must be an integer >= 1, got {k}"])
+
+
 def test_a_mass_whose_inverse_overflows_is_refused_where_it_is_given(tmp_path, monkeypatch, capsys):
     """mass = 1e-320 (subnormal) passed `hooke check`; its inverse is inf, so the run printed
     NumPy's overflow warning and then "non-finite at step 1 … try a smaller dt", which cannot
@@ -530,3 +560,69 @@ def test_a_mass_whose_inverse_overflows_is_refused_where_it_is_given(tmp_path, m
     code, lines = run_main(monkeypatch, capsys, "check", str(path))
     assert (code, lines) == (2, ["error: particles[0].mass: is too small (1/mass overflows to inf), "
                                  "got 5e-324"])
+
+
+HUGE = 10 ** 400  # a Python int no float holds: float() of it was an OverflowError
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: two_particle_builder().add_particle((HUGE, 0.0)), "particles[1].x"),
+    (lambda: two_particle_builder().add_particle((1.0, 0.0), mass=HUGE), "particles[1].mass"),
+    (lambda: two_particle_builder().add_particle((1.0, 0.0), velocity=(0, -HUGE)),
+     "particles[1].v"),
+    (lambda: hooke.simulate(hooke.scene("spring1d"), dt=HUGE), "dt"),
+    (lambda: hooke.simulate(hooke.scene("spring1d"), t_end=HUGE), "t_end"),
+    (lambda: hooke.simulate(hooke.scene("spring1d"), max_energy_growth=HUGE),
+     "max_energy_growth"),
+])
+def test_an_int_too_large_for_a_float_is_named(call, field):
+    assert "1000000000" in one_line(call, field)
+
+
+def test_a_spring_of_an_int_too_large_for_a_float_is_named():
+    b = two_particle_builder()
+    b.add_particle((1.0, 0.0))
+    for keyword in ("stiffness", "rest_length", "damping"):
+        values = {"stiffness": 1.0, keyword: HUGE}
+        one_line(lambda: b.add_spring(0, 1, **values), f"springs[0].{keyword}")
+
+
+def test_a_store_whose_folder_cannot_be_made_is_named(tmp_path):
+    message = one_line(lambda: hooke.simulate(hooke.scene("spring1d"), t_end=0.1,
+                                              store="/proc/no-such/run.h5"), "store")
+    assert message.endswith("got '/proc/no-such'")
+
+
+@pytest.mark.parametrize("call, field, size", [
+    (lambda: hooke.ModelBuilder(dim=2).grid(HUGE, 3), "nx × ny", "3e+400 particles"),
+    (lambda: hooke.ModelBuilder(dim=3).lattice(2, HUGE, 2), "nx × ny × nz", "4e+400 particles")])
+def test_a_grid_of_an_int_too_large_for_a_float_is_refused_by_its_size(call, field, size):
+    # check_model_size's float(particles) was an OverflowError
+    assert f"the model would have {size}" in one_line(call, field)
+
+
+@pytest.mark.parametrize("command", ["run", "modes"])
+def test_a_scene_name_too_long_for_a_file_name_is_named(monkeypatch, capsys, tmp_path, command):
+    # Path.exists raised OSError "File name too long": "unexpected OSError … (a bug in hooke)"
+    name = "a" * 5000
+    code, lines = run_main(monkeypatch, capsys, command, name, "--out", str(tmp_path / "out"))
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith("error: SCENE_OR_FILE: is neither a built-in scene (chain, "), lines
+
+
+def test_study_data_named_too_long_for_a_file_name_is_named(monkeypatch, capsys, tmp_path):
+    # Path.is_dir raised OSError "File name too long": "unexpected OSError … (a bug in hooke)"
+    data = tmp_path / ("a" * 5000)
+    code, lines = run_main(monkeypatch, capsys, "study", "pendulum-correction", "--data",
+                           str(data), "--out", str(tmp_path / "out"))
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"error: --data: cannot be written (File name too long), got "
+                               f"'{tmp_path}/aaaa"), lines
+
+
+def test_a_store_named_too_long_for_a_file_name_is_named(tmp_path):
+    # Path.is_dir raised OSError "File name too long" out of hooke.simulate
+    store = tmp_path / ("a" * 5000 + ".h5")
+    message = one_line(lambda: hooke.simulate(hooke.scene("spring1d"), t_end=0.1, store=store),
+                       "store")
+    assert message.startswith(f"store: cannot be written (File name too long), got '{tmp_path}/aaa")

@@ -157,7 +157,9 @@ def run_command(
             fail("--resume: continues the stored run with its own settings (--save-every and "
                  f"--max-energy-growth included); give no scene or settings with it, got "
                  f"{'/'.join(given)}")
-        a_file = os.path.isfile(resume)  # (Path's raises for a name too long for the system)
+        # a FIFO or a device is a file too, not a directory to look in (os.path's functions:
+        # Path's raise for a name too long for the system)
+        a_file = os.path.exists(resume) and not os.path.isdir(resume)
         if a_file and resume.name != "trajectory.h5":  # its plots, summary and sidecar are
             # written beside it under the names of a run's directory
             fail(f"--resume: must be a run's directory or the trajectory.h5 in it (rename the "
@@ -299,7 +301,7 @@ def plot_command(
         try:
             plots.PLOTS[name](result, target / f"{name}.png")
         except OSError as error:  # reading errors are HookeInputErrors: this is writing (a full disk)
-            (target / f"{name}.png").unlink(missing_ok=True)  # no truncated picture is left
+            # written aside: no truncated picture stands there, and an earlier one is kept
             fail(f"--out: cannot write {name}.png ({error.strerror or error}), got "
                  f"{str(target)!r}", code=1)
         console.print(f"wrote {target / f'{name}.png'}")
@@ -386,7 +388,7 @@ def modes_command(
         check_replaceable(out / "modes.png", "--out")
         result = modes(scene, k=k)
     except HookeInputError as error:
-        fail(str(error))
+        fail(flagged(error, {"k": "-k"}))
     except SimulationError as error:
         fail(str(error), code=1)
     if result.frequencies.size < k:

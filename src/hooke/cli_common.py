@@ -14,6 +14,7 @@ run's hold on its output directory.
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -121,8 +122,6 @@ def environment_problem() -> str | None:
     variable it cannot parse (``NUMBA_OPT=bogus``): Numba's settings are read here, only when
     one is set, and the first it refused is the line. MPLBACKEND is dropped: the command line
     draws with Agg whatever it names, and matplotlib's import refused a name it does not know."""
-    import os
-
     os.environ.pop("MPLBACKEND", None)
     text = os.environ.get("NUMBA_NUM_THREADS")
     if text is not None and not (text.isascii() and text.isdigit() and int(text) >= 1):
@@ -135,7 +134,6 @@ def environment_problem() -> str | None:
 
 def _numba_setting_problem() -> str | None:
     """The first NUMBA_ variable Numba's settings warned they could not parse, as a line."""
-    import os
     import re
     import warnings
 
@@ -192,7 +190,8 @@ def load_scene(scene_or_file: str):
 
     if scene_or_file in scene_names():
         return builtin_scene(scene_or_file)
-    if scene_or_file.endswith(".toml") or Path(scene_or_file).exists():
+    # os.path.exists: Path's raises OSError for a name too long for the file system
+    if scene_or_file.endswith(".toml") or os.path.exists(scene_or_file):
         try:
             return load(scene_or_file)
         except HookeInputError as error:  # the file itself (missing, a FIFO): as the argument

@@ -10,6 +10,7 @@ the table printed first: the minutes of runs are never lost without a word. Regi
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -45,7 +46,7 @@ def study_command(
         step_count(t_end, output_interval, names=("--t-end", "--output-interval"))
     except HookeInputError as error:
         fail(str(error))
-    if data is not None and data.is_dir():
+    if data is not None and os.path.isdir(data):  # (Path's raises for a name too long)
         fail(f"--data: is a directory; give the JSON file to write, e.g. "
              f"{data / 'pendulum_correction.json'}, got {str(data)!r}")
     if data is not None:  # before the study's runs, as --out: a table it cannot write is lost

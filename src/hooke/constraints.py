@@ -303,6 +303,10 @@ class JointSet:
             rhs += 2.0 * alpha * self.rates(v, n)
         if beta:
             rhs += beta * beta * (length - self.rest)
+        if not np.all(np.isfinite(rhs)):  # a finite state: the gains overflowed, no singular set
+            raise SimulationError(f"joints: the Baumgarte terms overflow at t = {t:.6g} "
+                                  f"(baumgarte_alpha = {alpha:g}, baumgarte_beta = {beta:g}): "
+                                  "choose smaller stabilisation gains")
         tension = self.factor_normal(n, t)(rhs)
         if not np.all(np.isfinite(tension)):
             raise self.singular_error(self.normal_matrix(n), t)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -77,9 +78,11 @@ class StoreWriteError(SimulationError):
 
 def is_number(value) -> bool:
     """A real number as scene files take one: an int or a float (NumPy's too), not a bool and
-    not a string; the API is as strict."""
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_))
+    not a string; the API is as strict. Nor is an int past float's range (10**400): every
+    check converts with float(), which raises OverflowError for it."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return -sys.float_info.max <= value <= sys.float_info.max
+    return isinstance(value, (float, np.integer, np.floating)) and not isinstance(value, np.bool_)
 
 
 def is_count(value) -> bool:

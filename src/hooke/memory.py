@@ -16,7 +16,10 @@ also estimates the build's time from per-element costs measured the same way (``
 
 from __future__ import annotations
 
+import math
 import os
+import sys
+from decimal import Decimal
 
 from .errors import HookeInputError
 
@@ -58,17 +61,30 @@ def check_fits(field: str, value, need: float, what: str, advice: str) -> None:
                               f"machine's {format_bytes(memory)}: {advice}", value)
 
 
+def _real(count: int) -> float:
+    """``count`` as a float, inf past float's range (grid(10**400, 3): float() raises)."""
+    return float(count) if count <= sys.float_info.max else math.inf
+
+
+def _shown(count: int) -> str:
+    """``count`` to four digits as float formats them, however large (float() overflows)."""
+    if count <= sys.float_info.max:
+        return f"{float(count):.4g}"
+    exponent = len(str(count)) - 1
+    return f"{float(Decimal(count).scaleb(-exponent)):.4g}e+{exponent}"
+
+
 def check_model_size(field: str, value, particles: int, springs: int,
                      built_from: str = "builder") -> None:
     """Refuse a model of ``particles`` and ``springs`` (or joints) that cannot be built here
     (in memory, or within ``MAX_BUILD_SECONDS``), before its first array; ``field``/``value``:
     what sets its size (e.g. parameters.n)."""
     per_particle, per_spring = MODEL_BYTES[built_from]
-    what = f"the model would have {float(particles):.4g} particles and {float(springs):.4g} springs"
-    check_fits(field, value, float(particles) * per_particle + float(springs) * per_spring,
+    what = f"the model would have {_shown(particles)} particles and {_shown(springs)} springs"
+    check_fits(field, value, _real(particles) * per_particle + _real(springs) * per_spring,
                what, f"choose a smaller {field}")
     particle_seconds, spring_seconds = BUILD_SECONDS[built_from]
-    seconds = float(particles) * particle_seconds + float(springs) * spring_seconds
+    seconds = _real(particles) * particle_seconds + _real(springs) * spring_seconds
     if seconds > MAX_BUILD_SECONDS:
         arrays = ("" if built_from == "arrays" else
                   ", or build it from arrays (hooke.array_models.model_from_arrays)")

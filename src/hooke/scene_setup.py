@@ -165,6 +165,20 @@ class Scene:
         if not (isinstance(self.options, dict) and all(isinstance(key, str) for key in self.options)):
             raise HookeInputError("options", "must be a dict of integrator options by name",
                                   self.options)
+        # stored with a run as JSON and as text: anything else made a file hooke.open refused
+        if not (isinstance(self.parameters, dict)
+                and all(isinstance(key, str) for key in self.parameters)):
+            raise HookeInputError("parameters", "must be a dict of parameters by name",
+                                  self.parameters)
+        if self.source is not None and not isinstance(self.source, str):
+            raise HookeInputError("source", "must be None or the scene file's text (a str)",
+                                  self.source)
+        if self.analytic_solution is not None and not callable(self.analytic_solution):
+            raise HookeInputError("analytic_solution", "must be None or a callable x(t)",
+                                  self.analytic_solution)
+        if not isinstance(self.save_every_given, (bool, np.bool_)):
+            raise HookeInputError("save_every_given", "must be True or False",
+                                  self.save_every_given)
         if self.energy_reference not in ENERGY_REFERENCES:
             raise HookeInputError("energy_reference", f"must be one of {', '.join(ENERGY_REFERENCES)}",
                                   self.energy_reference)

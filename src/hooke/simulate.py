@@ -19,6 +19,7 @@ With ``store=PATH`` every frame is also written to an HDF5 trajectory as the run
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Callable
@@ -88,7 +89,7 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         from .io.store import TrajectoryWriter  # h5py: loaded by runs that store
 
         store = as_path(store, "store")
-        if store.is_dir():
+        if os.path.isdir(store):  # (Path's raises for a name too long for the file system)
             raise HookeInputError("store", "is a directory, not a trajectory file (give the "
                                   "file to write, e.g. DIR/trajectory.h5)", str(store))
         writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
@@ -321,6 +322,9 @@ class Run:
             except KeyboardInterrupt as interrupt:
                 close(complete=False, in_sync=in_sync)
                 interrupt.frames_kept = 0 if writer is None else writer.count  # for the CLI's message
+                raise
+            except BaseException:  # the caller's progress raising, say: closed as for a Ctrl-C,
+                close(complete=False, in_sync=in_sync)  # else the file stayed open and locked
                 raise
         try:
             close(complete=True)

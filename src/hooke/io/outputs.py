@@ -56,7 +56,11 @@ def writable_directory(path: Path, field: str) -> Path:
         if not stat.S_ISDIR(os.stat(path).st_mode):
             raise HookeInputError(field, "is an existing file, not a directory", str(path))
     except (FileNotFoundError, NotADirectoryError):
-        pass  # made below, or mkdir says why not
+        if os.path.islink(path):  # mkdir would say "File exists", pointing nowhere near it
+            raise HookeInputError(field, f"is a symbolic link to {os.readlink(path)!r}, which "
+                                  "does not exist: create that directory or give another",
+                                  str(path)) from None
+        # else made below, or mkdir says why not
     except OSError as error:  # a name too long for the file system, say
         raise HookeInputError(field, f"cannot be a directory ({_why(error)})", str(path)) from None
     try:

@@ -75,7 +75,7 @@ from ..source_date import created
 from ..version import __version__
 from .lock import OutputLock
 from .opening import _read, _reason, open_trajectory  # (open_trajectory: re-exported)
-from .outputs import check_replaceable
+from .outputs import check_replaceable, writable_directory
 from .run_attributes import _frames_written, check_model, run_settings
 from .scene_file import build, parse
 
@@ -249,9 +249,9 @@ class TrajectoryWriter:
         if max_energy_growth is not None:  # the blow-up guard, kept on by a resumed run
             attributes["max_energy_growth"] = max_energy_growth
         path = Path(path)
-        if path.is_dir():
+        if os.path.isdir(path):  # (Path's raises for a name too long for the file system)
             raise HookeInputError(field, "is a directory, not a trajectory file", str(path))
-        path.parent.mkdir(parents=True, exist_ok=True)
+        writable_directory(path.parent, field)  # made if missing; a place none can be, named
         check_replaceable(path, field)  # a read-only earlier run is kept, not renamed over
         aside = _aside(path, field)  # (before the lock, which a refusal here would leave held)
         self._hold(path, OutputLock(path, field), aside, 0)

@@ -51,6 +51,9 @@ def frame_indices(t: np.ndarray, fps: float, duration: float | None) -> np.ndarr
     was asked to. More than MAX_MOVIE_FRAMES is refused, naming duration (or fps)."""
     span = float(t[-1] - t[0])
     length = span if duration is None else duration
+    if duration is not None and round(fps * duration) < 2:  # it was made 2 frames long anyway
+        raise HookeInputError("duration", f"must be at least two frames long ({2 / fps:.3g} s at "
+                              f"{fps:g} fps): a shorter movie cannot be made", duration)
     wanted = fps * max(length, 1.0 / fps)
     if wanted > MAX_MOVIE_FRAMES:
         field, value = ("duration", duration) if duration is not None else ("fps", fps)
