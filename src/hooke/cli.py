@@ -393,7 +393,7 @@ def modes_command(
         fail(str(error), code=1)
     if result.frequencies.size < k:
         model = scene.model
-        errors.print(f"note: {scene.name} has {result.frequencies.size} modes: "
+        errors.print(f"note: {scene.name} has {plural(result.frequencies.size, 'mode')}: "
                      f"{model.free_dofs.size} degrees of freedom − {model.n_joints} joints",
                      markup=False, highlight=False)
     console.print(result.table(), markup=False, highlight=False)  # "[rad/s]" is not markup
