@@ -1013,3 +1013,16 @@ def test_an_exception_from_the_progress_callback_releases_the_file_and_keeps_its
     hooke.resume(path)
     resumed = hooke.open(path)
     assert np.array_equal(resumed.x, reference.x) and np.array_equal(resumed.v, reference.v)
+
+
+def test_a_ctrl_c_while_the_interpreter_shuts_down_changes_nothing():
+    """A Ctrl-C after a command had done and said everything, while Python shut down (a
+    library's atexit callback), printed a KeyboardInterrupt traceback or ended the process
+    with -2 (the red-team passes of issue 15); now the command's exit code stands, silently."""
+    late = ("import atexit, os, signal, sys, time\n"
+            "atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(0.2)))\n"
+            "from hooke.cli import main\n"
+            "sys.argv = ['hooke', 'list']\n"
+            "main()\n")
+    done = subprocess.run([sys.executable, "-c", late], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == "" and "spring1d" in done.stdout

@@ -12,8 +12,10 @@ notes still go to stderr). Help is plain text (click's layout) in at most 100 co
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -659,6 +661,10 @@ def main() -> None:
         print_error(f"unexpected {type(error).__name__}: {' '.join(str(error).split())} (a bug "
                     "in hooke; run with HOOKE_DEBUG=1 to see the traceback)")
         code = 1
+    # The work is done and said: a Ctrl-C in the interpreter's shutdown can stop nothing, and
+    # gave a KeyboardInterrupt traceback from an atexit callback, or exit -2. (The last one
+    # registered, this runs first; not before, as a test's process calls main and goes on.)
+    atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
     sys.exit(unreported_stop(code))
 
 
