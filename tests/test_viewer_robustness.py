@@ -13,6 +13,7 @@ import gc
 import http.client
 import json
 import os
+import select
 import signal
 import socket
 import time
@@ -512,3 +513,47 @@ def test_a_blow_up_prints_nothing_on_the_servers_stderr(served):
         assert message["type"] == "error" and "non-finite" in message["message"], message
     served.stop()
     assert "Warning" not in served.process.stderr.read().decode()
+
+
+def test_clients_that_never_finish_their_requests_are_timed_out_and_capped(monkeypatch):
+    """Issue 15 red team (slowloris): connections that send their request headers a byte at a
+    time and never finish were held for ever (uvicorn has no header timeout), as many as a client
+    opened. A request must be read whole within slow_clients.REQUEST_TIMEOUT of its first byte
+    (trickling does not extend it: 408), at most slow_clients.MAX_UNFINISHED connections read one
+    at once (the oldest beyond that: 503), and a page that sends its request at once is served
+    meanwhile."""
+    from conftest import serving
+    from hooke.viz.web import slow_clients
+
+    monkeypatch.setattr(slow_clients, "REQUEST_TIMEOUT", 2.0)
+    monkeypatch.setattr(slow_clients, "MAX_UNFINISHED", 8)
+    with serving(server.create_app("spring1d")) as viewer_url:
+        port = urlsplit(viewer_url).port
+        slow = [socket.create_connection(("127.0.0.1", port), timeout=20) for _ in range(12)]
+        started = time.monotonic()
+        answers = {}
+        request = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Slow: " + "a" * 100
+        for byte in range(len(request)):  # a byte every 50 ms for each: never finished
+            waiting = [sock for index, sock in enumerate(slow) if index not in answers]
+            for sock in select.select(waiting, [], [], 0)[0]:  # answered: what did it say?
+                answers[slow.index(sock)] = (sock.recv(65536), time.monotonic() - started)
+            for sock in waiting:
+                if slow.index(sock) not in answers:
+                    sock.sendall(request[byte].encode())
+            if byte == 3:  # meanwhile a page loads
+                page = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                page.request("GET", "/")
+                assert page.getresponse().status == 200
+                page.close()
+            if len(answers) == len(slow) or time.monotonic() - started > 15:
+                break
+            time.sleep(0.05)
+        for sock in slow:
+            sock.close()
+    assert sorted(answers) == list(range(12)), answers  # every one was closed
+    # 12 and the page's own connection: the 5 oldest made way
+    assert all(answers[index][0].startswith(b"HTTP/1.1 503 ") for index in range(5)), answers
+    for index in range(5, 12):
+        reply, after = answers[index]
+        assert reply.startswith(b"HTTP/1.1 408 ") and b"within 2 s" in reply, reply
+        assert 2.0 <= after < 4.0, after

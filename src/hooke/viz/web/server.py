@@ -20,7 +20,8 @@ Contract:
   ``MAX_PENDING_REBUILDS`` scene builds per frame), is answered with an ``error`` to that client
   only and the connection goes on. uvicorn itself closes a connection that sends a frame above
   ``WS_MAX_SIZE``; an upgrade request too large to read is answered (414, 431) and closed
-  (:class:`WebSocketProtocol`).
+  (:class:`WebSocketProtocol`). A request not read whole within seconds is answered 408, and
+  unfinished requests are capped (:mod:`.slow_clients`).
 - :func:`run` binds 127.0.0.1 unless another host is given. :func:`listen` binds first, so that a
   bad port, a host that is not an address of this machine or a port in use is one
   HookeInputError naming ``port`` or ``host`` before anything is printed or served.
@@ -48,6 +49,7 @@ from .access import HostAllowlist, allowed_hosts, same_origin
 from .observed import ObservedOverlay
 from .protocol import MAX_MESSAGE_BYTES, Drag, Load, ProtocolError, Restart, parse_command
 from .session import error_message
+from .slow_clients import HTTPProtocol
 from .worker import SessionEnded, SessionProcess, encode, zygote
 
 FRAME_RATE = 60.0
@@ -282,7 +284,7 @@ def uvicorn_options(host: str = "127.0.0.1", port: int = 8000) -> dict[str, Any]
     # No permessage-deflate: compressing a large scene's megabytes would run in this process's
     # event loop, the one cost a client could still impose on the others (a 49,600-particle
     # lattice's restarts stalled other pages for over a second with it).
-    return {"host": host, "port": port, "ws": WebSocketProtocol, "ws_max_size": WS_MAX_SIZE,
+    return {"host": host, "port": port, "http": HTTPProtocol, "ws": WebSocketProtocol, "ws_max_size": WS_MAX_SIZE,
             "ws_per_message_deflate": False, "log_level": "warning"}
 
 
