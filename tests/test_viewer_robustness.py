@@ -16,6 +16,8 @@ import os
 import select
 import signal
 import socket
+import subprocess
+import sys
 import time
 import weakref
 from pathlib import Path
@@ -557,3 +559,72 @@ def test_clients_that_never_finish_their_requests_are_timed_out_and_capped(monke
         reply, after = answers[index]
         assert reply.startswith(b"HTTP/1.1 408 ") and b"within 2 s" in reply, reply
         assert 2.0 <= after < 4.0, after
+
+
+# Five clients flooding one kind of WebSocket frame, as fast as the sockets take them, for
+# argv[3] seconds (a child process: in the watcher's own, they would hold its GIL).
+FLOODER = r"""
+import socket, sys, threading, time
+port, kind, seconds = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+def frame(opcode, payload):  # masked with 0000
+    return bytes([0x80 | opcode, 0x80 | len(payload)]) + bytes(4) + payload
+BLOB = {"step": frame(1, b'{"type":"step"}'), "ping": frame(9, b"p" * 100)}[kind] * 500
+def flood():
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+                sock.sendall(f"GET /ws?scene=cloth2d HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                             "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".encode())
+                sock.sendall(frame(1, b'{"type":"set","integrator":"implicit_euler"}'))
+                while time.monotonic() < end:
+                    sock.sendall(BLOB)
+                    sock.recv(1 << 20)
+        except OSError:
+            time.sleep(0.05)
+threads = [threading.Thread(target=flood) for _ in range(5)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+"""
+
+
+@pytest.mark.parametrize("kind", ["step", "ping"])
+def test_floods_of_messages_or_pings_from_other_clients_do_not_starve_a_page(served, kind):
+    """Issue 15 red team: five clients sending `step` commands (or WebSocket pings) as fast as
+    their sockets took them brought a spring1d page from 57 to 5 frames/s, gaps of 0.6 s (pings:
+    27 frames/s): every message was parsed, and most answered with an error, in the server's
+    event loop. A page's messages are read at most server.MESSAGE_RATE a second (a faster client
+    waits, unread), and a client that pings more than WebSocketProtocol allows is closed (1008)."""
+    watcher = bench.Watcher(served.url)
+    watcher.start()
+    assert watcher.ready.wait(60)
+    flooders = subprocess.Popen([sys.executable, "-c", FLOODER, str(served.port), kind, "9"])
+    try:
+        time.sleep(2.0)
+        start = time.monotonic()
+        time.sleep(6.0)
+        rate, gap = watcher.summary(start, time.monotonic())
+    finally:
+        watcher.stop.set()
+        flooders.wait(30)
+        watcher.join(30)
+    assert rate > 30 and gap < 0.5, (rate, gap)
+
+
+def test_a_client_pinging_more_than_ten_times_a_second_is_closed_with_1008(viewer_url):
+    port = urlsplit(viewer_url).port
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                     "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                     "Sec-WebSocket-Version: 13\r\n\r\n".encode())
+        received = b""
+        while b"\r\n\r\n" not in received:
+            received += sock.recv(65536)
+        sock.sendall((bytes([0x89, 0x81]) + bytes(4) + b"p") * 50)  # 50 masked pings
+        while chunk := sock.recv(65536):
+            received += chunk
+    close = received[received.rindex(b"\x88"):]
+    assert close[2:4] == (1008).to_bytes(2, "big") and b"pings a second" in close, close

@@ -18,7 +18,9 @@ Contract:
 - Every received message is validated; a malformed, unknown, binary or oversized
   (> ``MAX_MESSAGE_BYTES``) message, or one beyond the queue limits (``MAX_PENDING`` commands,
   ``MAX_PENDING_REBUILDS`` scene builds per frame), is answered with an ``error`` to that client
-  only and the connection goes on. uvicorn itself closes a connection that sends a frame above
+  only and the connection goes on. A page's messages are read at most ``MESSAGE_RATE`` a second
+  (a faster client waits, unread), and a client sending more than ten pings a second is closed
+  (1008): neither can fill the event loop all pages share. uvicorn itself closes a connection that sends a frame above
   ``WS_MAX_SIZE``; an upgrade request too large to read is answered (414, 431) and closed
   (:class:`WebSocketProtocol`). A request not read whole within seconds is answered 408, and
   unfinished requests are capped (:mod:`.slow_clients`).
@@ -55,6 +57,11 @@ from .worker import SessionEnded, SessionProcess, encode, zygote
 FRAME_RATE = 60.0
 MAX_PENDING = 256  # commands waiting for the next frame; beyond this a client is flooding
 MAX_PENDING_REBUILDS = 4  # of which scene builds (load, restart), which may take a second each
+# Messages read from one page a second (and at once, after a pause): a page sends one per pointer
+# move while dragging, at most its display's rate. A client sending faster waits, its socket
+# unread: five clients flooding `step` had the event loop parse and answer every message, and
+# brought another page from 57 to 0.5 frames/s.
+MESSAGE_RATE = 240.0
 WS_MAX_SIZE = 1024 * 1024  # uvicorn's hard per-frame limit, far above MAX_MESSAGE_BYTES
 # Pages served at once: each is a process of ~10-150 MB (its scene), so this bounds the memory
 # that many open pages can take.
@@ -86,6 +93,23 @@ def preparing_message(command: Load | Restart) -> dict[str, Any]:
     return {"type": "status", "message": text}
 
 
+class MessageBudget:
+    """A token bucket: :meth:`take` returns at once while fewer than ``rate`` messages a second
+    (``rate`` at once) were taken, and otherwise waits until one more may be."""
+
+    def __init__(self, rate: float):
+        self.rate, self.tokens = rate, rate
+        self.last = asyncio.get_running_loop().time()
+
+    async def take(self) -> None:
+        now = asyncio.get_running_loop().time()
+        self.tokens = min(self.rate, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        if self.tokens < 1.0:
+            await asyncio.sleep((1.0 - self.tokens) / self.rate)
+        self.tokens -= 1.0
+
+
 class Connection:
     """One page: receives commands, has its session process tick them, relays the messages."""
 
@@ -108,7 +132,9 @@ class Connection:
             await self.send_text(text)
 
     async def receive_loop(self) -> None:
+        budget = MessageBudget(MESSAGE_RATE)
         while True:
+            await budget.take()
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
@@ -254,7 +280,23 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
     that is not UTF-8 closes the connection (1007, as the protocol requires) without uvicorn's
     traceback on the server's stderr. A page that does not answer the keepalive ping in time is
     dropped with what was still to be sent to it: uvicorn's close waited for that to drain, which
-    never happens for a client that stopped reading, and its page held a place for ever."""
+    never happens for a client that stopped reading, and its page held a place for ever. A
+    client that sends more than ``MAX_PINGS`` pings within a second is closed (1008): each ping
+    is answered in the event loop all pages share (five clients flooding pings brought another
+    page from 57 to 20 frames/s), and a browser's page cannot send one."""
+
+    MAX_PINGS = 10
+
+    def handle_ping(self) -> None:
+        now = self.loop.time()
+        if now - getattr(self, "pings_since", -1.0) >= 1.0:
+            self.pings_since, self.pings = now, 0
+        self.pings += 1
+        if self.pings <= self.MAX_PINGS:
+            super().handle_ping()
+        elif not self.close_sent:
+            self.conn.send_close(1008, f"more than {self.MAX_PINGS} pings a second")
+            self.handle_parser_exception()
 
     def keepalive_timeout(self) -> None:
         super().keepalive_timeout()
