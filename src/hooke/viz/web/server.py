@@ -227,11 +227,12 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
     pages: dict[WebSocket, SessionProcess | None] = {}
     app.state.pages = pages
 
-    @app.get("/", include_in_schema=False)
+    # HEAD as well as GET, as the static files answer (`curl -I` of the viewer's address).
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def index() -> FileResponse:
         return FileResponse(str(STATIC / "index.html"), media_type="text/html")
 
-    @app.get("/plotly.min.js", include_in_schema=False)
+    @app.api_route("/plotly.min.js", methods=["GET", "HEAD"], include_in_schema=False)
     async def plotly() -> FileResponse:
         return FileResponse(plotly_bundle(), media_type="text/javascript")
 
