@@ -659,3 +659,24 @@ def test_clients_that_leave_mid_flood_print_nothing_on_the_servers_stderr(served
     subprocess.run([sys.executable, "-c", LEAVER, str(served.port), "8"], timeout=60, check=True)
     served.stop()
     assert "socket.send" not in served.process.stderr.read().decode()
+
+
+def test_ctrl_c_twice_while_a_page_steps_ends_with_one_line(served):
+    """Issue 15 red team: a second Ctrl-C while the server was ending (its pages' processes being
+    stopped: a user who finds it slow presses again) printed a 40-line traceback, starlette's
+    lifespan cancelled ("asyncio.exceptions.CancelledError"), above "error: interrupted". The
+    forced end is quiet: one line, and no session process outlives the server."""
+    with bench.connection(served.url, "lattice") as ws:
+        bench.first_scene(ws)
+        ws.send(json.dumps({"type": "set", "integrator": "implicit_euler", "steps_per_frame": 10000}))
+        time.sleep(1.5)
+        processes = served.processes()
+        served.process.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        served.process.send_signal(signal.SIGINT)
+        assert served.process.wait(timeout=30) == 130
+    err = served.process.stderr.read().decode()
+    assert err.strip().splitlines() == ["error: interrupted"], err
+    psutil.wait_procs(processes[1:], timeout=10)
+    assert not [process for process in processes[1:] if process.is_running()
+                and process.status() != psutil.STATUS_ZOMBIE]

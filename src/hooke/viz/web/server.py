@@ -121,7 +121,18 @@ class QuietClosedSockets(logging.Filter):
         return record.getMessage() != "socket.send() raised exception."
 
 
-QUIET_CLOSED_SOCKETS = QuietClosedSockets()
+class QuietForcedEnd(logging.Filter):
+    """Drops uvicorn's report that the app's lifespan was cancelled: a second Ctrl-C while the
+    server ends (its pages' processes being stopped) cuts the lifespan's shutdown short, which
+    has nothing to do (the fork server ends with the server), and printed a 40-line traceback
+    above hooke's "error: interrupted"."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        return not ("lifespan" in text and text.rstrip().endswith("CancelledError"))
+
+
+QUIET_CLOSED_SOCKETS, QUIET_FORCED_END = QuietClosedSockets(), QuietForcedEnd()
 
 
 class Connection:
@@ -216,6 +227,7 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         logging.getLogger("asyncio").addFilter(QUIET_CLOSED_SOCKETS)
+        logging.getLogger("uvicorn.error").addFilter(QUIET_FORCED_END)
         await asyncio.to_thread(zygote)  # the fork server warms up while the first page loads
         yield
 
