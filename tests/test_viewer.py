@@ -753,6 +753,21 @@ def test_a_blow_up_shows_hooke_runs_message_and_the_page_stays_connected(page):
     assert "disconnected" not in page.inner_text("#status") and page.inner_text("#message") == ""
 
 
+def test_a_blow_up_message_is_in_sight_however_long_the_controls(page):
+    """Issue 15 red team: cloth2d's seven parameter fields push the message line below a 900 px
+    high window, so its blow-up (k = 1e30) was told where nobody saw it. A message stays in
+    sight at the window's bottom edge while its place is below it."""
+    choose_scene(page, "cloth2d")
+    type_into(page, "#param-stiffness", "1e30")
+    page.wait_for_function("document.getElementById('message').textContent.includes('non-finite')")
+    top, bottom, height = page.evaluate("() => { const box = document.getElementById('message')"
+                                        ".getBoundingClientRect(); return [box.top, box.bottom, innerHeight]; }")
+    assert 0 <= top and bottom <= height, (top, bottom, height)
+    assert page.evaluate("() => { const box = document.getElementById('message').getBoundingClientRect(); "
+                         "return document.elementFromPoint(box.left + 5, (box.top + box.bottom) / 2).id; }"
+                         ) == "message"  # drawn over what scrolls beneath it, not under
+
+
 def test_malformed_and_oversized_messages_do_not_stop_the_server(page):
     choose_scene(page, "spring1d")
     # a second connection sends three bad messages; it fails after 10 s rather than hang

@@ -13,8 +13,11 @@ import gc
 import http.client
 import json
 import os
+import select
 import signal
 import socket
+import subprocess
+import sys
 import time
 import weakref
 from pathlib import Path
@@ -517,3 +520,168 @@ def test_a_blow_up_prints_nothing_on_the_servers_stderr(served):
         assert message["type"] == "error" and "non-finite" in message["message"], message
     served.stop()
     assert "Warning" not in served.process.stderr.read().decode()
+
+
+def test_clients_that_never_finish_their_requests_are_timed_out_and_capped(monkeypatch):
+    """Issue 15 red team (slowloris): connections that send their request headers a byte at a
+    time and never finish were held for ever (uvicorn has no header timeout), as many as a client
+    opened. A request must be read whole within slow_clients.REQUEST_TIMEOUT of its first byte
+    (trickling does not extend it: 408), at most slow_clients.MAX_UNFINISHED connections read one
+    at once (the oldest beyond that: 503), and a page that sends its request at once is served
+    meanwhile."""
+    from conftest import serving
+    from hooke.viz.web import slow_clients
+
+    monkeypatch.setattr(slow_clients, "REQUEST_TIMEOUT", 2.0)
+    monkeypatch.setattr(slow_clients, "MAX_UNFINISHED", 8)
+    with serving(server.create_app("spring1d")) as viewer_url:
+        port = urlsplit(viewer_url).port
+        slow = [socket.create_connection(("127.0.0.1", port), timeout=20) for _ in range(12)]
+        started = time.monotonic()
+        answers = {}
+        request = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Slow: " + "a" * 100
+        for byte in range(len(request)):  # a byte every 50 ms for each: never finished
+            waiting = [sock for index, sock in enumerate(slow) if index not in answers]
+            for sock in select.select(waiting, [], [], 0)[0]:  # answered: what did it say?
+                answers[slow.index(sock)] = (sock.recv(65536), time.monotonic() - started)
+            for sock in waiting:
+                if slow.index(sock) not in answers:
+                    sock.sendall(request[byte].encode())
+            if byte == 3:  # meanwhile a page loads
+                page = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                page.request("GET", "/")
+                assert page.getresponse().status == 200
+                page.close()
+            if len(answers) == len(slow) or time.monotonic() - started > 15:
+                break
+            time.sleep(0.05)
+        for sock in slow:
+            sock.close()
+    assert sorted(answers) == list(range(12)), answers  # every one was closed
+    # 12 and the page's own connection: the 5 oldest made way
+    assert all(answers[index][0].startswith(b"HTTP/1.1 503 ") for index in range(5)), answers
+    for index in range(5, 12):
+        reply, after = answers[index]
+        assert reply.startswith(b"HTTP/1.1 408 ") and b"within 2 s" in reply, reply
+        assert 2.0 <= after < 4.0, after
+
+
+# Five clients flooding one kind of WebSocket frame, as fast as the sockets take them, for
+# argv[3] seconds (a child process: in the watcher's own, they would hold its GIL).
+FLOODER = r"""
+import socket, sys, threading, time
+port, kind, seconds = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+def frame(opcode, payload):  # masked with 0000
+    return bytes([0x80 | opcode, 0x80 | len(payload)]) + bytes(4) + payload
+BLOB = {"step": frame(1, b'{"type":"step"}'), "ping": frame(9, b"p" * 100)}[kind] * 500
+def flood():
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+                sock.sendall(f"GET /ws?scene=cloth2d HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                             "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".encode())
+                sock.sendall(frame(1, b'{"type":"set","integrator":"implicit_euler"}'))
+                while time.monotonic() < end:
+                    sock.sendall(BLOB)
+                    sock.recv(1 << 20)
+        except OSError:
+            time.sleep(0.05)
+threads = [threading.Thread(target=flood) for _ in range(5)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+"""
+
+
+@pytest.mark.parametrize("kind", ["step", "ping"])
+def test_floods_of_messages_or_pings_from_other_clients_do_not_starve_a_page(served, kind):
+    """Issue 15 red team: five clients sending `step` commands (or WebSocket pings) as fast as
+    their sockets took them brought a spring1d page from 57 to 5 frames/s, gaps of 0.6 s (pings:
+    27 frames/s): every message was parsed, and most answered with an error, in the server's
+    event loop. A page's messages are read at most server.MESSAGE_RATE a second (a faster client
+    waits, unread), and a client that pings more than WebSocketProtocol allows is closed (1008)."""
+    watcher = bench.Watcher(served.url)
+    watcher.start()
+    assert watcher.ready.wait(60)
+    flooders = subprocess.Popen([sys.executable, "-c", FLOODER, str(served.port), kind, "9"])
+    try:
+        time.sleep(2.0)
+        start = time.monotonic()
+        time.sleep(6.0)
+        rate, gap = watcher.summary(start, time.monotonic())
+    finally:
+        watcher.stop.set()
+        flooders.wait(30)
+        watcher.join(30)
+    assert rate > 30 and gap < 0.5, (rate, gap)
+
+
+def test_a_client_pinging_more_than_ten_times_a_second_is_closed_with_1008(viewer_url):
+    port = urlsplit(viewer_url).port
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                     "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                     "Sec-WebSocket-Version: 13\r\n\r\n".encode())
+        received = b""
+        while b"\r\n\r\n" not in received:
+            received += sock.recv(65536)
+        sock.sendall((bytes([0x89, 0x81]) + bytes(4) + b"p") * 50)  # 50 masked pings
+        while chunk := sock.recv(65536):
+            received += chunk
+    close = received[received.rindex(b"\x88"):]
+    assert close[2:4] == (1008).to_bytes(2, "big") and b"pings a second" in close, close
+
+
+# Clients that send 2,000 `load` commands at once (each answered, most with an error), then leave
+# by a reset, one after another for argv[2] seconds.
+LEAVER = r"""
+import socket, struct, sys, time
+port, end = int(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+load = b'{"type":"load","scene":"spring1d"}'
+while time.monotonic() < end:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                     "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".encode())
+        received = b""
+        while b"\r\n\r\n" not in received:
+            received += sock.recv(65536)
+        sock.sendall((bytes([0x81, 0x80 | len(load)]) + bytes(4) + load) * 2000)
+        time.sleep(0.3)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+"""
+
+
+def test_clients_that_leave_mid_flood_print_nothing_on_the_servers_stderr(served):
+    """Issue 15 red team: clients that sent thousands of commands at once and left printed
+    asyncio's "socket.send() raised exception." on the server's stderr (21 lines in 8 s, 1,485
+    in 20 s of heavier floods): a batch of a page's messages is written before the server hears
+    that its client left, and asyncio reports every write after the fifth to a closed socket.
+    Those writes are dropped, nothing more (server.QuietClosedSockets); the stderr stays empty."""
+    subprocess.run([sys.executable, "-c", LEAVER, str(served.port), "8"], timeout=60, check=True)
+    served.stop()
+    assert "socket.send" not in served.process.stderr.read().decode()
+
+
+def test_ctrl_c_twice_while_a_page_steps_ends_with_one_line(served):
+    """Issue 15 red team: a second Ctrl-C while the server was ending (its pages' processes being
+    stopped: a user who finds it slow presses again) printed a 40-line traceback, starlette's
+    lifespan cancelled ("asyncio.exceptions.CancelledError"), above "error: interrupted". The
+    forced end is quiet: one line, and no session process outlives the server."""
+    with bench.connection(served.url, "lattice") as ws:
+        bench.first_scene(ws)
+        ws.send(json.dumps({"type": "set", "integrator": "implicit_euler", "steps_per_frame": 10000}))
+        time.sleep(1.5)
+        processes = served.processes()
+        served.process.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        served.process.send_signal(signal.SIGINT)
+        assert served.process.wait(timeout=30) == 130
+    err = served.process.stderr.read().decode()
+    assert err.strip().splitlines() == ["error: interrupted"], err
+    psutil.wait_procs(processes[1:], timeout=10)
+    assert not [process for process in processes[1:] if process.is_running()
+                and process.status() != psutil.STATUS_ZOMBIE]

@@ -79,6 +79,15 @@ def test_page_and_assets_are_served_locally(client):
         assert "cdn" not in text.lower()
 
 
+@pytest.mark.parametrize("path", ["/", "/plotly.min.js", "/static/viewer.js"])
+def test_head_answers_as_get_does_without_a_body(client, path):
+    """Issue 15 red team: HEAD of the page and of Plotly.js was 405, although the static files
+    answer it (`curl -I` on the viewer's address failed)."""
+    got, head = client.get(path), client.head(path)
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-length"] == got.headers["content-length"]
+
+
 def test_unknown_scene_is_refused_by_the_app_factory():
     with pytest.raises(HookeInputError, match="SCENE: unknown scene"):
         server.create_app("no_such_scene")

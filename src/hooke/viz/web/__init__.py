@@ -3,6 +3,7 @@
 - :mod:`.server`: the FastAPI app (page, assets, Plotly.js from the installed ``plotly``
   package, one WebSocket per page) and :func:`.server.run` (uvicorn, 127.0.0.1 by default);
 - :mod:`.access`: the hosts it answers (DNS rebinding) and the same-origin rule;
+- :mod:`.slow_clients`: the time limit on reading a request and the cap on unfinished ones;
 - :mod:`.session`: the simulation of one page, stepped with the real integrators, and the
   messages it sends;
 - :mod:`.worker`: each session in a process of its own, forked from a warmed-up fork server

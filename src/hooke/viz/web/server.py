@@ -18,9 +18,12 @@ Contract:
 - Every received message is validated; a malformed, unknown, binary or oversized
   (> ``MAX_MESSAGE_BYTES``) message, or one beyond the queue limits (``MAX_PENDING`` commands,
   ``MAX_PENDING_REBUILDS`` scene builds per frame), is answered with an ``error`` to that client
-  only and the connection goes on. uvicorn itself closes a connection that sends a frame above
+  only and the connection goes on. A page's messages are read at most ``MESSAGE_RATE`` a second
+  (a faster client waits, unread), and a client sending more than ten pings a second is closed
+  (1008): neither can fill the event loop all pages share. uvicorn itself closes a connection that sends a frame above
   ``WS_MAX_SIZE``; an upgrade request too large to read is answered (414, 431) and closed
-  (:class:`WebSocketProtocol`).
+  (:class:`WebSocketProtocol`). A request not read whole within seconds is answered 408, and
+  unfinished requests are capped (:mod:`.slow_clients`).
 - :func:`run` binds 127.0.0.1 unless another host is given. :func:`listen` binds first, so that a
   bad port, a host that is not an address of this machine or a port in use is one
   HookeInputError naming ``port`` or ``host`` before anything is printed or served.
@@ -48,11 +51,17 @@ from .access import HostAllowlist, allowed_hosts, same_origin
 from .observed import ObservedOverlay
 from .protocol import MAX_MESSAGE_BYTES, Drag, Load, ProtocolError, Restart, parse_command
 from .session import error_message
+from .slow_clients import HTTPProtocol
 from .worker import SessionEnded, SessionProcess, encode, zygote
 
 FRAME_RATE = 60.0
 MAX_PENDING = 256  # commands waiting for the next frame; beyond this a client is flooding
 MAX_PENDING_REBUILDS = 4  # of which scene builds (load, restart), which may take a second each
+# Messages read from one page a second (and at once, after a pause): a page sends one per pointer
+# move while dragging, at most its display's rate. A client sending faster waits, its socket
+# unread: five clients flooding `step` had the event loop parse and answer every message, and
+# brought another page from 57 to 0.5 frames/s.
+MESSAGE_RATE = 240.0
 WS_MAX_SIZE = 1024 * 1024  # uvicorn's hard per-frame limit, far above MAX_MESSAGE_BYTES
 # Pages served at once: each is a process of ~10-150 MB (its scene), so this bounds the memory
 # that many open pages can take.
@@ -84,6 +93,48 @@ def preparing_message(command: Load | Restart) -> dict[str, Any]:
     return {"type": "status", "message": text}
 
 
+class MessageBudget:
+    """A token bucket: :meth:`take` returns while fewer than ``rate`` messages a second (``rate``
+    at once) were taken, and otherwise waits until one more may be. It always lets the event loop
+    run first: a page's queued messages are read without waiting, and answering hundreds in a
+    row would hold up the other pages."""
+
+    def __init__(self, rate: float):
+        self.rate, self.tokens = rate, rate
+        self.last = asyncio.get_running_loop().time()
+
+    async def take(self) -> None:
+        now = asyncio.get_running_loop().time()
+        self.tokens = min(self.rate, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        await asyncio.sleep(max(0.0, (1.0 - self.tokens) / self.rate))
+        self.tokens -= 1.0
+
+
+class QuietClosedSockets(logging.Filter):
+    """Drops asyncio's "socket.send() raised exception.", printed for every write after the fifth
+    to a socket whose client has gone: a page's batch of messages is written before the server
+    hears it left, and those are dropped, nothing more. Clients that sent thousands of commands
+    and left by a reset printed it on the server's stderr, 1,485 lines in 20 s."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "socket.send() raised exception."
+
+
+class QuietForcedEnd(logging.Filter):
+    """Drops uvicorn's report that the app's lifespan was cancelled: a second Ctrl-C while the
+    server ends (its pages' processes being stopped) cuts the lifespan's shutdown short, which
+    has nothing to do (the fork server ends with the server), and printed a 40-line traceback
+    above hooke's "error: interrupted"."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        return not ("lifespan" in text and text.rstrip().endswith("CancelledError"))
+
+
+QUIET_CLOSED_SOCKETS, QUIET_FORCED_END = QuietClosedSockets(), QuietForcedEnd()
+
+
 class Connection:
     """One page: receives commands, has its session process tick them, relays the messages."""
 
@@ -106,7 +157,9 @@ class Connection:
             await self.send_text(text)
 
     async def receive_loop(self) -> None:
+        budget = MessageBudget(MESSAGE_RATE)
         while True:
+            await budget.take()
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
@@ -173,6 +226,8 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        logging.getLogger("asyncio").addFilter(QUIET_CLOSED_SOCKETS)
+        logging.getLogger("uvicorn.error").addFilter(QUIET_FORCED_END)
         await asyncio.to_thread(zygote)  # the fork server warms up while the first page loads
         yield
 
@@ -184,11 +239,12 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
     pages: dict[WebSocket, SessionProcess | None] = {}
     app.state.pages = pages
 
-    @app.get("/", include_in_schema=False)
+    # HEAD as well as GET, as the static files answer (`curl -I` of the viewer's address).
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def index() -> FileResponse:
         return FileResponse(str(STATIC / "index.html"), media_type="text/html")
 
-    @app.get("/plotly.min.js", include_in_schema=False)
+    @app.api_route("/plotly.min.js", methods=["GET", "HEAD"], include_in_schema=False)
     async def plotly() -> FileResponse:
         return FileResponse(plotly_bundle(), media_type="text/javascript")
 
@@ -252,7 +308,23 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
     that is not UTF-8 closes the connection (1007, as the protocol requires) without uvicorn's
     traceback on the server's stderr. A page that does not answer the keepalive ping in time is
     dropped with what was still to be sent to it: uvicorn's close waited for that to drain, which
-    never happens for a client that stopped reading, and its page held a place for ever."""
+    never happens for a client that stopped reading, and its page held a place for ever. A
+    client that sends more than ``MAX_PINGS`` pings within a second is closed (1008): each ping
+    is answered in the event loop all pages share (five clients flooding pings brought another
+    page from 57 to 20 frames/s), and a browser's page cannot send one."""
+
+    MAX_PINGS = 10
+
+    def handle_ping(self) -> None:
+        now = self.loop.time()
+        if now - getattr(self, "pings_since", -1.0) >= 1.0:
+            self.pings_since, self.pings = now, 0
+        self.pings += 1
+        if self.pings <= self.MAX_PINGS:
+            super().handle_ping()
+        elif not self.close_sent:
+            self.conn.send_close(1008, f"more than {self.MAX_PINGS} pings a second")
+            self.handle_parser_exception()
 
     def keepalive_timeout(self) -> None:
         super().keepalive_timeout()
@@ -282,7 +354,7 @@ def uvicorn_options(host: str = "127.0.0.1", port: int = 8000) -> dict[str, Any]
     # No permessage-deflate: compressing a large scene's megabytes would run in this process's
     # event loop, the one cost a client could still impose on the others (a 49,600-particle
     # lattice's restarts stalled other pages for over a second with it).
-    return {"host": host, "port": port, "ws": WebSocketProtocol, "ws_max_size": WS_MAX_SIZE,
+    return {"host": host, "port": port, "http": HTTPProtocol, "ws": WebSocketProtocol, "ws_max_size": WS_MAX_SIZE,
             "ws_per_message_deflate": False, "log_level": "warning"}
 
 
