@@ -284,6 +284,25 @@ def test_newton_failure_in_implicit_euler_reports_its_residual_history():
     assert_last_frame_is(info.value.result, scene.state)
 
 
+@pytest.mark.parametrize("parameter", ["mass", "damping"])
+def test_a_step_whose_numbers_overflow_names_the_models_scale_not_dt(parameter):
+    """Issue 15 (the viewer's red-team pass): cloth_drop with a mass or damping of 1e308 failed
+    at step 1 with SciPy's words ("ValueError: array must not contain infs or NaNs") and "Try a
+    smaller dt", which cannot help; now the overflow, the model's largest numbers and the
+    advice that can."""
+    scene = hooke.scene("cloth_drop", **{parameter: 1e308})
+    with pytest.raises(hooke.SimulationError) as info:
+        hooke.simulate(scene, t_end=3 * scene.dt)
+    largest = {"mass": "mass 1e+308 kg, stiffness 500 N/m, damping 0 N·s/m",
+               "damping": "mass 0.01 kg, stiffness 500 N/m, damping 1e+308 N·s/m"}[parameter]
+    message = str(info.value)
+    assert message.startswith("step 1 (t = 0.01) failed: implicit_euler: a number inside the "
+                              "step overflowed to inf or NaN from a finite state (largest "
+                              f"{largest}); worst particle ")
+    assert message.endswith("; 1 frame(s) kept, the last at t = 0. Give the model numbers of a "
+                            "smaller scale (other units).")
+    assert np.all(np.isfinite(info.value.result.x))
+
 def test_a_line_search_without_decrease_is_a_newton_failure_not_a_silent_step(monkeypatch):
     """An incremental potential that evaluates to NaN gives the line search no decrease. That
     used to end Newton after 0 iterations and return the start point as the step; now it is

@@ -428,7 +428,8 @@ class Stopped(Exception):
                          f"{particle} (kinetic energy {kinetic[particle]:.6g} J)")
         else:
             self.what = failure_text(failure, step, t0 + step * run.dt, last)
-        self.advice = advice(run.name)
+        self.advice = (failure.advice if failure is not None and failure.advice
+                       else advice(run.name))
 
     def message(self, kept: int) -> str:
         return (f"{self.what}; {kept} frame(s) kept, the last at t = {self.last.t:.6g}. "

@@ -72,11 +72,13 @@ CAPABILITIES = (("supports_joints", "n_joints", "joints"),
 
 class StepFailed(SimulationError):
     """A step gave no finite state. ``last`` is the finite state it started from, ``bad`` the
-    non-finite state it gave (None when it raised instead), ``reason`` what went wrong."""
+    non-finite state it gave (None when it raised instead), ``reason`` what went wrong and
+    ``advice`` what to change, when a smaller dt is not it (else None)."""
 
-    def __init__(self, reason: str, last: State, bad: State | None = None):
+    def __init__(self, reason: str, last: State, bad: State | None = None,
+                 advice: str | None = None):
         super().__init__(reason)
-        self.reason, self.last, self.bad = reason, last, bad
+        self.reason, self.last, self.bad, self.advice = reason, last, bad, advice
 
 
 # What a failing step raises besides HookeInputError: SimulationError (Newton failures),
@@ -204,6 +206,16 @@ class Integrator:
 
     def failed(self, error: Exception, state: State) -> StepFailed:
         """The :class:`StepFailed` for an error (of ``STEP_ERRORS``) raised by a step from ``state``."""
+        if isinstance(error, ValueError) and "infs or NaNs" in str(error):
+            # SciPy's refusal of a matrix whose entries overflowed: the model's scale, not dt
+            model = self.system.model
+            scales = (("mass", model.mass, "kg"), ("stiffness", model.spring_stiffness, "N/m"),
+                      ("damping", model.spring_damping, "N·s/m"))
+            largest = ", ".join(f"{name} {np.max(values, initial=0.0):.3g} {unit}"
+                                for name, values, unit in scales)
+            return StepFailed(f"{self.name}: a number inside the step overflowed to inf or NaN "
+                              f"from a finite state (largest {largest})", state,
+                              advice="Give the model numbers of a smaller scale (other units).")
         reason = str(error) if isinstance(error, SimulationError) else (
             f"{self.name}: {type(error).__name__}: {error}")
         return StepFailed(reason, state)
