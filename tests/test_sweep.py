@@ -932,3 +932,25 @@ def test_a_second_sweep_on_the_same_dir_is_refused_naming_the_first(tmp_path):
         assert sorted(tmp_path.iterdir()) == before
     finally:
         first.release()
+
+
+def test_dasks_report_of_its_cancel_race_is_dropped_and_only_it(client, caplog):
+    """Issue 15: a Ctrl-C landing as Dask's ``sync`` starts a call runs its cancel callback
+    before the future it cancels exists; Tornado logged that NameError's traceback above the
+    sweep's one line (the Ctrl-C test, now and then). That report alone is dropped."""
+    import functools
+
+    def sync():  # a callback named as Dask's is: sync.<locals>.cancel
+        def cancel():
+            pass
+        return cancel
+
+    tornado = logging.getLogger("tornado.application")
+    with caplog.at_level(logging.ERROR, logger="tornado.application"), connect(client):
+        tornado.error("Exception in callback %r", functools.partial(sync()))
+        tornado.error("Exception in callback %r", functools.partial(print))
+    tornado.error("Exception in callback %r", functools.partial(sync()))  # the sweep is over
+    assert [record.getMessage().split(" at 0x")[0] for record in caplog.records] == [
+        "Exception in callback functools.partial(<built-in function print>)",
+        "Exception in callback functools.partial(<function test_dasks_report_of_its_cancel_race"
+        "_is_dropped_and_only_it.<locals>.sync.<locals>.cancel"]

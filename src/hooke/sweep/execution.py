@@ -59,9 +59,29 @@ def _workers_ignore_ctrl_c():
         signal.signal(signal.SIGINT, previous)
 
 
+class _CancelRace(logging.Filter):
+    """Drops Tornado's report of an error in Dask's ``sync`` cancel callback: a Ctrl-C that
+    lands before ``sync`` has made its future sends that callback a name it does not have yet
+    (a NameError), whose traceback came before the sweep's one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "sync.<locals>.cancel" not in record.getMessage()
+
+
 @contextmanager
 def connect(client):
     """A ``distributed.Client``: the given one, one for a scheduler address, or a LocalCluster's."""
+    tornado_errors, race = logging.getLogger("tornado.application"), _CancelRace()
+    tornado_errors.addFilter(race)
+    try:
+        with _connected(client) as connected:
+            yield connected
+    finally:
+        tornado_errors.removeFilter(race)
+
+
+@contextmanager
+def _connected(client):
     from distributed import Client, LocalCluster  # Dask loads when a sweep runs, not on import
 
     if client is None:
