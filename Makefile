@@ -38,9 +38,10 @@ run: install
 
 # HOOKE_REQUIRE_BROWSER=1: the browser viewer tests fail, not skip, if chromium is missing.
 # -n 2 (pytest-xdist): two test processes, one per core of the CI machine; more would only
-# crowd the tests that watch a viewer's frame rate under load.
+# crowd the tests that watch a viewer's frame rate under load. --dist worksteal: a process that
+# runs out of tests takes some of the other's, so the run does not end on one long queue.
 test: install-test
-	HOOKE_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -n 2 tests --nbmake --nbmake-timeout=60 docs/notebooks  # s per cell; each notebook sets its own
+	HOOKE_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -n 2 --dist worksteal tests --nbmake --nbmake-timeout=60 docs/notebooks  # s per cell; each notebook sets its own
 
 # The API reference from the docstrings (Sphinx), into docs/_build/html (index.html). A warning
 # fails the build (-W; --keep-going lists them all first), as in tests/test_docs.py; -E rereads
