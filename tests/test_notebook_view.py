@@ -141,3 +141,21 @@ def test_bad_arguments_and_values_are_one_line_and_a_blow_up_is_said_without_war
         warnings.simplefilter("error")
         view.advance(3)
     assert "the state became non-finite at step 2" in view.message.value
+
+
+def test_a_parameter_near_the_largest_float_builds_its_slider_and_advance_refuses_bad_counts():
+    """Issue 15 (confirmation pass): restart(mass=1e308) on a scene whose mass slider spans a
+    decade up raised OverflowError from ipywidgets (10**log10(float max) overflows) with the
+    run already restarted and its sliders half built; advance(-1) did nothing and said nothing,
+    advance(2.5) raised Python's TypeError."""
+    view = live_view("spring1d")
+    view.restart(mass=1e308)
+    assert view.message.value == "" and view.session.scene.model.mass[-1] == 1e308
+    [mass] = [s for s in view.sliders.children if s.description == "mass"]
+    assert 10.0 ** mass.max >= 1e308 and mass.value >= 1e308
+    for frames in (-1, 2.5, "3", None):
+        with pytest.raises(HookeInputError, match=r"^frames: must be an integer >= 0, got "):
+            view.advance(frames)
+    steps = view.session.steps
+    view.advance(0)
+    assert view.session.steps == steps

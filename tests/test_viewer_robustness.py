@@ -23,6 +23,7 @@ import weakref
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import numpy as np
 import psutil
 import pytest
 from fastapi.testclient import TestClient
@@ -34,6 +35,7 @@ from conftest import load_script
 from hooke.errors import SimulationError
 from hooke.viz.web import server, worker
 from hooke.viz.web.access import HostAllowlist
+from hooke.viz.web.protocol import Set, Step
 from hooke.viz.web.worker import encode
 from test_viewer_server import client, connected, frame_after, next_of  # noqa: F401 - a fixture
 
@@ -685,3 +687,28 @@ def test_ctrl_c_twice_while_a_page_steps_ends_with_one_line(served):
     psutil.wait_procs(processes[1:], timeout=10)
     assert not [process for process in processes[1:] if process.is_running()
                 and process.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_step_that_runs_for_minutes_is_stopped_with_a_message_and_the_page_goes_on(monkeypatch):
+    """Issue 15 (confirmation pass): Newmark on cloth2d with dt = t_end (the largest dt the
+    viewer takes) split its failing step in two, 8 deep, for minutes: the page got no frame and
+    none of its commands (pause, a smaller dt) was applied until it ended. A session process's
+    step is now stopped after worker.STEP_SECONDS of CPU time, said, and the run pauses at its last state."""
+    monkeypatch.setattr(worker, "STEP_SECONDS", 0.5)
+    session = worker.Session("cloth2d")
+    session.step_limit = worker.step_alarm
+    started = time.monotonic()
+    [error] = [m for m in session.tick([worker_set(integrator="newmark", dt=session.scene.t_end)])
+               if m["type"] == "error"]
+    assert time.monotonic() - started < 5.0
+    assert error["message"].startswith("the step from t = 0 with newmark and dt = 5 s used more than "
+                                       "0.5 s of CPU time and was stopped; paused at t = 0. Try a "
+                                       "smaller dt")
+    assert session.paused and session.state.t == 0.0 and np.isfinite(session.state.x).all()
+    session.tick([worker_set(dt=0.005)])
+    session.tick([Step(type="step")])
+    assert session.steps == 1 and session.state.t == pytest.approx(0.005)
+
+
+def worker_set(**fields):
+    return Set(type="set", **fields)

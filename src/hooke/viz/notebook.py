@@ -52,7 +52,22 @@ PLANE_EXTENT = 1.2  # a plane square's half side, in radii of the body with its 
 # epsilons (1e-6, 1e-12) drop the normals of a fine cloth's small triangles, which then render
 # unlit (dark): zero keeps every non-degenerate triangle lit.
 LIGHT_DISTANCE = 1e4
-LARGEST_DECADE = math.log10(sys.float_info.max)
+
+
+def largest_decade() -> float:
+    """The largest d for which 10.0**d is a float: log10 of the largest float rounds up, and
+    ipywidgets' FloatLogSlider computes 10**max (OverflowError for mass=1e308)."""
+    decade = math.log10(sys.float_info.max)
+    while decade > 0:
+        try:
+            10.0 ** decade
+            return decade
+        except OverflowError:
+            decade = math.nextafter(decade, 0.0)
+    return decade  # pragma: no cover - floats without a decade above 1
+
+
+LARGEST_DECADE = largest_decade()
 MAX_INTERVAL_MS = 60_000  # a minute between frames
 MAX_HEIGHT = 10_000  # pixels
 LIGHTING = dict(ambient=0.5, diffuse=0.8, specular=0.12, roughness=0.6, facenormalsepsilon=0.0,
@@ -171,6 +186,9 @@ class LiveView(widgets.VBox):
 
     def advance(self, frames: int = 1) -> None:
         """Step ``frames`` frames (``steps_per_frame`` steps each) and redraw."""
+        if not (is_count(frames) and frames >= 0):  # -1 did nothing, 2.5 raised Python's TypeError
+            raise HookeInputError("frames", f"must be an integer >= 0, got {format_value(frames)}",
+                                  show_value=False)
         with np.errstate(over="ignore", invalid="ignore"):  # a blow-up is said in one line
             for _ in range(frames):
                 for message in self.session.tick():

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import time
 import tomllib
+from contextlib import nullcontext
 from collections import deque
 from typing import Any
 
@@ -95,6 +96,11 @@ DRAG_RATE = 0.5
 # start and now, at least 1 m) of its centre on every axis: a target at 1e308 made the cursor's
 # force overflow at the next step, which then blamed dt.
 DRAG_REACH = 10.0
+
+
+class StepTooLong(Exception):
+    """Raised inside a step that has run too long (by the session process's alarm, :mod:`.worker`):
+    an implicit method splitting a failing step of a large dt in two, 8 deep, ran for minutes."""
 
 
 class CursorSpring:
@@ -207,6 +213,8 @@ class Session:
         self.frame_budget = frame_budget
         self.cursor = CursorSpring()
         self._step_seconds: deque[float] = deque(maxlen=100)
+        # Wraps each step; the session process sets one that stops a step with StepTooLong.
+        self.step_limit = nullcontext
         self._open(scene, {}, None, None)
 
     # -- commands ---------------------------------------------------------------------------
@@ -363,7 +371,15 @@ class Session:
         for _ in range(n_steps):
             before = time.perf_counter()
             try:
-                new = self.stepper.advance(self.state, self.state.t + self.dt, 1)
+                with self.step_limit():
+                    new = self.stepper.advance(self.state, self.state.t + self.dt, 1)
+            except StepTooLong as error:  # the integrator may be mid-step: a new one goes on
+                self.stepper = self._stepper(self.scene, self.integrator, self.dt, self._held())
+                self._stop(out, f"the step from t = {self.state.t:.6g} with {self.integrator} and "
+                                f"dt = {self.dt:g} s used more than {error} s of CPU time and was "
+                                f"stopped; paused at t = {self.state.t:.6g}. Try a smaller dt, "
+                                "an explicit integrator or fewer particles")
+                return
             except StepFailed as failure:  # as `hooke run` says it, with its advice
                 self._stop(out, f"{failure_text(failure, self.steps + 1, self.state.t + self.dt)}; "
                                 f"paused at the last finite state (t = {self.state.t:.6g}). "

@@ -52,7 +52,7 @@ from typing import Any, AsyncIterator
 
 from ...errors import HookeError
 from .observed import ObservedOverlay
-from .session import Session, error_message
+from .session import Session, StepTooLong, error_message
 
 NICENESS = 5
 # A session process whose tick has used HOG_SECONDS of CPU (a frame's work is normally a few ms:
@@ -61,6 +61,11 @@ NICENESS = 5
 # at the same niceness, 56 frames/s at this one (issue 15).
 HOG_SECONDS = 0.25
 HOG_NICENESS = 19
+# A session process stops a step that has used this much CPU time and pauses its run: until a
+# step ends, its page gets no frame and none of its commands is applied. CPU time, not wall time:
+# a step of a 49,600-particle lattice with implicit Euler takes 4-6 s alone, over 15 s of wall
+# time beside four other such pages.
+STEP_SECONDS = 15.0
 GRACE = 2.0  # seconds a session process has to end after its page left
 # Stepped once in the fork server: between them they use the kernels most scenes need (explicit,
 # linearly implicit with a direct solve, Newton with the barrier, generalized-α with joints, and
@@ -131,6 +136,7 @@ def run_session(channel: socket.socket, scene: str, fallback: str,
                 session, opening = Session(scene, observed=observed), []
             except HookeError as error:
                 session, opening = Session(fallback, observed=observed), [error_message(error)]
+            session.step_limit = step_alarm
             watchdog = Watchdog()
             with watchdog.timing():
                 send_batch(channel, [*opening, session.scene_message()])
@@ -139,6 +145,22 @@ def run_session(channel: socket.socket, scene: str, fallback: str,
                     send_batch(channel, tick(session, pickle.loads(request)))
         except (BrokenPipeError, ConnectionResetError):
             pass  # the server closed this page's channel: the page left
+
+
+@contextmanager
+def step_alarm():
+    """Raise :class:`StepTooLong` in the step still running after ``STEP_SECONDS`` of this
+    process's CPU time (SIGPROF, in a session process's main thread; a compiled kernel is
+    stopped once it returns to Python)."""
+    def expire(signum, frame):
+        raise StepTooLong(f"{STEP_SECONDS:g}")
+    previous = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, STEP_SECONDS)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 class Watchdog(threading.Thread):
