@@ -31,7 +31,7 @@ from .cli_common import (OutputsHold, console, empty_argument, environment_probl
                          output_files, parse_option, print_error)
 from .cli_fit import fit_command
 from .cli_stdout import StdoutUnwritable, checked_stdout
-from .cli_stop import forget_stops, stop_on_signals, stopped, unreported_stop
+from .cli_stop import Terminated, forget_stops, stop_on_signals, stopped, unreported_stop
 from .cli_study import study_command
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, OutputWriteError, SimulationError,
@@ -580,11 +580,13 @@ def sweep_command(
                 bar.add_task("sweep", total=total)
             bar.update(bar.task_ids[0], completed=done)
 
+        restore_signals = stop_on_signals()  # a scheduler's time limit (SIGTERM) as a Ctrl-C
         try:
             with made_for_the_work(out):
                 output_directory(out)
                 result = sweep(scene, grids, client=scheduler, out=out, progress=progress, **settings)
         finally:
+            restore_signals()
             if bar.tasks:  # stopping a bar never started prints an empty line too
                 bar.stop()
     except HookeInputError as error:  # a setting given as a flag is named as the flag
@@ -593,9 +595,11 @@ def sweep_command(
                                            scheduler=scheduler),
                              **({"metric": "--plot-metric"} if plot_metric is not None else {}),
                              "out": "--out"}), code=error.exit_code)  # 1: a full disk
-    except KeyboardInterrupt:
-        fail(f"interrupted: finished members are kept in {out}; the same command continues the sweep",
-             code=130)
+    except KeyboardInterrupt as interrupt:
+        code, what = (143, "stopped by SIGTERM") if isinstance(interrupt, Terminated) else (
+            130, "interrupted")
+        fail(f"{what}: finished members are kept in {out}; the same command continues the sweep",
+             code=code)
     console.print(result.text(), highlight=False)
     console.print(f"table: {result.parquet}, {result.csv}\nplot: {result.plot}", highlight=False)
     if result.failed:
