@@ -10,6 +10,8 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
 
 import h5py
 import pytest
@@ -416,3 +418,36 @@ def test_an_output_folder_that_is_a_dangling_link_says_so(tmp_path):
         f"--out: is a symbolic link to {str(tmp_path / 'gone' / 'dir')!r}, which does not "
         f"exist: create that directory or give another, got '{link}'")
     assert not (tmp_path / "gone").exists()
+
+
+def hooke_with_stdout(args, stdout, cwd) -> subprocess.CompletedProcess:
+    """``hooke ARGS`` with stdout a given file object, or closed (``stdout=None``: ``>&-``)."""
+    closing = {"stdout": stdout} if stdout is not None else {"pass_fds": (),
+                                                             "preexec_fn": lambda: os.close(1)}
+    return subprocess.run([sys.executable, "-m", "hooke", *args], stderr=subprocess.PIPE,
+                          text=True, cwd=cwd, timeout=300, **closing)
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["full", "closed"])
+@pytest.mark.parametrize("args", [("list",), ("--version",)], ids=["list", "version"])
+def test_a_stdout_on_a_full_disk_or_closed_is_one_line_exit_1(tmp_path, args, closed):
+    """`hooke list > /dev/full` was "unexpected OSError … (a bug in hooke)"; `hooke list >&-` an
+    AttributeError traceback from an import (sys.stdout is None); `hooke --version > /dev/full`
+    exited 0 having printed nothing. Now one line naming stdout, exit 1."""
+    with open("/dev/full", "w") as full:
+        done = hooke_with_stdout(args, None if closed else full, tmp_path)
+    reason = "it is closed" if closed else "No space left on device"
+    one_line(done, 1, f"stdout: cannot be written ({reason})")
+
+
+def test_a_run_whose_stdout_is_full_keeps_its_files_and_a_quiet_one_needs_none(tmp_path):
+    """A run's files do not depend on its printed summary: `> /dev/full` is one line, exit 1,
+    and `--quiet` with stdout closed prints nothing, so it runs as usual (exit 0)."""
+    with open("/dev/full", "w") as full:
+        done = hooke_with_stdout(("run", "spring1d", "--t-end", "0.1", "--out", "loud"), full,
+                                 tmp_path)
+    one_line(done, 1, "stdout: cannot be written (No space left on device)")
+    quiet = hooke_with_stdout(("run", "spring1d", "--t-end", "0.1", "--out", "quiet", "-q"), None,
+                              tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert hooke.open(tmp_path / "quiet" / "trajectory.h5").complete

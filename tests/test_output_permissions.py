@@ -304,3 +304,25 @@ def test_a_rewrite_that_cannot_replace_its_file_leaves_no_copy(stored_run):
     assert str(refused.value) == (f"path: could not be replaced by its copy trajectory.h5.rewrite "
                                   f"(Operation not permitted); it is left as it was, got '{path}'")
     assert path.read_bytes() == before and [p.name for p in stored_run.iterdir()] == ["trajectory.h5"]
+
+
+def test_a_full_disk_under_numbas_cache_is_no_error(tmp_path):
+    """Numba saves each compiled kernel to its cache (beside the package, or NUMBA_CACHE_DIR):
+    with that disk full, `hooke run` failed at its first kernel with "unexpected OSError … (a
+    bug in hooke)", although its --out had room. Now the kernel runs uncached: the run and its
+    animation end as usual, their results those of a cached run."""
+    cache = tmp_path / "cache"
+    mount_tmpfs(cache, "1m")
+    try:
+        fill(cache)
+        env = {"NUMBA_CACHE_DIR": str(cache)}
+        done = cli("run", "spring1d", "--t-end", "0.5", "--out", str(tmp_path / "run"), "-q",
+                   env=env)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        done = cli("animate", str(tmp_path / "run"), "--out", str(tmp_path / "m.gif"), env=env)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        stored = hooke.open(tmp_path / "run" / "trajectory.h5")
+        again = hooke.simulate(hooke.scene("spring1d"), t_end=0.5)
+        assert (stored.x == again.x).all() and (stored.v == again.v).all()
+    finally:
+        subprocess.run(["umount", "-l", str(cache)], check=False)

@@ -626,3 +626,15 @@ def test_a_store_named_too_long_for_a_file_name_is_named(tmp_path):
     message = one_line(lambda: hooke.simulate(hooke.scene("spring1d"), t_end=0.1, store=store),
                        "store")
     assert message.startswith(f"store: cannot be written (File name too long), got '{tmp_path}/aaa")
+
+
+@pytest.mark.parametrize("option", ["rtol=inf", "atol=inf"])
+def test_an_infinite_tolerance_is_refused_as_not_finite(tmp_path, monkeypatch, capsys, option):
+    """`-O rtol=inf` was refused as "must be a number > 0 … got inf", which inf is; the line
+    now says what is wrong with it (confirmation pass)."""
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "-i", "rk45", "-O", option,
+                           "--out", str(tmp_path / "never-made"))
+    key = option.split("=")[0]
+    assert code == 2 and lines == [
+        f"error: {key}: must be a finite number > 0 for integrator 'rk45', got inf"], lines
+    assert not (tmp_path / "never-made" / "trajectory.h5").exists()

@@ -30,7 +30,8 @@ from .cli_common import (OutputsHold, console, empty_argument, environment_probl
                          flagged, given_flags, load_scene, made_for_the_work, output_directory,
                          output_files, parse_option, print_error)
 from .cli_fit import fit_command
-from .cli_stop import forget_stops, stop_on_signals, stopped, unreported_stop
+from .cli_stdout import StdoutUnwritable, checked_stdout
+from .cli_stop import Terminated, forget_stops, stop_on_signals, stopped, unreported_stop
 from .cli_study import study_command
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, OutputWriteError, SimulationError,
@@ -58,7 +59,8 @@ def show_version(value: bool) -> None:
     if value:
         from .version import __version__
 
-        typer.echo(f"hooke {__version__}")
+        # Rich, not click's echo, whose own stream lost a failed write to stdout without a word
+        console.print(f"hooke {__version__}", markup=False, highlight=False)
         raise typer.Exit()
 
 
@@ -578,11 +580,13 @@ def sweep_command(
                 bar.add_task("sweep", total=total)
             bar.update(bar.task_ids[0], completed=done)
 
+        restore_signals = stop_on_signals()  # a scheduler's time limit (SIGTERM) as a Ctrl-C
         try:
             with made_for_the_work(out):
                 output_directory(out)
                 result = sweep(scene, grids, client=scheduler, out=out, progress=progress, **settings)
         finally:
+            restore_signals()
             if bar.tasks:  # stopping a bar never started prints an empty line too
                 bar.stop()
     except HookeInputError as error:  # a setting given as a flag is named as the flag
@@ -591,9 +595,11 @@ def sweep_command(
                                            scheduler=scheduler),
                              **({"metric": "--plot-metric"} if plot_metric is not None else {}),
                              "out": "--out"}), code=error.exit_code)  # 1: a full disk
-    except KeyboardInterrupt:
-        fail(f"interrupted: finished members are kept in {out}; the same command continues the sweep",
-             code=130)
+    except KeyboardInterrupt as interrupt:
+        code, what = (143, "stopped by SIGTERM") if isinstance(interrupt, Terminated) else (
+            130, "interrupted")
+        fail(f"{what}: finished members are kept in {out}; the same command continues the sweep",
+             code=code)
     console.print(result.text(), highlight=False)
     console.print(f"table: {result.parquet}, {result.csv}\nplot: {result.plot}", highlight=False)
     if result.failed:
@@ -637,6 +643,8 @@ def main() -> None:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     forget_stops()
+    given_stdout = sys.stdout
+    checked_stdout()  # a closed stdout or one on a full disk: one line, exit 1 (cli_stdout)
     try:
         problem = environment_problem()
         if problem is not None:
@@ -653,6 +661,9 @@ def main() -> None:
     except parse_errors.UsageError as error:
         print_error(usage_error(error))
         code = 2
+    except StdoutUnwritable as error:
+        print_error(str(error))
+        code = 1
     except (KeyboardInterrupt, typer.Abort):  # Ctrl-C: a clean message (below), not a traceback
         code = 130
     except Exception as error:  # the last resort: a bug, reported in one line
@@ -661,6 +672,8 @@ def main() -> None:
         print_error(f"unexpected {type(error).__name__}: {' '.join(str(error).split())} (a bug "
                     "in hooke; run with HOOKE_DEBUG=1 to see the traceback)")
         code = 1
+    finally:
+        sys.stdout = given_stdout  # a caller's own stream again (tests call main in-process)
     # The work is done and said: a Ctrl-C in the interpreter's shutdown can stop nothing, and
     # gave a KeyboardInterrupt traceback from an atexit callback, or exit -2. (The last one
     # registered, this runs first; not before, as a test's process calls main and goes on.)

@@ -27,7 +27,7 @@ from .errors import HookeInputError
 from .scenes import names as scene_names
 
 # Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.
-console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
+console = Console(soft_wrap=True, width=None if sys.stdout and sys.stdout.isatty() else 120)
 errors = Console(stderr=True)
 ERRORS_PRINTED: list[str] = []  # a stop that printed none is said at exit (cli_stop)
 

@@ -54,6 +54,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numba import njit
+from . import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from .errors import HookeInputError, SimulationError
 from .dense import cholesky, cholesky_solve

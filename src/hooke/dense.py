@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 from numba import njit
+from . import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 
 @njit(cache=True, error_model="numpy")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from . import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from .constraints import DENSE_JOINTS, _geometry, _normal_values, _tension_rhs
 from .dense import cholesky, cholesky_solve

@@ -71,6 +71,7 @@ import time
 import numba
 import numpy as np
 from numba import njit, prange
+from . import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from .energies import spring
 from .spring_factor import (LENGTH, POSITIVE_REST, SQUARED, damping_term, general_factor,

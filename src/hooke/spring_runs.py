@@ -31,6 +31,7 @@ import numba
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
+from . import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from .spring_factor import (POSITIVE_REST, damping_term, general_factor, positive_rest_factor,
                             spring_form)

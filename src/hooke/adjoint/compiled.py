@@ -30,6 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import njit, prange
+from .. import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from ..kernels import PARALLEL_MIN_SPRINGS, incidence
 

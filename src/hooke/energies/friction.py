@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 from numba import njit
+from .. import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from ..obstacles import sphere_centers
 from . import barrier, sphere_barrier

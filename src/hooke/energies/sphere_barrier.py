@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 from numba import njit
+from .. import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from ..obstacles import sphere_centers
 from .barrier import (ParticleBarrier, barrier_derivative, barrier_second,

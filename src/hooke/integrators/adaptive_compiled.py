@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from .. import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from ..constraints import DENSE_JOINTS, _correction, _geometry, _rates, _scatter, _tension_rhs
 from ..dense import cholesky, cholesky_solve

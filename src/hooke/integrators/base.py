@@ -157,6 +157,9 @@ class Integrator:
     def positive_option(self, key: str, allow_inf: bool = False) -> float:
         """The option ``key`` as a float; HookeInputError unless it is a number > 0."""
         value = self.options[key]
+        if is_number(value) and np.isinf(value) and value > 0 and not allow_inf:  # inf is > 0
+            raise HookeInputError(key, f"must be a finite number > 0 for integrator '{self.name}'",
+                                  value)
         if (not is_number(value) or np.isnan(value) or (np.isinf(value) and not allow_inf)
                 or value <= 0):
             raise HookeInputError(key, f"must be a number > 0 for integrator '{self.name}'", value)

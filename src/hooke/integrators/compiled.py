@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from .. import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 
 @njit(cache=True)

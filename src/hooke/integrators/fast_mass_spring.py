@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
+from .. import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from ..energies import damping, drag, gravity, spring
 from ..errors import HookeInputError

@@ -53,6 +53,7 @@ import math
 
 import numpy as np
 from numba import njit
+from .. import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from ..energies import barrier, friction, gravity, spring
 from ..energies.barrier import CCD_FRACTION, PlaneBarrier

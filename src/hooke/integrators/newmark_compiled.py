@@ -47,6 +47,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.csgraph as csgraph
 from numba import njit
+from .. import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from ..constraints import _geometry, _scatter
 from ..energies import drag as air_drag

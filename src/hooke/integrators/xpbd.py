@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+from .. import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from ..energies import drag, gravity, spring
 from ..errors import HookeInputError
