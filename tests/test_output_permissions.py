@@ -171,42 +171,26 @@ def fill(folder) -> None:
         pass
 
 
-def test_a_movie_that_fills_the_disk_leaves_the_earlier_movie(tmp_path):
+@pytest.mark.parametrize("name, args, message", [
+    ("movie.gif", ["animate", "RUN", "--out", "RUN/movie.gif"], "the movie"),
+    ("energy.png", ["plot", "RUN", "--kind", "energy"], "energy.png")])
+def test_an_output_that_fills_the_disk_leaves_the_earlier_one(tmp_path, name, args, message):
     """On a full disk `hooke animate` removed the movie it could not write, which was the user's
-    earlier movie of the same name. Now the new movie is written aside: on a full disk the
-    earlier one stays, byte for byte, and no partial file is left."""
+    earlier movie of the same name, and `hooke plot` the earlier energy.png (an unlink left from
+    before plots were written aside). Now each is written aside: on a full disk the earlier
+    file stays, byte for byte, and no partial file is left."""
     folder = tmp_path / "disk"
     mount_tmpfs(folder, "2m")
     try:
         run = folder / "run"
         hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
-        movie = run / "movie.gif"
-        movie.write_bytes(b"GIF89a an earlier movie")
+        earlier = run / name
+        earlier.write_bytes(b"an earlier " + name.encode())
         fill(folder)
-        one_line(cli("animate", str(run), "--out", str(movie)), 1,
-                 "--out: cannot write the movie (No space left on device)")
-        assert movie.read_bytes() == b"GIF89a an earlier movie"
-        assert sorted(p.name for p in run.iterdir()) == ["movie.gif", "trajectory.h5"]
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
-
-
-def test_plots_that_fill_the_disk_leave_the_earlier_plots(tmp_path):
-    """On a full disk `hooke plot` removed the energy.png it could not write, which was the
-    user's earlier plot (written aside, the new one never stood there). Now it stays, byte for
-    byte, and no partial file is left."""
-    folder = tmp_path / "disk"
-    mount_tmpfs(folder, "2m")
-    try:
-        run = folder / "run"
-        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=run / "trajectory.h5")
-        plot = run / "energy.png"
-        plot.write_bytes(b"an earlier plot")
-        fill(folder)
-        one_line(cli("plot", str(run), "--kind", "energy"), 1,
-                 "--out: cannot write energy.png (No space left on device)")
-        assert plot.read_bytes() == b"an earlier plot"
-        assert sorted(p.name for p in run.iterdir()) == ["energy.png", "trajectory.h5"]
+        one_line(cli(*(arg.replace("RUN", str(run)) for arg in args)), 1,
+                 f"--out: cannot write {message} (No space left on device)")
+        assert earlier.read_bytes() == b"an earlier " + name.encode()
+        assert sorted(p.name for p in run.iterdir()) == sorted([name, "trajectory.h5"])
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
 

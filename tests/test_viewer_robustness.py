@@ -56,6 +56,20 @@ def served():
 
 # -- fairness and memory -------------------------------------------------------------------------
 
+def upgraded(port: int) -> socket.socket:
+    """A raw socket to the viewer at ``port`` whose WebSocket upgrade of /ws was accepted (101):
+    for frames no client library sends."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                 "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                 "Sec-WebSocket-Version: 13\r\n\r\n".encode())
+    received = b""
+    while b"\r\n\r\n" not in received:
+        received += sock.recv(65536)
+    assert received.startswith(b"HTTP/1.1 101 "), received[:100]
+    return sock
+
+
 def test_restart_floods_and_a_49600_particle_lattice_do_not_starve_another_page(served):
     """20 clients restarting scenes every 50 ms and one restarting a 49,600-particle lattice
     every 250 ms: a spring1d page keeps receiving frames, never waiting 1.5 s (before: gaps of
@@ -441,15 +455,7 @@ def test_a_text_message_that_is_no_utf8_closes_with_1007_and_no_traceback(viewer
     """Issue 15 red team: a text frame of invalid UTF-8 (which no browser sends) printed uvicorn's
     "Invalid UTF-8 sequence" with a traceback on the server's stderr, once per frame. The
     connection is closed as the WebSocket protocol requires (1007, with its reason), silently."""
-    port = urlsplit(viewer_url).port
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                     "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                     "Sec-WebSocket-Version: 13\r\n\r\n".encode())
-        received = b""
-        while b"\r\n\r\n" not in received:
-            received += sock.recv(65536)
-        assert received.startswith(b"HTTP/1.1 101 "), received[:100]
+    with upgraded(urlsplit(viewer_url).port) as sock:
         payload = b'{"type": "step", "x": "\xff\xfe"}'
         sock.sendall(bytes([0x81, 0x80 | len(payload)]) + bytes(4) + payload)  # masked with 0000
         received = b""
@@ -622,14 +628,8 @@ def test_floods_of_messages_or_pings_from_other_clients_do_not_starve_a_page(ser
 
 
 def test_a_client_pinging_more_than_ten_times_a_second_is_closed_with_1008(viewer_url):
-    port = urlsplit(viewer_url).port
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                     "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                     "Sec-WebSocket-Version: 13\r\n\r\n".encode())
+    with upgraded(urlsplit(viewer_url).port) as sock:
         received = b""
-        while b"\r\n\r\n" not in received:
-            received += sock.recv(65536)
         sock.sendall((bytes([0x89, 0x81]) + bytes(4) + b"p") * 50)  # 50 masked pings
         while chunk := sock.recv(65536):
             received += chunk
