@@ -451,3 +451,20 @@ def test_a_run_whose_stdout_is_full_keeps_its_files_and_a_quiet_one_needs_none(t
                               tmp_path)
     assert quiet.returncode == 0 and quiet.stderr == ""
     assert hooke.open(tmp_path / "quiet" / "trajectory.h5").complete
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--dt", "-1"], "error: --dt: must be a finite number > 0, got -1.0"),
+    (["-O", "nosuch=1"], "error: nosuch: is not an option of integrator 'symplectic_euler'"),
+    (["--t-end", "0.0001"], "error: --t-end: must be a whole number of steps of dt = 0.005"),
+])
+def test_a_refused_run_leaves_no_folder_it_made(tmp_path, args, line):
+    """Issue 15 (confirmation pass): a refused `hooke run` left the --out folders it had made,
+    empty (its output lock came and went in them); now they go, and a folder that was there
+    stays."""
+    made = tmp_path / "made" / "here"
+    done = cli("run", "spring1d", *args, "--out", str(made))
+    assert done.returncode == 2 and done.stderr.startswith(line), done.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert cli("run", "spring1d", *args, "--out", str(tmp_path)).returncode == 2
+    assert tmp_path.is_dir() and list(tmp_path.iterdir()) == []

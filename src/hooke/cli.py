@@ -27,8 +27,8 @@ from rich.table import Table
 
 from . import pending_stop
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
-                         flagged, given_flags, load_scene, made_for_the_work, output_directory,
-                         output_files, parse_option, print_error)
+                         flagged, given_flags, load_scene, made_for_the_work, missing_folders,
+                         output_directory, output_files, parse_option, print_error, remove_empty)
 from .cli_fit import fit_command
 from .cli_stdout import StdoutUnwritable, checked_stdout
 from .cli_stop import Terminated, forget_stops, stop_on_signals, stopped, unreported_stop
@@ -172,6 +172,7 @@ def run_command(
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
     hold, worker = OutputsHold(), None  # the hold: until the plots and summary are written
+    made, refused = ([] if resume is not None else missing_folders(out)), False
     restore_signals = stop_on_signals()  # a scheduler's or a shell's kill, as a Ctrl-C
     try:
         progress = None if quiet else LazyProgress(str(scene_or_file or resume))
@@ -234,11 +235,16 @@ def run_command(
         except KeyboardInterrupt as interrupt:  # its file is whole: --resume writes them again
             interrupt.frames_kept = result.n_frames
             stopped(interrupt, out)
+    except typer.Exit as stop:
+        refused = stop.exit_code == 2
+        raise
     finally:
         if worker is not None:
             worker.close()
         hold.release()
         restore_signals()
+        if refused:  # the folders made for a run refused leave no trace (once unlocked)
+            remove_empty(made)
 
 
 def finish_complete_run(out: Path):

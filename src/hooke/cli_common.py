@@ -57,20 +57,30 @@ def output_directory(path: Path, flag: str = "--out") -> Path:
         fail(str(error))
 
 
+def missing_folders(path: Path) -> list[Path]:
+    """``path`` and its parents that do not exist yet, deepest first: what making it makes."""
+    return [folder for folder in (path, *path.parents) if not folder.exists()]
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) while they are empty: a refused command's output
+    directory, made early (to refuse an unwritable one before a long check), leaves no trace."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:  # something was written there after all
+            break
+
+
 @contextmanager
 def made_for_the_work(path: Path):
-    """Inside: the making of ``path``, an output directory made early (to refuse an unwritable
-    one before a long check), and the work it is for. Refused there (HookeInputError), the
-    directories made for it are removed again while empty: a refused command leaves no trace."""
-    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    """Inside: the making of ``path``, an output directory, and the work it is for; refused
+    there (HookeInputError), the folders made for it go again (:func:`remove_empty`)."""
+    missing = missing_folders(path)
     try:
         yield
     except HookeInputError:
-        for folder in missing:
-            try:
-                folder.rmdir()
-            except OSError:  # something was written there after all
-                break
+        remove_empty(missing)
         raise
 
 
