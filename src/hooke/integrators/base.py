@@ -81,6 +81,8 @@ class StepFailed(SimulationError):
         self.reason, self.last, self.bad, self.advice = reason, last, bad, advice
 
 
+# A model number above this (√ of the largest float) overflows when two of them meet in a step.
+OVERFLOWING = float(np.sqrt(np.finfo(float).max))
 # What a failing step raises besides HookeInputError: SimulationError (Newton failures),
 # LinAlgError, SciPy's "array must not contain infs or NaNs", SuperLU's "exactly singular".
 STEP_ERRORS = (ArithmeticError, ValueError, RuntimeError)
@@ -209,15 +211,17 @@ class Integrator:
 
     def failed(self, error: Exception, state: State) -> StepFailed:
         """The :class:`StepFailed` for an error (of ``STEP_ERRORS``) raised by a step from ``state``."""
-        if isinstance(error, ValueError) and "infs or NaNs" in str(error):
-            # SciPy's refusal of a matrix whose entries overflowed: the model's scale, not dt
-            model = self.system.model
-            scales = (("mass", model.mass, "kg"), ("stiffness", model.spring_stiffness, "N/m"),
-                      ("damping", model.spring_damping, "N·s/m"))
-            largest = ", ".join(f"{name} {np.max(values, initial=0.0):.3g} {unit}"
-                                for name, values, unit in scales)
+        model = self.system.model
+        scales = (("mass", model.mass, "kg"), ("stiffness", model.spring_stiffness, "N/m"),
+                  ("damping", model.spring_damping, "N·s/m"))
+        largest = {name: float(np.max(values, initial=0.0)) for name, values, _ in scales}
+        if (isinstance(error, ValueError) and "infs or NaNs" in str(error)
+                and max(largest.values()) > OVERFLOWING):
+            # SciPy's refusal of a matrix whose entries overflowed: the model's scale, not dt (a
+            # NaN from a motion or a state is left in SciPy's words)
+            shown = ", ".join(f"{name} {largest[name]:.3g} {unit}" for name, _, unit in scales)
             return StepFailed(f"{self.name}: a number inside the step overflowed to inf or NaN "
-                              f"from a finite state (largest {largest})", state,
+                              f"from a finite state (largest {shown})", state,
                               advice="Give the model numbers of a smaller scale (other units).")
         reason = str(error) if isinstance(error, SimulationError) else (
             f"{self.name}: {type(error).__name__}: {error}")
