@@ -58,8 +58,9 @@ def output_directory(path: Path, flag: str = "--out") -> Path:
 
 
 def missing_folders(path: Path) -> list[Path]:
-    """``path`` and its parents that do not exist yet, deepest first: what making it makes."""
-    return [folder for folder in (path, *path.parents) if not folder.exists()]
+    """``path`` and its parents that do not exist yet, deepest first: what making it makes.
+    (os.path.exists: Path.exists raises for a name too long for the file system.)"""
+    return [folder for folder in (path, *path.parents) if not os.path.exists(folder)]
 
 
 def remove_empty(folders: list[Path]) -> None:
