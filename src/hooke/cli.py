@@ -31,7 +31,7 @@ from .cli_common import (OutputsHold, console, empty_argument, environment_probl
                          output_directory, output_files, parse_option, print_error, remove_empty)
 from .cli_fit import fit_command
 from .cli_stdout import StdoutUnwritable, checked_stdout
-from .cli_stop import Terminated, forget_stops, stop_on_signals, stopped, unreported_stop
+from .cli_stop import forget_stops, stop_kind, stop_on_signals, stopped, unreported_stop
 from .cli_study import study_command
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, OutputWriteError, SimulationError,
@@ -602,8 +602,7 @@ def sweep_command(
                              **({"metric": "--plot-metric"} if plot_metric is not None else {}),
                              "out": "--out"}), code=error.exit_code)  # 1: a full disk
     except KeyboardInterrupt as interrupt:
-        code, what = (143, "stopped by SIGTERM") if isinstance(interrupt, Terminated) else (
-            130, "interrupted")
+        code, what = stop_kind(interrupt)
         fail(f"{what}: finished members are kept in {out}; the same command continues the sweep",
              code=code)
     console.print(result.text(), highlight=False)

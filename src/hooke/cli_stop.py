@@ -81,13 +81,17 @@ def stop_on_signals() -> Callable[[], None]:
     return restore
 
 
+def stop_kind(interrupt: KeyboardInterrupt) -> tuple[int, str]:
+    """(exit code, how it was said) of a stop: 143 for a SIGTERM, 130 for a Ctrl-C."""
+    return (143, "stopped by SIGTERM") if isinstance(interrupt, Terminated) else (130, "interrupted")
+
+
 def stopped(interrupt: KeyboardInterrupt, out: Path) -> None:
     """The one line of a run in ``out`` stopped by ``interrupt``, whose ``frames_kept`` counts
     the frames its file keeps (none: the file is left as it was), then exit."""
     from .io.export import write_xdmf
 
-    code, what = (143, "stopped by SIGTERM") if isinstance(interrupt, Terminated) else (
-        130, "interrupted")
+    code, what = stop_kind(interrupt)
     kept = getattr(interrupt, "frames_kept", 0)
     if not kept:  # nothing of this run reached the file
         fail(f"{what} before the first frame was written; {out} is left as it was", code=code)
