@@ -959,3 +959,23 @@ def test_dasks_report_of_its_cancel_race_is_dropped_and_only_it(client, caplog):
         "Exception in callback functools.partial(<built-in function print>)",
         "Exception in callback functools.partial(<function test_dasks_report_of_its_cancel_race"
         "_is_dropped_and_only_it.<locals>.sync.<locals>.cancel"]
+
+
+def test_the_local_clusters_workers_print_no_dask_errors_of_their_own(capfd):
+    """Issue 15 (CI, stop 27): a Ctrl-C's shutdown raced a worker's heartbeat to the scheduler,
+    and the worker printed Dask's "Failed to communicate with scheduler during heartbeat" with a
+    traceback before the sweep's one line. What a sweep's workers hit reaches the user as the
+    member's row (a failing member, a worker that died: KilledWorker), so the local cluster's
+    workers print Dask's own errors no more; a critical one still shows."""
+    from hooke.sweep.execution import connect
+
+    def report(level):
+        logging.getLogger("distributed.worker").log(level, "a worker's own %s",
+                                                     logging.getLevelName(level))
+
+    with connect(None) as local:
+        local.run(report, logging.ERROR)
+        local.run(report, logging.CRITICAL)
+    printed = capfd.readouterr().err
+    assert "a worker's own ERROR" not in printed
+    assert "a worker's own CRITICAL" in printed

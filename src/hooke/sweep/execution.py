@@ -87,9 +87,12 @@ def _connected(client):
     if client is None:
         cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                  else os.cpu_count() or 1)
+        # Dask's errors stay quiet (CRITICAL shows): what a member or a worker hits reaches the
+        # user as the member's row, while a worker's heartbeat racing the scheduler's shutdown
+        # after a Ctrl-C printed a traceback before the sweep's one line.
         with _workers_ignore_ctrl_c():
             cluster = LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=logging.ERROR,
+                                   dashboard_address=":0", silence_logs=logging.CRITICAL,
                                    preload=["hooke.sweep.worker_start"])
         with cluster, Client(cluster) as local:
             yield local
