@@ -638,3 +638,22 @@ def test_an_infinite_tolerance_is_refused_as_not_finite(tmp_path, monkeypatch, c
     assert code == 2 and lines == [
         f"error: {key}: must be a finite number > 0 for integrator 'rk45', got inf"], lines
     assert not (tmp_path / "never-made" / "trajectory.h5").exists()
+
+
+# -- a fresh red-team pass over the API (stop 28) --------------------------------------------------
+
+@pytest.mark.parametrize("integrator, option", [
+    ("generalized_alpha", "rho_inf"), ("rk4", "k_c"), ("rk4", "beta_c"),
+    ("explicit_euler", "baumgarte_alpha"), ("rk45", "baumgarte_beta")])
+def test_joint_gains_and_rho_inf_take_any_number_and_name_a_huge_int(integrator, option):
+    """Issue 15 (red-team pass, stop 28): `rho_inf` and the joints' stabilisation gains were
+    checked with isinstance(value, (int, float)) and np.isfinite, so 10**400 was a raw TypeError
+    ("ufunc 'isfinite' not supported") and np.float32(0.5), which every other option takes, was
+    refused as not a number."""
+    scene = hooke.scene("spring1d")
+    message = one_line(lambda: hooke.simulate(scene, integrator=integrator, t_end=0.1,
+                                              **{option: HUGE}), option)
+    assert message.endswith(f"got {HUGE}")
+    result = hooke.simulate(scene, integrator=integrator, t_end=0.1, **{option: np.float32(0.5)})
+    assert result.options[option] == 0.5 and np.all(np.isfinite(result.x))
+

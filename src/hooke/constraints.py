@@ -56,7 +56,7 @@ import scipy.sparse.linalg as spla
 from numba import njit
 from . import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
-from .errors import HookeInputError, SimulationError
+from .errors import HookeInputError, SimulationError, is_number
 from .dense import cholesky, cholesky_solve
 from .linalg import block_structure, pair_block_values
 
@@ -473,8 +473,7 @@ class Stabilization:
         gains = {}
         for key in ("k_c", "beta_c", "baumgarte_alpha", "baumgarte_beta"):
             value = options[key]
-            if (isinstance(value, bool) or not isinstance(value, (int, float))
-                    or not np.isfinite(value) or value < 0):
+            if not is_number(value) or not np.isfinite(value) or value < 0:
                 raise HookeInputError(key, f"must be a finite number >= 0 for integrator "
                                       f"'{integrator}'", value)
             gains[key] = float(value)

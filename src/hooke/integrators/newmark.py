@@ -411,8 +411,7 @@ class GeneralizedAlpha(AlphaMethod):
 
     def check_options(self) -> None:
         rho = self.options["rho_inf"]
-        if (isinstance(rho, bool) or not isinstance(rho, (int, float)) or not np.isfinite(rho)
-                or not 0.0 <= rho <= 1.0):
+        if not is_number(rho) or not np.isfinite(rho) or not 0.0 <= rho <= 1.0:
             raise HookeInputError("rho_inf", "must be a number in [0, 1] for integrator "
                                   "'generalized_alpha'", rho)
         rho = float(rho)
