@@ -657,3 +657,26 @@ def test_joint_gains_and_rho_inf_take_any_number_and_name_a_huge_int(integrator,
     result = hooke.simulate(scene, integrator=integrator, t_end=0.1, **{option: np.float32(0.5)})
     assert result.options[option] == 0.5 and np.all(np.isfinite(result.x))
 
+
+def test_a_run_given_numpy_scalar_options_is_stored_with_numbers_and_resumes(tmp_path):
+    """Issue 15 (red-team pass, stop 28): options given as NumPy scalars (tol=np.float32(0.01),
+    max_iterations=np.int64(7)), which simulate takes, were stored by json.dumps(default=str) as
+    the strings '0.01' and '7': hooke.open gave them back as strings and hooke.resume refused its
+    own file ("max_iterations: must be an integer …, got '7'"), so the run could not be
+    continued. The effective options are plain Python numbers."""
+    scene = hooke.scene("spring1d")
+    options = dict(tol=np.float32(0.01), max_iterations=np.int64(7))
+    path = tmp_path / "run.h5"
+
+    def stop(done, total):
+        if done >= total // 2:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        hooke.simulate(scene, integrator="implicit_euler", t_end=1.0, save_every=5, store=path,
+                       progress=stop, **options)
+    stored = hooke.open(path).options
+    assert (stored["tol"], stored["max_iterations"]) == (float(np.float32(0.01)), 7)
+    assert type(stored["tol"]) is float and type(stored["max_iterations"]) is int
+    resumed = hooke.resume(path)
+    whole = hooke.simulate(scene, integrator="implicit_euler", t_end=1.0, save_every=5, **options)
+    np.testing.assert_array_equal(resumed.x, whole.x)

@@ -121,7 +121,10 @@ class Integrator:
         self.system = system
         self.dt = float(dt)
         self.t_bound = np.inf  # the end of the run: adaptive steps stop there
-        self.options = {**self.defaults, **options}
+        # NumPy scalars (np.float32(0.01), np.int64(7)) as Python's: the store writes the
+        # effective options as JSON, where a NumPy scalar would become a string resume refuses
+        self.options = {**self.defaults, **{key: value.item() if isinstance(value, np.generic)
+                                            else value for key, value in options.items()}}
         for key, value in options.items():  # a count takes an integer: 2.5 is not quietly 2
             default = self.defaults[key]
             if is_count(default) and not (is_count(value) and value <= MAX_COUNT_OPTION):
