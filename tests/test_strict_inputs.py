@@ -6,6 +6,7 @@ float64 cannot honour, the plotting and movie arguments, and the wording of a fe
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -680,3 +681,27 @@ def test_a_run_given_numpy_scalar_options_is_stored_with_numbers_and_resumes(tmp
     resumed = hooke.resume(path)
     whole = hooke.simulate(scene, integrator="implicit_euler", t_end=1.0, save_every=5, **options)
     np.testing.assert_array_equal(resumed.x, whole.x)
+
+
+@pytest.mark.parametrize("parameter, value", [("n", np.int64(5)), ("mass", np.float32(0.25))])
+def test_a_scene_given_numpy_scalar_parameters_is_stored_with_numbers_and_resumes(
+        tmp_path, parameter, value):
+    """Issue 15 (red-team pass, stop 28): hooke.scene("chain", n=np.int64(5)) built the chain,
+    but the run stored its parameters by json.dumps(default=str) as {"n": "5"}, and
+    hooke.resume refused its own file ("parameters.n: Input should be a valid integer, got
+    '5'"). A Scene keeps its parameters as Python numbers."""
+    import h5py
+
+    scene = hooke.scene("chain", **{parameter: value})
+    assert type(scene.parameters[parameter]) is type(value.item())
+    path = tmp_path / "run.h5"
+
+    def stop(done, total):
+        if done >= total // 2:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        hooke.simulate(scene, t_end=0.2, dt=0.01, save_every=2, store=path, progress=stop)
+    with h5py.File(path, "r") as handle:
+        assert json.loads(handle.attrs["parameters"])[parameter] == value.item()
+    whole = hooke.simulate(scene, t_end=0.2, dt=0.01, save_every=2)
+    np.testing.assert_array_equal(hooke.resume(path).x, whole.x)

@@ -85,6 +85,14 @@ def is_number(value) -> bool:
     return isinstance(value, (float, np.integer, np.floating)) and not isinstance(value, np.bool_)
 
 
+def python_scalars(values: dict) -> dict:
+    """``values`` with NumPy scalars as Python's (``np.int64(5)`` as 5): what a run stores as
+    JSON (its parameters, its options) must read back as numbers, not as the strings
+    ``json.dumps(default=str)`` makes of them."""
+    return {key: value.item() if isinstance(value, np.generic) else value
+            for key, value in values.items()}
+
+
 def is_count(value) -> bool:
     """An integer (Python's or NumPy's), not a bool and not a float, however whole."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)

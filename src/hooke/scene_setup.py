@@ -18,7 +18,7 @@ import numpy as np
 
 from .builder import check_clear_of_planes
 from .energies.barrier import plane_displacements
-from .errors import HookeInputError, HookeInputErrors, is_count, is_number
+from .errors import HookeInputError, HookeInputErrors, is_count, is_number, python_scalars
 from .integrators import get as get_integrator
 from .limits import MAX_STEPS  # noqa: F401  (imported from here by the store and fits)
 from .memory import check_fits
@@ -170,6 +170,7 @@ class Scene:
                 and all(isinstance(key, str) for key in self.parameters)):
             raise HookeInputError("parameters", "must be a dict of parameters by name",
                                   self.parameters)
+        self.parameters = python_scalars(self.parameters)
         if self.source is not None and not isinstance(self.source, str):
             raise HookeInputError("source", "must be None or the scene file's text (a str)",
                                   self.source)

@@ -52,7 +52,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..constraints import JointForces, Stabilization
-from ..errors import HookeInputError, HookeInputErrors, SimulationError, is_count, is_number
+from ..errors import (HookeInputError, HookeInputErrors, SimulationError, is_count, is_number,
+                      python_scalars)
 from ..model import State
 from .compiled import all_finite
 from .resolution import check_mass_resolution
@@ -121,10 +122,7 @@ class Integrator:
         self.system = system
         self.dt = float(dt)
         self.t_bound = np.inf  # the end of the run: adaptive steps stop there
-        # NumPy scalars (np.float32(0.01), np.int64(7)) as Python's: the store writes the
-        # effective options as JSON, where a NumPy scalar would become a string resume refuses
-        self.options = {**self.defaults, **{key: value.item() if isinstance(value, np.generic)
-                                            else value for key, value in options.items()}}
+        self.options = {**self.defaults, **python_scalars(options)}  # stored as JSON
         for key, value in options.items():  # a count takes an integer: 2.5 is not quietly 2
             default = self.defaults[key]
             if is_count(default) and not (is_count(value) and value <= MAX_COUNT_OPTION):

@@ -23,7 +23,7 @@ from ..array_models import model_from_arrays
 from ..builder import ModelBuilder, _vector, add_contact
 from ..mesh_topology import (boundary_faces, grid_bending, grid_quads, grid_springs,
                              lattice_edges, lattice_tetrahedra)
-from ..errors import HookeInputError, collect
+from ..errors import HookeInputError, collect, python_scalars
 from ..io.files import read_mesh
 from ..io.pydantic_errors import validation_errors
 from ..memory import check_model_size
@@ -81,10 +81,8 @@ def run_builder(name: str, parameters: dict[str, Any]):
     sweeps, the viewer), validated as strictly as the file's (NumPy's scalars count as Python's:
     ``np.int64(40)`` is a count, ``40.0`` and ``True`` are not)."""
     _known(name)
-    plain = {key: value.item() if isinstance(value, np.generic) else value
-             for key, value in parameters.items()}
     try:
-        checked = _SCHEMAS[name].model_validate(plain, strict=True)
+        checked = _SCHEMAS[name].model_validate(python_scalars(parameters), strict=True)
     except ValidationError as error:
         raise validation_errors(error, _SCHEMAS[name], prefix="parameters") from None
     return _BUILDERS[name](**checked.model_dump())
