@@ -705,3 +705,18 @@ def test_a_scene_given_numpy_scalar_parameters_is_stored_with_numbers_and_resume
         assert json.loads(handle.attrs["parameters"])[parameter] == value.item()
     whole = hooke.simulate(scene, t_end=0.2, dt=0.01, save_every=2)
     np.testing.assert_array_equal(hooke.resume(path).x, whole.x)
+
+
+@pytest.mark.parametrize("ends, log", [([np.float32(1.0), np.float32(2.0)], False),
+                                       ([np.int64(1), 2.0], np.bool_(True))])
+def test_a_sweep_range_takes_numpy_numbers_and_names_a_huge_int(ends, log):
+    """Issue 15 (red-team pass, stop 28): a random sweep's range [1, 10**400] was a raw
+    OverflowError from math.isfinite, and [np.float32(1), np.float32(2)] (or log=np.True_) was
+    refused as not two finite numbers, though a grid's list of values takes NumPy's numbers."""
+    from hooke.sweep import plan
+
+    message = one_line(lambda: plan("spring1d", {"stiffness": {"range": [1, HUGE]}}, random=2),
+                       "params.stiffness.range")
+    assert message.startswith("params.stiffness.range: must be [lo, hi], two finite numbers")
+    members = plan("spring1d", {"stiffness": {"range": ends, "log": log}}, random=3)
+    assert all(1.0 <= member.values["stiffness"] < 2.0 for member in members)

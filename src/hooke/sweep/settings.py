@@ -34,7 +34,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import HookeInputError, format_value
+from ..errors import HookeInputError, format_value, is_number
 from ..io.pydantic_errors import validation_errors
 from ..io.scene_file import parse_value
 from .table import COLUMNS, METRICS
@@ -90,10 +90,9 @@ def _axis(path: str, spec, random: int | None):
             raise HookeInputError(where, "a range is {range = [lo, hi], log = false}", spec)
         ends, log = spec["range"], spec.get("log", False)
         if (not isinstance(ends, (list, tuple)) or len(ends) != 2
-                or not all(isinstance(end, (int, float)) and not isinstance(end, bool)
-                           and math.isfinite(end) for end in ends)):
+                or not all(is_number(end) and math.isfinite(end) for end in ends)):
             raise HookeInputError(f"{where}.range", "must be [lo, hi], two finite numbers", ends)
-        if not isinstance(log, bool):
+        if not isinstance(log, (bool, np.bool_)):
             raise HookeInputError(f"{where}.log", "must be true or false", log)
         lo, hi = ends
         if not lo < hi:
@@ -103,7 +102,7 @@ def _axis(path: str, spec, random: int | None):
         if random is None:
             raise HookeInputError(where, "a range needs random mode (random = N, --random N); "
                                   "a grid takes a list of values", list(ends))
-        return Range(float(lo), float(hi), log)
+        return Range(float(lo), float(hi), bool(log))
     if isinstance(spec, np.ndarray) and spec.ndim:  # np.linspace(…): its values (rows) in turn
         spec = list(spec)
     if not isinstance(spec, (list, tuple)) or not spec:
