@@ -720,3 +720,19 @@ def test_a_sweep_range_takes_numpy_numbers_and_names_a_huge_int(ends, log):
     assert message.startswith("params.stiffness.range: must be [lo, hi], two finite numbers")
     members = plan("spring1d", {"stiffness": {"range": ends, "log": log}}, random=3)
     assert all(1.0 <= member.values["stiffness"] < 2.0 for member in members)
+
+
+def test_sweep_counts_take_numpy_integers_as_simulate_does():
+    """Issue 15 (red-team pass, stop 28): hooke.sweep and plan refused random=np.int64(2),
+    seed=np.int64(3) and save_every=np.int64(2) ("Input should be a valid integer, got
+    np.int64(2)"), though simulate takes save_every=np.int64(2) and every builder a NumPy
+    count; np.float64(2.0) and np.True_ are still not counts."""
+    from hooke.sweep import plan
+
+    grid = {"stiffness": [1.0, 2.0]}
+    members = plan("spring1d", grid, random=np.int64(3), seed=np.int64(3),
+                   save_every=np.int64(2))
+    assert members == plan("spring1d", grid, random=3, seed=3, save_every=2)
+    for keywords, field in ((dict(random=np.float64(2.0)), "random"),
+                            (dict(save_every=np.True_), "save_every")):
+        one_line(lambda: plan("spring1d", grid, **keywords), field)

@@ -34,7 +34,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import HookeInputError, format_value, is_number
+from ..errors import HookeInputError, format_value, is_number, python_scalars
 from ..io.pydantic_errors import validation_errors
 from ..io.scene_file import parse_value
 from .table import COLUMNS, METRICS
@@ -182,9 +182,11 @@ class SweepSettings(Strict):
 
 
 def validated(model: type[BaseModel], data: dict[str, Any]):
-    """``model`` validated from ``data``; every problem one line of a HookeInputError."""
+    """``model`` validated from ``data``; every problem one line of a HookeInputError. NumPy's
+    scalars count as Python's (``np.int64(2)`` is a count, as everywhere in hooke), which
+    pydantic's strict mode would refuse."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(python_scalars(data))
     except ValidationError as error:
         raise validation_errors(error, model) from None
 
