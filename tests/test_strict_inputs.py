@@ -736,3 +736,14 @@ def test_sweep_counts_take_numpy_integers_as_simulate_does():
     for keywords, field in ((dict(random=np.float64(2.0)), "random"),
                             (dict(save_every=np.True_), "save_every")):
         one_line(lambda: plan("spring1d", grid, **keywords), field)
+
+
+@pytest.mark.parametrize("params", [{1: [1.0]}, [{"stiffness": [1.0]}, {2.5: [1.0]}]])
+def test_a_sweep_path_that_is_not_a_string_is_one_line(params):
+    """Issue 15 (red-team pass, stop 28): params={1: [1.0]} was two lines named after pydantic's
+    union branches ("params.dict[str,any][1]: Input should be a valid string", "params.list[…]:
+    Input should be a valid list")."""
+    from hooke.sweep import plan
+
+    assert one_line(lambda: plan("spring1d", params), "params").startswith(
+        "params: must be a table of parameter paths")

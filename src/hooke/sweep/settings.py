@@ -139,12 +139,15 @@ class SweepSettings(Strict):
     @model_validator(mode="before")
     @classmethod
     def _grid_tables(cls, data):
-        """``params`` that is neither a table nor a list of tables: one line, not one per
-        branch of the type's union (``params.list[dict[str,any]][0]: …``)."""
+        """``params`` that is neither a table nor a list of tables, or whose paths are not all
+        strings: one line, not one per branch of the type's union
+        (``params.list[dict[str,any]][0]: …``)."""
         if isinstance(data, dict) and "params" in data:
             params = data["params"]
-            if not isinstance(params, dict) and not (
-                    isinstance(params, list) and all(isinstance(grid, dict) for grid in params)):
+            grids = [params] if isinstance(params, dict) else params
+            if not (isinstance(grids, list) and all(
+                    isinstance(grid, dict) and all(isinstance(path, str) for path in grid)
+                    for grid in grids)):
                 raise ValueError("params: must be a table of parameter paths ([params]) or a "
                                  f"list of them, got {format_value(params)}")
         return data
