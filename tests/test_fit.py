@@ -237,6 +237,49 @@ def test_bad_input_is_one_line_naming_the_field(case):
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
+T_SPRING = np.arange(11) * 0.05
+X_SPRING = np.stack([np.zeros(11), 2.0 * np.cos(np.sqrt(10.0) * T_SPRING)], 1)[..., None]
+
+
+@pytest.mark.parametrize("changes, field, value", [
+    (dict(observed=X_SPRING.astype(str)), "observed", "(11, 2, 1)"),
+    (dict(observed=X_SPRING.astype(bool)), "observed", "(11, 2, 1)"),
+    (dict(observed=X_SPRING.astype(complex)), "observed", "(11, 2, 1)"),
+    (dict(times=[str(t) for t in T_SPRING]), "times", "(11,)"),
+    (dict(initial={"stiffness": 10 ** 400}), "initial.stiffness", "1000000000"),
+    (dict(initial={"stiffness": ["8"]}), "initial.stiffness", "['8']"),
+    (dict(initial={"stiffness": [True]}), "initial.stiffness", "[True]"),
+])
+def test_fit_inputs_are_numbers_as_everywhere_else(changes, field, value):
+    """Issue 15 (red-team pass, stop 28): hooke.fit took observed positions of strings, bools
+    (fitted to 0 and 1 m) or complex numbers (NumPy's ComplexWarning, the imaginary part
+    dropped) and times of strings, through np.array(dtype=float); initial={"stiffness":
+    10**400} was a raw OverflowError, and ["8"] or [True] were a start of 8 and 1."""
+    call = {**dict(observed=X_SPRING, times=T_SPRING, initial=None), **changes}
+    with pytest.raises(HookeInputError) as error:
+        hooke.fit(hooke.scene("spring1d"), call.pop("observed"), ["stiffness"], dt=DT,
+                  max_iterations=2, **call)
+    message = str(error.value)
+    assert message.startswith(f"{field}: ") and "\n" not in message, message
+    assert value in message.rsplit(", got ", 1)[1], message
+
+
+def test_fit_still_takes_lists_object_arrays_and_numpy_numbers():
+    """The strict conversion keeps what was right: nested lists, NaN rows, float32 and object
+    arrays of numbers, NumPy scalars as a start."""
+    observed = X_SPRING.copy()
+    observed[:, 0] = np.nan  # the pinned particle, not observed
+    expected = hooke.fit(hooke.scene("spring1d"), observed, ["stiffness"], times=T_SPRING, dt=DT,
+                         max_iterations=3).values["stiffness"]
+    for given, times, initial in ((observed.tolist(), T_SPRING.tolist(), None),
+                                  (observed.astype(object), T_SPRING.astype(np.float32), None),
+                                  (observed, T_SPRING, {"stiffness": np.float64(5.0)})):
+        result = hooke.fit(hooke.scene("spring1d"), given, ["stiffness"], times=times, dt=DT,
+                           max_iterations=3, initial=initial)
+        if initial is None:
+            np.testing.assert_allclose(result.values["stiffness"], expected, rtol=1e-6)
+
+
 @pytest.mark.parametrize("scene", [5, None, "spring1d"])
 def test_a_scene_that_is_not_a_scene_is_one_line(scene):
     """Issue 15 (third red-team pass): hooke.fit(5, …) was AttributeError: 'int' object has no

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import _numbers
 from ..errors import HookeInputError, SimulationError
 from ..losses import frame_index, tracking
 from ..scene_setup import MAX_STEPS, check_positive, step_count
@@ -44,6 +45,15 @@ class Observation:
     x: np.ndarray
 
 
+def _shape(value):
+    """How a refused array is shown: its shape; a scalar or a string itself; a ragged list's
+    type."""
+    try:
+        return np.shape(value) or value
+    except ValueError:
+        return type(value).__name__
+
+
 def as_observation(observed, times, model) -> Observation:
     """``observed`` (and ``times``) checked against the model's particles and dimension."""
     if hasattr(observed, "x") and hasattr(observed, "t"):
@@ -51,11 +61,10 @@ def as_observation(observed, times, model) -> Observation:
             raise HookeInputError("times", "must be None when observed carries its own times",
                                   times)
         times, observed = observed.t, observed.x
-    try:
-        x = np.array(observed, dtype=float)
-    except (TypeError, ValueError):
+    x = _numbers(observed)  # strict: strings, bools and complex numbers are no positions
+    if x is None:
         raise HookeInputError("observed", "must be an array of positions (times, particles, "
-                              "dim)", type(observed).__name__) from None
+                              "dim)", _shape(observed))
     shape = (model.n_particles, model.dim)
     if x.ndim != 3 or x.shape[1:] != shape or x.shape[0] == 0:
         raise HookeInputError("observed", f"must have shape (times, {shape[0]}, {shape[1]}) "
@@ -67,10 +76,10 @@ def as_observation(observed, times, model) -> Observation:
         raise HookeInputError("observed", "must hold finite rows or NaN rows (not observed)", x.shape)
     if times is None:
         return Observation(None, x)
-    t = np.asarray(times, dtype=float)
-    if t.shape != (x.shape[0],) or not np.all(np.isfinite(t)):
+    t = _numbers(times)
+    if t is None or t.shape != (x.shape[0],) or not np.all(np.isfinite(t)):
         raise HookeInputError("times", f"must be {x.shape[0]} finite times [s], one per row of "
-                              "observed", t.shape)
+                              "observed", _shape(times))
     if np.any(np.diff(t) <= 0):
         raise HookeInputError("times", "must increase", t)
     return Observation(t, x)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..adjoint import params as parameters
-from ..checks import _vector
+from ..checks import _numbers, _vector
 from ..errors import HookeInputError, is_number
 
 POSITIVE = ("stiffness", "damping", "rest_length", "mass", "joint_length", "kappa", "drag")
@@ -63,11 +63,8 @@ def _start_array(scene, name: str, mode: str, value) -> np.ndarray:
     if value is None:
         return array
     field = f"initial.{name}"
-    try:
-        given = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        given = None
-    if given is None or not np.all(np.isfinite(given)) or isinstance(value, (str, bool)):
+    given = _numbers(value)  # strict: "8", True and 10**400 are no start
+    if given is None or not np.all(np.isfinite(given)):
         raise HookeInputError(field, "must be a finite number or array", value)
     if name in POSITIVE and np.any(given <= 0):
         raise HookeInputError(field, "must be > 0 (fitted in log space)", value)
