@@ -205,3 +205,24 @@ def test_every_mode_of_a_model_too_large_for_the_dense_solver_is_refused_up_fron
     with pytest.raises(HookeInputError, match="^k: 4 modes of 596 free DOFs need the dense"):
         hooke.modes(scene, k=4, dense=True)
     assert hooke.modes(scene, k=4, dense=False).frequencies.shape == (4,)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("dense", [True, False])
+def test_a_stiffness_matrix_that_overflows_is_one_line(dense):
+    """Issue 15 (red-team pass, stop 28): a spring of stiffness 1e308 (which the builder takes)
+    made hooke.modes print NumPy's "overflow encountered in add" and raise SciPy's raw
+    ValueError "array must not contain infs or NaNs"."""
+    b = hooke.ModelBuilder(dim=2)
+    b.add_particle((0.0, 0.0), pinned=True)
+    b.add_particle((1.0, 0.0))
+    b.add_particle((2.0, 0.0))
+    b.add_spring(0, 1, stiffness=1e308)
+    b.add_spring(1, 2, stiffness=1.0)
+    scene = hooke.Scene(b.finalize(), name="stiff")
+    with pytest.raises(HookeInputError) as error:
+        hooke.modes(scene, k=1, dense=dense)
+    assert str(error.value) == (
+        "scene: its stiffness matrix at the equilibrium has entries up to 1e+308, past 1.34e+154 "
+        "(√ of the largest float), where its products overflow: no modes can be computed; "
+        "choose smaller stiffnesses, got 'stiff'")

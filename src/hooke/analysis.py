@@ -49,6 +49,7 @@ DENSE_LIMIT = 600  # free DOFs up to which the reduced eigenproblem is solved de
 # symmetrised copy and work; a peak of 7.4 measured on cloth2d's 2,396 DOFs): its memory is
 # refused up front beyond the machine's
 DENSE_COPIES = 8
+OVERFLOWING = float(np.sqrt(np.finfo(float).max))  # a matrix entry past this: products overflow
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,12 @@ def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> 
     linearisation = SaddlePointMatrix(system)
     full = linearisation.assemble(x, tension, 0.0, 1.0, 0.0)  # [K, Gᵀ; G, 0]
     stiffness = full[: free.size, : free.size]
+    largest = float(np.max(np.abs(stiffness.data), initial=0.0))
+    if not largest < OVERFLOWING:  # the eigen-solvers' sums and products would be inf
+        raise HookeInputError("scene", f"its stiffness matrix at the equilibrium has entries up "
+                              f"to {largest:.3g}, past {OVERFLOWING:.3g} (√ of the largest float), "
+                              "where its products overflow: no modes can be computed; choose "
+                              "smaller stiffnesses", name)
     mass = kinetic.mass_diagonal(model)[free]
     if dense:
         basis = (scipy.linalg.null_space(full[free.size:, : free.size].toarray()) if m
