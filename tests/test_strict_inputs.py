@@ -747,3 +747,15 @@ def test_a_sweep_path_that_is_not_a_string_is_one_line(params):
 
     assert one_line(lambda: plan("spring1d", params), "params").startswith(
         "params: must be a table of parameter paths")
+
+
+@pytest.mark.parametrize("make, field", [
+    (lambda: hooke.losses.final_position(np.full((2, 1), np.nan)), "target"),
+    (lambda: hooke.losses.tracking(np.full((3, 2, 1), np.nan)), "observed_x"),
+    (lambda: hooke.losses.tracking(np.array([[[np.nan, 1.0]], [[0.0, np.nan]]])), "observed_x")])
+def test_a_loss_that_observes_nothing_is_refused(make, field):
+    """Issue 15 (red-team pass, stop 28): a target or observed positions all NaN ("not
+    observed") made hooke.gradient return L = 0 and a zero gradient, a silent non-result;
+    hooke.fit refuses the same data ("observes no particle")."""
+    assert one_line(make, field).startswith(
+        f"{field}: observes no particle (every row is NaN)")

@@ -114,6 +114,8 @@ class _PositionMisfit(Loss):
                 observed, np.ndarray) else f"an array of {observed.dtype} of shape {observed.shape}")
             raise HookeInputError(field, "must be positions: finite numbers, NaN where not "
                                   "observed", given)
+        if numbers.ndim and not np.any(np.all(np.isfinite(numbers), axis=-1)):  # L = 0 always
+            raise HookeInputError(field, "observes no particle (every row is NaN)", numbers.shape)
         self.observed = numbers
         self.weights = None if weights is None else _weight_values(weights)
         self.times = None if times is None else _times(times)
