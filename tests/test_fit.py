@@ -336,6 +336,17 @@ def test_fit_command_bad_input_is_one_line_exit_2(observed_csv, monkeypatch, cap
     assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), lines
 
 
+@pytest.mark.parametrize("out", [".", "/"])
+def test_fit_command_names_an_out_that_is_the_current_or_root_directory(observed_csv, monkeypatch,
+                                                                      capsys, out):
+    """Issue 15 (red-team pass, stop 28): `hooke fit … --out .` (or `/`) was exit 1, "unexpected
+    ValueError: PosixPath('.') has an empty name (a bug in hooke)": the partial file's name was
+    made before the directory was refused, as `--out ..` is."""
+    code, lines = run_main(monkeypatch, capsys, "fit", "spring1d", "--observed",
+                           str(observed_csv), "--param", "stiffness", "--out", out)
+    assert (code, lines) == (2, [f"error: --out: is a directory, not a file, got '{out}'"])
+
+
 def test_a_trajectory_of_another_scene_is_one_line(tmp_path, monkeypatch, capsys):
     path = tmp_path / "chain.h5"
     hooke.simulate(hooke.scene("chain", n=2), t_end=0.01, store=path)

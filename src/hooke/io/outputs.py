@@ -87,13 +87,13 @@ def check_replaceable(path: Path, field: str) -> None:
         mode = None
     except OSError as error:  # a component of the path is a file, or the name is too long
         raise HookeInputError(field, f"cannot be written ({_why(error)})", str(path)) from None
+    if mode is not None and stat.S_ISDIR(mode):  # first: '.' and '/' have no partial file name
+        raise HookeInputError(field, "is a directory, not a file", str(path))
     _check_partial(path, field)
     if mode is None:
         return
     if stat.S_ISLNK(mode):
         return  # the rename replaces the link, not what it points to
-    if stat.S_ISDIR(mode):
-        raise HookeInputError(field, "is a directory, not a file", str(path))
     kind = not_regular(mode)
     if kind is not None:
         raise HookeInputError(field, f"is {kind}, not a regular file: an output is written as a "
