@@ -176,3 +176,33 @@ def test_verify_command_prints_verify_numbers_and_writes_the_plot(tmp_path):
             f"error: --energy-steps: must be an integer from 10 to 1e+08, got {steps}")
     done = CliRunner().invoke(app, ["verify", "--quick"])
     assert done.exit_code == 2 and done.stderr.strip() == "error: --quick: only with --all"
+
+
+@pytest.mark.parametrize("call, field, value", [
+    (lambda: verify(dts=()), "dts", "()"),  # TypeError "expected non-empty vector for x"
+    (lambda: verify(dts=(0.01,)), "dts", "(0.01,)"),  # a slope of one point: order 0.17
+    (lambda: verify(dts=(0.01, 0.01)), "dts", "(0.01, 0.01)"),
+    (lambda: verify(dts="0.01"), "dts", "'0.01'"),  # TypeError "not iterable"
+    (lambda: verify(dts=(0.01, float("nan"))), "dts", "nan"),  # ValueError from int(nan)
+    (lambda: verify(dts=(0.01, -0.005)), "dts", "-0.005"),  # was named "dt"
+    (lambda: verify(dts=(5e-324, 1e-323)), "dts", "5e-324"),  # OverflowError
+    (lambda: verify(dts=(1.0, 2.0)), "dts", "(1.0, 2.0)"),  # "t_end: … got 0.0"
+    (lambda: verify(energy_steps=True), "energy_steps", "True"),  # taken as 1 step
+    (lambda: verify(energy_steps=4000.0), "energy_steps", "4000.0"),
+    (lambda: verify(energy_steps=10 ** 400), "energy_steps", "1000000000"),  # OverflowError
+    (lambda: verify(energy_steps=0), "energy_steps", "0"),  # was named "t_end"
+    (lambda: verify(energy_dt=0.0), "energy_dt", "0.0"),  # was named "dt"
+    (lambda: verify(t_end="2"), "t_end", "'2'"),
+    (lambda: verify_joints(dts=()), "dts", "()"),
+    (lambda: verify_joints(energy_steps=2.5), "energy_steps", "2.5"),
+])
+def test_verify_settings_are_checked_before_any_run(call, field, value):
+    """Issue 15 (red-team pass, stop 28): hooke.verify's settings were not checked: an empty
+    dts was NumPy's TypeError, a NaN step ValueError, a subnormal one OverflowError, one step
+    gave a measured order from one point (0.17 for explicit Euler), energy_steps=True ran one
+    step, and a bad energy_dt or energy_steps was blamed on "dt" or "t_end"."""
+    with pytest.raises(hooke.HookeInputError) as error:
+        call()
+    message = str(error.value)
+    assert message.startswith(f"{field}: ") and "\n" not in message, message
+    assert value in message.rsplit(", got ", 1)[1], message

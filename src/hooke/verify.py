@@ -47,10 +47,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import SimulationError
+from .checks import _numbers
+from .errors import HookeInputError, SimulationError, is_count, is_number
 from .integrators.base import get, names
 from .io.outputs import written_aside
 from .io.scene_file import builtin_scene
+from .limits import MAX_STEPS
 from .simulate import simulate
 
 DEFAULT_DTS = (0.02, 0.01, 0.005, 0.0025)
@@ -107,17 +109,41 @@ class JointReport:
         return abs(self.measured_order - self.expected_order) <= 0.3
 
 
+# High-order methods reach round-off quickly: measure them on larger steps.
+DTS_SCALE = {4: 8.0, 5: 16.0}
+# Measured on the pendulum: orders 1 and 2 are asymptotic from 6e-3 and 1.3e-2 s down, rk4
+# and rk45 from 2.5e-2 s; rk45's error nears the reference's below 3e-3 s.
+JOINT_DTS_SCALE = {1: 1.0, 2: 2.0}
+JOINT_DTS_LONGEST = 4.0  # the other orders'
+
+
 def _dts_for(order: int, dts) -> np.ndarray:
-    # High-order methods reach round-off quickly: measure them on larger steps.
-    scale = {4: 8.0, 5: 16.0}.get(order, 1.0)
-    return np.asarray(dts, dtype=float) * scale
+    return np.asarray(dts, dtype=float) * DTS_SCALE.get(order, 1.0)
 
 
 def _joint_dts_for(order: int, dts) -> np.ndarray:
-    # Measured on the pendulum: orders 1 and 2 are asymptotic from 6e-3 and 1.3e-2 s down, rk4
-    # and rk45 from 2.5e-2 s; rk45's error nears the reference's below 3e-3 s.
-    scale = {1: 1.0, 2: 2.0}.get(order, 4.0)
-    return np.asarray(dts, dtype=float) * scale
+    return np.asarray(dts, dtype=float) * JOINT_DTS_SCALE.get(order, JOINT_DTS_LONGEST)
+
+
+def _check_settings(dts, t_end, energy_dt, energy_steps, scale: float) -> None:
+    """Refuse, before any run, settings that cannot measure an order or an energy behaviour:
+    the order is a slope, so at least two different steps, each (times ``scale``, the longest
+    a higher order is measured on) at most ``t_end`` and at least ``t_end`` / MAX_STEPS."""
+    for field, value in (("t_end", t_end), ("energy_dt", energy_dt)):
+        if not is_number(value) or not 0 < value < math.inf:
+            raise HookeInputError(field, "must be a finite number > 0", value)
+    if not is_count(energy_steps) or not 10 <= energy_steps <= MAX_STEPS:
+        raise HookeInputError("energy_steps", f"must be an integer from 10 to {MAX_STEPS:.0e}",
+                              energy_steps)
+    steps = _numbers(dts)
+    if (steps is None or steps.ndim != 1 or len(set(steps.tolist())) < 2
+            or not np.all(np.isfinite(steps)) or np.any(steps <= 0)):
+        raise HookeInputError("dts", "must be at least two different finite steps > 0 [s] (the "
+                              "order is the slope of log error over log dt)", dts)
+    if float(np.max(steps)) * scale > t_end or t_end / float(np.min(steps)) > MAX_STEPS:
+        raise HookeInputError("dts", f"each step must lie between t_end / {MAX_STEPS:.0e} and "
+                              f"t_end / {scale:g} (the higher orders are measured on steps up to "
+                              f"{scale:g} times longer), t_end = {t_end:g} s", dts)
 
 
 def joint_options(integrator: str, tol: float = 1e-12) -> dict:
@@ -148,6 +174,7 @@ def energy_behaviour(total: np.ndarray, round_off: float = 1e-11) -> tuple[float
 
 def verify(dts=DEFAULT_DTS, t_end: float = 2.0, energy_dt: float = 0.005,
            energy_steps: int = 4000) -> list[IntegratorReport]:
+    _check_settings(dts, t_end, energy_dt, energy_steps, max(DTS_SCALE.values()))
     spring = builtin_scene("spring1d")
     reports = []
     for name in names():
@@ -173,6 +200,7 @@ def verify_joints(dts=JOINT_DTS, t_end: float = 1.5, energy_dt: float = 0.0025,
                   energy_steps: int = 4000,
                   reference_dt: float = REFERENCE_DT) -> list[JointReport]:
     """Every integrator that handles joints on the double pendulum (see the module docstring)."""
+    _check_settings(dts, t_end, energy_dt, energy_steps, JOINT_DTS_LONGEST)
     pendulum = builtin_scene(JOINT_SCENE)
     interval = 0.1  # time between compared frames [s]
 
