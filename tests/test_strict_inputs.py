@@ -759,3 +759,12 @@ def test_a_loss_that_observes_nothing_is_refused(make, field):
     hooke.fit refuses the same data ("observes no particle")."""
     assert one_line(make, field).startswith(
         f"{field}: observes no particle (every row is NaN)")
+
+
+@pytest.mark.parametrize("name", ["cloth_fold", "cloth_sphere"])
+def test_a_drape_of_an_int_too_large_for_a_float_is_refused_by_its_size(name):
+    """Issue 15 (red-team pass, stop 28): hooke.scene("cloth_fold", n=10**400) was a raw
+    OverflowError from size / (n − 1), computed before the model's size was checked; every
+    other grid builder names the size."""
+    assert "the model would have 1e+800 particles" in one_line(
+        lambda: hooke.scene(name, n=HUGE), "parameters.n")

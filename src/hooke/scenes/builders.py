@@ -366,8 +366,8 @@ def cloth_drape(*, n: Annotated[int, Field(ge=2)], size: Positive, height: Finit
     the same at n = 40, 80, 160. ``bending`` [N/m] adds springs between second neighbours
     (:func:`hooke.mesh_topology.grid_bending`), so that the cloth folds in curves instead of
     crumpling at every row; spring damping acts on them too. Particle (i, j) is i·n + j."""
-    spacing = size / (n - 1)
     check_model_size("parameters.n", n, n * n, 6 * n * n, built_from="arrays")
+    spacing = size / (n - 1)
     quads = grid_quads(n, n)
     springs = grid_springs(n, n)
     hinges = grid_bending(n, n) if bending > 0 else np.empty((0, 2), dtype=np.int64)
