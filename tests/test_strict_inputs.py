@@ -768,3 +768,18 @@ def test_a_drape_of_an_int_too_large_for_a_float_is_refused_by_its_size(name):
     other grid builder names the size."""
     assert "the model would have 1e+800 particles" in one_line(
         lambda: hooke.scene(name, n=HUGE), "parameters.n")
+
+
+def test_a_command_line_value_holding_a_second_toml_line_is_not_cut_short(tmp_path, monkeypatch,
+                                                                          capsys):
+    """Issue 15 (red-team pass, stop 28): `-O $'rtol=1e-3\\nfoo=1'` ran with rtol = 1e-3: the
+    value was read as the TOML document "value = 1e-3\\nfoo=1" and the second key dropped in
+    silence. A value is one TOML value or its text (which the option's check then names)."""
+    from hooke.io.scene_file import parse_value
+
+    assert parse_value("1e-3 # a comment") == 1e-3 and parse_value("[1, 2]") == [1, 2]
+    assert parse_value("1e-3\nfoo=1") == "1e-3\nfoo=1"
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "-q", "-i", "rk45", "-O",
+                           "rtol=1e-3\nfoo=1", "--out", str(tmp_path / "out"))
+    assert (code, lines) == (2, ["error: rtol: must be a number > 0 for integrator 'rk45', got "
+                                 "'1e-3\\nfoo=1'"])

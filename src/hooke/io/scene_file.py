@@ -255,11 +255,13 @@ _MOTION = TypeAdapter(MotionSpec)
 def parse_value(text: str):
     """A value typed on a command line (``--param``, ``--option``): TOML's grammar (1e-8, 25, true,
     inf, [1, 2], "a b"), else a number Python reads (.5, 1E3), else the text itself (a word such
-    as correction)."""
+    as correction). One value: "1e-3\nfoo=1" is a document of two keys, taken as its text."""
     try:
-        return tomllib.loads(f"value = {text}")["value"]
+        document = tomllib.loads(f"value = {text}")
     except (tomllib.TOMLDecodeError, RecursionError):  # [[[[…: nested past the recursion limit
-        pass
+        document = {}
+    if list(document) == ["value"]:
+        return document["value"]
     try:
         return float(text)
     except ValueError:
