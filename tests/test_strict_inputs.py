@@ -783,3 +783,18 @@ def test_a_command_line_value_holding_a_second_toml_line_is_not_cut_short(tmp_pa
                            "rtol=1e-3\nfoo=1", "--out", str(tmp_path / "out"))
     assert (code, lines) == (2, ["error: rtol: must be a number > 0 for integrator 'rk45', got "
                                  "'1e-3\\nfoo=1'"])
+
+
+def test_a_masked_array_is_numbers_where_unmasked_and_nan_where_masked():
+    """Issue 15 (red-team pass, stop 28): add_particle(np.ma.masked_array([2, 0], mask=[0, 1]))
+    was a raw ValueError ("The truth value of an array … is ambiguous") from the masked
+    product. A masked entry is no number: NaN, so a position is refused as not finite and an
+    observed coordinate is not observed."""
+    b = two_particle_builder()
+    message = one_line(lambda: b.add_particle(np.ma.masked_array([2.0, 0.0], mask=[0, 1])),
+                       "particles[1].x")
+    assert message.startswith("particles[1].x: must be finite")
+    assert b.add_particle(np.ma.masked_array([2.0, 0.0], mask=[0, 0])) == 1
+    spring_index = np.ma.masked_array([[0, 1]], mask=[[0, 1]])
+    one_line(lambda: hooke.array_models.model_from_arrays(2, np.zeros((2, 2)) + [[0, 0], [1, 0]],
+                                                          1.0, spring_index, 1.0), "springs")
