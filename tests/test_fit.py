@@ -264,6 +264,16 @@ def test_fit_inputs_are_numbers_as_everywhere_else(changes, field, value):
     assert value in message.rsplit(", got ", 1)[1], message
 
 
+@pytest.mark.parametrize("tolerance", [np.float32(1e-6), np.float64(1e-6)])
+def test_fit_tolerance_takes_numpy_numbers(tolerance):
+    """Issue 15 (red-team pass, stop 28): tolerance=np.float32(1e-6) was refused as "must be a
+    number in (0, 1)" (an isinstance check of int and float) where every other number of the
+    API takes NumPy's."""
+    result = hooke.fit(hooke.scene("spring1d"), X_SPRING, ["stiffness"], times=T_SPRING, dt=DT,
+                       max_iterations=2, tolerance=tolerance)
+    assert np.all(np.isfinite(result.values["stiffness"]))
+
+
 def test_fit_still_takes_lists_object_arrays_and_numpy_numbers():
     """The strict conversion keeps what was right: nested lists, NaN rows, float32 and object
     arrays of numbers, NumPy scalars as a start."""

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import HookeInputError, SimulationError, is_count
+from ..errors import HookeInputError, SimulationError, is_count, is_number
 from ..limits import MAX_STEPS
 from ..scene_setup import step_count
 from .problem import Problem
@@ -191,7 +191,7 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
                               type(scene).__name__)
     if not is_count(max_iterations) or max_iterations < 1:
         raise HookeInputError("max_iterations", "must be an integer >= 1", max_iterations)
-    if not (isinstance(tolerance, (int, float)) and 0 < tolerance < 1):
+    if not (is_number(tolerance) and 0 < tolerance < 1):
         raise HookeInputError("tolerance", "must be a number in (0, 1)", tolerance)
     if progress is not None and not callable(progress):
         raise HookeInputError("progress", "must be a callable progress(iteration, loss) or None",
