@@ -798,3 +798,25 @@ def test_a_masked_array_is_numbers_where_unmasked_and_nan_where_masked():
     spring_index = np.ma.masked_array([[0, 1]], mask=[[0, 1]])
     one_line(lambda: hooke.array_models.model_from_arrays(2, np.zeros((2, 2)) + [[0, 0], [1, 0]],
                                                           1.0, spring_index, 1.0), "springs")
+
+
+def test_xpbd_sweeps_per_step_are_bounded_as_each_count_option_is(tmp_path, monkeypatch, capsys):
+    """Issue 15 (red-team pass, stop 28): -O substeps=10000 -O iterations=10000, each within the
+    bound of a count option, made 10⁸ Gauss-Seidel sweeps per step: a 20-step run of spring1d
+    had not finished after a minute. The sweeps per step, substeps × iterations, are bounded
+    as one count option is."""
+    from hooke.integrators.base import MAX_COUNT_OPTION
+
+    message = one_line(lambda: hooke.simulate(hooke.scene("spring1d"), integrator="xpbd",
+                                              t_end=0.1, substeps=10_000, iterations=10_000),
+                       "substeps × iterations")
+    assert message == (f"substeps × iterations: must be at most {MAX_COUNT_OPTION} Gauss-Seidel "
+                       "sweeps per step (for more, take a smaller dt), got 100000000")
+    result = hooke.simulate(hooke.scene("spring1d"), integrator="xpbd", t_end=0.1,
+                            substeps=100, iterations=MAX_COUNT_OPTION // 100)
+    assert np.all(np.isfinite(result.x))
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "-q", "-i", "xpbd", "-O",
+                           "substeps=5000", "-O", "iterations=3", "--out", str(tmp_path / "o"))
+    assert (code, lines) == (2, [f"error: substeps × iterations: must be at most "
+                                 f"{MAX_COUNT_OPTION} Gauss-Seidel sweeps per step (for more, "
+                                 "take a smaller dt), got 15000"])

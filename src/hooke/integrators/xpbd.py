@@ -42,7 +42,7 @@ from .. import jit_cache  # noqa: F401  (a full disk under Numba's cache: no err
 from ..energies import drag, gravity, spring
 from ..errors import HookeInputError
 from ..model import State
-from .base import Integrator, register
+from .base import MAX_COUNT_OPTION, Integrator, register
 
 MAX_COLOURS = 63  # colours tracked in one 64-bit mask per particle; the rest go serially last
 # A parallel sweep launches Numba's threads once per colour and iteration (~100 launches per
@@ -146,6 +146,11 @@ class XPBD(Integrator):
                 raise HookeInputError(key, "must be an integer >= 1", value)
         self.iterations = int(self.options["iterations"])
         self.substeps = int(self.options["substeps"])
+        sweeps = self.substeps * self.iterations  # the work per step, bounded as one count is
+        if sweeps > MAX_COUNT_OPTION:
+            raise HookeInputError("substeps × iterations", f"must be at most {MAX_COUNT_OPTION} "
+                                  "Gauss-Seidel sweeps per step (for more, take a smaller dt)",
+                                  sweeps)
         model = self.system.model
         self.hs = self.dt / self.substeps
         self.inverse_mass = np.where(model.pinned, 0.0, 1.0 / model.mass)
