@@ -820,3 +820,10 @@ def test_xpbd_sweeps_per_step_are_bounded_as_each_count_option_is(tmp_path, monk
     assert (code, lines) == (2, [f"error: substeps × iterations: must be at most "
                                  f"{MAX_COUNT_OPTION} Gauss-Seidel sweeps per step (for more, "
                                  "take a smaller dt), got 15000"])
+
+
+@pytest.mark.parametrize("t", [["0.5"], 10 ** 400, [True], "0.5"])
+def test_analytic_takes_numbers_only(t):
+    """Issue 15 (red-team pass, stop 28): scene.analytic(["0.5"]) gave the positions at 0.5 s
+    (np.asarray(t, dtype=float) read the string) and analytic(10**400) was a raw OverflowError."""
+    one_line(lambda: hooke.scene("spring1d").analytic(t), "t")

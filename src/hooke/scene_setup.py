@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .builder import check_clear_of_planes
+from .checks import _numbers
 from .energies.barrier import plane_displacements
 from .errors import HookeInputError, HookeInputErrors, is_count, is_number, python_scalars
 from .integrators import get as get_integrator
@@ -227,10 +228,7 @@ class Scene:
         """Analytic positions at times t: shape (len(t), n, d) (or (n, d) for a scalar t)."""
         if self.analytic_solution is None:
             raise HookeInputError("analytic", f"scene '{self.name}' has no analytic solution", self.name)
-        try:
-            times = np.asarray(t, dtype=float)
-        except (TypeError, ValueError):
-            times = None
+        times = _numbers(t)  # strict: "0.5" and True are no times
         if times is None or times.ndim > 1 or not np.all(np.isfinite(times)):
             raise HookeInputError("t", "must be a finite time or a sequence of them", t)
         x = self.analytic_solution(np.atleast_1d(times))
