@@ -827,3 +827,19 @@ def test_analytic_takes_numbers_only(t):
     """Issue 15 (red-team pass, stop 28): scene.analytic(["0.5"]) gave the positions at 0.5 s
     (np.asarray(t, dtype=float) read the string) and analytic(10**400) was a raw OverflowError."""
     one_line(lambda: hooke.scene("spring1d").analytic(t), "t")
+
+
+@pytest.mark.parametrize("member", [None, "nope", "../../elsewhere", 3])
+def test_a_sweep_result_names_a_member_it_does_not_have(tmp_path, member):
+    """Issue 15 (red-team pass, stop 28): SweepResult.result(None) was a raw TypeError (Path /
+    None), and result("nope") said "path: no such trajectory file" naming a path under
+    members/, which "../.." could lead out of; a member is one of the table's ids."""
+    import pandas as pd
+
+    table = pd.DataFrame({"member": ["4a2c0d9cf424"], "status": ["ok"]})
+    result = hooke.SweepResult(table, tmp_path, tmp_path / "summary.parquet",
+                               tmp_path / "summary.csv", tmp_path / "plot.png", "energy_error",
+                               ["stiffness"])
+    message = one_line(lambda: result.result(member), "member")
+    assert message == (f"member: is not a member of this sweep (its ids: 4a2c0d9cf424), got "
+                       f"{member!r}")

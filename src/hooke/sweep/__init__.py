@@ -86,6 +86,11 @@ class SweepResult:
 
     def result(self, member: str):
         """The stored trajectory of ``member`` (an id of the table) as a :class:`hooke.Result`."""
+        ids = list(dict.fromkeys(self.table["member"]))
+        if not isinstance(member, str) or member not in ids:  # not a path under members/ either
+            shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+            raise HookeInputError("member", f"is not a member of this sweep (its ids: {shown})",
+                                  member)
         return open_result(trajectory_path(self.directory, member))
 
 
