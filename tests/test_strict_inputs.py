@@ -843,3 +843,16 @@ def test_a_sweep_result_names_a_member_it_does_not_have(tmp_path, member):
     message = one_line(lambda: result.result(member), "member")
     assert message == (f"member: is not a member of this sweep (its ids: 4a2c0d9cf424), got "
                        f"{member!r}")
+
+
+def test_params_naming_a_parameter_twice_are_refused_as_on_the_command_line():
+    """Issue 15 (red-team pass, stop 28): hooke.gradient and hooke.fit took params=["stiffness",
+    "stiffness"] (the second dropped in silence), which `hooke fit -p stiffness,stiffness`
+    refuses; a name that is a list or a dict ([[1]]) was a raw TypeError "unhashable type"."""
+    loss = hooke.losses.final_position(np.zeros((2, 1)))
+    message = one_line(lambda: hooke.gradient(hooke.scene("spring1d"), loss,
+                                              ["stiffness", "stiffness"], t_end=0.1), "params")
+    assert message == "params: names a parameter more than once, got 'stiffness'"
+    for name in ([1], {"a": 1}):
+        assert one_line(lambda: hooke.gradient(hooke.scene("spring1d"), loss, [name], t_end=0.1),
+                        "params").startswith("params: unknown parameter")

@@ -61,9 +61,11 @@ def parse(params, model) -> dict[str, str]:
                               f"{', '.join(ELEMENT_ARRAYS)})", params)
     parsed = {}
     for name, mode in items:
-        if name not in ELEMENT_ARRAYS:
+        if not isinstance(name, str) or name not in ELEMENT_ARRAYS:  # [1]: unhashable
             raise HookeInputError("params", f"unknown parameter (known: {', '.join(ELEMENT_ARRAYS)})",
                                   name)
+        if name in parsed:  # a list's second mention was dropped in silence
+            raise HookeInputError("params", "names a parameter more than once", name)
         if mode not in MODES or (mode == "shared" and name not in SHAREABLE):
             allowed = "'each' or 'shared'" if name in SHAREABLE else "'each'"
             raise HookeInputError(f"params.{name}", f"must be {allowed}", mode)
