@@ -856,3 +856,12 @@ def test_params_naming_a_parameter_twice_are_refused_as_on_the_command_line():
     for name in ([1], {"a": 1}):
         assert one_line(lambda: hooke.gradient(hooke.scene("spring1d"), loss, [name], t_end=0.1),
                         "params").startswith("params: unknown parameter")
+
+
+@pytest.mark.parametrize("out_dir", [None, 5, ""])
+def test_the_study_names_an_out_dir_that_is_not_a_path(out_dir):
+    """Issue 15 (red-team pass, stop 28): run_pendulum_correction_study(None) was a raw
+    TypeError from Path(None) (and "" was the current directory), as `hooke study` refuses."""
+    from hooke.studies import run_pendulum_correction_study
+
+    one_line(lambda: run_pendulum_correction_study(out_dir, t_end=0.1), "out_dir")

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import as_path
 from .io.outputs import written_aside
 from .io.scene_file import builtin_scene
 from .provenance import write_measurement
@@ -126,7 +127,7 @@ def run_pendulum_correction_study(out_dir, t_end: float = 100.0, output_interval
     """
     from .viz.plots import new_figure
 
-    out = Path(out_dir)
+    out = as_path(out_dir, "out_dir")
     out.mkdir(parents=True, exist_ok=True)
     scene = builtin_scene("pendulum")
     for integrator in dict.fromkeys(integrator for _, _, integrator, _ in _curves(rtol)):
