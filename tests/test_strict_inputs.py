@@ -865,3 +865,26 @@ def test_the_study_names_an_out_dir_that_is_not_a_path(out_dir):
     from hooke.studies import run_pendulum_correction_study
 
     one_line(lambda: run_pendulum_correction_study(out_dir, t_end=0.1), "out_dir")
+
+
+def test_a_state_whose_pinned_particle_is_not_where_its_pin_holds_it_is_refused():
+    """Issue 15 (red-team pass, stop 28): a State with spring1d's anchor at 1 instead of 0 was
+    taken: frame 0 showed it at 1 and the first step put it back at 0, a jump of 1 m in one
+    step that no force made. A pinned particle of the state must be where its pin holds it at
+    the state's time (x0, or x0 + u(t) − u(0) on a prescribed motion); a state that a run ended
+    in is, so a run continued from it is taken."""
+    import dataclasses
+
+    scene = hooke.scene("spring1d")
+    x = scene.state.x.copy()
+    x[0] = 1.0
+    message = one_line(lambda: dataclasses.replace(scene, state=hooke.State(0.0, x, scene.state.v)),
+                       "state.x[0]")
+    assert message == ("state.x[0]: is a pinned particle's position, which its pin holds at "
+                       "[0.] at t = 0, got [1.]")
+    press = hooke.scene("square_press")  # its top row pinned and driven down
+    first = hooke.simulate(press, t_end=0.05, dt=0.01)
+    last = hooke.State(float(first.t[-1]), first.x[-1], first.v[-1])
+    assert hooke.simulate(dataclasses.replace(press, state=last), t_end=0.02, dt=0.01).n_frames
+    one_line(lambda: dataclasses.replace(press, state=press.model.initial_state(t=0.05)),
+             "state.x[4]")

@@ -219,6 +219,15 @@ class Model:
     def pinned_index(self) -> np.ndarray:
         return np.flatnonzero(self.pinned)
 
+    def pinned_positions(self, t: float) -> np.ndarray:
+        """Where the pins hold the pinned particles at time t, (pinned, d) in ``pinned_index``
+        order: x0, or x0 + u(t) − u(0) on a prescribed motion (``System.apply_pins``)."""
+        index = self.pinned_index
+        x = self.x0[index].copy()
+        for i, motion in self.pinned_motions:
+            x[np.searchsorted(index, i)] = self.x0[i] + motion(t)[0] - motion(0.0)[0]
+        return x
+
     @property
     def has_damping(self) -> bool:
         return bool(np.any(self.spring_damping > 0))

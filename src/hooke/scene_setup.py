@@ -1,8 +1,9 @@
 """Scene: a Model, its initial State and default run settings.
 
 Contract: a Scene is validated when made (known integrator, dt > 0, t_end > 0, state shapes match
-the model, every value finite, no contact particle on or below a plane, in or on a sphere or
-touching an obstacle where they are at the state's time). ``hooke.simulate`` reads it and never changes it.
+the model, every value finite, every pinned particle where its pin holds it at the state's time,
+no contact particle on or below a plane, in or on a sphere or touching an obstacle where they
+are at the state's time). ``hooke.simulate`` reads it and never changes it.
 
 (Not named ``scene``: ``hooke.scene`` is the function that loads a built-in scene, and a public
 name must not hide a module.)
@@ -19,7 +20,8 @@ import numpy as np
 from .builder import check_clear_of_planes
 from .checks import _numbers
 from .energies.barrier import plane_displacements
-from .errors import HookeInputError, HookeInputErrors, is_count, is_number, python_scalars
+from .errors import (HookeInputError, HookeInputErrors, format_value, is_count, is_number,
+                     python_scalars)
 from .integrators import get as get_integrator
 from .limits import MAX_STEPS  # noqa: F401  (imported from here by the store and fits)
 from .memory import check_fits
@@ -200,12 +202,30 @@ class Scene:
             if not np.all(np.isfinite(array)):
                 bad = int(np.argwhere(~np.isfinite(np.asarray(array)))[0][0])
                 raise HookeInputError(f"{label}[{bad}]", "must be finite", np.asarray(array)[bad])
+        self._check_pinned_where_held()
         if self.model.n_planes:
             points = self.model.plane_points + plane_displacements(self.model, self.state.t)
             check_clear_of_planes(self.model.plane_normals, points, self.model.contact_area,
                                   np.asarray(self.state.x), field="state.x")
         self._check_clear_of_obstacles()
         self.save_every = check_save_every(self.save_every)
+
+    def _check_pinned_where_held(self) -> None:
+        """Each pinned particle of the state where its pin holds it at the state's time: the
+        first step puts it there, a jump no force made (round-off of a run's own end state,
+        whose time may differ from t0 + k·dt in the last bits, is taken)."""
+        index = self.model.pinned_index
+        if not index.size:
+            return
+        held = self.model.pinned_positions(self.state.t)
+        given = np.asarray(self.state.x, dtype=float)[index]
+        scale = 1.0 + np.max(np.abs(held), axis=1, keepdims=True)
+        off = np.flatnonzero(np.any(np.abs(given - held) > 1e-9 * scale, axis=1))
+        if off.size:
+            k = int(off[0])
+            raise HookeInputError(f"state.x[{index[k]}]", f"is a pinned particle's position, "
+                                  f"which its pin holds at {format_value(held[k])} at t = "
+                                  f"{self.state.t:g}", given[k])
 
     def _check_clear_of_obstacles(self) -> None:
         """No contact particle of the state inside or on a sphere or obstacle at its time."""
