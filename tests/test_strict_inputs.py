@@ -7,6 +7,7 @@ float64 cannot honour, the plotting and movie arguments, and the wording of a fe
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from pathlib import Path
 
@@ -866,6 +867,22 @@ def test_the_study_names_an_out_dir_that_is_not_a_path(out_dir):
 
     one_line(lambda: run_pendulum_correction_study(out_dir, t_end=0.1), "out_dir")
 
+
+
+@pytest.mark.parametrize("settings, field", [
+    ({"t_end": -1.0}, "t_end"), ({"t_end": "100"}, "t_end"), ({"t_end": math.inf}, "t_end"),
+    ({"output_interval": 0.0}, "output_interval"), ({"output_interval": None}, "output_interval"),
+    ({"t_end": 0.1, "output_interval": 0.03}, "t_end"), ({"rtol": 0.0}, "rtol"),
+    ({"rtol": True}, "rtol")])
+def test_the_studys_settings_are_checked_before_it_makes_its_folder(tmp_path, settings, field):
+    """Issue 15 (red-team pass, stop 28): run_pendulum_correction_study made out_dir before it
+    looked at t_end, and a bad output_interval was named "dt" (simulate's word) after the first
+    runs; each setting is now named as the function calls it, before any folder or run."""
+    from hooke.studies import run_pendulum_correction_study
+
+    out = tmp_path / "study"
+    one_line(lambda: run_pendulum_correction_study(out, **settings), field)
+    assert not out.exists()
 
 def test_a_state_whose_pinned_particle_is_not_where_its_pin_holds_it_is_refused():
     """Issue 15 (red-team pass, stop 28): a State with spring1d's anchor at 1 instead of 0 was

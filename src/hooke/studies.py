@@ -33,10 +33,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .checks import _number
 from .errors import as_path
 from .io.outputs import written_aside
 from .io.scene_file import builtin_scene
 from .provenance import write_measurement
+from .scene_setup import step_count
 from .simulate import simulate
 
 K_C_SWEEP = (0.0, 0.01, 0.02, 0.03, 0.04)
@@ -127,6 +129,9 @@ def run_pendulum_correction_study(out_dir, t_end: float = 100.0, output_interval
     """
     from .viz.plots import new_figure
 
+    for name, value in (("t_end", t_end), ("output_interval", output_interval), ("rtol", rtol)):
+        _number(value, name, positive=True)
+    step_count(t_end, output_interval, names=("t_end", "output_interval"))  # a frame per interval
     out = as_path(out_dir, "out_dir")
     out.mkdir(parents=True, exist_ok=True)
     scene = builtin_scene("pendulum")
