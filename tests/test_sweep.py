@@ -979,3 +979,12 @@ def test_the_local_clusters_workers_print_no_dask_errors_of_their_own(capfd):
     printed = capfd.readouterr().err
     assert "a worker's own ERROR" not in printed
     assert "a worker's own CRITICAL" in printed
+
+
+def test_the_api_names_a_client_it_cannot_connect_to_as_its_argument(tmp_path):
+    """Issue 15 (red-team pass, stop 28): hooke.sweep(client="nosuch://host") was refused as
+    "scheduler: …", the command line's word; the API's argument is ``client`` (the CLI still
+    says --scheduler)."""
+    with pytest.raises(HookeInputError) as refused:
+        hooke.sweep("spring1d", {"stiffness": [1.0]}, client="nosuch://host", out=tmp_path)
+    assert str(refused.value).startswith("client: cannot connect (unknown address scheme")

@@ -597,8 +597,8 @@ def sweep_command(
                 bar.stop()
     except HookeInputError as error:  # a setting given as a flag is named as the flag
         fail(flagged(error, {**given_flags(random=random, seed=seed, retries=retries,
-                                           timeout=timeout, save_every=save_every,
-                                           scheduler=scheduler),
+                                           timeout=timeout, save_every=save_every),
+                             **({"client": "--scheduler"} if scheduler is not None else {}),
                              **({"metric": "--plot-metric"} if plot_metric is not None else {}),
                              "out": "--out"}), code=error.exit_code)  # 1: a full disk
     except KeyboardInterrupt as interrupt:

@@ -101,7 +101,7 @@ def _connected(client):
         try:
             remote = Client(client, timeout=f"{CONNECT_SECONDS}s")
         except (OSError, TimeoutError, ValueError) as error:
-            raise HookeInputError("scheduler", f"cannot connect ({error})", client) from None
+            raise HookeInputError("client", f"cannot connect ({error})", client) from None
         with remote:
             yield remote
     elif isinstance(client, Client):
@@ -130,12 +130,12 @@ def _check_scheduler(address: str) -> None:
         try:
             pool.submit(asyncio.run, handshake()).result()
         except TimeoutError:  # (before OSError, of which it is one)
-            raise HookeInputError("scheduler", "cannot connect (no Dask scheduler answered "
+            raise HookeInputError("client", "cannot connect (no Dask scheduler answered "
                                   f"within {CONNECT_SECONDS:g} s)", address) from None
         except (OSError, ValueError) as error:
-            raise HookeInputError("scheduler", f"cannot connect ({error})", address) from None
+            raise HookeInputError("client", f"cannot connect ({error})", address) from None
         except Exception as error:  # noqa: BLE001 (any other answer: not Dask's protocol)
-            raise HookeInputError("scheduler", "cannot connect (what answers there is not a "
+            raise HookeInputError("client", "cannot connect (what answers there is not a "
                                   f"Dask scheduler: {type(error).__name__})", address) from None
 
 
