@@ -640,6 +640,28 @@ def test_a_client_pinging_more_than_ten_times_a_second_is_closed_with_1008(viewe
     assert close[2:4] == (1008).to_bytes(2, "big") and b"pings a second" in close, close
 
 
+@pytest.mark.parametrize("kind", ["pong", "fragment"])
+def test_a_client_sending_frames_that_end_no_message_is_closed_with_1008(viewer_url, kind):
+    """Issue 15 (red-team pass, stop 28): frames that end no message, empty pongs or the empty
+    fragments of a text message that never ends, were parsed by the tens of thousands per read
+    with nothing to pause the reading (only a whole message does) and the connection went on:
+    one such client brought a spring1d page from 57 to 1.5 frames/s, and the fragments grew the
+    server's memory by 31 MiB in 20 s. More than WebSocketProtocol.MAX_PARTIAL_FRAMES of them
+    within a second close the connection (1008), as pings beyond their limit do."""
+    def frame(opcode: int, fin: int = 0x80) -> bytes:  # empty, masked with 0000
+        return bytes([fin | opcode, 0x80]) + bytes(4)
+    # few enough to be read whole (the rest of a read is dropped with the connection: a reset)
+    flood = frame(10) * 200 if kind == "pong" else frame(1, fin=0) + frame(0, fin=0) * 200
+    with upgraded(urlsplit(viewer_url).port) as sock:
+        sock.settimeout(30)  # before: closed only at the keepalive timeout (1011)
+        received = sock.recv(65536)  # the hello: frames sent with the upgrade request are dropped
+        sock.sendall(flood)
+        while chunk := sock.recv(65536):
+            received += chunk
+    close = received[received.rindex(b"\x88"):]
+    assert close[2:4] == (1008).to_bytes(2, "big") and b"end no message a second" in close, close
+
+
 # Clients that send 2,000 `load` commands at once (each answered, most with an error), then leave
 # by a reset, one after another for argv[2] seconds.
 LEAVER = r"""
