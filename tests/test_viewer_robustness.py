@@ -9,6 +9,7 @@ nothing else."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import http.client
 import json
@@ -693,14 +694,22 @@ def test_clients_that_leave_mid_flood_print_nothing_on_the_servers_stderr(served
     assert "socket.send" not in served.process.stderr.read().decode()
 
 
-def test_ctrl_c_twice_while_a_page_steps_ends_with_one_line(served):
+@pytest.mark.parametrize("pages", [1, 4])
+def test_ctrl_c_twice_while_a_page_steps_ends_with_one_line(served, pages):
     """Issue 15 red team: a second Ctrl-C while the server was ending (its pages' processes being
     stopped: a user who finds it slow presses again) printed a 40-line traceback, starlette's
     lifespan cancelled ("asyncio.exceptions.CancelledError"), above "error: interrupted". The
-    forced end is quiet: one line, and no session process outlives the server."""
-    with bench.connection(served.url, "lattice") as ws:
-        bench.first_scene(ws)
-        ws.send(json.dumps({"type": "set", "integrator": "implicit_euler", "steps_per_frame": 10000}))
+    forced end is quiet: one line, and no session process outlives the server.
+
+    Issue 15 (red-team pass, stop 28): with several pages stepping, the forced end cancelled
+    pages' handlers too, and uvicorn printed each as "Exception in ASGI application" with a
+    25-line CancelledError traceback (server.QuietForcedEnd drops those as well)."""
+    with contextlib.ExitStack() as stack:
+        for _ in range(pages):
+            ws = stack.enter_context(bench.connection(served.url, "lattice"))
+            bench.first_scene(ws)
+            ws.send(json.dumps({"type": "set", "integrator": "implicit_euler",
+                                "steps_per_frame": 10000}))
         time.sleep(1.5)
         processes = served.processes()
         served.process.send_signal(signal.SIGINT)

@@ -124,12 +124,16 @@ class QuietClosedSockets(logging.Filter):
 
 
 class QuietForcedEnd(logging.Filter):
-    """Drops uvicorn's report that the app's lifespan was cancelled: a second Ctrl-C while the
-    server ends (its pages' processes being stopped) cuts the lifespan's shutdown short, which
-    has nothing to do (the fork server ends with the server), and printed a 40-line traceback
-    above hooke's "error: interrupted"."""
+    """Drops uvicorn's reports that the app's lifespan, or a page's handler, was cancelled: a
+    second Ctrl-C while the server ends (its pages' processes being stopped) cuts both short,
+    which has nothing left to do (the fork server, and the session processes with their
+    channels, end with the server), and printed a 40-line traceback for the lifespan and 25
+    lines ("Exception in ASGI application") for each page still stepping above hooke's
+    "error: interrupted"."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError):
+            return False
         text = record.getMessage()
         return not ("lifespan" in text and text.rstrip().endswith("CancelledError"))
 
