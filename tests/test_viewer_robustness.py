@@ -9,6 +9,7 @@ nothing else."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import http.client
 import json
@@ -640,6 +641,28 @@ def test_a_client_pinging_more_than_ten_times_a_second_is_closed_with_1008(viewe
     assert close[2:4] == (1008).to_bytes(2, "big") and b"pings a second" in close, close
 
 
+@pytest.mark.parametrize("kind", ["pong", "fragment"])
+def test_a_client_sending_frames_that_end_no_message_is_closed_with_1008(viewer_url, kind):
+    """Issue 15 (red-team pass, stop 28): frames that end no message, empty pongs or the empty
+    fragments of a text message that never ends, were parsed by the tens of thousands per read
+    with nothing to pause the reading (only a whole message does) and the connection went on:
+    one such client brought a spring1d page from 57 to 1.5 frames/s, and the fragments grew the
+    server's memory by 31 MiB in 20 s. More than WebSocketProtocol.MAX_PARTIAL_FRAMES of them
+    within a second close the connection (1008), as pings beyond their limit do."""
+    def frame(opcode: int, fin: int = 0x80) -> bytes:  # empty, masked with 0000
+        return bytes([fin | opcode, 0x80]) + bytes(4)
+    # few enough to be read whole (the rest of a read is dropped with the connection: a reset)
+    flood = frame(10) * 200 if kind == "pong" else frame(1, fin=0) + frame(0, fin=0) * 200
+    with upgraded(urlsplit(viewer_url).port) as sock:
+        sock.settimeout(30)  # before: closed only at the keepalive timeout (1011)
+        received = sock.recv(65536)  # the hello: frames sent with the upgrade request are dropped
+        sock.sendall(flood)
+        while chunk := sock.recv(65536):
+            received += chunk
+    close = received[received.rindex(b"\x88"):]
+    assert close[2:4] == (1008).to_bytes(2, "big") and b"end no message a second" in close, close
+
+
 # Clients that send 2,000 `load` commands at once (each answered, most with an error), then leave
 # by a reset, one after another for argv[2] seconds.
 LEAVER = r"""
@@ -671,14 +694,22 @@ def test_clients_that_leave_mid_flood_print_nothing_on_the_servers_stderr(served
     assert "socket.send" not in served.process.stderr.read().decode()
 
 
-def test_ctrl_c_twice_while_a_page_steps_ends_with_one_line(served):
+@pytest.mark.parametrize("pages", [1, 4])
+def test_ctrl_c_twice_while_a_page_steps_ends_with_one_line(served, pages):
     """Issue 15 red team: a second Ctrl-C while the server was ending (its pages' processes being
     stopped: a user who finds it slow presses again) printed a 40-line traceback, starlette's
     lifespan cancelled ("asyncio.exceptions.CancelledError"), above "error: interrupted". The
-    forced end is quiet: one line, and no session process outlives the server."""
-    with bench.connection(served.url, "lattice") as ws:
-        bench.first_scene(ws)
-        ws.send(json.dumps({"type": "set", "integrator": "implicit_euler", "steps_per_frame": 10000}))
+    forced end is quiet: one line, and no session process outlives the server.
+
+    Issue 15 (red-team pass, stop 28): with several pages stepping, the forced end cancelled
+    pages' handlers too, and uvicorn printed each as "Exception in ASGI application" with a
+    25-line CancelledError traceback (server.QuietForcedEnd drops those as well)."""
+    with contextlib.ExitStack() as stack:
+        for _ in range(pages):
+            ws = stack.enter_context(bench.connection(served.url, "lattice"))
+            bench.first_scene(ws)
+            ws.send(json.dumps({"type": "set", "integrator": "implicit_euler",
+                                "steps_per_frame": 10000}))
         time.sleep(1.5)
         processes = served.processes()
         served.process.send_signal(signal.SIGINT)

@@ -19,8 +19,9 @@ Contract:
   (> ``MAX_MESSAGE_BYTES``) message, or one beyond the queue limits (``MAX_PENDING`` commands,
   ``MAX_PENDING_REBUILDS`` scene builds per frame), is answered with an ``error`` to that client
   only and the connection goes on. A page's messages are read at most ``MESSAGE_RATE`` a second
-  (a faster client waits, unread), and a client sending more than ten pings a second is closed
-  (1008): neither can fill the event loop all pages share. uvicorn itself closes a connection that sends a frame above
+  (a faster client waits, unread), and a client sending more than ten pings, or more than a
+  hundred frames that end no message (pongs, fragments), a second is closed (1008): none of
+  these can fill the event loop all pages share. uvicorn itself closes a connection that sends a frame above
   ``WS_MAX_SIZE``; an upgrade request too large to read is answered (414, 431) and closed
   (:class:`WebSocketProtocol`). A request not read whole within seconds is answered 408, and
   unfinished requests are capped (:mod:`.slow_clients`).
@@ -43,6 +44,7 @@ from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.frames import Opcode
 
 from ...errors import HookeInputError, as_path, is_count
 from ...integrators import base as integrator_registry
@@ -122,12 +124,16 @@ class QuietClosedSockets(logging.Filter):
 
 
 class QuietForcedEnd(logging.Filter):
-    """Drops uvicorn's report that the app's lifespan was cancelled: a second Ctrl-C while the
-    server ends (its pages' processes being stopped) cuts the lifespan's shutdown short, which
-    has nothing to do (the fork server ends with the server), and printed a 40-line traceback
-    above hooke's "error: interrupted"."""
+    """Drops uvicorn's reports that the app's lifespan, or a page's handler, was cancelled: a
+    second Ctrl-C while the server ends (its pages' processes being stopped) cuts both short,
+    which has nothing left to do (the fork server, and the session processes with their
+    channels, end with the server), and printed a 40-line traceback for the lifespan and 25
+    lines ("Exception in ASGI application") for each page still stepping above hooke's
+    "error: interrupted"."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError):
+            return False
         text = record.getMessage()
         return not ("lifespan" in text and text.rstrip().endswith("CancelledError"))
 
@@ -311,20 +317,61 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
     never happens for a client that stopped reading, and its page held a place for ever. A
     client that sends more than ``MAX_PINGS`` pings within a second is closed (1008): each ping
     is answered in the event loop all pages share (five clients flooding pings brought another
-    page from 57 to 20 frames/s), and a browser's page cannot send one."""
+    page from 57 to 20 frames/s), and a browser's page cannot send one. Likewise a client that
+    sends more than ``MAX_PARTIAL_FRAMES`` frames a second that end no message (pongs, the parts
+    of a fragmented message): only a whole message pauses the reading, and one client sending
+    empty pongs or the empty fragments of a message that never ends had tens of thousands parsed
+    per read (a page from 57 to 1.5 frames/s; the fragments also grew the server's memory). A
+    page answers one keepalive ping each 20 s and does not fragment its messages. A read is
+    parsed ``FEED_BYTES`` at a time, and not parsed further once its client is closed."""
 
     MAX_PINGS = 10
+    MAX_PARTIAL_FRAMES = 100
+    FEED_BYTES = 4096
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.counts: dict[str, tuple[float, int]] = {}  # kind: (the second's start, frames in it)
+
+    def too_many(self, kind: str, most: int) -> bool:
+        """Count one frame of ``kind``; whether it is more than ``most`` within a second (then
+        the client is closed with 1008, once)."""
+        now = self.loop.time()
+        since, count = self.counts.get(kind, (-1.0, 0))
+        if now - since >= 1.0:
+            since, count = now, 0
+        self.counts[kind] = (since, count + 1)
+        if count < most:
+            return False
+        if not self.close_sent:
+            self.conn.send_close(1008, f"more than {most} {kind} a second")
+            self.handle_parser_exception()
+        return True
 
     def handle_ping(self) -> None:
-        now = self.loop.time()
-        if now - getattr(self, "pings_since", -1.0) >= 1.0:
-            self.pings_since, self.pings = now, 0
-        self.pings += 1
-        if self.pings <= self.MAX_PINGS:
+        if not self.too_many("pings", self.MAX_PINGS):
             super().handle_ping()
-        elif not self.close_sent:
-            self.conn.send_close(1008, f"more than {self.MAX_PINGS} pings a second")
-            self.handle_parser_exception()
+
+    def partial(self, event) -> bool:
+        """Whether ``event`` is a frame that ends no message, beyond the client's allowance."""
+        return ((not event.fin or event.opcode is Opcode.PONG)
+                and self.too_many("frames that end no message", self.MAX_PARTIAL_FRAMES))
+
+    def handle_text(self, event) -> None:
+        if not self.partial(event):
+            super().handle_text(event)
+
+    def handle_bytes(self, event) -> None:
+        if not self.partial(event):
+            super().handle_bytes(event)
+
+    def handle_cont(self, event) -> None:
+        if not self.partial(event):
+            super().handle_cont(event)
+
+    def handle_pong(self, event) -> None:
+        if not self.partial(event):
+            super().handle_pong(event)
 
     def keepalive_timeout(self) -> None:
         super().keepalive_timeout()
@@ -342,7 +389,10 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
         super().send_receive_event_to_app()
 
     def data_received(self, data: bytes) -> None:
-        super().data_received(data)
+        for start in range(0, len(data), self.FEED_BYTES):
+            if self.transport.is_closing():  # e.g. closed for a flood: the rest is dropped
+                return
+            super().data_received(data[start:start + self.FEED_BYTES])
         if (not self.handshake_initiated and self.conn.handshake_exc is not None
                 and not self.transport.is_closing()):
             self.transport.write(b"".join(self.conn.data_to_send()))
