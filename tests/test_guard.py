@@ -303,6 +303,27 @@ def test_a_step_whose_numbers_overflow_names_the_models_scale_not_dt(parameter):
                             "smaller scale (other units).")
     assert np.all(np.isfinite(info.value.result.x))
 
+@pytest.mark.parametrize("scene, settings, raised", [
+    ("jointed_chain", {"integrator": "explicit_euler", "dt": 0.5}, "ZeroDivisionError"),
+    ("square_press", {"speed": 1e300}, "ValueError")])
+def test_a_step_that_blows_up_inside_says_so_not_only_in_pythons_words(scene, settings, raised):
+    """Issue 15 (red-team pass, stop 28): a joint whose two ends met in a blown-up explicit step
+    failed with "explicit_euler: ZeroDivisionError: division by zero", and a press driven at
+    1e300 m/s with "ValueError: array must not contain infs or NaNs", words that say nothing of
+    what happened; now the step says a number inside it became inf or NaN (a blow-up), keeps
+    the error's own words in brackets, and the advice stays the one that can help."""
+    run = {key: value for key, value in settings.items() if key in ("integrator", "dt")}
+    model = {key: value for key, value in settings.items() if key not in run}
+    built = hooke.scene(scene, **model)
+    with pytest.raises(hooke.SimulationError) as info:
+        hooke.simulate(built, t_end=20 * run.get("dt", built.dt), **run)
+    message = str(info.value)
+    assert "\n" not in message
+    assert "a number inside the step became inf or NaN: the motion blew up (" + raised in message
+    assert ". Try a smaller dt or " in message
+    assert np.all(np.isfinite(info.value.result.x))
+
+
 def test_a_line_search_without_decrease_is_a_newton_failure_not_a_silent_step(monkeypatch):
     """An incremental potential that evaluates to NaN gives the line search no decrease. That
     used to end Newton after 0 iterations and return the start point as the step; now it is

@@ -224,8 +224,17 @@ class Integrator:
             return StepFailed(f"{self.name}: a number inside the step overflowed to inf or NaN "
                               f"from a finite state (largest {shown})", state,
                               advice="Give the model numbers of a smaller scale (other units).")
-        reason = str(error) if isinstance(error, SimulationError) else (
-            f"{self.name}: {type(error).__name__}: {error}")
+        words = f"{type(error).__name__}: {error}"
+        if isinstance(error, SimulationError):
+            reason = str(error)
+        elif ((isinstance(error, ZeroDivisionError) or "infs or NaNs" in str(error))
+              and is_finite(state)):
+            # a joint whose ends met, a matrix of overflowed entries from a finite state: Python's
+            # or SciPy's words alone say nothing of the blow-up that made them
+            reason = (f"{self.name}: a number inside the step became inf or NaN: the motion "
+                      f"blew up ({words})")
+        else:
+            reason = f"{self.name}: {words}"
         return StepFailed(reason, state)
 
     def new_state(self, t: float, x: np.ndarray, v: np.ndarray, pins_placed: bool = False) -> State:
