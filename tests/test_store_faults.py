@@ -932,6 +932,49 @@ def test_a_resume_of_a_complete_run_stopped_while_reporting_says_so(tmp_path, na
     assert hooke.open(path).n_frames == 21
 
 
+STOPPED_AS_THE_RUN_RETURNS = """
+import os, signal, sys
+from hooke import cli, simulate
+
+out, where = sys.argv[1:]
+result = simulate.Run.result
+
+def close(self):  # the Ctrl-C lands as the finished run's progress bar is taken down
+    os.kill(os.getpid(), signal.SIGINT)
+
+def closed_result(self, frames, complete, wall_time):  # or as its Result is made, the file closed
+    if complete:
+        os.kill(os.getpid(), signal.SIGINT)
+    return result(self, frames, complete, wall_time)
+
+if where == "progress":
+    cli.LazyProgress.close = close
+else:
+    simulate.Run.result = closed_result
+sys.argv = ["hooke", "run", "chain", "--t-end", "2", "--out", out]
+cli.main()
+"""
+
+
+@pytest.mark.parametrize("where", ["progress", "result"])
+def test_a_ctrl_c_as_the_run_returns_says_the_file_keeps_its_frames(tmp_path, where):
+    """Issue 15 (red-team pass, stop 28): a Ctrl-C after the run's file was closed (as its
+    Result was made, or its progress bar taken down) said "interrupted before the first frame
+    was written; OUT is left as it was", although the new run had replaced the earlier one,
+    whose plots and summary stayed to pass for the new run's. Now the run's line, as for a stop
+    while its outputs are written: the file keeps every frame, the earlier outputs are gone."""
+    assert cli("run", "chain", "--t-end", "1", "--quiet", "--out", str(tmp_path)).returncode == 0
+    done = subprocess.run([sys.executable, "-c", STOPPED_AS_THE_RUN_RETURNS, str(tmp_path), where],
+                          capture_output=True, text=True, timeout=120)
+    path = tmp_path / "trajectory.h5"
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"error: interrupted: {path} keeps 1001 frames (ParaView: {tmp_path / 'trajectory.xdmf'}); "
+        f"continue with `hooke run --resume {tmp_path}`")
+    assert hooke.open(path).t[-1] == 2.0
+    assert not (tmp_path / "summary.json").exists() and not (tmp_path / "energy.png").exists()
+
+
 def test_a_ctrl_c_in_any_command_says_so(monkeypatch, capsys):
     """Typer turned a Ctrl-C in a command (`hooke modes`, `verify`, `study` …) into exit 130
     with nothing on stderr; now one line."""

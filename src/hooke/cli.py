@@ -171,7 +171,7 @@ def run_command(
         out = resume.parent if a_file else resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
-    hold, worker = OutputsHold(), None  # the hold: until the plots and summary are written
+    hold, worker, result = OutputsHold(), None, None  # hold: till the plots and summary are written
     made, refused = ([] if resume is not None else missing_folders(out)), False
     restore_signals = stop_on_signals()  # a scheduler's or a shell's kill, as a Ctrl-C
     try:
@@ -227,14 +227,13 @@ def run_command(
             if partial is not None and partial.n_frames > 0:
                 report(partial, out, quiet, worker)
             fail(str(error), code=1)
-        except KeyboardInterrupt as interrupt:
-            stopped(interrupt, out)
+        except KeyboardInterrupt as interrupt:  # (after the run returned: its progress bar's close)
+            stopped(interrupt, out, result)
         try:
             report(result, out, quiet, worker)
             pending_stop.raise_if_pending()  # one Python swallowed while the outputs were written
         except KeyboardInterrupt as interrupt:  # its file is whole: --resume writes them again
-            interrupt.frames_kept = result.n_frames
-            stopped(interrupt, out)
+            stopped(interrupt, out, result)
     except typer.Exit as stop:
         refused = stop.exit_code == 2
         raise

@@ -328,10 +328,10 @@ class Run:
                 raise
         try:
             close(complete=True)
-        except KeyboardInterrupt as interrupt:  # in its closing compaction: every frame is kept
+            return result(self.steps.size, complete=True)
+        except KeyboardInterrupt as interrupt:  # in its closing compaction or after: all kept
             interrupt.frames_kept = 0 if writer is None else writer.count
             raise
-        return result(self.steps.size, complete=True)
 
     def result(self, frames: int, complete: bool, wall_time: float) -> Result:
         """The run's first ``frames`` frames as a Result."""
