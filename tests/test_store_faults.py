@@ -26,7 +26,7 @@ import pytest
 import hooke
 from hooke.io.store import read_trajectory, rewrite
 
-from conftest import run_cli as cli
+from conftest import run_cli as cli, run_main
 
 FRAME_KEYS = ("t", "x", "v")
 
@@ -812,6 +812,26 @@ def test_resume_on_a_full_disk_is_the_same_line_and_code_as_a_runs(interrupted, 
     assert done.returncode == 1, done.stderr
     assert done.stderr.splitlines() == [disk_full_line(path, kept)]
     assert path.read_bytes() == before
+
+
+def test_a_resume_whose_plots_do_not_fit_names_resume_not_out(interrupted, tmp_path,
+                                                              monkeypatch, capsys):
+    """Issue 15 (red-team pass, stop 28): a resume that finished its frames but found no room
+    for its plots said "--out: cannot write the plots and summary …", a flag the command was
+    not given; now it names --resume, as its other refusals do."""
+    from hooke import cli as hooke_cli
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    _, before = interrupted
+    (tmp_path / "trajectory.h5").write_bytes(before)
+    monkeypatch.setattr(hooke_cli, "write_outputs", full)
+    code, lines = run_main(monkeypatch, capsys, "run", "--resume", str(tmp_path), "--quiet")
+    assert (code, lines) == (1, [
+        f"error: --resume: cannot write the plots and summary (No space left on device); the "
+        f"trajectory is in {tmp_path / 'trajectory.h5'}, got {str(tmp_path)!r}"])
+    assert hooke.open(tmp_path / "trajectory.h5").complete
 
 
 def test_a_run_stopped_by_sigterm_says_so_keeps_its_frames_and_resumes_exactly(tmp_path):
