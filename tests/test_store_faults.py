@@ -834,6 +834,52 @@ def test_a_resume_whose_plots_do_not_fit_names_resume_not_out(interrupted, tmp_p
     assert hooke.open(tmp_path / "trajectory.h5").complete
 
 
+RAMP_SCENE = """
+name = "drop"
+dim = 3
+gravity = [0.0, -9.81, 0.0]
+[[particles]]
+x = [0.0, 0.0, 0.0]
+mass = 1.0
+[[obstacles]]
+mesh = "ramp.obj"
+friction = 0.5
+[run]
+integrator = "implicit_euler"
+dt = 0.01
+t_end = 1.0
+"""
+
+
+def test_a_run_whose_obstacle_mesh_is_beside_its_scene_file_resumes_from_anywhere(tmp_path,
+                                                                                  monkeypatch):
+    """Issue 15 (red-team pass, stop 28): an obstacle's mesh path is relative to the scene
+    file's folder, but a resume rebuilt the scene from its stored text relative to the current
+    directory: `hooke run --resume OUT`, the command the stop's own line gives, said
+    "obstacles[0].mesh: no such mesh file, got 'ramp.obj'" unless run from the scene's folder.
+    Now the stored run keeps that folder, and resumes to the uninterrupted run from anywhere."""
+    folder = tmp_path / "scenes"
+    folder.mkdir()
+    (folder / "ramp.obj").write_text("v -2 -1 -2\nv 2 -1 -2\nv 0 -1 2\nf 1 3 2\n")
+    (folder / "drop.toml").write_text(RAMP_SCENE)
+    monkeypatch.chdir(tmp_path)
+    scene = hooke.load("scenes/drop.toml")
+    path = tmp_path / "out" / "trajectory.h5"
+
+    def stop(done, total):
+        if done >= total // 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        hooke.simulate(scene, store=path, save_every=1, progress=stop)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    resumed = hooke.resume(path)
+    full = hooke.simulate(scene, save_every=1)
+    assert resumed.x.tobytes() == full.x.tobytes()
+
+
 def test_a_run_stopped_by_sigterm_says_so_keeps_its_frames_and_resumes_exactly(tmp_path):
     """SIGTERM ended `hooke run` at once, silently (exit -15), its last block of frames lost;
     now as a Ctrl-C: one line naming the frames kept and the --resume command, exit 143. The

@@ -550,8 +550,8 @@ def _changed_model_array(model, stored) -> str | None:
 
 def _stored_run(path: Path) -> tuple[Run, dict]:
     """The stored run's :class:`Run` (its plan rebuilt) and its content, or a one-line refusal."""
-    from .io.scene_file import build, parse
-    from .io.store import CHECKPOINT_STAMP, check_finite, input_hash, read_trajectory, run_settings
+    from .io.store import (CHECKPOINT_STAMP, check_finite, input_hash, read_trajectory,
+                           run_settings, stored_scene)
 
     stored = read_trajectory(path)
     settings = run_settings(stored["attrs"], path)
@@ -570,8 +570,7 @@ def _stored_run(path: Path) -> tuple[Run, dict]:
         raise HookeInputError("path", "holds a run the blow-up guard stopped (its last frame is "
                               "the last finite state, off the save grid); run it again with a "
                               "smaller dt or another integrator", str(path))
-    scene = build(parse(source, source=str(path)), source, overrides=settings["parameters"],
-                  default_name=settings["scene_name"])
+    scene = stored_scene(settings, path)
     rebuilt = {key: settings[key] for key in ("integrator", "dt", "t_end", "save_every", "options")}
     changed = _changed_model_array(scene.model, stored["model"])
     if input_hash(scene, rebuilt) != stored["attrs"].get("input_hash"):

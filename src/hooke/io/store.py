@@ -10,7 +10,8 @@ Layout of ``trajectory.h5``::
                                when none; files without them read as (0, k)
     /checkpoint                the integrator's state after the last frame (for --resume): its
                                scalars as attributes, its arrays as datasets
-    attributes: hooke_version, scene_name, scene_source (the scene file's text), parameters,
+    attributes: hooke_version, scene_name, scene_source (the scene file's text), scene_folder
+    (its folder, whence a resume reads its obstacle meshes; when it came from a file), parameters,
     integrator, dt, t_end, save_every, options (JSON: the integrator's effective options, its
     defaults included), created (ISO date; SOURCE_DATE_EPOCH when set), input_hash (SHA-256 of
     the scene text, parameters, model arrays but the cells, initial state and settings),
@@ -248,6 +249,8 @@ class TrajectoryWriter:
         }
         if max_energy_growth is not None:  # the blow-up guard, kept on by a resumed run
             attributes["max_energy_growth"] = max_energy_growth
+        if scene.folder is not None:  # where its obstacle meshes are read from (stored_scene)
+            attributes["scene_folder"] = scene.folder
         path = Path(path)
         if os.path.isdir(path):  # (Path's raises for a name too long for the file system)
             raise HookeInputError(field, "is a directory, not a trajectory file", str(path))
@@ -605,6 +608,16 @@ def _frame_range(frames: slice | int | None, total: int) -> slice:
     return slice(start, stop, min(step, total))  # the same frames; h5py takes a C long
 
 
+def stored_scene(settings: dict[str, Any], path) -> Scene:
+    """The scene a stored run's text builds (its :func:`run_settings`), obstacle meshes read
+    from the folder of the scene file it was loaded from (``scene_folder``; without it, as in a
+    file written before it was kept, from the current directory)."""
+    folder = settings.get("scene_folder")
+    return build(parse(settings["scene_source"], source=str(path), folder=folder),
+                 settings["scene_source"], overrides=settings["parameters"],
+                 default_name=settings["scene_name"], folder=folder)
+
+
 def open_result(path, frames: slice | int | None = None):
     """``hooke.open``: a stored run as a :class:`hooke.Result`, reading only ``frames`` (a slice,
     or one frame's index for a one-frame Result).
@@ -619,9 +632,7 @@ def open_result(path, frames: slice | int | None = None):
     scene = None
     if settings["scene_source"]:
         try:
-            scene = build(parse(settings["scene_source"], source=str(path)),
-                          settings["scene_source"], overrides=settings["parameters"],
-                          default_name=settings["scene_name"])
+            scene = stored_scene(settings, path)
         except HookeInputError:
             scene = None
     if scene is None:
