@@ -1041,6 +1041,32 @@ def test_a_ctrl_c_as_the_run_returns_says_the_file_keeps_its_frames(tmp_path, wh
     assert not (tmp_path / "summary.json").exists() and not (tmp_path / "energy.png").exists()
 
 
+def test_a_ctrl_c_while_the_file_closes_leaves_it_unlocked_and_whole(tmp_path, monkeypatch):
+    """Issue 15 (red-team pass, stop 28): a Ctrl-C while the writer closed the file (marking it
+    complete, before its compaction) left it open and locked by this very process: in a notebook
+    every later run on the same store was refused as "being written by another run (PID …)",
+    its own, until the kernel restarted. Now the file is let go as on any other Ctrl-C: it
+    keeps every frame, the store is free, and a run on it goes through."""
+    from hooke.io import store
+
+    stats = []
+
+    def interrupted(value, *args, **kwargs):  # the run's statistics: written as it closes
+        if isinstance(value, dict) and "steps" in value and not stats:
+            stats.append(value)
+            raise KeyboardInterrupt
+        return json.dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(store, "json", type("Json", (), {"dumps": staticmethod(interrupted),
+                                                          "loads": staticmethod(json.loads)}))
+    path = tmp_path / "trajectory.h5"
+    with pytest.raises(KeyboardInterrupt):
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=path)
+    assert stats and hooke.open(path).n_frames == 101
+    assert not (tmp_path / "trajectory.h5.lock").exists()
+    assert hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=path).n_frames == 101
+
+
 def test_a_ctrl_c_in_any_command_says_so(monkeypatch, capsys):
     """Typer turned a Ctrl-C in a command (`hooke modes`, `verify`, `study` …) into exit 130
     with nothing on stderr; now one line."""

@@ -380,14 +380,15 @@ class TrajectoryWriter:
         if self._aside is not None:
             self._abandon()
             return
-        with self._writing():
-            self.file.attrs["complete"] = complete
-            self.file.attrs["stats"] = json.dumps(stats)
-            if failure:
-                self.file.attrs["failure"] = failure
-            self.file.flush()  # a failure here still finds the file open, so it is abandoned safely
-            self.file.close()
         try:
+            # a Ctrl-C here abandons the file too: left open, it stayed locked by this process
+            with self._opening():
+                self.file.attrs["complete"] = complete
+                self.file.attrs["stats"] = json.dumps(stats)
+                if failure:
+                    self.file.attrs["failure"] = failure
+                self.file.flush()  # a failure here finds the file open: it is abandoned safely
+                self.file.close()
             rewrite(self.path)
         except HookeInputError:  # the copy could not be written: the file it would copy stays
             pass
