@@ -207,11 +207,14 @@ def _write_failure(error: BaseException) -> str:
 def _aside(path: Path, field: str) -> Path:
     """Where a writer of ``path`` writes until its first flush: ``<path>.new``, whose leftover
     (a killed writer's) is removed, not written through; a directory there is refused before
-    any step, naming it (it failed at the first write, exit 1, naming ``path`` only)."""
+    any step, naming it (it failed at the first write, exit 1, naming ``path`` only), and so
+    is one where its compacted copy goes (:func:`_compacted`: the run ended with a note that
+    the disk had no room for it)."""
     aside = path.with_name(path.name + ".new")
-    if aside.is_dir() and not aside.is_symlink():
-        raise HookeInputError(field, f"cannot be written: a directory {aside.name} stands "
-                              "where its new content is written first; remove it", str(path))
+    for place in (aside, _compacted(path)):
+        if place.is_dir() and not place.is_symlink():
+            raise HookeInputError(field, f"cannot be written: a directory {place.name} stands "
+                                  "where its new content is written first; remove it", str(path))
     return aside
 
 
@@ -522,12 +525,17 @@ def copy_run(path: Path, fresh: Path, frames: int | None = None, compress: bool 
             raise
 
 
+def _compacted(path: Path) -> Path:
+    """Where :func:`rewrite` writes ``path``'s copy: ``<path>.rewrite``."""
+    return path.with_name(path.name + ".rewrite")
+
+
 def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> None:
     """:func:`copy_run` of ``path`` into a fresh file that then atomically replaces it. The
     file's layout then depends on its content only, not on when frames were flushed; a killed
     writer's "open for writing" flag goes too. A file that cannot be read, or whose copy cannot
     be written or renamed, is left as it was, with a one-line error that says which."""
-    fresh = path.with_name(path.name + ".rewrite")
+    fresh = _compacted(path)
     copy_run(path, fresh, frames, compress)
     try:
         os.replace(fresh, path)
