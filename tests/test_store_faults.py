@@ -1067,6 +1067,33 @@ def test_a_ctrl_c_while_the_file_closes_leaves_it_unlocked_and_whole(tmp_path, m
     assert hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=path).n_frames == 101
 
 
+def test_a_ctrl_c_that_cuts_a_lazy_import_short_still_stops_the_run_as_one(tmp_path,
+                                                                          monkeypatch):
+    """Issue 15 (red-team pass, stop 28): a Ctrl-C that landed while Numba loaded its
+    registries for the run's first frame left them half made; writing the last frames on the
+    way out compiled again and failed with Numba's KeyError "duplicate registration for …"
+    (h5py's TypeError "Operation not defined for data type class" likewise): `hooke run` said
+    "unexpected KeyError … a bug in hooke", exit 1, and left trajectory.h5.new and its lock.
+    Now the stop ends the run: the file is let go as its last flush left it, the lock too."""
+    from hooke.frames import FrameSeries
+
+    derive, calls = FrameSeries.derive, []
+
+    def interrupted_then_broken(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        raise KeyError("duplicate registration for <class 'UnicodeType'>")
+
+    monkeypatch.setattr(FrameSeries, "derive", interrupted_then_broken)
+    path = tmp_path / "trajectory.h5"
+    with pytest.raises(KeyboardInterrupt):
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=path)
+    assert len(calls) == 2 and sorted(p.name for p in tmp_path.iterdir()) == []
+    monkeypatch.setattr(FrameSeries, "derive", derive)
+    assert hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=path).n_frames == 101
+
+
 def test_a_ctrl_c_in_any_command_says_so(monkeypatch, capsys):
     """Typer turned a Ctrl-C in a command (`hooke modes`, `verify`, `study` …) into exit 130
     with nothing on stderr; now one line."""

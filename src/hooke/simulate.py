@@ -320,7 +320,12 @@ class Run:
                 close(complete=False, failure=str(error))
                 raise
             except KeyboardInterrupt as interrupt:
-                close(complete=False, in_sync=in_sync)
+                try:
+                    close(complete=False, in_sync=in_sync)
+                except (StoreWriteError, KeyboardInterrupt):
+                    raise
+                except Exception:  # the stop cut a lazy import short (Numba's registries, h5py's
+                    writer.abandon()  # types): the last frames cannot be made; the flushed stay
                 interrupt.frames_kept = 0 if writer is None else writer.count  # for the CLI's message
                 raise
             except BaseException:  # the caller's progress raising, say: closed as for a Ctrl-C,

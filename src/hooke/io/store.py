@@ -233,7 +233,7 @@ class TrajectoryWriter:
       checkpoint (stamped with that count), and flushes again: the file never counts frames
       that are not on disk, and its checkpoint belongs to its last counted frame;
     - a write that fails (a full disk) stops the run with :class:`StoreWriteError`; the file is
-      abandoned as its last complete flush left it (:meth:`_abandon`) and resumes from there.
+      abandoned as its last complete flush left it (:meth:`abandon`) and resumes from there.
     """
 
     def __init__(self, path, scene, integrator: str, dt: float, t_end: float, save_every: int,
@@ -326,7 +326,7 @@ class TrajectoryWriter:
             with self._writing():
                 yield
         except BaseException:
-            self._abandon()
+            self.abandon()
             raise
 
     def _dataset(self, key: str, value: np.ndarray):
@@ -381,7 +381,7 @@ class TrajectoryWriter:
         leaves no file (an earlier run at ``path`` stays). On a disk too full for the compacting
         copy the file stays as it was flushed: complete and readable, only larger."""
         if self._aside is not None:
-            self._abandon()
+            self.abandon()
             return
         try:
             # a Ctrl-C here abandons the file too: left open, it stayed locked by this process
@@ -400,7 +400,7 @@ class TrajectoryWriter:
 
     def _stopped(self, error: BaseException) -> StoreWriteError:
         """The error that stops the run after a failed write, the file abandoned."""
-        self._abandon()
+        self.abandon()
         what = (f"after {self.count} frame(s); the file keeps them: free space, then continue "
                 f"with `hooke run --resume {self.path}`" if self.count else
                 "before the first frame was written; any earlier run in the file is left as it was")
@@ -408,7 +408,7 @@ class TrajectoryWriter:
                                        f"{format_value(str(self.path))}", self.count)
         return self.failure
 
-    def _abandon(self) -> None:
+    def abandon(self) -> None:
         """Let go of the file without writing to it again, and of the lock; a file written aside
         (no frame of it counted yet) is removed.
 
