@@ -536,6 +536,19 @@ def test_scene_files_are_regular_files_of_bounded_size(tmp_path):
     assert "is not UTF-8" in input_error(lambda: hooke.load(tmp_path / "latin1.toml"), "path", None)
 
 
+def test_a_scene_file_saved_with_a_byte_order_mark_and_crlf_reads_as_the_plain_file(tmp_path):
+    """Issue 15 (red-team pass, stop 28): a scene file saved by Windows Notepad (a UTF-8
+    byte-order mark before its first line, CRLF line ends) was refused as "malformed TOML
+    (Invalid statement (at line 1, column 1))", pointing at nothing the user can see. Now the
+    mark is not part of the text, as for an observed CSV: the same scene as the plain file."""
+    plain = (files("hooke.scenes") / "spring1d.toml").read_text(encoding="utf-8")
+    saved = tmp_path / "notepad.toml"
+    saved.write_bytes(b"\xef\xbb\xbf" + plain.replace("\n", "\r\n").encode())
+    scene = hooke.load(saved)
+    assert (scene.parameters, scene.dt, scene.t_end) == (hooke.scene("spring1d").parameters,
+                                                         0.005, 10.0)
+
+
 # -- blow-up ----------------------------------------------------------------------------------------
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # overflow on the way to inf is expected

@@ -190,6 +190,25 @@ def test_vtu_frames_carry_tetrahedra_and_surface_sequences_read_back(tmp_path):
     assert export_vtu(path, tmp_path / "vtu")[-1] == tmp_path / "vtu" / "frames.pvd"
 
 
+def test_an_export_of_a_shorter_run_leaves_no_frame_of_the_longer_one(tmp_path):
+    """Issue 15 (red-team pass, stop 28): exporting a run into a folder where an export of a
+    longer run had written more frames left the longer run's last ones (frame_00004.obj …),
+    which tools that play a folder's numbered files as one sequence (ParaView groups
+    frame_*.vtu) showed after the new run's as if they were its own. Now every frame file there
+    is this run's, and a file of the user's beside them is kept."""
+    path, _ = stored_run(tmp_path, "square_drop", 0.05)
+    export_frames(path, tmp_path / "out", ("vtu", "obj"))
+    (tmp_path / "out" / "obj" / "notes.txt").write_text("mine")
+    hooke.simulate(hooke.scene("square_drop"), t_end=0.02, store=path)
+    written = export_frames(path, tmp_path / "out", ("vtu", "obj"))
+    frames = len(read_trajectory(path)["t"])
+    for fmt in ("vtu", "obj"):
+        names = sorted(p.name for p in (tmp_path / "out" / fmt).iterdir())
+        expected = [f"frame_{k:05d}.{fmt}" for k in range(frames)]
+        assert names == sorted(expected + (["frames.pvd"] if fmt == "vtu" else ["notes.txt"]))
+    assert len(written) == 2 * frames + 1
+
+
 def test_cli_export_formats(tmp_path, progress_bars):
     """``hooke export DIR --format obj`` writes DIR/obj, ``--vtu`` stays ``--format vtu``, both
     report progress through the run's LazyProgress (in files); a surface format for a run

@@ -240,6 +240,19 @@ def test_a_directory_where_the_new_file_is_written_first_is_refused_naming_it(st
     assert not [p for p in stored_run.iterdir() if p.suffix == ".lock"]
 
 
+def test_a_directory_where_the_compacted_copy_is_written_is_refused_naming_it(stored_run):
+    """Issue 15 (red-team pass, stop 28): a directory trajectory.h5.rewrite, where a finished
+    run's compacted copy is written, let the run go and then said "note: … is left
+    uncompressed (no room for its compacted copy)", a full disk that was not there. Now
+    refused before any step, exit 2, naming it, as a directory at trajectory.h5.new is."""
+    (stored_run / "trajectory.h5.rewrite").mkdir()
+    before = (stored_run / "trajectory.h5").read_bytes()
+    done = cli("run", "spring1d", "--t-end", "0.1", "--out", str(stored_run))
+    one_line(done, 2, "a directory trajectory.h5.rewrite stands where its new content is written")
+    assert (stored_run / "trajectory.h5").read_bytes() == before
+    assert not [p for p in stored_run.iterdir() if p.suffix == ".lock"]
+
+
 def test_a_device_given_as_the_store_is_refused_not_renamed_over(tmp_path):
     """hooke.simulate(store=<a device>) renamed its file over the device node (as root: the
     system's /dev/null, were it given); a node of its own here."""

@@ -26,7 +26,7 @@ import pytest
 import hooke
 from hooke.io.store import read_trajectory, rewrite
 
-from conftest import run_cli as cli
+from conftest import run_cli as cli, run_main
 
 FRAME_KEYS = ("t", "x", "v")
 
@@ -814,6 +814,72 @@ def test_resume_on_a_full_disk_is_the_same_line_and_code_as_a_runs(interrupted, 
     assert path.read_bytes() == before
 
 
+def test_a_resume_whose_plots_do_not_fit_names_resume_not_out(interrupted, tmp_path,
+                                                              monkeypatch, capsys):
+    """Issue 15 (red-team pass, stop 28): a resume that finished its frames but found no room
+    for its plots said "--out: cannot write the plots and summary …", a flag the command was
+    not given; now it names --resume, as its other refusals do."""
+    from hooke import cli as hooke_cli
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    _, before = interrupted
+    (tmp_path / "trajectory.h5").write_bytes(before)
+    monkeypatch.setattr(hooke_cli, "write_outputs", full)
+    code, lines = run_main(monkeypatch, capsys, "run", "--resume", str(tmp_path), "--quiet")
+    assert (code, lines) == (1, [
+        f"error: --resume: cannot write the plots and summary (No space left on device); the "
+        f"trajectory is in {tmp_path / 'trajectory.h5'}, got {str(tmp_path)!r}"])
+    assert hooke.open(tmp_path / "trajectory.h5").complete
+
+
+RAMP_SCENE = """
+name = "drop"
+dim = 3
+gravity = [0.0, -9.81, 0.0]
+[[particles]]
+x = [0.0, 0.0, 0.0]
+mass = 1.0
+[[obstacles]]
+mesh = "ramp.obj"
+friction = 0.5
+[run]
+integrator = "implicit_euler"
+dt = 0.01
+t_end = 1.0
+"""
+
+
+def test_a_run_whose_obstacle_mesh_is_beside_its_scene_file_resumes_from_anywhere(tmp_path,
+                                                                                  monkeypatch):
+    """Issue 15 (red-team pass, stop 28): an obstacle's mesh path is relative to the scene
+    file's folder, but a resume rebuilt the scene from its stored text relative to the current
+    directory: `hooke run --resume OUT`, the command the stop's own line gives, said
+    "obstacles[0].mesh: no such mesh file, got 'ramp.obj'" unless run from the scene's folder.
+    Now the stored run keeps that folder, and resumes to the uninterrupted run from anywhere."""
+    folder = tmp_path / "scenes"
+    folder.mkdir()
+    (folder / "ramp.obj").write_text("v -2 -1 -2\nv 2 -1 -2\nv 0 -1 2\nf 1 3 2\n")
+    (folder / "drop.toml").write_text(RAMP_SCENE)
+    monkeypatch.chdir(tmp_path)
+    scene = hooke.load("scenes/drop.toml")
+    path = tmp_path / "out" / "trajectory.h5"
+
+    def stop(done, total):
+        if done >= total // 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        hooke.simulate(scene, store=path, save_every=1, progress=stop)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    resumed = hooke.resume(path)
+    full = hooke.simulate(scene, save_every=1)
+    assert resumed.x.tobytes() == full.x.tobytes()
+
+
 def test_a_run_stopped_by_sigterm_says_so_keeps_its_frames_and_resumes_exactly(tmp_path):
     """SIGTERM ended `hooke run` at once, silently (exit -15), its last block of frames lost;
     now as a Ctrl-C: one line naming the frames kept and the --resume command, exit 143. The
@@ -930,6 +996,102 @@ def test_a_resume_of_a_complete_run_stopped_while_reporting_says_so(tmp_path, na
         f"error: {what}: {path} keeps 21 frames (ParaView: {tmp_path / 'trajectory.xdmf'}); "
         f"continue with `hooke run --resume {tmp_path}`")
     assert hooke.open(path).n_frames == 21
+
+
+STOPPED_AS_THE_RUN_RETURNS = """
+import os, signal, sys
+from hooke import cli, simulate
+
+out, where = sys.argv[1:]
+result = simulate.Run.result
+
+def close(self):  # the Ctrl-C lands as the finished run's progress bar is taken down
+    os.kill(os.getpid(), signal.SIGINT)
+
+def closed_result(self, frames, complete, wall_time):  # or as its Result is made, the file closed
+    if complete:
+        os.kill(os.getpid(), signal.SIGINT)
+    return result(self, frames, complete, wall_time)
+
+if where == "progress":
+    cli.LazyProgress.close = close
+else:
+    simulate.Run.result = closed_result
+sys.argv = ["hooke", "run", "chain", "--t-end", "2", "--out", out]
+cli.main()
+"""
+
+
+@pytest.mark.parametrize("where", ["progress", "result"])
+def test_a_ctrl_c_as_the_run_returns_says_the_file_keeps_its_frames(tmp_path, where):
+    """Issue 15 (red-team pass, stop 28): a Ctrl-C after the run's file was closed (as its
+    Result was made, or its progress bar taken down) said "interrupted before the first frame
+    was written; OUT is left as it was", although the new run had replaced the earlier one,
+    whose plots and summary stayed to pass for the new run's. Now the run's line, as for a stop
+    while its outputs are written: the file keeps every frame, the earlier outputs are gone."""
+    assert cli("run", "chain", "--t-end", "1", "--quiet", "--out", str(tmp_path)).returncode == 0
+    done = subprocess.run([sys.executable, "-c", STOPPED_AS_THE_RUN_RETURNS, str(tmp_path), where],
+                          capture_output=True, text=True, timeout=120)
+    path = tmp_path / "trajectory.h5"
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"error: interrupted: {path} keeps 1001 frames (ParaView: {tmp_path / 'trajectory.xdmf'}); "
+        f"continue with `hooke run --resume {tmp_path}`")
+    assert hooke.open(path).t[-1] == 2.0
+    assert not (tmp_path / "summary.json").exists() and not (tmp_path / "energy.png").exists()
+
+
+def test_a_ctrl_c_while_the_file_closes_leaves_it_unlocked_and_whole(tmp_path, monkeypatch):
+    """Issue 15 (red-team pass, stop 28): a Ctrl-C while the writer closed the file (marking it
+    complete, before its compaction) left it open and locked by this very process: in a notebook
+    every later run on the same store was refused as "being written by another run (PID …)",
+    its own, until the kernel restarted. Now the file is let go as on any other Ctrl-C: it
+    keeps every frame, the store is free, and a run on it goes through."""
+    from hooke.io import store
+
+    stats = []
+
+    def interrupted(value, *args, **kwargs):  # the run's statistics: written as it closes
+        if isinstance(value, dict) and "steps" in value and not stats:
+            stats.append(value)
+            raise KeyboardInterrupt
+        return json.dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(store, "json", type("Json", (), {"dumps": staticmethod(interrupted),
+                                                          "loads": staticmethod(json.loads)}))
+    path = tmp_path / "trajectory.h5"
+    with pytest.raises(KeyboardInterrupt):
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=path)
+    assert stats and hooke.open(path).n_frames == 101
+    assert not (tmp_path / "trajectory.h5.lock").exists()
+    assert hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=path).n_frames == 101
+
+
+def test_a_ctrl_c_that_cuts_a_lazy_import_short_still_stops_the_run_as_one(tmp_path,
+                                                                          monkeypatch):
+    """Issue 15 (red-team pass, stop 28): a Ctrl-C that landed while Numba loaded its
+    registries for the run's first frame left them half made; writing the last frames on the
+    way out compiled again and failed with Numba's KeyError "duplicate registration for …"
+    (h5py's TypeError "Operation not defined for data type class" likewise): `hooke run` said
+    "unexpected KeyError … a bug in hooke", exit 1, and left trajectory.h5.new and its lock.
+    Now the stop ends the run: the file is let go as its last flush left it, the lock too."""
+    from hooke.frames import FrameSeries
+
+    derive, calls = FrameSeries.derive, []
+
+    def interrupted_then_broken(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        raise KeyError("duplicate registration for <class 'UnicodeType'>")
+
+    monkeypatch.setattr(FrameSeries, "derive", interrupted_then_broken)
+    path = tmp_path / "trajectory.h5"
+    with pytest.raises(KeyboardInterrupt):
+        hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=path)
+    assert len(calls) == 2 and sorted(p.name for p in tmp_path.iterdir()) == []
+    monkeypatch.setattr(FrameSeries, "derive", derive)
+    assert hooke.simulate(hooke.scene("spring1d"), t_end=0.5, store=path).n_frames == 101
 
 
 def test_a_ctrl_c_in_any_command_says_so(monkeypatch, capsys):

@@ -497,6 +497,17 @@ def test_scene_refuses_settings_of_the_wrong_type(keywords, field, value):
     assert one_line(lambda: hooke.Scene(model, **keywords), field).endswith(f"got {value}")
 
 
+@pytest.mark.parametrize("keywords, field, value", [
+    (dict(dt=np.array(0.005)), "dt", "array(0.005)"),
+    (dict(save_every=np.array(2)), "save_every", "array(2)")])
+def test_a_0d_array_refused_as_a_number_is_shown_as_an_array(keywords, field, value):
+    """Issue 15 (red-team pass, stop 28): a NumPy 0-d array where a number goes was refused as
+    "dt: must be a number, got 0.005", which reads as if 0.005 were not a number. Now the
+    value is shown as what it is."""
+    call = lambda: hooke.simulate(hooke.scene("spring1d"), t_end=0.05, **keywords)  # noqa: E731
+    assert one_line(call, field).endswith(f"got {value}")
+
+
 def test_scene_refuses_a_state_of_strings_by_name():
     """It was a TypeError from np.isfinite."""
     model = hooke.scene("spring1d").model

@@ -171,7 +171,8 @@ def run_command(
         out = resume.parent if a_file else resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
-    hold, worker = OutputsHold(), None  # the hold: until the plots and summary are written
+    hold, worker, result = OutputsHold(), None, None  # hold: till the plots and summary are written
+    flag = "--out" if resume is None else "--resume"  # the one that gave out, as errors name it
     made, refused = ([] if resume is not None else missing_folders(out)), False
     restore_signals = stop_on_signals()  # a scheduler's or a shell's kill, as a Ctrl-C
     try:
@@ -180,7 +181,7 @@ def run_command(
             try:
                 if resume is not None:
                     if os.path.isdir(out):
-                        check_replaceables(output_paths(out), "--resume")
+                        check_replaceables(output_paths(out), flag)
                         hold.take(out, "path")  # as the stored run's own refusals
                     result = resume_run(out / "trajectory.h5", progress=progress)
                 else:
@@ -196,9 +197,9 @@ def run_command(
                         errors.print(f"note: {integrator} does not take {scene.name}'s option(s) "
                                      f"{', '.join(dropped)}; dropped", markup=False, highlight=False)
                     output_directory(out)
-                    check_replaceables(output_paths(out), "--out")  # (trajectory.h5: the store's)
+                    check_replaceables(output_paths(out), flag)  # (trajectory.h5: the store's)
                     worker = plot_worker.start(scene)  # before the lock, which it must not hold
-                    hold.take(out, "--out")
+                    hold.take(out, flag)
                     result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                       save_every=save_every, progress=progress,
                                       store=out / "trajectory.h5", max_energy_growth=max_energy_growth,
@@ -225,16 +226,15 @@ def run_command(
         except SimulationError as error:
             partial = getattr(error, "result", None)
             if partial is not None and partial.n_frames > 0:
-                report(partial, out, quiet, worker)
+                report(partial, out, quiet, worker, flag)
             fail(str(error), code=1)
-        except KeyboardInterrupt as interrupt:
-            stopped(interrupt, out)
+        except KeyboardInterrupt as interrupt:  # (after the run returned: its progress bar's close)
+            stopped(interrupt, out, result)
         try:
-            report(result, out, quiet, worker)
+            report(result, out, quiet, worker, flag)
             pending_stop.raise_if_pending()  # one Python swallowed while the outputs were written
         except KeyboardInterrupt as interrupt:  # its file is whole: --resume writes them again
-            interrupt.frames_kept = result.n_frames
-            stopped(interrupt, out)
+            stopped(interrupt, out, result)
     except typer.Exit as stop:
         refused = stop.exit_code == 2
         raise
@@ -271,14 +271,14 @@ def finish_complete_run(out: Path):
     return result
 
 
-def report(result, out: Path, quiet: bool = False, worker=None) -> None:
+def report(result, out: Path, quiet: bool = False, worker=None, flag: str = "--out") -> None:
     """Write a run's plots (by ``worker`` when given: :mod:`hooke.viz.plot_worker`) and summary
-    (:mod:`hooke.run_report`) and print the summary (unless ``quiet``); one line (exit 1) when
-    they cannot be written (a full disk)."""
+    (:mod:`hooke.run_report`) and print the summary (unless ``quiet``); one line (exit 1) naming
+    ``flag``, the one that gave ``out``, when they cannot be written (a full disk)."""
     try:
         written = write_outputs(result, out, worker)
     except OSError as error:
-        fail(f"--out: cannot write the plots and summary ({error.strerror or error}); the "
+        fail(f"{flag}: cannot write the plots and summary ({error.strerror or error}); the "
              f"trajectory is in {out / 'trajectory.h5'}, got {str(out)!r}", code=1)
     if not quiet:
         print_summary(console, summary_data(result), written)

@@ -86,13 +86,14 @@ def stop_kind(interrupt: KeyboardInterrupt) -> tuple[int, str]:
     return (143, "stopped by SIGTERM") if isinstance(interrupt, Terminated) else (130, "interrupted")
 
 
-def stopped(interrupt: KeyboardInterrupt, out: Path) -> None:
+def stopped(interrupt: KeyboardInterrupt, out: Path, result=None) -> None:
     """The one line of a run in ``out`` stopped by ``interrupt``, whose ``frames_kept`` counts
-    the frames its file keeps (none: the file is left as it was), then exit."""
+    the frames its file keeps (none: the file is left as it was), then exit. ``result``: the
+    run's, when it had returned before the stop (its file keeps all of its frames)."""
     from .io.export import write_xdmf
 
     code, what = stop_kind(interrupt)
-    kept = getattr(interrupt, "frames_kept", 0)
+    kept = result.n_frames if result is not None else getattr(interrupt, "frames_kept", 0)
     if not kept:  # nothing of this run reached the file
         fail(f"{what} before the first frame was written; {out} is left as it was", code=code)
     remove_outputs(out)  # an earlier run's plots and summary: the file is this run's now

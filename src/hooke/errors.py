@@ -131,8 +131,9 @@ def format_value(value: Any) -> str:
     than ``MAX_SHOWN`` characters cut there (saying how long it was)."""
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else str(value)
-    if isinstance(value, np.ndarray):
-        return np.array2string(value, separator=", ", threshold=8, precision=6)
+    if isinstance(value, np.ndarray):  # a 0-d one as an array (it read as a plain number)
+        text = np.array2string(value, separator=", ", threshold=8, precision=6)
+        return f"array({text})" if value.ndim == 0 else text
     try:
         text = repr(value)
     except RecursionError:  # a TOML file's [a.a.a.…] thousands deep: repr recurses per level

@@ -136,6 +136,8 @@ class Scene:
         parameters: the values the scene was built from (for builder scenes).
         analytic_solution: optional t (frames,) -> x (frames, n, d).
         source: the scene file's text, when it came from one.
+        folder: that file's folder (absolute), from which its obstacle meshes were read: a
+            stored run keeps it, so that its resume reads them from there again.
         energy_reference: the zero of the energies that plots show: ``"zero"``, hooke's own
             (springs at rest length and gravity at the origin have none); ``"rest"``, the
             potential energy of the static equilibrium (:func:`hooke.analysis.rest_energy`),
@@ -156,6 +158,7 @@ class Scene:
     analytic_solution: Callable[[np.ndarray], np.ndarray] | None = None
     source: str | None = None
     energy_reference: str = "zero"
+    folder: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, Model):
@@ -177,6 +180,9 @@ class Scene:
         if self.source is not None and not isinstance(self.source, str):
             raise HookeInputError("source", "must be None or the scene file's text (a str)",
                                   self.source)
+        if self.folder is not None and not isinstance(self.folder, str):
+            raise HookeInputError("folder", "must be None or the scene file's folder (a str)",
+                                  self.folder)
         if self.analytic_solution is not None and not callable(self.analytic_solution):
             raise HookeInputError("analytic_solution", "must be None or a callable x(t)",
                                   self.analytic_solution)

@@ -320,7 +320,12 @@ class Run:
                 close(complete=False, failure=str(error))
                 raise
             except KeyboardInterrupt as interrupt:
-                close(complete=False, in_sync=in_sync)
+                try:
+                    close(complete=False, in_sync=in_sync)
+                except (StoreWriteError, KeyboardInterrupt):
+                    raise
+                except Exception:  # the stop cut a lazy import short (Numba's registries, h5py's
+                    writer.abandon()  # types): the last frames cannot be made; the flushed stay
                 interrupt.frames_kept = 0 if writer is None else writer.count  # for the CLI's message
                 raise
             except BaseException:  # the caller's progress raising, say: closed as for a Ctrl-C,
@@ -328,10 +333,10 @@ class Run:
                 raise
         try:
             close(complete=True)
-        except KeyboardInterrupt as interrupt:  # in its closing compaction: every frame is kept
+            return result(self.steps.size, complete=True)
+        except KeyboardInterrupt as interrupt:  # in its closing compaction or after: all kept
             interrupt.frames_kept = 0 if writer is None else writer.count
             raise
-        return result(self.steps.size, complete=True)
 
     def result(self, frames: int, complete: bool, wall_time: float) -> Result:
         """The run's first ``frames`` frames as a Result."""
@@ -550,8 +555,8 @@ def _changed_model_array(model, stored) -> str | None:
 
 def _stored_run(path: Path) -> tuple[Run, dict]:
     """The stored run's :class:`Run` (its plan rebuilt) and its content, or a one-line refusal."""
-    from .io.scene_file import build, parse
-    from .io.store import CHECKPOINT_STAMP, check_finite, input_hash, read_trajectory, run_settings
+    from .io.store import (CHECKPOINT_STAMP, check_finite, input_hash, read_trajectory,
+                           run_settings, stored_scene)
 
     stored = read_trajectory(path)
     settings = run_settings(stored["attrs"], path)
@@ -570,8 +575,7 @@ def _stored_run(path: Path) -> tuple[Run, dict]:
         raise HookeInputError("path", "holds a run the blow-up guard stopped (its last frame is "
                               "the last finite state, off the save grid); run it again with a "
                               "smaller dt or another integrator", str(path))
-    scene = build(parse(source, source=str(path)), source, overrides=settings["parameters"],
-                  default_name=settings["scene_name"])
+    scene = stored_scene(settings, path)
     rebuilt = {key: settings[key] for key in ("integrator", "dt", "t_end", "save_every", "options")}
     changed = _changed_model_array(scene.model, stored["model"])
     if input_hash(scene, rebuilt) != stored["attrs"].get("input_hash"):

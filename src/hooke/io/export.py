@@ -26,7 +26,8 @@ format the model cannot give (a surface format for a run without triangles), or 
 FIFO or device where a file goes leaves the existing exports as they were; every file is
 written aside and renamed (a symbolic link in its place is replaced, never written through);
 the partial files of those outputs that an export killed midway left are removed first
-(:func:`~hooke.io.outputs.remove_stale_partials`).
+(:func:`~hooke.io.outputs.remove_stale_partials`), and the frame files numbered past this run's
+last frame, an export of a longer run's, once this run's frames are written.
 
 XDMF as VTK's reader (ParaView's "XDMF Reader") reads it without a complaint: the reader caches
 a block's points under the text that comes first inside its geometry's data item, and logs
@@ -212,11 +213,13 @@ def export_frames(h5_path, out_dir, formats=("vtu",), progress=None, folders=Non
                               "bodies have them)", next(f for f in formats if f in SURFACE_FORMATS))
     total, done, written = len(data["t"]) * len(formats), 0, []
     folders = {fmt: Path((folders or {}).get(fmt, Path(out_dir) / fmt)) for fmt in formats}
+    stale = {}
     for fmt in formats:
         writable_directory(folders[fmt], out_field)
         outputs = [*(folders[fmt] / f"frame_{k:05d}.{fmt}" for k in range(len(data["t"]))),
                    folders[fmt] / "frames.pvd"]
-        check_replaceables(outputs, out_field)
+        stale[fmt] = _frames_beyond(folders[fmt], fmt, len(data["t"]))
+        check_replaceables([*outputs, *stale[fmt]], out_field)  # (so each can be removed)
         remove_stale_partials(outputs)  # of an earlier export killed in the middle
     for fmt in formats:
         meshes = _vtu_meshes(data) if fmt == "vtu" else _surface_meshes(data, faces)
@@ -229,7 +232,18 @@ def export_frames(h5_path, out_dir, formats=("vtu",), progress=None, folders=Non
                 progress(done, total)
         if fmt == "vtu":
             written.append(_pvd(folders[fmt], data["t"]))
+        for path in stale[fmt]:
+            path.unlink(missing_ok=True)
     return written
+
+
+def _frames_beyond(folder: Path, fmt: str, frames: int) -> list[Path]:
+    """The frame files an export of a longer run left in ``folder`` (``frame_k.fmt``, k at least
+    ``frames``): tools that play a folder's numbered files as one sequence (ParaView groups
+    ``frame_*.vtu``) would show them after this run's frames as if they were its own."""
+    numbers = ((path, path.stem[len("frame_"):]) for path in folder.glob(f"frame_*.{fmt}"))
+    return sorted(path for path, number in numbers
+                  if number.isascii() and number.isdigit() and int(number) >= frames)
 
 
 def _pvd(folder: Path, times) -> Path:

@@ -4,7 +4,7 @@ Contract: each function returns what it read or raises one :class:`HookeInputErr
 field (or the file) and the path, never another exception.
 
 - :func:`read_text`: the UTF-8 text of a regular file of at most ``MAX_TEXT_BYTES`` (16 MiB;
-  the largest shipped scene is a few kB). A FIFO is refused, not waited on (it is opened with
+  the largest shipped scene is a few kB), without a leading byte-order mark. A FIFO is refused, not waited on (it is opened with
   ``O_NONBLOCK`` and checked with ``fstat`` before any read), and so are devices such as
   ``/dev/zero``, which would be read until memory runs out, and directories.
 - :func:`parse_toml`: TOML text as a dict; malformed TOML, and nesting deeper than Python's
@@ -101,8 +101,8 @@ def read_text(path, field: str, what: str, missing_hint: str = "") -> str:
                               str(path)) from None
     finally:
         os.close(descriptor)
-    try:
-        return data.decode("utf-8")
+    try:  # utf-8-sig: the byte-order mark Windows editors write first is not part of the text
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise HookeInputError(field, f"is not UTF-8 text ({error.reason} at byte {error.start})",
                               str(path)) from None

@@ -64,6 +64,7 @@ SETTINGS = {  # attribute: (parse to the Python value or None when invalid, what
     "hooke_version": (lambda v: v if isinstance(v, str) else None, "a string"),
     "scene_name": (lambda v: v if isinstance(v, str) else None, "a string"),
     "scene_source": (lambda v: v if isinstance(v, str) else None, "a string"),
+    "scene_folder": (lambda v: v if isinstance(v, str) else None, "a string"),
     "parameters": (_json_object, "a JSON object"),
     "integrator": (_known_integrator, "a known integrator"),
     "dt": (_positive, "a finite number > 0"),

@@ -87,6 +87,7 @@ equilibrium, for a body that moves about it, see :attr:`hooke.Scene.energy_refer
 
 from __future__ import annotations
 
+import os
 import tomllib
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -585,7 +586,8 @@ def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | 
     return Scene(model, options=dict(run.options), name=spec.name or default_name,
                  description=spec.description, parameters=parameters,
                  analytic_solution=analytic, source=text,
-                 energy_reference=spec.energy_reference, save_every_given=run.save_every is not None, **settings)
+                 energy_reference=spec.energy_reference, save_every_given=run.save_every is not None,
+                 folder=None if folder is None else os.path.abspath(folder), **settings)
 
 
 def _explicit_model(spec: SceneFile):

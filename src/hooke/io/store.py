@@ -10,7 +10,8 @@ Layout of ``trajectory.h5``::
                                when none; files without them read as (0, k)
     /checkpoint                the integrator's state after the last frame (for --resume): its
                                scalars as attributes, its arrays as datasets
-    attributes: hooke_version, scene_name, scene_source (the scene file's text), parameters,
+    attributes: hooke_version, scene_name, scene_source (the scene file's text), scene_folder
+    (its folder, whence a resume reads its obstacle meshes; when it came from a file), parameters,
     integrator, dt, t_end, save_every, options (JSON: the integrator's effective options, its
     defaults included), created (ISO date; SOURCE_DATE_EPOCH when set), input_hash (SHA-256 of
     the scene text, parameters, model arrays but the cells, initial state and settings),
@@ -206,11 +207,14 @@ def _write_failure(error: BaseException) -> str:
 def _aside(path: Path, field: str) -> Path:
     """Where a writer of ``path`` writes until its first flush: ``<path>.new``, whose leftover
     (a killed writer's) is removed, not written through; a directory there is refused before
-    any step, naming it (it failed at the first write, exit 1, naming ``path`` only)."""
+    any step, naming it (it failed at the first write, exit 1, naming ``path`` only), and so
+    is one where its compacted copy goes (:func:`_compacted`: the run ended with a note that
+    the disk had no room for it)."""
     aside = path.with_name(path.name + ".new")
-    if aside.is_dir() and not aside.is_symlink():
-        raise HookeInputError(field, f"cannot be written: a directory {aside.name} stands "
-                              "where its new content is written first; remove it", str(path))
+    for place in (aside, _compacted(path)):
+        if place.is_dir() and not place.is_symlink():
+            raise HookeInputError(field, f"cannot be written: a directory {place.name} stands "
+                                  "where its new content is written first; remove it", str(path))
     return aside
 
 
@@ -229,7 +233,7 @@ class TrajectoryWriter:
       checkpoint (stamped with that count), and flushes again: the file never counts frames
       that are not on disk, and its checkpoint belongs to its last counted frame;
     - a write that fails (a full disk) stops the run with :class:`StoreWriteError`; the file is
-      abandoned as its last complete flush left it (:meth:`_abandon`) and resumes from there.
+      abandoned as its last complete flush left it (:meth:`abandon`) and resumes from there.
     """
 
     def __init__(self, path, scene, integrator: str, dt: float, t_end: float, save_every: int,
@@ -248,6 +252,8 @@ class TrajectoryWriter:
         }
         if max_energy_growth is not None:  # the blow-up guard, kept on by a resumed run
             attributes["max_energy_growth"] = max_energy_growth
+        if scene.folder is not None:  # where its obstacle meshes are read from (stored_scene)
+            attributes["scene_folder"] = scene.folder
         path = Path(path)
         if os.path.isdir(path):  # (Path's raises for a name too long for the file system)
             raise HookeInputError(field, "is a directory, not a trajectory file", str(path))
@@ -320,7 +326,7 @@ class TrajectoryWriter:
             with self._writing():
                 yield
         except BaseException:
-            self._abandon()
+            self.abandon()
             raise
 
     def _dataset(self, key: str, value: np.ndarray):
@@ -375,16 +381,17 @@ class TrajectoryWriter:
         leaves no file (an earlier run at ``path`` stays). On a disk too full for the compacting
         copy the file stays as it was flushed: complete and readable, only larger."""
         if self._aside is not None:
-            self._abandon()
+            self.abandon()
             return
-        with self._writing():
-            self.file.attrs["complete"] = complete
-            self.file.attrs["stats"] = json.dumps(stats)
-            if failure:
-                self.file.attrs["failure"] = failure
-            self.file.flush()  # a failure here still finds the file open, so it is abandoned safely
-            self.file.close()
         try:
+            # a Ctrl-C here abandons the file too: left open, it stayed locked by this process
+            with self._opening():
+                self.file.attrs["complete"] = complete
+                self.file.attrs["stats"] = json.dumps(stats)
+                if failure:
+                    self.file.attrs["failure"] = failure
+                self.file.flush()  # a failure here finds the file open: it is abandoned safely
+                self.file.close()
             rewrite(self.path)
         except HookeInputError:  # the copy could not be written: the file it would copy stays
             pass
@@ -393,7 +400,7 @@ class TrajectoryWriter:
 
     def _stopped(self, error: BaseException) -> StoreWriteError:
         """The error that stops the run after a failed write, the file abandoned."""
-        self._abandon()
+        self.abandon()
         what = (f"after {self.count} frame(s); the file keeps them: free space, then continue "
                 f"with `hooke run --resume {self.path}`" if self.count else
                 "before the first frame was written; any earlier run in the file is left as it was")
@@ -401,7 +408,7 @@ class TrajectoryWriter:
                                        f"{format_value(str(self.path))}", self.count)
         return self.failure
 
-    def _abandon(self) -> None:
+    def abandon(self) -> None:
         """Let go of the file without writing to it again, and of the lock; a file written aside
         (no frame of it counted yet) is removed.
 
@@ -518,12 +525,17 @@ def copy_run(path: Path, fresh: Path, frames: int | None = None, compress: bool 
             raise
 
 
+def _compacted(path: Path) -> Path:
+    """Where :func:`rewrite` writes ``path``'s copy: ``<path>.rewrite``."""
+    return path.with_name(path.name + ".rewrite")
+
+
 def rewrite(path: Path, frames: int | None = None, compress: bool = True) -> None:
     """:func:`copy_run` of ``path`` into a fresh file that then atomically replaces it. The
     file's layout then depends on its content only, not on when frames were flushed; a killed
     writer's "open for writing" flag goes too. A file that cannot be read, or whose copy cannot
     be written or renamed, is left as it was, with a one-line error that says which."""
-    fresh = path.with_name(path.name + ".rewrite")
+    fresh = _compacted(path)
     copy_run(path, fresh, frames, compress)
     try:
         os.replace(fresh, path)
@@ -605,6 +617,16 @@ def _frame_range(frames: slice | int | None, total: int) -> slice:
     return slice(start, stop, min(step, total))  # the same frames; h5py takes a C long
 
 
+def stored_scene(settings: dict[str, Any], path) -> Scene:
+    """The scene a stored run's text builds (its :func:`run_settings`), obstacle meshes read
+    from the folder of the scene file it was loaded from (``scene_folder``; without it, as in a
+    file written before it was kept, from the current directory)."""
+    folder = settings.get("scene_folder")
+    return build(parse(settings["scene_source"], source=str(path), folder=folder),
+                 settings["scene_source"], overrides=settings["parameters"],
+                 default_name=settings["scene_name"], folder=folder)
+
+
 def open_result(path, frames: slice | int | None = None):
     """``hooke.open``: a stored run as a :class:`hooke.Result`, reading only ``frames`` (a slice,
     or one frame's index for a one-frame Result).
@@ -619,9 +641,7 @@ def open_result(path, frames: slice | int | None = None):
     scene = None
     if settings["scene_source"]:
         try:
-            scene = build(parse(settings["scene_source"], source=str(path)),
-                          settings["scene_source"], overrides=settings["parameters"],
-                          default_name=settings["scene_name"])
+            scene = stored_scene(settings, path)
         except HookeInputError:
             scene = None
     if scene is None:
