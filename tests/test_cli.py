@@ -535,3 +535,30 @@ def test_an_ascii_terminal_gets_escapes_not_a_unicode_error(tmp_path):
     done = hooke("list", env={"PYTHONIOENCODING": "ascii"})
     assert done.returncode == 0 and done.stderr == ""
     assert "(\\u03b1 = 1/k)" in done.stdout and "rk45" in done.stdout
+
+
+@pytest.mark.parametrize("module", ["hooke.cli", "typer", "rich.table"])
+def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(module):
+    """Issue 15 (red-team pass, stop 28): a Ctrl-C in the first half second of any command,
+    while hooke.cli was still importing Typer, Rich and hooke's command modules, printed a
+    KeyboardInterrupt traceback of 6 to 58 lines. The entry point now imports the command line
+    inside its own function: a real SIGINT, sent as ``module`` is imported, is one line and
+    exit 130, as later."""
+    import subprocess
+    import sys
+
+    start = (  # `python -m hooke list`, with the SIGINT sent as `module` is looked for
+        "import os, signal, sys\n"
+        "import hooke\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name == {module!r}:\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "sys.argv = ['hooke', 'list']\n"
+        "from hooke.command import main\n"
+        "main()\n")
+    done = subprocess.run([sys.executable, "-c", start], capture_output=True, text=True,
+                          timeout=120)
+    assert (done.returncode, done.stderr, done.stdout) == (130, "error: interrupted\n", "")
