@@ -393,3 +393,17 @@ def test_every_plot_kind_names_its_own_function():
 
     assert {kind: function.__name__ for kind, function in plots.PLOTS.items()} == {
         kind: f"{kind}_plot" for kind in PLOT_KINDS}
+
+
+def test_a_kind_given_twice_is_drawn_once(tmp_path, monkeypatch):
+    """Issue 15 (confirmation pass, stop 28): `hooke plot DIR -k energy -k energy` drew
+    energy.png twice and printed 'wrote …/energy.png' twice; a kind is drawn once, as `hooke
+    export -f vtu -f vtu` writes its frames once."""
+    hooke.simulate(hooke.scene("spring1d"), t_end=0.1, store=tmp_path / "trajectory.h5")
+    drawn = []
+    original = plots.finish
+    monkeypatch.setattr(plots, "finish", lambda fig, path: (drawn.append(path.name),
+                                                            original(fig, path))[1])
+    done = CliRunner().invoke(app, ["plot", str(tmp_path), "-k", "energy", "-k", "energy"])
+    assert done.exit_code == 0, done.output
+    assert drawn == ["energy.png"] and done.stdout.count("wrote") == 1, done.stdout

@@ -299,7 +299,7 @@ def plot_command(
         result = open_result(directory / "trajectory.h5")
     except HookeInputError as error:
         fail(str(error))
-    kinds = kind or plots.available(result)
+    kinds = list(dict.fromkeys(kind or plots.available(result)))  # a kind given twice: drawn once
     for name in kinds:  # all checked before any is drawn
         try:
             plots.check_kind(result, name, field="--kind")
