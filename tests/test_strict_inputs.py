@@ -354,6 +354,31 @@ def test_a_path_with_a_nul_byte_is_named(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]
 
 
+def test_a_path_like_whose_fspath_is_not_a_str_is_named(tmp_path):
+    """Issue 15 (confirmation pass, stop 28): an os.PathLike whose __fspath__ returns an int
+    raised a raw TypeError from os.fspath ('expected ….__fspath__() to return str or bytes'),
+    one returning bytes a raw TypeError from pathlib; both are bad input naming the field."""
+    class Odd:
+        def __init__(self, value):
+            self.value = value
+
+        def __fspath__(self):
+            return self.value
+
+        def __repr__(self):
+            return f"Odd({self.value!r})"
+
+    scene = hooke.scene("spring1d")
+    for value in (3, b"run.h5"):
+        for call, field in ((lambda: hooke.open(Odd(value)), "path"),
+                            (lambda: hooke.load(Odd(value)), "path"),
+                            (lambda: hooke.simulate(scene, t_end=0.01, store=Odd(value)),
+                             "store")):
+            assert one_line(call, field) == (f"{field}: must be a path (a str or a pathlib.Path)"
+                                             f", got Odd({value!r})")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_export_frames_checks_its_arguments_before_writing(tmp_path):
     """Issue 15 (third red-team pass): formats="obj" was read letter by letter ("unknown export
     format … got 'o'"), formats=[] wrote nothing and returned [], formats=None, out_dir=5,

@@ -101,15 +101,24 @@ def is_count(value) -> bool:
 def as_path(value, field: str) -> Path:
     """``value`` (a str or an os.PathLike) as a Path; anything else (None, a number, bytes) and
     the empty string are bad input naming ``field``, not a TypeError from deep inside ``pathlib``
-    nor the current directory; so is a NUL byte, which no file name holds (ValueError from
-    ``os.stat``)."""
-    if not isinstance(value, (str, os.PathLike)):
+    nor the current directory; so are a PathLike whose ``__fspath__`` gives no str (an int: a
+    TypeError from ``os.fspath``; bytes: from ``pathlib``) and a NUL byte, which no file name
+    holds (ValueError from ``os.stat``)."""
+    if not isinstance(value, (str, os.PathLike)) or not isinstance(_fspath(value), str):
         raise HookeInputError(field, "must be a path (a str or a pathlib.Path)", value)
     if os.fspath(value) == "":  # Path("") is ".", the current directory: shown so, it misled
         raise HookeInputError(field, "must not be empty (for the current directory give '.')", "")
     if "\0" in str(os.fspath(value)):
         raise HookeInputError(field, "must not contain a NUL byte", str(value))
     return Path(value)
+
+
+def _fspath(value):
+    """``os.fspath(value)``, or None when its ``__fspath__`` gives neither str nor bytes."""
+    try:
+        return os.fspath(value)
+    except TypeError:
+        return None
 
 
 def collect(problems: list[str], check, *args, prefix: str = "", **kwargs):
