@@ -433,6 +433,20 @@ def test_run_save_every_comes_from_the_file_unless_given():
     assert str(error.value) == "save_every: must be an integer >= 1, got 'a'"
 
 
+def test_a_files_save_every_past_the_step_bound_is_named_under_run(tmp_path, monkeypatch,
+                                                                   capsys):
+    """Issue 15 (confirmation pass, stop 28): a scene file's [run] save_every over 1e8 was
+    named 'save_every', the Scene's argument, not the file's field 'run.save_every' (and was
+    found only once the file's model was built, after every other check)."""
+    assert problems(TWO + "[run]\nsave_every = 100000000000\n") == [
+        "run.save_every: must be at most 1e+08 steps (the most a run has), got 100000000000"]
+    path = tmp_path / "scene.toml"
+    path.write_text(TWO + "[run]\nsave_every = 100000000000\n", encoding="utf-8")
+    assert run_main(monkeypatch, capsys, "check", str(path)) == (2, [
+        "error: run.save_every: must be at most 1e+08 steps (the most a run has), got "
+        "100000000000"])
+
+
 # -- huge coordinates -----------------------------------------------------------------------------
 
 def test_coordinates_whose_squares_overflow_are_rejected():

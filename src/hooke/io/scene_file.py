@@ -105,7 +105,7 @@ from ..obstacles import (check_sphere, joined_obstacles, obstacle_mesh, obstacle
 from ..integrators import get as get_integrator
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
-from ..scene_setup import ENERGY_REFERENCES, Scene, step_count
+from ..scene_setup import ENERGY_REFERENCES, Scene, check_save_every, step_count
 from ..scenes import source as builtin_source
 from ..scenes.builders import parameter_problems, run_builder
 from ..surfaces import check_face_shapes, check_faces, start_problems
@@ -408,6 +408,9 @@ def _run_problems(valid: _Valid) -> list[str]:
     dt, t_end = valid("run", "dt"), valid("run", "t_end")
     if isinstance(dt, (int, float)) and isinstance(t_end, (int, float)):
         collect(problems, step_count, float(t_end), float(dt), prefix="run")
+    save_every = valid("run", "save_every")
+    if isinstance(save_every, int):  # its bound is the Scene's: named here as the file's field
+        collect(problems, check_save_every, save_every, prefix="run")
     return problems
 
 
