@@ -517,6 +517,20 @@ def test_hooke_check_exits_2_with_one_line_for_a_non_finite_centre_and_an_unread
         f"{tmp_path / 'ramp.vtu'} as vtu), got '{tmp_path / 'ramp.vtu'}'"]
 
 
+def test_an_empty_mesh_path_is_named_as_given(tmp_path, monkeypatch):
+    """Issue 15 (confirmation pass, stop 28): an obstacle mesh = "" was read as the folder it
+    is relative to, and refused as 'is a directory …, got '.'' (the scene file's folder in a
+    file), a value the user never wrote."""
+    monkeypatch.chdir(tmp_path)
+    b = ModelBuilder(dim=3)
+    with pytest.raises(hooke.HookeInputError) as error:
+        b.add_obstacle("")
+    assert str(error.value) == "obstacles[0].mesh: must name a mesh file, got ''"
+    with pytest.raises(hooke.HookeInputError) as error:
+        hooke.load(scene_file(tmp_path, obstacle='mesh = ""'))
+    assert str(error.value) == "obstacles[0].mesh: must name a mesh file, got ''"
+
+
 def test_builder_bad_input_names_the_field_and_the_particles():
     b = ModelBuilder(dim=3)
     with pytest.raises(hooke.HookeInputError, match=r"^spheres\[0\]\.radius: must be > 0, got -1"):

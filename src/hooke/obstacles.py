@@ -35,7 +35,7 @@ import numpy as np
 
 from .checks import _checked_motion, _number, _vector
 from .errors import HookeInputError, HookeInputErrors
-from .io.files import read_mesh
+from .io.files import mesh_path, read_mesh
 from .mesh_topology import boundary_faces
 from .motion import displacements
 from .surfaces import check_face_shapes, check_faces
@@ -88,8 +88,7 @@ def obstacle_mesh(k: int, mesh, dim: int, folder=None) -> tuple[np.ndarray, np.n
     if dim not in (2, 3):
         raise HookeInputError(where, "obstacle meshes need dim 2 or 3", dim)
     if isinstance(mesh, (str, Path)):
-        path = Path(mesh) if folder is None else Path(folder) / mesh
-        mesh = read_mesh(path, f"{where}.mesh")
+        mesh = read_mesh(mesh_path(mesh, f"{where}.mesh", folder), f"{where}.mesh")
     if hasattr(mesh, "points") and hasattr(mesh, "cells"):
         vertices, faces = _mesh_arrays(f"{where}.mesh", mesh, dim)
     elif isinstance(mesh, (tuple, list)) and len(mesh) == 2:

@@ -11,6 +11,8 @@ field (or the file) and the path, never another exception.
   recursion limit (``tomllib`` recurses per ``[``), are one line naming the source.
 - :func:`check_regular`: a path that names a regular file, else one line saying what it names;
   :func:`too_large`: the one line for a text file over ``MAX_TEXT_BYTES``.
+- :func:`mesh_path`: a scene's mesh path as written, relative to its scene file's folder when
+  given (the empty string refused: it would name that folder, shown as a value never written).
 - :func:`read_mesh`: ``meshio.read`` of a regular file. meshio prints its reasons and calls
   ``sys.exit(1)`` on a file it cannot parse, which would end a notebook's kernel: its output is
   captured into the message and its exit caught. A mesh without points is refused, and so is an
@@ -117,6 +119,13 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
     except RecursionError:
         raise HookeInputError(source, "malformed TOML (arrays or tables nested too deeply)",
                               show_value=False) from None
+
+
+def mesh_path(value, field: str, folder=None) -> Path:
+    """``value`` (a str or Path naming a mesh file) as a Path, relative to ``folder`` when given."""
+    if isinstance(value, str) and value == "":
+        raise HookeInputError(field, "must name a mesh file", value)
+    return Path(value) if folder is None else Path(folder) / value
 
 
 def read_mesh(path, field: str):
