@@ -447,6 +447,28 @@ def test_a_files_save_every_past_the_step_bound_is_named_under_run(tmp_path, mon
         "100000000000"])
 
 
+def test_a_builder_scene_files_mesh_is_read_from_its_folder(tmp_path, monkeypatch):
+    """Issue 15 (confirmation pass, stop 28): a tet_mesh scene file naming a mesh beside it
+    (mesh = "mine.vtu") was read from the current directory, as no obstacle mesh is: run from
+    another folder it said 'parameters.mesh: no such mesh file', or loaded another folder's
+    mine.vtu; a stored run of it could not be opened from elsewhere either."""
+    folder = tmp_path / "scene"
+    folder.mkdir()
+    (folder / "mine.vtu").write_bytes((files("hooke.scenes") / "meshes" / "blob.vtu").read_bytes())
+    text = files("hooke.scenes").joinpath("soft3d.toml").read_text(encoding="utf-8")
+    path = folder / "soft.toml"
+    path.write_text(text.replace('mesh = "blob.vtu"', 'mesh = "mine.vtu"'), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # no mine.vtu here
+    scene = hooke.load(path)
+    np.testing.assert_array_equal(scene.model.x0, hooke.scene("soft3d").model.x0)
+    hooke.simulate(scene, t_end=scene.dt, store=tmp_path / "run.h5")
+    np.testing.assert_array_equal(hooke.open(tmp_path / "run.h5").scene.model.x0, scene.model.x0)
+    path.write_text(text.replace('mesh = "blob.vtu"', 'mesh = ""'), encoding="utf-8")
+    with pytest.raises(hooke.HookeInputError) as error:
+        hooke.load(path)
+    assert str(error.value) == "parameters.mesh: must name a mesh file, got ''"
+
+
 # -- huge coordinates -----------------------------------------------------------------------------
 
 def test_coordinates_whose_squares_overflow_are_rejected():

@@ -558,12 +558,12 @@ def _motion(spec):
 def build(spec: SceneFile, text: str | None = None, overrides: dict[str, Any] | None = None,
           default_name: str = "custom", folder=None) -> Scene:
     """Turn a validated scene file into a Scene (``overrides`` replace builder parameters;
-    obstacle mesh paths are relative to ``folder``, the scene file's)."""
+    mesh paths, obstacles' and builders', are relative to ``folder``, the scene file's)."""
     analytic = None
     parameters: dict[str, Any] = {}
     if spec.builder is not None:
         parameters = {**spec.parameters, **(overrides or {})}
-        model, analytic = run_builder(spec.builder, parameters)
+        model, analytic = run_builder(spec.builder, parameters, folder)
     else:
         if overrides:
             name = next(iter(overrides))

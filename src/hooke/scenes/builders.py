@@ -3,7 +3,9 @@
 Contract: a builder is a function with keyword-only, annotated parameters and no defaults (the
 values live in the scene's TOML file, one source of truth), registered with ``@builder``. It
 returns ``(model, analytic)`` where ``analytic`` is None or a function t (frames,) → x (frames, n, d).
-Parameters are validated from the annotations by pydantic before the call. A builder whose
+Parameters are validated from the annotations by pydantic before the call; one annotated
+:data:`MeshFile` names a mesh shipped in hooke/scenes/meshes or else a path relative to the scene
+file's folder, as an obstacle's mesh is (the builder gets the path to read). A builder whose
 counts set its size checks them against this machine's memory and the time a build may take
 before it builds anything (:func:`hooke.memory.check_model_size`, naming the parameters).
 """
@@ -24,7 +26,7 @@ from ..builder import ModelBuilder, _vector, add_contact
 from ..mesh_topology import (boundary_faces, grid_bending, grid_quads, grid_springs,
                              lattice_edges, lattice_tetrahedra)
 from ..errors import HookeInputError, collect, python_scalars
-from ..io.files import read_mesh
+from ..io.files import mesh_path, read_mesh
 from ..io.pydantic_errors import validation_errors
 from ..memory import check_model_size
 from ..model import SPRING_ENERGIES
@@ -35,16 +37,26 @@ NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=1)]
 
+
+class _MeshFileMark:
+    """Pydantic ignores it: it tells :func:`run_builder` which parameters are mesh files."""
+
+
+MeshFile = Annotated[str, _MeshFileMark()]
+
 _BUILDERS: dict[str, Callable] = {}
 _SCHEMAS: dict[str, Any] = {}
+_MESH_FILES: dict[str, list[str]] = {}  # builder → its MeshFile parameters
 
 
 def builder(function: Callable) -> Callable:
-    signature = inspect.signature(function)
+    signature = inspect.signature(function, eval_str=True)
     fields = {name: (p.annotation, ...) for name, p in signature.parameters.items()}
     _SCHEMAS[function.__name__] = create_model(
         f"{function.__name__}_parameters", __config__=ConfigDict(extra="forbid"), **fields)
     _BUILDERS[function.__name__] = function
+    _MESH_FILES[function.__name__] = [name for name, p in signature.parameters.items()
+                                      if p.annotation is MeshFile]
     return function
 
 
@@ -76,16 +88,25 @@ def parameter_problems(name: str, parameters: dict[str, Any]) -> list[str]:
     return problems
 
 
-def run_builder(name: str, parameters: dict[str, Any]):
+def run_builder(name: str, parameters: dict[str, Any], folder=None):
     """Build the scene; ``parameters`` are the file's with overrides from code (``hooke.scene``,
     sweeps, the viewer), validated as strictly as the file's (NumPy's scalars count as Python's:
-    ``np.int64(40)`` is a count, ``40.0`` and ``True`` are not)."""
+    ``np.int64(40)`` is a count, ``40.0`` and ``True`` are not); mesh files not shipped are
+    relative to ``folder``, the scene file's (the current directory without one)."""
     _known(name)
     try:
         checked = _SCHEMAS[name].model_validate(python_scalars(parameters), strict=True)
     except ValidationError as error:
         raise validation_errors(error, _SCHEMAS[name], prefix="parameters") from None
-    return _BUILDERS[name](**checked.model_dump())
+    values = checked.model_dump()
+    for key in _MESH_FILES[name]:
+        values[key] = _mesh_file(values[key], f"parameters.{key}", folder)
+    return _BUILDERS[name](**values)
+
+
+def _mesh_file(value: str, field: str, folder) -> str:
+    packaged = resources.files("hooke.scenes") / "meshes" / value
+    return str(packaged) if value and packaged.is_file() else str(mesh_path(value, field, folder))
 
 
 def _harmonic(x0: float, v0: float, omega: float):
@@ -185,7 +206,7 @@ def chain_pile(*, n: Count, length: Positive, mass: Positive, height: Finite, ti
 
 
 @builder
-def tet_mesh(*, mesh: str, mass: Positive, stiffness: NonNegative, damping: NonNegative,
+def tet_mesh(*, mesh: MeshFile, mass: Positive, stiffness: NonNegative, damping: NonNegative,
              gravity: list[Finite], fix_tolerance: NonNegative, scale: Positive,
              pin_lowest: bool, spin: list[Finite]):
     """Seed 001's soft body: the tetrahedral mesh ``mesh`` (a file shipped in hooke/scenes/meshes
@@ -196,8 +217,7 @@ def tet_mesh(*, mesh: str, mass: Positive, stiffness: NonNegative, damping: NonN
     base); [0, 0, 0] starts it at rest."""
     angular = _vector(spin, 3, "parameters.spin", squared=True)
     b = ModelBuilder(dim=3, gravity=gravity)
-    packaged = resources.files("hooke.scenes") / "meshes" / mesh
-    data = read_mesh(str(packaged) if packaged.is_file() else mesh, "parameters.mesh")
+    data = read_mesh(mesh, "parameters.mesh")
     data.points = np.asarray(data.points, dtype=float) * scale
     ids = b.from_mesh(data, mass=mass, stiffness=stiffness, damping=damping)
     y = np.asarray(data.points)[:, 1]
