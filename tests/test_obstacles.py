@@ -479,6 +479,23 @@ def test_a_scene_file_with_a_sphere_and_a_mesh_file_runs_from_another_folder(tmp
     assert np.array_equal(inline.model.obstacle_vertices, scene.model.obstacle_vertices)
 
 
+def test_a_sweep_of_a_scene_file_reads_its_mesh_beside_it_from_another_folder(tmp_path,
+                                                                             monkeypatch):
+    """Issue 15 (confirmation pass, stop 28): `hooke sweep DIR/scene.toml --param particle.mass=…`
+    (or hooke.sweep) from another folder was refused, 'obstacles[0].mesh: no such mesh file,
+    got 'ramp.obj'': the sweep rebuilt each member from the file's text without its folder,
+    though hooke.load and hooke run read the mesh beside the file."""
+    from hooke.sweep import plan
+
+    path = scene_file(tmp_path)
+    monkeypatch.chdir(tmp_path.parent)
+    members = plan(path, {"particle.mass": [0.1, 0.2]})
+    assert [member.invalid for member in members] == ["", ""]
+    model = members[1].scene().model
+    np.testing.assert_array_equal(model.obstacle_faces, hooke.load(path).model.obstacle_faces)
+    assert model.mass.tolist() == [0.2, 0.2]
+
+
 BAD = {
     "radius": (dict(radius=0.0), "spheres[0].radius: Input should be greater than 0, got 0.0"),
     "missing-file": (dict(obstacle='mesh = "nowhere.obj"'),

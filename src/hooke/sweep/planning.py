@@ -96,11 +96,12 @@ class Member:
     options: dict[str, Any]      # swept integrator options
     save_every: int = 1
     invalid: str = ""            # why its settings cannot run (their input error), or empty
+    folder: str | None = None    # the scene file's (Scene.folder): its mesh files are read there
 
     def scene(self) -> Scene:
         text = self.scene_text
-        return build(parse(text, source=self.scene_name), text, overrides=self.parameters,
-                     default_name=self.scene_name)
+        return build(parse(text, source=self.scene_name, folder=self.folder), text,
+                     overrides=self.parameters, default_name=self.scene_name, folder=self.folder)
 
     def simulate(self, store=None, progress=None):
         """Run this member in this process (what a worker does): a :class:`hooke.Result`."""
@@ -212,7 +213,7 @@ def plan(scene, params: dict[str, Any] | list[dict[str, Any]], *, random: int | 
 
 def plan_members(base: Scene, settings: SweepSettings) -> list[Member]:
     """:func:`plan` with the scene and the settings already checked."""
-    spec = parse(base.source, source=base.name)
+    spec = parse(base.source, source=base.name, folder=base.folder)
     targets = {path: _resolve(path, base, spec.builder) for path in settings.paths}
     seen: dict[tuple[str, str], str] = {}
     for path, target in targets.items():
@@ -253,7 +254,7 @@ def plan_members(base: Scene, settings: SweepSettings) -> list[Member]:
         return Member(member_id(base.name, text, parameters, chosen["run"], chosen["option"],
                                 settings.save_every),
                       dict(values), base.name, text, parameters, chosen["run"],
-                      chosen["option"], settings.save_every)
+                      chosen["option"], settings.save_every, folder=base.folder)
 
     suspects: set[tuple[str, str]] = set()  # (path, value as JSON) whose check failed
     for axes in grids:
