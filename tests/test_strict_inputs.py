@@ -941,3 +941,19 @@ def test_a_state_whose_pinned_particle_is_not_where_its_pin_holds_it_is_refused(
     assert hooke.simulate(dataclasses.replace(press, state=last), t_end=0.02, dt=0.01).n_frames
     one_line(lambda: dataclasses.replace(press, state=press.model.initial_state(t=0.05)),
              "state.x[4]")
+
+
+@pytest.mark.parametrize("integrator, option, value", [
+    ("rk4", "stabilization", np.array([])), ("rk4", "stabilization", np.array(["projection"])),
+    ("implicit_euler", "solver", np.array("cg")), ("implicit_euler", "solver", np.array([])),
+    ("implicit_euler", "norm", np.array([])), ("implicit_euler", "norm", 1)])
+def test_an_option_that_takes_a_name_takes_a_str(integrator, option, value):
+    """Issue 15 (confirmation pass, stop 28): a NumPy array where an integrator option takes a
+    name was a raw exception (stabilization=np.array([]): 'The truth value of an empty array is
+    ambiguous'; solver=np.array("cg"): 'unhashable type'), or taken (stabilization=
+    np.array(["projection"]) ran); it is refused as a number given for a count is."""
+    scene = hooke.scene("pendulum" if option == "stabilization" else "spring1d")
+    message = one_line(lambda: hooke.simulate(scene, integrator=integrator, t_end=0.01,
+                                              **{option: value}), option)
+    assert message.startswith(f"{option}: must be a name (a str; its default is ")
+

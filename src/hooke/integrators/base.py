@@ -131,6 +131,12 @@ class Integrator:
                                                 f"must be at most {MAX_COUNT_OPTION} (per step; "
                                                 "for more, take a smaller dt)", value))
                 self.options[key] = default
+            # a name takes a str (or None, where its check allows it): a NumPy array compared
+            # with the known names was a raw error, or ["projection"] matched "projection"
+            if isinstance(default, str) and not (value is None or isinstance(value, str)):
+                problems.append(HookeInputError(key, f"must be a name (a str; its default is "
+                                                f"{default!r})", value))
+                self.options[key] = default
         problems += self._option_problems()  # reported together with the unknown options
         if len(problems) == 1:
             raise problems[0]
