@@ -957,3 +957,10 @@ def test_an_option_that_takes_a_name_takes_a_str(integrator, option, value):
                                               **{option: value}), option)
     assert message.startswith(f"{option}: must be a name (a str; its default is ")
 
+
+@pytest.mark.parametrize("name", [np.array([]), np.array(["chain"]), 5, None])
+def test_a_scene_name_that_is_not_a_str_is_refused(name):
+    """Issue 15 (confirmation pass, stop 28): hooke.scene(np.array([])) was a raw ValueError
+    ('truth value of an empty array is ambiguous') and hooke.scene(np.array(["chain"])) a raw
+    FileNotFoundError for "['chain'].toml"."""
+    assert one_line(lambda: hooke.scene(name), "scene").startswith("scene: unknown scene (built-in: ")

@@ -19,7 +19,7 @@ def names() -> list[str]:
 
 def source(name: str) -> str:
     """The text of built-in scene ``name``'s file."""
-    if name not in names():
+    if not isinstance(name, str) or name not in names():  # an array: no raw NumPy error
         raise HookeInputError("scene", f"unknown scene (built-in: {', '.join(names())})", name)
     return (resources.files(__name__) / f"{name}.toml").read_text(encoding="utf-8")
 
