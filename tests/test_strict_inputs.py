@@ -964,3 +964,18 @@ def test_a_scene_name_that_is_not_a_str_is_refused(name):
     ('truth value of an empty array is ambiguous') and hooke.scene(np.array(["chain"])) a raw
     FileNotFoundError for "['chain'].toml"."""
     assert one_line(lambda: hooke.scene(name), "scene").startswith("scene: unknown scene (built-in: ")
+
+
+def test_analytic_at_a_time_where_it_is_not_finite_is_refused():
+    """Issue 15 (confirmation pass, stop 28): spring1d's analytic(1e308) printed NumPy's
+    'invalid value encountered in sin' and returned NaN positions (ω·t overflows)."""
+    import warnings
+
+    scene = hooke.scene("spring1d")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for t in (1e308, [0.0, 1e308]):
+            assert one_line(lambda: scene.analytic(t), "t") == (
+                f"t: gives analytic positions that are not finite numbers (the time is too "
+                f"large for the solution), got {t!r}")
+        assert np.all(np.isfinite(scene.analytic([0.0, 1e3])))

@@ -257,5 +257,9 @@ class Scene:
         times = _numbers(t)  # strict: "0.5" and True are no times
         if times is None or times.ndim > 1 or not np.all(np.isfinite(times)):
             raise HookeInputError("t", "must be a finite time or a sequence of them", t)
-        x = self.analytic_solution(np.atleast_1d(times))
+        with np.errstate(all="ignore"):  # refused below, not a NumPy warning and NaN positions
+            x = self.analytic_solution(np.atleast_1d(times))
+        if not np.all(np.isfinite(x)):  # e.g. ω·t overflowing in cos(ω·t) at t = 1e308
+            raise HookeInputError("t", "gives analytic positions that are not finite numbers (the "
+                                  "time is too large for the solution)", t)
         return x[0] if times.ndim == 0 else x
