@@ -979,3 +979,18 @@ def test_analytic_at_a_time_where_it_is_not_finite_is_refused():
                 f"t: gives analytic positions that are not finite numbers (the time is too "
                 f"large for the solution), got {t!r}")
         assert np.all(np.isfinite(scene.analytic([0.0, 1e3])))
+
+
+@pytest.mark.parametrize("arguments", [dict(duration=1e308), dict(fps=1e308, duration=10.0)])
+def test_a_movie_whose_frame_count_overflows_is_refused_by_its_count(spring_run, tmp_path,
+                                                                    arguments):
+    """Issue 15 (confirmation pass, stop 28): `hooke animate DIR --out m.mp4 --duration 1e308`
+    ended 'unexpected OverflowError: cannot convert float infinity to integer (a bug in
+    hooke)', exit 1: fps·duration is inf, which round() cannot take; it is a movie of more
+    frames than a movie may have, as --duration 1e6 is."""
+    from hooke.viz.animate import animate
+
+    field = "duration"
+    message = one_line(lambda: animate(spring_run, tmp_path / "movie.mp4", **arguments), field)
+    assert "the movie would have inf frames" in message, message
+    assert list(tmp_path.iterdir()) == []

@@ -51,15 +51,15 @@ def frame_indices(t: np.ndarray, fps: float, duration: float | None) -> np.ndarr
     was asked to. More than MAX_MOVIE_FRAMES is refused, naming duration (or fps)."""
     span = float(t[-1] - t[0])
     length = span if duration is None else duration
-    if duration is not None and round(fps * duration) < 2:  # it was made 2 frames long anyway
-        raise HookeInputError("duration", f"must be at least two frames long ({2 / fps:.3g} s at "
-                              f"{fps:g} fps): a shorter movie cannot be made", duration)
     wanted = fps * max(length, 1.0 / fps)
-    if wanted > MAX_MOVIE_FRAMES:
+    if wanted > MAX_MOVIE_FRAMES:  # first: fps·duration may be inf, which round() cannot take
         field, value = ("duration", duration) if duration is not None else ("fps", fps)
         raise HookeInputError(field, f"the movie would have {wanted:.3g} frames ({fps:g} fps for "
                               f"{length:g} s), more than the {MAX_MOVIE_FRAMES:,} a movie may "
                               "have: choose a lower fps or a shorter duration", value)
+    if duration is not None and round(fps * duration) < 2:  # it was made 2 frames long anyway
+        raise HookeInputError("duration", f"must be at least two frames long ({2 / fps:.3g} s at "
+                              f"{fps:g} fps): a shorter movie cannot be made", duration)
     count = int(max(2, round(wanted)))
     targets = np.linspace(t[0], t[-1], count)
     return np.searchsorted(t, targets).clip(0, len(t) - 1)
