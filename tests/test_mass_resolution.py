@@ -159,3 +159,25 @@ def test_joints_add_no_stiffness_to_the_bound():
             # it swings as a pendulum on its joint, whatever its mass
             assert np.linalg.norm(result.x[-1, 1]) == pytest.approx(1.0, abs=1e-6), name
             assert result.x[-1, 1, 1] < -0.01, name
+
+
+@pytest.mark.parametrize("contact", [dict(dhat=1e-320), dict(kappa=1e308, dhat=1e-3),
+                                     dict(area=1e308, dhat=1e-3)])
+def test_a_barrier_stiffness_past_the_largest_float_is_named_by_the_contact_settings(
+        contact, recwarn):
+    """Issue 15 (confirmation pass, stop 28): a scene file's [contact] dhat = 1e-320 (or a
+    kappa or area so large that A·κ/d̂ overflows) printed NumPy's 'overflow encountered in
+    divide' and was refused as 'particles[1].mass: … at least … = inf kg …; take dt <= 0 s or
+    larger masses', advice no dt or mass can follow; the contact settings are the fault."""
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, 1.0))
+    b.add_plane((0.0, 1.0), (0.0, 0.0))
+    b.set_contact(**{"area": 0.25, **contact})
+    scene = hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=0.05)
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.simulate(scene)
+    area, kappa, dhat = contact.get("area", 0.25), contact.get("kappa", 1e5), contact["dhat"]
+    assert str(info.value) == (
+        "contact: the barrier's least stiffness A·κ/d̂ on particle 0 is past the largest float: "
+        f"give a larger dhat, or a smaller kappa or area, got {{'dhat': {dhat!r}, 'kappa': {float(kappa)!r}, 'area': {float(area)!r}}}")
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

@@ -2,7 +2,8 @@
 
 Contract: :func:`check_mass_resolution` raises :class:`HookeInputError` naming the first free
 particle whose mass is lost to round-off in the step's matrix M + h²K, with its mass, the bound
-and the dt that would resolve it; it returns None otherwise and changes nothing.
+and the dt that would resolve it (or, where the contact barrier's A·κ/d̂ is past the largest
+float and no dt could, the contact settings); it returns None otherwise and changes nothing.
 
 Why: the implicit steps (``implicit_euler_linear``, ``implicit_euler``, ``fast_mass_spring``,
 ``newmark``, ``generalized_alpha``) solve with M + c·h²·K. A diagonal entry of K is a sum of
@@ -51,7 +52,8 @@ def barrier_stiffness(model) -> np.ndarray:
     particle while active (module docstring); zeros without them."""
     if not (model.n_planes or model.n_spheres) or not model.contact_area.size:
         return np.zeros(model.n_particles)
-    return model.contact_area * model.contact_kappa / model.contact_dhat
+    with np.errstate(over="ignore"):  # inf: refused by check_mass_resolution, naming the settings
+        return model.contact_area * model.contact_kappa / model.contact_dhat
 
 
 def check_mass_resolution(model, dt: float, integrator: str) -> None:
@@ -66,7 +68,14 @@ def check_mass_resolution(model, dt: float, integrator: str) -> None:
     short = np.flatnonzero(~model.pinned & (model.mass < bound))
     if not short.size:
         return
-    i = int(short[np.argmax(bound[short] / model.mass[short])])
+    with np.errstate(invalid="ignore"):  # inf / m: inf, the first of them
+        i = int(short[np.argmax(bound[short] / model.mass[short])])
+    if np.isinf(barrier[i]):  # no dt or mass could resolve it (d̂ = 1e-320): the settings' fault
+        area = float(model.contact_area[i])
+        raise HookeInputError("contact", f"the barrier's least stiffness A·κ/d̂ on particle {i} is "
+                              "past the largest float: give a larger dhat, or a smaller kappa or "
+                              "area", {"dhat": float(model.contact_dhat),
+                                       "kappa": float(model.contact_kappa), "area": area})
     with np.errstate(over="ignore", divide="ignore"):
         dt_max = float(np.sqrt(model.mass[i] / (MASS_DIGITS * EPS * stiffness[i])))
     if barrier[i]:  # no other integrator has contact
