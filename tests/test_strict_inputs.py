@@ -1019,3 +1019,19 @@ def test_a_state_whose_pinned_particle_moves_otherwise_than_its_pin_is_refused()
     still[press.model.pinned_index] = 0.0
     one_line(lambda: dataclasses.replace(press, state=hooke.State(last.t, last.x, still)),
              f"state.v[{press.model.pinned_index[0]}]")
+
+
+def test_a_gradient_params_mode_that_is_not_a_str_is_named():
+    """Issue 15 (confirmation pass, stop 28): hooke.gradient(…, {"stiffness": np.array([])})
+    was a raw ValueError ('The truth value of an empty array is ambiguous') and
+    np.array(["shared"]) was taken as "shared"."""
+    from hooke import losses
+
+    scene = hooke.scene("spring1d")
+    loss = losses.tracking(np.zeros((3, 2, 1)))
+    for mode in (np.array([]), np.array(["shared"]), None):
+        message = one_line(lambda: hooke.gradient(scene, loss, {"stiffness": mode},
+                                                  t_end=0.01, integrator="symplectic_euler"),
+                           "params.stiffness")
+        assert message.startswith("params.stiffness: must be 'each' or 'shared', got "), message
+

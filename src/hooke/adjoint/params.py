@@ -66,7 +66,8 @@ def parse(params, model) -> dict[str, str]:
                                   name)
         if name in parsed:  # a list's second mention was dropped in silence
             raise HookeInputError("params", "names a parameter more than once", name)
-        if mode not in MODES or (mode == "shared" and name not in SHAREABLE):
+        if not isinstance(mode, str) or mode not in MODES or (  # an array: no raw NumPy error
+                mode == "shared" and name not in SHAREABLE):
             allowed = "'each' or 'shared'" if name in SHAREABLE else "'each'"
             raise HookeInputError(f"params.{name}", f"must be {allowed}", mode)
         if name in ("stiffness", "damping", "rest_length") and model.n_springs == 0:
