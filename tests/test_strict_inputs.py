@@ -1035,3 +1035,23 @@ def test_a_gradient_params_mode_that_is_not_a_str_is_named():
                            "params.stiffness")
         assert message.startswith("params.stiffness: must be 'each' or 'shared', got "), message
 
+
+def test_a_tracking_loss_that_overflows_names_the_observed_positions():
+    """Issue 15 (confirmation pass, stop 28): observed positions of 1e307 m printed NumPy's
+    'overflow encountered in square' and hooke.gradient said 'loss: returned a non-finite
+    value, got inf'; the loss names its observed positions (tracking's observed_x), as
+    hooke.fit names its observed."""
+    import warnings
+
+    from hooke import losses
+
+    scene = hooke.scene("spring1d")
+    run = hooke.simulate(scene, integrator="symplectic_euler", t_end=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        message = one_line(lambda: hooke.gradient(
+            scene, losses.tracking(run.x * 1e307), {"stiffness": "shared"}, t_end=0.01,
+            integrator="symplectic_euler"), "observed_x")
+    assert message == ("observed_x: is so far from the run that the loss ½Σ w·|x − observed|² "
+                       "overflows to inf (observed positions within about 5e+153 m of the run's "
+                       "can be compared), got 2e+307")

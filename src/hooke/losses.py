@@ -138,7 +138,15 @@ class _PositionMisfit(Loss):
 
     def __call__(self, result) -> float:
         _, weights, residual = self._residual(result)
-        return 0.5 * float(np.sum(weights[..., None] * residual ** 2))
+        with np.errstate(over="ignore", invalid="ignore"):  # inf: refused below, no NumPy warning
+            value = 0.5 * float(np.sum(weights[..., None] * residual ** 2))
+        if not np.isfinite(value):
+            bound = float(np.sqrt(np.finfo(float).max / max(residual.size, 1)))
+            raise HookeInputError(self.field, "is so far from the run that the loss ½Σ w·|x − "
+                                  f"observed|² overflows to inf (observed positions within about "
+                                  f"{bound:.0e} m of the run's can be compared)",
+                                  float(np.max(np.abs(np.nan_to_num(self.observed)))))
+        return value
 
     def gradient(self, result):
         frames, weights, residual = self._residual(result)
