@@ -558,3 +558,25 @@ def test_a_start_the_scene_file_would_refuse_is_refused_before_the_fit(tmp_path,
     with pytest.raises(HookeInputError) as error:
         builder.set_air(0.1, wind=[1e300] * 3)
     assert str(error.value) == "air.wind: " + huge
+
+
+@pytest.mark.parametrize("changes, field", [
+    (dict(save_every=0), "save_every"), (dict(save_every="1"), "save_every"),
+    (dict(save_every=[]), "save_every"), (dict(save_every=10**400), "save_every"),
+    (dict(save_every=False), "save_every"), (dict(bounds={"stiffness": np.array(1.0)}),
+                                             "bounds.stiffness"),
+    (dict(method=np.array([])), "method"), (dict(method=np.array(["lbfgsb"])), "method")])
+def test_bad_fit_settings_of_any_type_are_one_line(changes, field):
+    """Issue 15 (confirmation pass, stop 28): hooke.fit's save_every went unchecked into
+    `k % save_every` (0: NumPy's divide-by-zero warning, then a wrong message; '1', [] and
+    10**400: raw TypeError, ValueError, OverflowError), bounds={"stiffness": np.array(1.0)} was
+    a raw TypeError ('len() of unsized object') and method=np.array([]) a raw ValueError."""
+    import warnings
+
+    t = np.arange(41) * 0.05
+    observed = np.stack([np.zeros_like(t), 2.0 * np.cos(np.sqrt(10.0) * t)], 1)[..., None]
+    with warnings.catch_warnings(), pytest.raises(HookeInputError) as error:
+        warnings.simplefilter("error")
+        hooke.fit(hooke.scene("spring1d"), observed, ["stiffness"], times=t, dt=DT, **changes)
+    message = str(error.value)
+    assert message.startswith(f"{field}: ") and "\n" not in message, message

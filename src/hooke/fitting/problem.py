@@ -26,7 +26,7 @@ import numpy as np
 from ..checks import _numbers
 from ..errors import HookeInputError, SimulationError
 from ..losses import frame_index, tracking
-from ..scene_setup import MAX_STEPS, check_positive, step_count
+from ..scene_setup import MAX_STEPS, check_positive, check_save_every, step_count
 from ..simulate import plan, simulate
 from .unknowns import Unknowns
 
@@ -119,7 +119,7 @@ def run_settings(scene, observation: Observation, integrator, dt, t_end, save_ev
                               f"(t_end = {t_end:g} s)", float(observation.t[-1]))
     if save_every is None:
         save_every = math.gcd(*(int(k) for k in steps if k > 0))
-    elif any(k % save_every and k != n_steps for k in steps):
+    elif any(k % check_save_every(save_every) and k != n_steps for k in steps):
         raise HookeInputError("save_every", "must divide every observed step (the run saves "
                               "every save_every-th step)", save_every)
     return t0 + steps * dt, float(n_steps * dt), int(save_every)

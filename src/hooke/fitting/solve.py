@@ -182,7 +182,7 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
         **options: ``integrator``, ``dt``, ``t_end``, ``save_every`` and the integrator's
             options, as for :func:`hooke.simulate`.
     """
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:  # an array: no raw NumPy error
         raise HookeInputError("method", f"must be one of {', '.join(METHODS)}", method)
     from ..scene_setup import Scene
 

@@ -87,7 +87,8 @@ def _start_array(scene, name: str, mode: str, value) -> np.ndarray:
 
 def _bounds_pair(value, name: str) -> tuple[float, float]:
     field = f"bounds.{name}"
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+    if (isinstance(value, (str, bytes)) or not hasattr(value, "__len__")
+            or getattr(value, "ndim", 1) == 0 or len(value) != 2):  # a 0-d array has no len()
         raise HookeInputError(field, "must be a pair (low, high), None for no bound", value)
     no_low = 0.0 if name in POSITIVE else -np.inf  # fitted in log space: no bound is 0
     low, high = (no_low if value[0] is None else value[0], np.inf if value[1] is None else value[1])
