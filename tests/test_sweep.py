@@ -712,6 +712,16 @@ def test_a_sweep_of_more_members_than_one_sweep_schedules_is_refused_before_plan
         plan("spring1d", {"stiffness": {"range": [1.0, 2.0]}}, random=MAX_MEMBERS * 3 // 2)
 
 
+def test_a_random_count_past_the_largest_float_is_refused_as_too_many():
+    """Issue 15 (confirmation pass, stop 28): plan(…, random=10**400) (and `hooke sweep
+    --random` of 401 digits) was a raw OverflowError, 'int too large to convert to float',
+    from the count's formatting in the memory check."""
+    with pytest.raises(HookeInputError) as refused:
+        plan("spring1d", {"stiffness": {"range": [1.0, 2.0]}}, random=10**400)
+    message = str(refused.value)
+    assert message.startswith("random: the sweep would have inf members") and "\n" not in message
+
+
 @pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
 def test_a_ctrl_c_mid_sweep_is_one_line_and_the_same_command_finishes_it(tmp_path, stop):
     """Issue 15 (third red-team pass): a Ctrl-C reaches the terminal's whole process group, so

@@ -61,7 +61,7 @@ def check_fits(field: str, value, need: float, what: str, advice: str) -> None:
                               f"machine's {format_bytes(memory)}: {advice}", value)
 
 
-def _real(count: int) -> float:
+def real_count(count: int) -> float:
     """``count`` as a float, inf past float's range (grid(10**400, 3): float() raises)."""
     return float(count) if count <= sys.float_info.max else math.inf
 
@@ -81,10 +81,10 @@ def check_model_size(field: str, value, particles: int, springs: int,
     what sets its size (e.g. parameters.n)."""
     per_particle, per_spring = MODEL_BYTES[built_from]
     what = f"the model would have {_shown(particles)} particles and {_shown(springs)} springs"
-    check_fits(field, value, _real(particles) * per_particle + _real(springs) * per_spring,
+    check_fits(field, value, real_count(particles) * per_particle + real_count(springs) * per_spring,
                what, f"choose a smaller {field}")
     particle_seconds, spring_seconds = BUILD_SECONDS[built_from]
-    seconds = _real(particles) * particle_seconds + _real(springs) * spring_seconds
+    seconds = real_count(particles) * particle_seconds + real_count(springs) * spring_seconds
     if seconds > MAX_BUILD_SECONDS:
         arrays = ("" if built_from == "arrays" else
                   ", or build it from arrays (hooke.array_models.model_from_arrays)")

@@ -63,7 +63,7 @@ import tomli_w
 from ..errors import HookeInputError, HookeInputErrors
 from ..integrators import base as integrator_registry
 from ..io.scene_file import build, builtin_scene, load, parse
-from ..memory import MEMBER_BYTES, check_fits
+from ..memory import MEMBER_BYTES, check_fits, real_count
 from ..scene_setup import Scene
 from ..scenes import names as scene_names
 from ..scenes.builders import parameter_names, parameter_schema
@@ -238,6 +238,7 @@ def plan_members(base: Scene, settings: SweepSettings) -> list[Member]:
         field, value = "params", {path: len(values) for axes in grids for path, values in axes.items()}
     else:
         count, field, value = settings.random, "random", settings.random
+    count = real_count(count)  # 10**400 is no float: inf, shown so and refused
     check_fits(field, value, count * MEMBER_BYTES, f"the sweep would have {count:.4g} members",
                "choose fewer members, or run the sweep in parts")
     if count > MAX_MEMBERS:  # fits in memory, yet would plan for a minute before any member ran
