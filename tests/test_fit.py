@@ -580,3 +580,18 @@ def test_bad_fit_settings_of_any_type_are_one_line(changes, field):
         hooke.fit(hooke.scene("spring1d"), observed, ["stiffness"], times=t, dt=DT, **changes)
     message = str(error.value)
     assert message.startswith(f"{field}: ") and "\n" not in message, message
+
+
+@pytest.mark.parametrize("name", ["mass", "v0"])
+def test_a_pinned_particle_picked_by_index_is_refused_where_it_is_not_fitted(name):
+    """Issue 15 (confirmation pass, stop 28): {"mass": [0]} on spring1d, whose particle 0 is
+    the pinned anchor, ran a fit of a mass no motion depends on ('not converged', σ = inf), and
+    {"v0": [0]} was refused as 'state.v[0]: is a pinned particle's velocity …', a state the
+    caller never gave; the pick is refused naming the particle, as 'each' leaves it out."""
+    t = np.arange(11) * 0.05
+    observed = np.stack([np.zeros_like(t), 2.0 * np.cos(np.sqrt(10.0) * t)], 1)[..., None]
+    with pytest.raises(HookeInputError) as error:
+        hooke.fit(hooke.scene("spring1d"), observed, {name: [1, 0]}, times=t, dt=DT)
+    assert str(error.value) == (
+        f"params.{name}: picks pinned particle 0, whose {name} is not fitted (no motion depends "
+        "on it), got [1, 0]")

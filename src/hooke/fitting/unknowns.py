@@ -8,7 +8,8 @@ elements only, the others held: ``{"mass": [2]}``; particles for x0 and v0). Pos
 damping, rest_length, mass, joint_length, kappa, drag) are fitted as z = ln θ: they stay positive,
 and a step in z is a relative change, which suits values that span decades; gravity, x0, v0 and
 wind are fitted as they are. Per element, the masses, drag coefficients and initial velocities of
-pinned particles are left out: no motion depends on them.
+pinned particles are left out: no motion depends on them (a list of indices picking one is
+refused).
 
 ``initial``: name → the value to start from (a number, or an array of the parameter's shape for
 ``"each"``); otherwise the scene's values. ``bounds``: name → (low, high) in the parameter's
@@ -131,6 +132,12 @@ def _elements(name: str, array: np.ndarray, chosen, pinned: np.ndarray) -> list[
     or every element but pinned particles' masses, drag coefficients and initial velocities."""
     if chosen is not None:
         keep = _chosen_rows(chosen, array.shape, name)
+        held = np.flatnonzero(pinned & np.any(keep.reshape(len(pinned), -1), axis=1)) if name in (
+            "mass", "drag", "v0") else []
+        if len(held):  # a fit of it moves nothing: σ = inf, or a state its pin refuses
+            raise HookeInputError(f"params.{name}", f"picks pinned particle "
+                                  f"{', '.join(map(str, held))}, whose {name} is not fitted (no "
+                                  "motion depends on it)", chosen)
     elif name in ("mass", "drag"):
         keep = ~pinned
     elif name == "v0":
