@@ -159,3 +159,24 @@ def test_a_parameter_near_the_largest_float_builds_its_slider_and_advance_refuse
     steps = view.session.steps
     view.advance(0)
     assert view.session.steps == steps
+
+
+def test_advance_of_more_steps_than_a_run_has_is_refused_at_once():
+    """Issue 15 (confirmation pass, stop 28): view.advance(10**400) stepped until the kernel
+    was interrupted (a hang: 10**400 frames); a call of more than MAX_STEPS steps (frames ×
+    steps_per_frame), the most a run has, is refused before any step, as simulate refuses such
+    a t_end."""
+    import time
+
+    from hooke.limits import MAX_STEPS
+
+    view = live_view("spring1d", steps_per_frame=5)
+    steps = view.session.steps
+    started = time.perf_counter()
+    for frames in (10**400, MAX_STEPS // 5 + 1):
+        with pytest.raises(HookeInputError) as error:
+            view.advance(frames)
+        assert str(error.value) == (
+            f"frames: {frames} frames of 5 steps are more than the 1e+08 steps a run has, got "
+            f"{frames}")
+    assert time.perf_counter() - started < 5.0 and view.session.steps == steps

@@ -38,6 +38,7 @@ except ImportError as missing:  # pragma: no cover - the [notebook] extra is in 
 
 from ..errors import HookeError, HookeInputError, HookeInputErrors, format_value, is_count
 from ..integrators import names as integrator_names
+from ..limits import MAX_STEPS
 from ..io.pydantic_errors import validation_errors
 from .web.protocol import MAX_STEPS_PER_FRAME, Restart, Set
 from .web.session import Session
@@ -189,6 +190,10 @@ class LiveView(widgets.VBox):
         if not (is_count(frames) and frames >= 0):  # -1 did nothing, 2.5 raised Python's TypeError
             raise HookeInputError("frames", f"must be an integer >= 0, got {format_value(frames)}",
                                   show_value=False)
+        per_frame = self.session.steps_per_frame
+        if frames * per_frame > MAX_STEPS:  # 10**400 stepped until the kernel was interrupted
+            raise HookeInputError("frames", f"{frames} frames of {per_frame} steps are more than "
+                                  f"the {MAX_STEPS:.0e} steps a run has", frames)
         with np.errstate(over="ignore", invalid="ignore"):  # a blow-up is said in one line
             for _ in range(frames):
                 for message in self.session.tick():
