@@ -180,3 +180,12 @@ def test_advance_of_more_steps_than_a_run_has_is_refused_at_once():
             f"frames: {frames} frames of 5 steps are more than the 1e+08 steps a run has, got "
             f"{frames}")
     assert time.perf_counter() - started < 5.0 and view.session.steps == steps
+
+
+@pytest.mark.parametrize("scene", [np.array([]), np.array(["spring1d"]), 5])
+def test_a_scene_that_is_not_a_name_is_one_error_naming_it(scene):
+    """Issue 15 (confirmation pass, stop 28): live_view(np.array([])) was a raw ValueError,
+    'The truth value of an empty array is ambiguous', from the scene's membership test."""
+    with pytest.raises(HookeInputError) as error:
+        live_view(scene)
+    assert str(error.value).startswith("scene: unknown scene (built-in: ")

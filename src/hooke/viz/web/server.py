@@ -221,7 +221,7 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
     ``host`` is the address it is served on and ``allow_hosts`` more names it answers to
     (:mod:`.access`). ``observed``: a file of observed motion of ``scene`` (as ``hooke fit``
     reads it), drawn beside the simulated one while a page runs that scene (:mod:`.observed`)."""
-    if scene not in scene_names():
+    if not isinstance(scene, str) or scene not in scene_names():  # an array: no NumPy error
         raise HookeInputError("SCENE", f"unknown scene (built-in: {', '.join(scene_names())})", scene)
     allow_hosts = tuple(allow_hosts)
     allowed_hosts(host, allow_hosts)  # a name that is none is one line now, not at the first page

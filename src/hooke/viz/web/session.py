@@ -285,7 +285,7 @@ class Session:
     def _open(self, name: str, parameters: dict[str, float], integrator: str | None,
               dt: float | None) -> None:
         """Build the scene and integrator, then (only if both succeed) start again from t = 0."""
-        if name not in scene_names():
+        if not isinstance(name, str) or name not in scene_names():  # an array: no NumPy error
             raise HookeInputError("scene", f"unknown scene (built-in: {', '.join(scene_names())})", name)
         defaults = builtin_scene(name)
         fields = {field["name"]: field for field in parameter_fields(defaults)}
