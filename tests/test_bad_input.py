@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import hooke
+from hooke.motion import ConstantVelocity, Sinusoid
 from hooke import losses
 
 from conftest import INTEGRATORS, run_main
@@ -627,3 +628,25 @@ def test_a_pinned_particle_given_a_velocity_is_refused(tmp_path, monkeypatch, ca
     assert code == 2 and lines == [
         "error: particles[0].v: is a pinned particle's velocity (it stays at x, or moves as its "
         "motion does), got [5.0, 0.0]"], lines
+
+
+@pytest.mark.parametrize("make, field", [
+    (lambda: Sinusoid({"a": 1}, (1.0, 0.0), 3.0), "motion.amplitude"),
+    (lambda: Sinusoid([], (1.0, 0.0), 3.0), "motion.amplitude"),
+    (lambda: Sinusoid([1.0], (1.0, 0.0), 3.0), "motion.amplitude"),
+    (lambda: Sinusoid("0.1", (1.0, 0.0), 3.0), "motion.amplitude"),
+    (lambda: Sinusoid(0.1, (1.0, 0.0), np.array([])), "motion.omega"),
+    (lambda: Sinusoid(0.1, (1.0, 0.0), 10**400), "motion.omega"),
+    (lambda: Sinusoid(0.1, (1 + 2j, 0.0), 3.0), "motion.direction"),
+    (lambda: Sinusoid(0.1, ("1", "0"), 3.0), "motion.direction"),
+    (lambda: ConstantVelocity((10**400, 0.0)), "motion.velocity"),
+    (lambda: ConstantVelocity(("1", "0")), "motion.velocity"),
+    (lambda: ConstantVelocity((1.0, 0.0), duration=[]), "motion.duration"),
+    (lambda: ConstantVelocity((1.0, 0.0), duration=1 + 2j), "motion.duration"),
+    (lambda: ConstantVelocity((1.0, 0.0), duration="1"), "motion.duration")])
+def test_a_motions_settings_are_numbers_as_in_scene_files(make, field):
+    """Issue 15 (confirmation pass, stop 28): Sinusoid and ConstantVelocity took their settings
+    through np.asarray(dtype=float): a dict, a complex number or 10**400 was a raw TypeError or
+    OverflowError, [] or an array a raw error from abs() or a comparison, and strings ("0.1",
+    ("1", "0")) or a list amplitude ([1.0]) were taken as numbers."""
+    input_error(make, field, None)

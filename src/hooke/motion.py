@@ -19,14 +19,27 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import HookeInputError
+from .errors import HookeInputError, is_number
 
 
 def _finite_vector(value, field: str) -> np.ndarray:
-    array = np.asarray(value, dtype=float).reshape(-1)
+    """``value`` as finite numbers, as strictly as scene files take them: "1", a dict, 1 + 2j
+    or 10**400 is no number (np.asarray(dtype=float) took the string and raised on the rest)."""
+    from .checks import _numbers  # checks imports this module
+
+    array = _numbers(value)
+    if array is None or array.ndim > 1:
+        raise HookeInputError(field, "must be a flat sequence of numbers", value)
+    array = array.reshape(-1)
     if not np.all(np.isfinite(array)):
         raise HookeInputError(field, "must be finite", value)
     return array
+
+
+def _finite_number(value, field: str) -> float:
+    if not is_number(value) or not math.isfinite(value):  # [] and [1.0] are no amplitude
+        raise HookeInputError(field, "must be a finite number", value)
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -45,7 +58,7 @@ class Sinusoid:
             raise HookeInputError("motion.direction", "must be a non-zero vector", self.direction)
         object.__setattr__(self, "direction", tuple(direction / norm))
         for name in ("amplitude", "omega", "phase"):
-            _finite_vector(getattr(self, name), f"motion.{name}")
+            object.__setattr__(self, name, _finite_number(getattr(self, name), f"motion.{name}"))
         with np.errstate(over="ignore"):  # the acceleration a·ω² (a Python float ** overflows)
             peak = np.float64(abs(self.amplitude)) * np.float64(self.omega) ** 2
         if not np.isfinite(peak):
@@ -69,8 +82,8 @@ class ConstantVelocity:
 
     def __post_init__(self):
         object.__setattr__(self, "velocity", tuple(_finite_vector(self.velocity, "motion.velocity")))
-        if not self.duration > 0:
-            raise HookeInputError("motion.duration", "must be > 0", self.duration)
+        if not is_number(self.duration) or not self.duration > 0:  # inf: for ever (the default)
+            raise HookeInputError("motion.duration", "must be a number > 0", self.duration)
 
     def __call__(self, t: float):
         v = np.asarray(self.velocity)
