@@ -650,3 +650,17 @@ def test_a_motions_settings_are_numbers_as_in_scene_files(make, field):
     OverflowError, [] or an array a raw error from abs() or a comparison, and strings ("0.1",
     ("1", "0")) or a list amplitude ([1.0]) were taken as numbers."""
     input_error(make, field, None)
+
+
+def test_a_sinusoids_direction_is_normalised_without_overflow():
+    """Issue 15 (confirmation pass, stop 28): Sinusoid(0.1, (1e308, 1e308), 3.0) printed
+    NumPy's 'overflow encountered in dot' and its direction became (0, 0), its |x|² being inf: a
+    motion that moved nothing, in silence; a direction is normalised after scaling by its largest
+    component, so any non-zero finite vector gives its unit vector."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for given in ((1e308, 1e308), (1e-320, 1e-320), (3.0, 3.0)):
+            np.testing.assert_allclose(Sinusoid(0.1, given, 3.0).direction, [0.5 ** 0.5] * 2,
+                                       rtol=1e-15)

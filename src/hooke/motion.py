@@ -53,10 +53,11 @@ class Sinusoid:
 
     def __post_init__(self):
         direction = _finite_vector(self.direction, "motion.direction")
-        norm = np.linalg.norm(direction)
-        if norm == 0:
+        largest = np.max(np.abs(direction), initial=0.0)
+        if largest == 0:
             raise HookeInputError("motion.direction", "must be a non-zero vector", self.direction)
-        object.__setattr__(self, "direction", tuple(direction / norm))
+        direction = direction / largest  # first: |(1e308, 1e308)|² is inf, which made it (0, 0)
+        object.__setattr__(self, "direction", tuple(direction / np.linalg.norm(direction)))
         for name in ("amplitude", "omega", "phase"):
             object.__setattr__(self, name, _finite_number(getattr(self, name), f"motion.{name}"))
         with np.errstate(over="ignore"):  # the acceleration a·ω² (a Python float ** overflows)
