@@ -712,6 +712,32 @@ def test_a_sweep_of_more_members_than_one_sweep_schedules_is_refused_before_plan
         plan("spring1d", {"stiffness": {"range": [1.0, 2.0]}}, random=MAX_MEMBERS * 3 // 2)
 
 
+def test_a_sweeps_scene_is_named_as_the_scene_the_user_gave(tmp_path):
+    """Issue 15 (confirmation pass, stop 28): a sweep's scene that is no scene file was named
+    'path' (plan("/dev/zero", …): 'path: is a device …'; plan("", …): 'path: must not be
+    empty (for the current directory give '.')'), a word neither the API nor a sweep file
+    uses, and a sweep file's scene = "" was read as the sweep file's folder ('path: is a
+    directory …, got 'sweeps''); it is the API's scene, the file's scene, the CLI's
+    SCENE_OR_FILE."""
+    for scene, message in (("/dev/zero", "scene: is a device; a scene file must be a regular "
+                                         "file, got '/dev/zero'"),
+                           ("", "scene: is neither a built-in scene (")):
+        with pytest.raises(HookeInputError) as error:
+            plan(scene, {"stiffness": [1.0]})
+        assert str(error.value).startswith(message), error.value
+    folder = tmp_path / "sweeps"
+    folder.mkdir()
+    (folder / "sweep.toml").write_text('scene = ""\n[params]\nstiffness = [1.0]\n')
+    with pytest.raises(HookeInputError) as error:
+        read_sweep_file(folder / "sweep.toml")
+    assert str(error.value) == "scene: String should have at least 1 character, got ''"
+    result = CliRunner().invoke(app, ["sweep", "/dev/zero", "--param", "stiffness=1", "--out",
+                                      str(tmp_path / "out")])
+    assert result.exit_code == 2 and result.stderr == (
+        "error: SCENE_OR_FILE: is a device; a scene file must be a regular file, got "
+        "'/dev/zero'\n"), result.stderr
+
+
 def test_a_random_count_past_the_largest_float_is_refused_as_too_many():
     """Issue 15 (confirmation pass, stop 28): plan(…, random=10**400) (and `hooke sweep
     --random` of 401 digits) was a raw OverflowError, 'int too large to convert to float',

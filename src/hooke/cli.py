@@ -600,6 +600,7 @@ def sweep_command(
                                            timeout=timeout, save_every=save_every),
                              **({"client": "--scheduler"} if scheduler is not None else {}),
                              **({"metric": "--plot-metric"} if plot_metric is not None else {}),
+                             **({"scene": "SCENE_OR_FILE"} if file is None else {}),
                              "out": "--out"}), code=error.exit_code)  # 1: a full disk
     except KeyboardInterrupt as interrupt:
         code, what = stop_kind(interrupt)

@@ -123,8 +123,15 @@ def base_scene(scene) -> Scene:
         return scene
     if isinstance(scene, str) and scene in scene_names():
         return builtin_scene(scene)
-    if isinstance(scene, (str, Path)) and (str(scene).endswith(".toml") or Path(scene).exists()):
-        return load(scene)
+    if isinstance(scene, (str, Path)) and str(scene) and (str(scene).endswith(".toml")
+                                                          or Path(scene).exists()):
+        try:
+            return load(scene)
+        except HookeInputError as error:  # the file itself (missing, a FIFO): as the argument
+            if error.field != "path":
+                raise
+            raise HookeInputError("scene", error.problem, error.value,
+                                  show_value=error.show_value) from None
     raise HookeInputError("scene", f"is neither a built-in scene ({', '.join(scene_names())}) "
                           "nor a scene file", scene)
 

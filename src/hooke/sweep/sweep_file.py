@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from ..errors import HookeInputError, format_value
 from ..io.files import parse_toml, read_text
@@ -27,7 +27,7 @@ class SweepFile(SweepSettings):
     to the sweep file) and a description; ``[params]`` and ``[[grid]]`` tables (each with the
     shared ``[params]`` added) become the list of grids."""
 
-    scene: str
+    scene: Annotated[str, Field(min_length=1)]  # "": relative to the file, its own folder
     description: str = ""
 
     @model_validator(mode="before")
