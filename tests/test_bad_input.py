@@ -664,3 +664,19 @@ def test_a_sinusoids_direction_is_normalised_without_overflow():
         for given in ((1e308, 1e308), (1e-320, 1e-320), (3.0, 3.0)):
             np.testing.assert_allclose(Sinusoid(0.1, given, 3.0).direction, [0.5 ** 0.5] * 2,
                                        rtol=1e-15)
+
+
+@pytest.mark.parametrize("length", [1e-300, 1e-320])
+def test_a_joint_length_whose_ends_meet_in_the_check_is_no_traceback(length):
+    """Issue 15 (confirmation pass, stop 28): add_joint(0, 1, length=1e-300) between
+    particles 1 m apart raised a raw ZeroDivisionError from finalize: the lengths check's
+    Newton step put the ends on each other, where the compiled joint geometry divides by 0.
+    Such a trial is no decrease, as a NaN one is; the model is then built, and a run of it
+    fails in its own one line (the step blows up), never with a traceback."""
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, 0.0), pinned=True)
+    b.add_particle((1.0, 0.0))
+    b.add_joint(0, 1, length=length)
+    scene = hooke.Scene(b.finalize(), integrator="rk4", dt=0.01, t_end=0.05)
+    with pytest.raises(hooke.SimulationError, match="the motion blew up"):
+        hooke.simulate(scene)

@@ -418,7 +418,10 @@ def check_joint_lengths(joints: JointSet, x0: np.ndarray, max_iterations: int = 
         worst, scale = np.max(np.abs(g)), 1.0
         while scale > 1e-6:
             trial = x - scale * step
-            trial_g = joints.values(trial)
+            try:
+                trial_g = joints.values(trial)
+            except ZeroDivisionError:  # ends that meet (a length of 1e-300): the compiled
+                trial_g = np.full(joints.count, np.nan)  # geometry raises; no decrease either
             if np.max(np.abs(trial_g)) < worst:  # NaN (coinciding ends) is no decrease
                 break
             scale /= 2
