@@ -1055,3 +1055,15 @@ def test_a_tracking_loss_that_overflows_names_the_observed_positions():
     assert message == ("observed_x: is so far from the run that the loss ½Σ w·|x − observed|² "
                        "overflows to inf (observed positions within about 5e+153 m of the run's "
                        "can be compared), got 2e+307")
+
+
+def test_an_energy_reference_that_is_not_a_str_is_named():
+    """Issue 15 (confirmation pass, stop 28): Scene(…, energy_reference=np.array([])) was a
+    raw ValueError, 'The truth value of an empty array is ambiguous'."""
+    import dataclasses
+
+    scene = hooke.scene("spring1d")
+    for reference in (np.array([]), np.array(["rest"])):
+        assert one_line(lambda: dataclasses.replace(scene, energy_reference=reference),
+                        "energy_reference").startswith(
+            "energy_reference: must be one of zero, rest, got ")

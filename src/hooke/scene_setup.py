@@ -189,7 +189,8 @@ class Scene:
         if not isinstance(self.save_every_given, (bool, np.bool_)):
             raise HookeInputError("save_every_given", "must be True or False",
                                   self.save_every_given)
-        if self.energy_reference not in ENERGY_REFERENCES:
+        if not isinstance(self.energy_reference, str) or (  # an array: no raw NumPy error
+                self.energy_reference not in ENERGY_REFERENCES):
             raise HookeInputError("energy_reference", f"must be one of {', '.join(ENERGY_REFERENCES)}",
                                   self.energy_reference)
         self.dt = check_positive("dt", self.dt)
