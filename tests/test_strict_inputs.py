@@ -1067,3 +1067,18 @@ def test_an_energy_reference_that_is_not_a_str_is_named():
         assert one_line(lambda: dataclasses.replace(scene, energy_reference=reference),
                         "energy_reference").startswith(
             "energy_reference: must be one of zero, rest, got ")
+
+
+def test_names_given_as_numpy_arrays_are_refused_in_one_line():
+    """Issue 15 (confirmation pass, stop 28): a NumPy array where a name goes was a raw error
+    from the membership test: ModelBuilder(spring_energy=np.array([])) and
+    losses.energy_at(0.1, kind=np.array([])) a ValueError ('truth value of an empty array is
+    ambiguous'), plots.check_kind(run, np.array(['energy'])) a TypeError ('unhashable type')."""
+    from hooke import losses
+    from hooke.viz import plots
+
+    run = hooke.simulate(hooke.scene("spring1d"), t_end=0.01)
+    for name in (np.array([]), np.array(["energy"])):
+        one_line(lambda: hooke.ModelBuilder(dim=2, spring_energy=name), "spring_energy")
+        one_line(lambda: losses.energy_at(0.1, kind=name), "kind")
+        one_line(lambda: plots.check_kind(run, name), "kind")

@@ -143,7 +143,7 @@ class ModelBuilder(ObstacleBuilder):
                  spring_energy: str = "hookean"):
         if not is_count(dim) or dim not in (1, 2, 3):  # 2.0 == 2, but is no count
             raise HookeInputError("dim", "must be the integer 1, 2 or 3", dim)
-        if spring_energy not in SPRING_ENERGIES:
+        if not isinstance(spring_energy, str) or spring_energy not in SPRING_ENERGIES:
             raise HookeInputError("spring_energy", f"must be one of {', '.join(SPRING_ENERGIES)}",
                                   spring_energy)
         self.dim = int(dim)

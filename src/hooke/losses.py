@@ -192,7 +192,7 @@ class _EnergyAt(Loss):
     POTENTIALS = (spring, gravity, barrier)
 
     def __init__(self, time: float, kind: str, target):
-        if kind not in ENERGY_KINDS:
+        if not isinstance(kind, str) or kind not in ENERGY_KINDS:  # an array: no NumPy error
             raise HookeInputError("kind", f"must be one of {', '.join(ENERGY_KINDS)}", kind)
         if target is not None and not (is_number(target) and np.isfinite(target)):
             raise HookeInputError("target", "must be a finite energy [J] or None", target)

@@ -442,7 +442,7 @@ def available(result) -> list[str]:
 def check_kind(result, kind: str, field: str = "kind") -> None:
     """Refuse a plot ``kind`` that is unknown or does not apply to ``result``, as an input error
     on ``field`` (the plot functions' "kind", the CLI's "--kind")."""
-    if kind not in PLOTS:
+    if not isinstance(kind, str) or kind not in PLOTS:  # an array: unhashable
         raise HookeInputError(field, f"unknown plot (known: {', '.join(PLOTS)})", kind)
     lacking = _lacking(result, kind)
     if lacking is not None:
