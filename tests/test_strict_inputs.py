@@ -1082,3 +1082,21 @@ def test_names_given_as_numpy_arrays_are_refused_in_one_line():
         one_line(lambda: hooke.ModelBuilder(dim=2, spring_energy=name), "spring_energy")
         one_line(lambda: losses.energy_at(0.1, kind=name), "kind")
         one_line(lambda: plots.check_kind(run, name), "kind")
+
+
+def test_resume_with_out_is_refused_naming_out(tmp_path, monkeypatch, capsys):
+    """Issue 15 (confirmation pass, stop 28): `hooke run --resume DIR --out OTHER` exited 0
+    and wrote the plots and summary into DIR, OTHER never made and --out ignored in silence
+    (the other settings given with --resume are refused); --out's default is still out/."""
+    run = tmp_path / "run"
+    assert run_main(monkeypatch, capsys, "run", "spring1d", "--t-end", "0.1", "--out", str(run),
+                    "-q")[0] in (0, None)
+    code, lines = run_main(monkeypatch, capsys, "run", "--resume", str(run), "--out",
+                           str(tmp_path / "other"), "-q")
+    assert code == 2 and lines == [
+        "error: --out: a resumed run goes on where it is stored (--resume's directory); give "
+        f"no --out with --resume, got {str(tmp_path / 'other')!r}"], lines
+    assert not (tmp_path / "other").exists()
+    monkeypatch.chdir(tmp_path)
+    assert run_main(monkeypatch, capsys, "run", "spring1d", "--t-end", "0.1", "-q")[0] in (0, None)
+    assert (tmp_path / "out" / "trajectory.h5").is_file()

@@ -132,7 +132,8 @@ def run_command(
         None, "--save-every", metavar="N", help="save a frame every N steps (default: the scene "
         "file's save_every, else ⌈steps / 1000⌉: at most about 1,000 frames; the last step is "
         "always saved)"),
-    out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="output directory (default: "
+                                       "out; with --resume, the run's own)"),
     option: list[str] = typer.Option(
         None, "--option", "-O", metavar="KEY=VALUE", help="an integrator option KEY=VALUE, e.g. "
         "rtol=1e-8 or stabilization=none (repeatable; VALUE: a number, true/false, none or a word)"),
@@ -168,9 +169,13 @@ def run_command(
             # written beside it under the names of a run's directory
             fail(f"--resume: must be a run's directory or the trajectory.h5 in it (rename the "
                  f"file to trajectory.h5 in a folder of its own), got {str(resume)!r}")
+        if out is not None:  # it was ignored: the outputs went to DIR all the same
+            fail("--out: a resumed run goes on where it is stored (--resume's directory); give "
+                 f"no --out with --resume, got {str(out)!r}")
         out = resume.parent if a_file else resume
     elif scene_or_file is None:
         fail("SCENE_OR_FILE: missing (or use --resume DIR), got nothing")
+    out = Path("out") if out is None else out
     hold, worker, result = OutputsHold(), None, None  # hold: till the plots and summary are written
     flag = "--out" if resume is None else "--resume"  # the one that gave out, as errors name it
     made, refused = ([] if resume is not None else missing_folders(out)), False
