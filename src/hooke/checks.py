@@ -11,34 +11,8 @@ import math
 
 import numpy as np
 
-from .errors import HookeInputError, is_count, is_number
+from .errors import HookeInputError, _numbers, _strict_array, is_count, is_number  # noqa: F401
 from .motion import checked
-
-
-def _strict_array(value, kinds: str, accepts) -> np.ndarray | None:
-    """``value`` (an array, or a number or nested sequence of them) as an array when every entry
-    is of NumPy dtype kinds ``kinds`` or passes ``accepts``, else None: the API is as strict as
-    scene files, so "1" and True are not numbers, nor 2.5 an index. A masked entry of a NumPy
-    masked array is no number: NaN where floats are taken, else the array is refused."""
-    if isinstance(value, np.ma.MaskedArray):  # its arithmetic returns masked arrays: unwrap
-        if not np.ma.is_masked(value):
-            value = value.data
-        elif value.dtype.kind in "iuf" and "f" in kinds:
-            value = value.astype(float).filled(np.nan)
-        else:
-            return None
-    if isinstance(value, np.ndarray) and value.dtype.kind in kinds:
-        return value
-    try:
-        items = np.asarray(value, dtype=object)
-    except (TypeError, ValueError):
-        return None
-    return items if all(accepts(item) for item in items.reshape(-1)) else None
-
-
-def _numbers(value) -> np.ndarray | None:
-    array = _strict_array(value, "iuf", is_number)
-    return None if array is None else array.astype(float)
 
 
 def _vector(value, dim: int, field: str, squared: bool = False) -> np.ndarray:

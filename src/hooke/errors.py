@@ -3,6 +3,9 @@
 Contract: every problem with user input is a :class:`HookeInputError` whose message is one line
 (or one line per problem) of the form ``field: problem, got value``. The CLI turns it into exit
 code 2 without a traceback. Numerical failures during a run are :class:`SimulationError`.
+The input primitives every module shares (``is_number``, ``is_count``, ``_numbers``,
+``as_path`` …) live here too: this module imports nothing of hooke's, so any module may use them
+(:mod:`hooke.checks` builds on them, and :mod:`hooke.motion`, which it imports, needs them).
 """
 
 from __future__ import annotations
@@ -83,6 +86,32 @@ def is_number(value) -> bool:
     if isinstance(value, int) and not isinstance(value, bool):
         return -sys.float_info.max <= value <= sys.float_info.max
     return isinstance(value, (float, np.integer, np.floating)) and not isinstance(value, np.bool_)
+
+
+def _strict_array(value, kinds: str, accepts) -> np.ndarray | None:
+    """``value`` (an array, or a number or nested sequence of them) as an array when every entry
+    is of NumPy dtype kinds ``kinds`` or passes ``accepts``, else None: the API is as strict as
+    scene files, so "1" and True are not numbers, nor 2.5 an index. A masked entry of a NumPy
+    masked array is no number: NaN where floats are taken, else the array is refused."""
+    if isinstance(value, np.ma.MaskedArray):  # its arithmetic returns masked arrays: unwrap
+        if not np.ma.is_masked(value):
+            value = value.data
+        elif value.dtype.kind in "iuf" and "f" in kinds:
+            value = value.astype(float).filled(np.nan)
+        else:
+            return None
+    if isinstance(value, np.ndarray) and value.dtype.kind in kinds:
+        return value
+    try:
+        items = np.asarray(value, dtype=object)
+    except (TypeError, ValueError):
+        return None
+    return items if all(accepts(item) for item in items.reshape(-1)) else None
+
+
+def _numbers(value) -> np.ndarray | None:
+    array = _strict_array(value, "iuf", is_number)
+    return None if array is None else array.astype(float)
 
 
 def python_scalars(values: dict) -> dict:

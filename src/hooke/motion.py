@@ -19,14 +19,12 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import HookeInputError, is_number
+from .errors import HookeInputError, _numbers, is_number
 
 
 def _finite_vector(value, field: str) -> np.ndarray:
     """``value`` as finite numbers, as strictly as scene files take them: "1", a dict, 1 + 2j
     or 10**400 is no number (np.asarray(dtype=float) took the string and raised on the rest)."""
-    from .checks import _numbers  # checks imports this module
-
     array = _numbers(value)
     if array is None or array.ndim > 1:
         raise HookeInputError(field, "must be a flat sequence of numbers", value)
