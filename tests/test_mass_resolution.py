@@ -181,3 +181,21 @@ def test_a_barrier_stiffness_past_the_largest_float_is_named_by_the_contact_sett
         "contact: the barrier's least stiffness A·κ/d̂ on particle 0 is past the largest float: "
         f"give a larger dhat, or a smaller kappa or area, got {{'dhat': {dhat!r}, 'kappa': {float(kappa)!r}, 'area': {float(area)!r}}}")
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_spring_stiffnesses_summing_past_the_largest_float_are_named_by_the_springs():
+    """Issue 15 (confirmation pass, stop 28): two springs of 1e308 N/m at one particle were
+    refused under implicit_euler as 'particles[1].mass: … at least … = inf kg … (Σk = inf
+    N/m over its springs); take dt <= 0 s, larger masses, …', advice no dt or mass can follow."""
+    b = hooke.ModelBuilder(dim=1)
+    b.add_particle([0.0], pinned=True)
+    b.add_particle([1.0])
+    b.add_particle([2.0], pinned=True)
+    b.add_spring(0, 1, stiffness=1e308)
+    b.add_spring(1, 2, stiffness=1e308)
+    scene = hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=0.05)
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.simulate(scene)
+    assert str(info.value) == (
+        "springs: the stiffnesses of the springs at particle 1 sum past the largest float "
+        "(Σk = inf N/m): give smaller stiffnesses, got [1e+308, 1e+308]")

@@ -2,8 +2,9 @@
 
 Contract: :func:`check_mass_resolution` raises :class:`HookeInputError` naming the first free
 particle whose mass is lost to round-off in the step's matrix M + h²K, with its mass, the bound
-and the dt that would resolve it (or, where the contact barrier's A·κ/d̂ is past the largest
-float and no dt could, the contact settings); it returns None otherwise and changes nothing.
+and the dt that would resolve it (or, where the contact barrier's A·κ/d̂ or the particle's Σk
+is past the largest float and no dt could, the contact settings or the springs); it returns
+None otherwise and changes nothing.
 
 Why: the implicit steps (``implicit_euler_linear``, ``implicit_euler``, ``fast_mass_spring``,
 ``newmark``, ``generalized_alpha``) solve with M + c·h²·K. A diagonal entry of K is a sum of
@@ -76,6 +77,12 @@ def check_mass_resolution(model, dt: float, integrator: str) -> None:
                               "past the largest float: give a larger dhat, or a smaller kappa or "
                               "area", {"dhat": float(model.contact_dhat),
                                        "kappa": float(model.contact_kappa), "area": area})
+    if np.isinf(stiffness[i]):  # two springs of 1e308 N/m: no dt or mass could either
+        ends = np.asarray(model.spring_indices).reshape(-1, 2)
+        at = np.flatnonzero(np.any(ends == i, axis=1))
+        raise HookeInputError("springs", f"the stiffnesses of the springs at particle {i} sum past "
+                              "the largest float (Σk = inf N/m): give smaller stiffnesses",
+                              [float(k) for k in np.asarray(model.spring_stiffness)[at]])
     with np.errstate(over="ignore", divide="ignore"):
         dt_max = float(np.sqrt(model.mass[i] / (MASS_DIGITS * EPS * stiffness[i])))
     if barrier[i]:  # no other integrator has contact
