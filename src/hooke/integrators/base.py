@@ -131,9 +131,11 @@ class Integrator:
                                                 f"must be at most {MAX_COUNT_OPTION} (per step; "
                                                 "for more, take a smaller dt)", value))
                 self.options[key] = default
-            # a name takes a str (or None, where its check allows it): a NumPy array compared
-            # with the known names was a raw error, or ["projection"] matched "projection"
-            if isinstance(default, str) and not (value is None or isinstance(value, str)):
+            # a name takes a str (or None, or a number, where its check allows it: iterations
+            # = 'auto' or a count): a NumPy array compared with the known names was a raw
+            # error, or ["projection"] matched "projection"
+            if isinstance(default, str) and not (value is None or isinstance(value, str)
+                                                 or is_number(value)):
                 problems.append(HookeInputError(key, f"must be a name (a str; its default is "
                                                 f"{default!r})", value))
                 self.options[key] = default
