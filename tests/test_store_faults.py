@@ -131,6 +131,27 @@ def test_a_disk_full_before_the_first_frame_leaves_the_previous_run(small_disk):
     assert snapshot(small_disk) == before
 
 
+
+@pytest.mark.parametrize("size", ["120k", "300k", "800k"])
+def test_a_disk_that_fills_before_the_first_frames_is_one_line_not_a_crash(tmp_path, size):
+    """Issue 15 (confirmation pass, stop 28): lattice (frames of 1.2 MB) on a disk with room for
+    its file's start but not its first frames crashed: h5py's "Can't decrement id ref count"
+    tracebacks, then a segmentation fault (exit -11) as the file was closed, leaving
+    trajectory.h5.new and the locks. HDF5 survives no failed write before SWMR starts, so
+    the room for that is taken first (posix_fallocate): a full disk is one line, exit 1, and
+    nothing is left behind."""
+    disk = tmp_path / "disk"
+    mount_tmpfs(disk, size)
+    try:
+        done = cli("run", "lattice", "--t-end", "0.3", "--out", str(disk))
+        assert (done.returncode, done.stderr.splitlines()) == (1, [
+            f"error: path: the disk is full (No space left on device) before the first frame "
+            f"was written; any earlier run in the file is left as it was, got "
+            f"'{disk / 'trajectory.h5'}'"])
+        assert list(disk.iterdir()) == []
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
 REWRITE = """
 import sys
 from pathlib import Path

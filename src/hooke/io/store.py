@@ -78,6 +78,7 @@ from ..version import __version__
 from .lock import OutputLock
 from .opening import _read, _reason, open_trajectory  # (open_trajectory: re-exported)
 from .outputs import check_replaceable, remove_files, writable_directory
+from .room import DISK_FULL, RESERVE_SLACK, reserve
 from .run_attributes import _frames_written, check_model, run_settings
 from .scene_file import build, parse
 
@@ -192,7 +193,6 @@ def _write_checkpoint(group, checkpoint: dict[str, Any], frames: int) -> None:
 
 
 CHECKPOINT_STAMP = "frames_written"
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 def _write_failure(error: BaseException) -> str:
@@ -271,6 +271,10 @@ class TrajectoryWriter:
             # there would have HDF5 truncate the file it points to
             self._aside.unlink(missing_ok=True)
             self.file = h5py.File(self._aside, "w", libver=LIBVER)
+            model_bytes = sum(value.nbytes for value in vars(scene.model).values()
+                              if isinstance(value, np.ndarray))
+            text_bytes = sum(len(str(value)) for value in attributes.values())
+            reserve(self._aside, 2 * (model_bytes + text_bytes) + RESERVE_SLACK)
             self.file.attrs.update(attributes)
             _write_model(self.file.create_group("model"), scene.model)
             self.file.create_group("frames")
@@ -358,11 +362,15 @@ class TrajectoryWriter:
             return
         count = self.count + frames
         with self._writing():
+            if self._aside is not None:  # SWMR starts in this write: see _reserve
+                reserve(self._aside, self.file.id.get_filesize()
+                         + 2 * _block_bytes(block, checkpoint) + RESERVE_SLACK)
             self._write_block(block, checkpoint, count)
             _write_checkpoint(self.file["checkpoint"], checkpoint, count)
             self.file.attrs["frames_written"] = count
             self.file.flush()
             if self._aside is not None:  # its first frames are on disk: it replaces the old run
+                os.truncate(self._aside, self.file.id.get_filesize())  # the reserve's unused rest
                 os.replace(self._aside, self.path)  # (a refusal: the old run stays, as it was)
                 self._aside = None
                 remove_files(self._outputs)
@@ -439,6 +447,19 @@ class TrajectoryWriter:
             except OSError:
                 pass  # the directory refuses even that: the lock is let go all the same
         self._lock.release()
+
+
+def _block_bytes(block: dict[str, np.ndarray], checkpoint: dict[str, Any]) -> int:
+    """At most what writing ``block`` and ``checkpoint`` into a fresh file allocates: each
+    frame dataset's chunks whole (:func:`chunk_frames`), each checkpoint array."""
+    total = 0
+    for value in block.values():
+        frames = np.asarray(value)
+        frame_bytes = frames[0].nbytes
+        chunk = chunk_frames(frame_bytes)
+        total += math.ceil(len(frames) / chunk) * chunk * frame_bytes
+    return total + sum(value.nbytes for value in checkpoint.values()
+                       if isinstance(value, np.ndarray))
 
 
 def _copy_bytes(source: h5py.File, frames: int | None) -> int:
