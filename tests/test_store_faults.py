@@ -131,6 +131,27 @@ def test_a_disk_full_before_the_first_frame_leaves_the_previous_run(small_disk):
     assert snapshot(small_disk) == before
 
 
+
+@pytest.mark.parametrize("size", ["120k", "300k", "800k"])
+def test_a_disk_that_fills_before_the_first_frames_is_one_line_not_a_crash(tmp_path, size):
+    """Issue 15 (confirmation pass, stop 28): lattice (frames of 1.2 MB) on a disk with room for
+    its file's start but not its first frames crashed: h5py's "Can't decrement id ref count"
+    tracebacks, then a segmentation fault (exit -11) as the file was closed, leaving
+    trajectory.h5.new and the locks. HDF5 survives no failed write before SWMR starts, so
+    the room for that is taken first (posix_fallocate): a full disk is one line, exit 1, and
+    nothing is left behind."""
+    disk = tmp_path / "disk"
+    mount_tmpfs(disk, size)
+    try:
+        done = cli("run", "lattice", "--t-end", "0.3", "--out", str(disk))
+        assert (done.returncode, done.stderr.splitlines()) == (1, [
+            f"error: path: the disk is full (No space left on device) before the first frame "
+            f"was written; any earlier run in the file is left as it was, got "
+            f"'{disk / 'trajectory.h5'}'"])
+        assert list(disk.iterdir()) == []
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
 REWRITE = """
 import sys
 from pathlib import Path
@@ -1188,3 +1209,38 @@ def test_a_ctrl_c_while_the_interpreter_shuts_down_changes_nothing():
             "main()\n")
     done = subprocess.run([sys.executable, "-c", late], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stderr == "" and "spring1d" in done.stdout
+
+
+KILL_AFTER_FIRST_FLUSH = """
+import os, signal, sys
+from hooke import cli
+from hooke.io.store import TrajectoryWriter
+
+original = TrajectoryWriter.write_frames
+
+def killed(self, *args):  # the new run's first frames on disk, under the old run's name
+    original(self, *args)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+TrajectoryWriter.write_frames = killed
+sys.argv = ["hooke", "run", "spring1d", "--t-end", "2", "--quiet", "--out", sys.argv[1]]
+cli.main()
+"""
+
+
+def test_a_run_killed_once_its_file_replaced_the_old_one_leaves_none_of_the_old_outputs(tmp_path):
+    """Issue 15 (confirmation pass, stop 28): a ``kill -9`` of a run after its file had replaced
+    an earlier run's left that run's summary.json, plots and XDMF sidecar beside the new frames,
+    where they passed for the new run's (a summary of 1 s of spring1d beside a killed 2 s run's
+    file; ParaView read the old frame count). They are removed as the new file takes the old
+    one's name; ``--resume`` writes the new run's."""
+    out = tmp_path / "out"
+    assert cli("run", "spring1d", "--t-end", "1", "--quiet", "--out", str(out)).returncode == 0
+    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_FIRST_FLUSH, str(out)],
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert hooke.open(out / "trajectory.h5").n_frames > 0  # the new run's, up to its first flush
+    assert sorted(p.name for p in out.iterdir()) == [
+        "summary.json.lock", "trajectory.h5", "trajectory.h5.lock"]
+    assert cli("run", "--resume", str(out), "--quiet").returncode == 0
+    assert json.loads((out / "summary.json").read_text())["t_end"] == 2.0

@@ -1024,3 +1024,34 @@ def test_the_api_names_a_client_it_cannot_connect_to_as_its_argument(tmp_path):
     with pytest.raises(HookeInputError) as refused:
         hooke.sweep("spring1d", {"stiffness": [1.0]}, client="nosuch://host", out=tmp_path)
     assert str(refused.value).startswith("client: cannot connect (unknown address scheme")
+
+
+TERM_WHILE_WORKERS_START = """
+import os, signal, sys
+from distributed import nanny
+
+original = nanny.Nanny.start_unsafe
+
+async def start_unsafe(self):  # a SIGTERM lands while the local cluster's workers start
+    os.kill(os.getpid(), signal.SIGTERM)
+    return await original(self)
+
+nanny.Nanny.start_unsafe = start_unsafe
+from hooke import cli
+sys.argv = ["hooke", "sweep", "spring1d", "--param", "stiffness=1.0,2.0", "--summary-only",
+            "--out", sys.argv[1]]
+cli.main()
+"""
+
+
+def test_a_sigterm_while_the_workers_start_is_the_sweeps_one_line(tmp_path):
+    """Issue 15 (confirmation pass, stop 28): a SIGTERM while the local cluster's workers started
+    stopped the sweep with its one line and exit 143, then Dask's atexit close of the half-made
+    cluster printed "AssertionError: Status.init" and "Task exception was never retrieved …
+    Nanny failed to start" tracebacks. The SIGTERM is held until the workers are up, as a
+    Ctrl-C is ignored then, and stops the sweep from there."""
+    done = subprocess.run([sys.executable, "-c", TERM_WHILE_WORKERS_START, str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stderr) == (143, (
+        f"error: stopped by SIGTERM: finished members are kept in {tmp_path}; the same command "
+        "continues the sweep\n"))

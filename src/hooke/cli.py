@@ -207,7 +207,8 @@ def run_command(
                     hold.take(out, flag)
                     result = simulate(scene, integrator=integrator, dt=dt, t_end=t_end,
                                       save_every=save_every, progress=progress,
-                                      store=out / "trajectory.h5", max_energy_growth=max_energy_growth,
+                                      store=out / "trajectory.h5", store_outputs=output_paths(out),
+                                      max_energy_growth=max_energy_growth,
                                       max_frames=FRAME_BUDGET, **options)
                 if not compacted(out / "trajectory.h5"):  # its close found no room to compact
                     errors.print(f"note: {out / 'trajectory.h5'} is left uncompressed (no room "

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
-from .io.outputs import written_aside
+from .io.outputs import remove_files, written_aside
 from .result import finite_or_none
 
 
@@ -32,11 +32,7 @@ def output_paths(out: Path) -> list[Path]:
 def remove_outputs(out: Path) -> None:
     """Remove the plots, sidecar and summary in ``out`` of the run whose file a stopped run's
     has replaced: they would pass for the new run's (`hooke run --resume` writes those)."""
-    for path in output_paths(out):
-        try:
-            path.unlink(missing_ok=True)
-        except OSError:  # a read-only folder: the run's own line says what its file keeps
-            pass
+    remove_files(output_paths(out))
 
 
 def write_outputs(result, out: Path, worker=None) -> list[Path]:

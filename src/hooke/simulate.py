@@ -60,7 +60,7 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
              t_end: float | None = None, save_every: int | None = None,
              progress: Callable[[int, int], None] | None = None, store=None,
              max_energy_growth: float | None = None, max_frames: int | None = None,
-             **options) -> Result:
+             store_outputs=(), **options) -> Result:
     """Simulate ``scene`` and return a :class:`Result`.
 
     Args:
@@ -77,6 +77,8 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         progress: optional callback ``progress(steps_done, steps_total)`` called after each
             saved frame, or after each block of frames an integrator computes in one call.
         store: optional path of an HDF5 trajectory file written frame by frame as the run goes.
+        store_outputs: files that show the run ``store`` holds (``hooke run``'s plots, sidecar
+            and summary): removed the moment this run's file replaces it.
         max_energy_growth: optional blow-up guard, checked after every step: stop when the total
             energy exceeds its start by more than (factor − 1)·S, S = Σ |energy components| at
             the start (or at the first step where they are not all zero).
@@ -93,7 +95,8 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
             raise HookeInputError("store", "is a directory, not a trajectory file (give the "
                                   "file to write, e.g. DIR/trajectory.h5)", str(store))
         writer = TrajectoryWriter(store, scene, run.name, run.dt, run.t_end, run.save_every,
-                                  dict(run.stepper.options), run.max_energy_growth, field="store")
+                                  dict(run.stepper.options), run.max_energy_growth, field="store",
+                                  outputs=store_outputs)
     return run.execute(progress=progress, writer=writer)
 
 

@@ -27,6 +27,8 @@ another exception, for a place that cannot be written.
   written is never taken from its writer. Only regular files of exactly those names go.
   A writer itself removes a link, FIFO, device or socket at its partial path before writing
   (a link would be written through, a FIFO would block it) and refuses a directory there.
+- :func:`remove_files`: files that showed what a file now replaced held (a run's plots and
+  summary), removed; one that cannot be (a read-only folder) is left, never an error.
 """
 
 from __future__ import annotations
@@ -199,6 +201,15 @@ def _clear(partial: Path) -> None:
                                 "file is written first", str(partial))
     if not stat.S_ISREG(mode):
         os.unlink(partial)
+
+
+def remove_files(paths) -> None:
+    """Remove each of ``paths`` that exists (see the module's contract)."""
+    for path in paths:
+        try:
+            Path(path).unlink(missing_ok=True)
+        except OSError:  # the caller's own line says what its file keeps
+            pass
 
 
 def remove_stale_partials(paths) -> list[Path]:

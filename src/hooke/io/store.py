@@ -41,7 +41,8 @@ checkpoint. A write that fails (a full disk) stops the run with :class:`StoreWri
 leaves the file as its last complete flush did, to be resumed from there. One writer per file
 (``<file>.lock``, :mod:`hooke.io.lock`); a new run is written to ``<file>.new`` and takes the
 file's name once its first frames are flushed, and so is a resumed run's copy of the file it
-continues (see :class:`TrajectoryWriter`).
+continues (see :class:`TrajectoryWriter`); the files that showed the run it replaces
+(``outputs``: ``hooke run``'s plots, sidecar and summary) are removed at that moment.
 No object carries an HDF5 timestamp (datasets are created with ``track_times=False``; h5py's
 groups have none): with SOURCE_DATE_EPOCH set, the same run writes the same bytes.
 
@@ -76,7 +77,8 @@ from ..source_date import created
 from ..version import __version__
 from .lock import OutputLock
 from .opening import _read, _reason, open_trajectory  # (open_trajectory: re-exported)
-from .outputs import check_replaceable, writable_directory
+from .outputs import check_replaceable, remove_files, writable_directory
+from .room import DISK_FULL, RESERVE_SLACK, reserve
 from .run_attributes import _frames_written, check_model, run_settings
 from .scene_file import build, parse
 
@@ -191,7 +193,6 @@ def _write_checkpoint(group, checkpoint: dict[str, Any], frames: int) -> None:
 
 
 CHECKPOINT_STAMP = "frames_written"
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 def _write_failure(error: BaseException) -> str:
@@ -229,6 +230,9 @@ class TrajectoryWriter:
     - a new run is written aside, to ``<path>.new``, and takes ``path``'s name only once its
       first frames are flushed: a rejected or failed start leaves an earlier run as it was; a
       resumed run (:meth:`append`) writes its copy of the stored run aside in the same way;
+    - ``outputs``, the files that showed the run ``path`` held, are removed right after the new
+      file took its name: a run killed from then on (``kill -9`` too, which nothing cleans up
+      after) leaves none of them to pass for its own;
     - a flush writes the frames, flushes, and only then advances ``frames_written`` and the
       checkpoint (stamped with that count), and flushes again: the file never counts frames
       that are not on disk, and its checkpoint belongs to its last counted frame;
@@ -238,7 +242,7 @@ class TrajectoryWriter:
 
     def __init__(self, path, scene, integrator: str, dt: float, t_end: float, save_every: int,
                  options: dict[str, Any], max_energy_growth: float | None = None,
-                 flush_seconds: float = 0.25, field: str = "path"):
+                 flush_seconds: float = 0.25, field: str = "path", outputs=()):
         settings = {"integrator": integrator, "dt": dt, "t_end": t_end, "save_every": save_every,
                     "options": options}
         attributes = {
@@ -261,11 +265,16 @@ class TrajectoryWriter:
         check_replaceable(path, field)  # a read-only earlier run is kept, not renamed over
         aside = _aside(path, field)  # (before the lock, which a refusal here would leave held)
         self._hold(path, OutputLock(path, field), aside, 0)
+        self._outputs = tuple(outputs)
         with self._opening():
             # a leftover (a killed run's) is removed, not written through: a symbolic link
             # there would have HDF5 truncate the file it points to
             self._aside.unlink(missing_ok=True)
             self.file = h5py.File(self._aside, "w", libver=LIBVER)
+            model_bytes = sum(value.nbytes for value in vars(scene.model).values()
+                              if isinstance(value, np.ndarray))
+            text_bytes = sum(len(str(value)) for value in attributes.values())
+            reserve(self._aside, 2 * (model_bytes + text_bytes) + RESERVE_SLACK)
             self.file.attrs.update(attributes)
             _write_model(self.file.create_group("model"), scene.model)
             self.file.create_group("frames")
@@ -278,6 +287,7 @@ class TrajectoryWriter:
         self.path, self._lock, self._aside, self.count = path, lock, aside, count
         self.file = None
         self.failure: StoreWriteError | None = None
+        self._outputs: tuple = ()
 
     def _start(self, flush_seconds: float) -> None:
         self.frames = self.file["frames"]
@@ -352,13 +362,18 @@ class TrajectoryWriter:
             return
         count = self.count + frames
         with self._writing():
+            if self._aside is not None:  # SWMR starts in this write: see _reserve
+                reserve(self._aside, self.file.id.get_filesize()
+                         + 2 * _block_bytes(block, checkpoint) + RESERVE_SLACK)
             self._write_block(block, checkpoint, count)
             _write_checkpoint(self.file["checkpoint"], checkpoint, count)
             self.file.attrs["frames_written"] = count
             self.file.flush()
             if self._aside is not None:  # its first frames are on disk: it replaces the old run
+                os.truncate(self._aside, self.file.id.get_filesize())  # the reserve's unused rest
                 os.replace(self._aside, self.path)  # (a refusal: the old run stays, as it was)
                 self._aside = None
+                remove_files(self._outputs)
         self.count = count
         self._last_flush = time.perf_counter()
 
@@ -432,6 +447,19 @@ class TrajectoryWriter:
             except OSError:
                 pass  # the directory refuses even that: the lock is let go all the same
         self._lock.release()
+
+
+def _block_bytes(block: dict[str, np.ndarray], checkpoint: dict[str, Any]) -> int:
+    """At most what writing ``block`` and ``checkpoint`` into a fresh file allocates: each
+    frame dataset's chunks whole (:func:`chunk_frames`), each checkpoint array."""
+    total = 0
+    for value in block.values():
+        frames = np.asarray(value)
+        frame_bytes = frames[0].nbytes
+        chunk = chunk_frames(frame_bytes)
+        total += math.ceil(len(frames) / chunk) * chunk * frame_bytes
+    return total + sum(value.nbytes for value in checkpoint.values()
+                       if isinstance(value, np.ndarray))
 
 
 def _copy_bytes(source: h5py.File, frames: int | None) -> int:

@@ -45,18 +45,25 @@ def _workers_ignore_ctrl_c():
     sent to the whole process group, stops the sweep in this process alone, with one line, instead
     of a traceback from each worker (a worker started again later ignores it through
     :mod:`.worker_start`). This process's own handler is back once they are up: a Ctrl-C in
-    the second or two they take to start is not seen (press it again)."""
+    the second or two they take to start is not seen (press it again). A SIGTERM then (sent to
+    this process alone) is held until they are up and delivered then: raised in the middle of
+    their start, it left a half-made cluster whose close at exit printed Dask's tracebacks."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers are the main thread's to set
         return
+    held = []
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous_term = signal.signal(signal.SIGTERM, lambda number, frame: held.append(number))
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGTERM, previous_term)
+    if held:
+        signal.raise_signal(signal.SIGTERM)  # to the handler it was sent to
 
 
 class _CancelRace(logging.Filter):
