@@ -1055,3 +1055,13 @@ def test_a_sigterm_while_the_workers_start_is_the_sweeps_one_line(tmp_path):
     assert (done.returncode, done.stderr) == (143, (
         f"error: stopped by SIGTERM: finished members are kept in {tmp_path}; the same command "
         "continues the sweep\n"))
+
+
+def test_a_scene_name_too_long_for_a_file_name_is_one_line(tmp_path):
+    """Issue 15 (stop 28): the sweep API looked for a scene name with Path.exists, which raises
+    OSError ('File name too long') for a name longer than the file system takes, where the
+    command line (os.path.exists) named SCENE_OR_FILE; both now resolve a scene in one place
+    (io.scene_file.named_scene)."""
+    with pytest.raises(HookeInputError) as refused:
+        hooke.sweep("x" * 300, {"stiffness": [1.0]}, out=tmp_path)
+    assert str(refused.value).startswith("scene: is neither a built-in scene (")

@@ -24,7 +24,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from .errors import HookeInputError
-from .scenes import names as scene_names
 
 # Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.
 console = Console(soft_wrap=True, width=None if sys.stdout and sys.stdout.isatty() else 120)
@@ -197,21 +196,9 @@ def flagged(error: HookeInputError, flags: dict[str, str]) -> str:
 
 
 def load_scene(scene_or_file: str):
-    from .io.scene_file import builtin_scene, load
+    from .io.scene_file import named_scene
 
-    if scene_or_file in scene_names():
-        return builtin_scene(scene_or_file)
-    # os.path.exists: Path's raises OSError for a name too long for the file system
-    if scene_or_file.endswith(".toml") or os.path.exists(scene_or_file):
-        try:
-            return load(scene_or_file)
-        except HookeInputError as error:  # the file itself (missing, a FIFO): as the argument
-            if error.field != "path":
-                raise
-            raise HookeInputError("SCENE_OR_FILE", error.problem, error.value,
-                                  show_value=error.show_value) from None
-    raise HookeInputError("SCENE_OR_FILE", "is neither a built-in scene "
-                          f"({', '.join(scene_names())}) nor a scene file", scene_or_file)
+    return named_scene(scene_or_file, "SCENE_OR_FILE")
 
 
 def parse_option(text: str) -> tuple[str, object]:

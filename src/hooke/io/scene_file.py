@@ -106,7 +106,7 @@ from ..integrators import get as get_integrator
 from ..model import SPRING_ENERGIES
 from ..motion import ConstantVelocity, Sinusoid
 from ..scene_setup import ENERGY_REFERENCES, Scene, check_save_every, step_count
-from ..scenes import source as builtin_source
+from ..scenes import names as scene_names, source as builtin_source
 from ..scenes.builders import parameter_problems, run_builder
 from ..surfaces import check_face_shapes, check_faces, start_problems
 from .files import parse_toml, read_text
@@ -620,3 +620,23 @@ def builtin_scene(name: str, **parameters) -> Scene:
     keywords."""
     text = builtin_source(name)
     return build(parse(text, source=name), text, overrides=parameters, default_name=name)
+
+
+def named_scene(scene, field: str) -> Scene:
+    """A built-in scene's name or a scene file's path (a str or a Path) as its Scene; a problem
+    of the file itself (missing, a FIFO, too large) and anything else is named ``field``, the
+    argument that gave it (``SCENE_OR_FILE`` on the command line, ``scene`` in the API)."""
+    if isinstance(scene, str) and scene in scene_names():
+        return builtin_scene(scene)
+    # os.path.exists: Path's raises OSError for a name too long for the file system
+    if isinstance(scene, (str, os.PathLike)) and str(scene) and (
+            str(scene).endswith(".toml") or os.path.exists(scene)):
+        try:
+            return load(scene)
+        except HookeInputError as error:  # the file itself (missing, a FIFO): as the argument
+            if error.field != "path":
+                raise
+            raise HookeInputError(field, error.problem, error.value,
+                                  show_value=error.show_value) from None
+    raise HookeInputError(field, f"is neither a built-in scene ({', '.join(scene_names())}) "
+                          "nor a scene file", scene)

@@ -364,7 +364,7 @@ class TrajectoryWriter:
         with self._writing():
             if self._aside is not None:  # SWMR starts in this write: see _reserve
                 reserve(self._aside, self.file.id.get_filesize()
-                         + 2 * _block_bytes(block, checkpoint) + RESERVE_SLACK)
+                        + _block_bytes(block, checkpoint) + RESERVE_SLACK)
             self._write_block(block, checkpoint, count)
             _write_checkpoint(self.file["checkpoint"], checkpoint, count)
             self.file.attrs["frames_written"] = count

@@ -54,7 +54,6 @@ import math
 import re
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -62,10 +61,9 @@ import tomli_w
 
 from ..errors import HookeInputError, HookeInputErrors
 from ..integrators import base as integrator_registry
-from ..io.scene_file import build, builtin_scene, load, parse
+from ..io.scene_file import build, named_scene, parse
 from ..memory import MEMBER_BYTES, check_fits, real_count
 from ..scene_setup import Scene
-from ..scenes import names as scene_names
 from ..scenes.builders import parameter_names, parameter_schema
 from ..simulate import plan as plan_run, simulate
 from .settings import Range, SweepSettings, validated
@@ -121,19 +119,7 @@ def base_scene(scene) -> Scene:
                                   "a scene file's text: give a built-in name, a scene file or a "
                                   "Scene loaded from one", scene.name)
         return scene
-    if isinstance(scene, str) and scene in scene_names():
-        return builtin_scene(scene)
-    if isinstance(scene, (str, Path)) and str(scene) and (str(scene).endswith(".toml")
-                                                          or Path(scene).exists()):
-        try:
-            return load(scene)
-        except HookeInputError as error:  # the file itself (missing, a FIFO): as the argument
-            if error.field != "path":
-                raise
-            raise HookeInputError("scene", error.problem, error.value,
-                                  show_value=error.show_value) from None
-    raise HookeInputError("scene", f"is neither a built-in scene ({', '.join(scene_names())}) "
-                          "nor a scene file", scene)
+    return named_scene(scene, "scene")
 
 
 def _resolve(path: str, base: Scene, builder: str | None) -> tuple[str, str]:
