@@ -1065,3 +1065,22 @@ def test_a_scene_name_too_long_for_a_file_name_is_one_line(tmp_path):
     with pytest.raises(HookeInputError) as refused:
         hooke.sweep("x" * 300, {"stiffness": [1.0]}, out=tmp_path)
     assert str(refused.value).startswith("scene: is neither a built-in scene (")
+
+
+def test_a_stop_python_swallowed_still_stops_the_sweep(client, tmp_path):
+    """Issue 15 (CI, stop 28): a Ctrl-C mid-sweep ran it to its end, exit 0, once in a while:
+    its KeyboardInterrupt was raised where Python drops it (a released future's ``__del__``)
+    and only recorded (:mod:`hooke.pending_stop`). The sweep now raises a recorded stop after
+    each member, as a run does after each block; the finished rows stay."""
+    from hooke import pending_stop
+
+    def swallowed_ctrl_c(done, total):
+        if done == 1:
+            pending_stop.record(KeyboardInterrupt)  # as the handler does before its raise is lost
+
+    with pytest.raises(KeyboardInterrupt):
+        hooke.sweep("spring1d", {"stiffness": [float(k) for k in range(1, 41)], "t_end": [0.1]},
+                    client=client, out=tmp_path, summary_only=True, progress=swallowed_ctrl_c)
+    rows = list(tmp_path.glob("members/*/row.json"))
+    assert 1 <= len(rows) < 40
+    pending_stop.raise_if_pending()  # nothing left recorded

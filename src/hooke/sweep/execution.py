@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import pending_stop
 from ..errors import HookeInputError
 from .planning import Member
 from .settings import SweepSettings
@@ -182,6 +183,9 @@ def execute(client, members: list[Member], directory: Path, settings: SweepSetti
                     waiting.appendleft((member, attempt + 1))
                 else:
                     on_final(member, {**row, "attempts": attempt})
+            # a Ctrl-C whose KeyboardInterrupt Python swallowed (raised inside a released
+            # future's __del__) ran the sweep to its end, exit 0: it stops here instead
+            pending_stop.raise_if_pending()
             submit_more()
     finally:
         client.cancel(list(pending))
