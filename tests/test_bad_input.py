@@ -640,11 +640,13 @@ def test_a_joint_length_whose_ends_meet_in_the_check_is_no_traceback(length):
     particles 1 m apart raised a raw ZeroDivisionError from finalize: the lengths check's
     Newton step put the ends on each other, where the compiled joint geometry divides by 0.
     Such a trial is no decrease, as a NaN one is; the model is then built, and a run of it
-    fails in its own one line (the step blows up), never with a traceback."""
+    fails in its own one line (the state blows up where the ends all but meet, as the joint's
+    direction 1/|d| does), never with a traceback."""
     b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
     b.add_particle((0.0, 0.0), pinned=True)
     b.add_particle((1.0, 0.0))
     b.add_joint(0, 1, length=length)
     scene = hooke.Scene(b.finalize(), integrator="rk4", dt=0.01, t_end=0.05)
-    with pytest.raises(hooke.SimulationError, match="the motion blew up"):
+    with pytest.raises(hooke.SimulationError, match="blew up|became non-finite") as caught:
         hooke.simulate(scene)
+    assert "\n" not in str(caught.value)

@@ -36,7 +36,8 @@ integrator option ``stabilization``:
   ``baumgarte_beta`` β [1/s]); α = β is critically damped with time constant 1/β.
 - ``"projection"`` (the default): exact tensions, and after every step the positions are
   projected onto g = 0 along M⁻¹ Gᵀ (mass-weighted closest point, SHAKE style, a quasi-Newton
-  iteration with the Jacobian at the unprojected point), then the velocities onto ġ = 0
+  iteration with the Jacobian at the unprojected point, refreshed and damped where that stops
+  decreasing |g|), then the velocities onto ġ = 0
   (RATTLE style). Both projections conserve linear momentum.
 - ``None`` (or ``"none"``): the bare exact-tension forces; the lengths drift.
 
@@ -141,6 +142,7 @@ def _correction(n, pull, tension, i, j, out):
 DENSE_JOINTS = 128
 _SINGULAR_PIVOT = 1e-10  # relative size of an LU pivot below which G M⁻¹ Gᵀ counts as singular
 _DENSE_DIAGNOSIS_LIMIT = 2000  # up to this many joints, a singular set is named joint by joint
+_HALVINGS = 20  # a projection step shrunk to 2⁻²⁰ that still does not decrease max |g| is a stall
 
 
 class JointSet:
@@ -315,24 +317,48 @@ class JointSet:
 
     # -- projection onto the constraints ---------------------------------------------------
     def project(self, x: np.ndarray, v: np.ndarray, t: float, max_iterations: int = 50):
-        """New (x, v) with g(x) = 0 and ġ = 0 (to round-off): mass-weighted projections."""
-        length, n0 = self.geometry(x)
+        """New (x, v) with g(x) = 0 and ġ = 0 (to round-off): mass-weighted projections.
+
+        The directions stay those of the unprojected point while full steps decrease max |g|
+        (one factorisation per step); where one does not (a start far from the constraints, as
+        joint lengths that differ from the initial distances), they are refreshed there and the
+        step halved until max |g| decreases (:meth:`descend`)."""
         tolerance = _projection_tolerance(self, x)
-        solve = self.factor_normal(n0, t)
-        x = x.copy()
-        history = []
-        for _ in range(max_iterations):
-            g = length - self.rest
-            history.append(float(np.max(np.abs(g))))
-            if history[-1] <= tolerance:
+        _, n = self.geometry(x)
+        solve, fresh = self.factor_normal(n, t), True
+        g = self.values(x)
+        history = [float(np.max(np.abs(g)))]
+        while history[-1] > tolerance and len(history) <= max_iterations:
+            step = self.descend(x, g, n, solve, _HALVINGS if fresh else 0)
+            if step is None and not fresh:
+                _, n = self.geometry(x)
+                solve = self.factor_normal(n, t)
+                step = self.descend(x, g, n, solve, _HALVINGS)
+            if step is None:
                 break
-            x -= self.inverse_mass[:, None] * self.transpose_times(n0, solve(g))
-            length, _ = self.geometry(x)
-        else:
-            raise SimulationError(
-                f"joints: the position projection did not converge at t = {t:.6g} "
-                f"(max |g| over the last iterations: {', '.join(f'{r:.3e}' for r in history[-5:])})")
-        return x, self.project_velocities(x, v, t)
+            (x, g), fresh = step, False
+            history.append(float(np.max(np.abs(g))))
+        if history[-1] <= tolerance:
+            return x, self.project_velocities(x, v, t)
+        raise SimulationError(
+            f"joints: the position projection did not converge at t = {t:.6g} "
+            f"(max |g| over the last iterations: {', '.join(f'{r:.3e}' for r in history[-5:])})")
+
+    def descend(self, x: np.ndarray, g: np.ndarray, n: np.ndarray, solve, halvings: int):
+        """(x', g(x')) for the first of the steps x − s M⁻¹ Gᵀ A⁻¹ g, s = 1, ½, … (``halvings``
+        halvings), whose max |g| is below that at x; None if none is. G and A = G M⁻¹ Gᵀ are
+        taken at directions ``n``, ``solve`` solves with A (pinned particles stay)."""
+        step = self.inverse_mass[:, None] * self.transpose_times(n, solve(g))
+        worst = np.max(np.abs(g))
+        for k in range(halvings + 1):
+            trial = x - 0.5 ** k * step
+            try:
+                trial_g = self.values(trial)
+            except ZeroDivisionError:  # ends that meet (a length of 1e-300): the compiled
+                continue                # geometry raises; no decrease either
+            if np.max(np.abs(trial_g)) < worst:  # NaN (coinciding ends) is no decrease
+                return trial, trial_g
+        return None
 
     def project_velocities(self, x: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
         """v with ġ = G v = 0 (to round-off): v − M⁻¹ Gᵀ (G M⁻¹ Gᵀ)⁻¹ G v (RATTLE style)."""
@@ -412,22 +438,12 @@ def check_joint_lengths(joints: JointSet, x0: np.ndarray, max_iterations: int = 
     for _ in range(max_iterations):
         _, n = joints.geometry(x)
         try:
-            step = joints.inverse_mass[:, None] * joints.transpose_times(n, joints.factor_normal(n)(g))
+            step = joints.descend(x, g, n, joints.factor_normal(n), _HALVINGS)
         except HookeInputError:  # singular on the way: a stall
             break
-        worst, scale = np.max(np.abs(g)), 1.0
-        while scale > 1e-6:
-            trial = x - scale * step
-            try:
-                trial_g = joints.values(trial)
-            except ZeroDivisionError:  # ends that meet (a length of 1e-300): the compiled
-                trial_g = np.full(joints.count, np.nan)  # geometry raises; no decrease either
-            if np.max(np.abs(trial_g)) < worst:  # NaN (coinciding ends) is no decrease
-                break
-            scale /= 2
-        else:
+        if step is None:
             break
-        x, g = trial, trial_g
+        x, g = step
         if np.max(np.abs(g)) <= tolerance:
             matrix = _singular_normal_matrix(joints, x)
             if matrix is None:
