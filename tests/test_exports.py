@@ -209,6 +209,22 @@ def test_an_export_of_a_shorter_run_leaves_no_frame_of_the_longer_one(tmp_path):
     assert len(written) == 2 * frames + 1
 
 
+@pytest.mark.parametrize("command", ["export", "plot", "animate"])
+def test_a_run_directory_that_cannot_be_read_is_named_dir(tmp_path, command):
+    """Issue 15: `hooke export DIR` (and plot, animate) said "path: no such trajectory file" and
+    "path: is not a readable HDF5 trajectory": path is the reader's argument; the command line
+    calls it DIR."""
+    missing, damaged = tmp_path / "missing", tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / "trajectory.h5").write_text("not HDF5")
+    for folder, problem in ((missing, "no such trajectory file"),
+                            (damaged, "is not a readable HDF5 trajectory (file signature not "
+                                      "found)")):
+        done = CliRunner().invoke(app, [command, str(folder)])
+        assert (done.exit_code, done.stderr) == (
+            2, f"error: DIR: {problem}, got '{folder / 'trajectory.h5'}'\n"), done.output
+
+
 def test_cli_export_formats(tmp_path, progress_bars):
     """``hooke export DIR --format obj`` writes DIR/obj, ``--vtu`` stays ``--format vtu``, both
     report progress through the run's LazyProgress (in files); a surface format for a run

@@ -303,8 +303,8 @@ def plot_command(
 
     try:
         result = open_result(directory / "trajectory.h5")
-    except HookeInputError as error:
-        fail(str(error))
+    except HookeInputError as error:  # the reader's "path" is the DIR argument's file
+        fail(flagged(error, {"path": "DIR"}))
     kinds = list(dict.fromkeys(kind or plots.available(result)))  # a kind given twice: drawn once
     for name in kinds:  # all checked before any is drawn
         try:
@@ -347,8 +347,8 @@ def export_command(
             progress.close()
         # the frames exported above were read through their checksums; else they are read here
         written.insert(0, write_xdmf(directory / "trajectory.h5", verify=not chosen))
-    except HookeInputError as error:
-        fail(str(error))
+    except HookeInputError as error:  # the reader's "path" is the DIR argument's file
+        fail(flagged(error, {"path": "DIR"}))
     except OSError as error:  # reading errors are HookeInputErrors: this is writing
         fail(f"DIR: cannot write the export ({error.strerror or error}), got {str(directory)!r}",
              code=1)
@@ -370,8 +370,8 @@ def animate_command(
         fail(f"--duration: must be a number > 0 (seconds), got {duration}")
     try:
         result = open_result(directory / "trajectory.h5")
-    except HookeInputError as error:
-        fail(str(error))
+    except HookeInputError as error:  # the reader's "path" is the DIR argument's file
+        fail(flagged(error, {"path": "DIR"}))
     progress = LazyProgress("animate", unit="frames")
     try:
         path = animate(result, out, fps=fps, duration=duration, progress=progress)
