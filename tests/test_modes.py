@@ -12,6 +12,8 @@ import hooke
 from hooke.analysis import equilibrium
 from hooke.errors import HookeInputError, SimulationError
 
+from conftest import run_main
+
 
 def fixed_chain(n, stiffness, mass):
     b = hooke.ModelBuilder(dim=1)
@@ -146,14 +148,64 @@ def test_modes_command_notes_the_mode_count(tmp_path):
 
 
 def test_equilibrium_newton_failure_reports_the_residuals():
-    # a free particle under gravity has no static equilibrium: the residual stays m·g
+    # a hanging mass given one iteration: the residual is still m·g
     b = hooke.ModelBuilder(dim=2, gravity=(0, -9.81))
-    b.add_particle((0, 0), mass=1.0)
-    with pytest.raises(SimulationError, match=r"^equilibrium: Newton did not converge in 200 "
+    anchor = b.add_particle((0, 0), mass=1.0, pinned=True)
+    b.add_spring(anchor, b.add_particle((0, -1), mass=1.0), stiffness=10.0, rest_length=1.0)
+    with pytest.raises(SimulationError, match=r"^equilibrium: Newton did not converge in 1 "
                                               r"iterations \(\|∇U \+ Gᵀ T\|∞ over the last "
-                                              r"iterations: (9\.810e\+00, ){5}9\.810e\+00; force "
-                                              r"scale 9\.810e\+00 N\)$"):
-        hooke.modes(b.finalize(), k=2)
+                                              r"iterations: 9\.810e\+00; force scale 9\.810e\+00 "
+                                              r"N\)$"):
+        equilibrium(b.finalize(), max_iterations=1)
+
+
+FREE_BODY = ("equilibrium: none exists: no particle is pinned and nothing holds the body, so the "
+             "net external force on it (gravity, wind), (0, -19.62) N, moves it as a whole; pin a "
+             "particle or add a ground plane")
+
+
+def free_pair(gravity) -> hooke.ModelBuilder:
+    b = hooke.ModelBuilder(dim=2, gravity=gravity)
+    b.add_spring(b.add_particle((0, 0), mass=1.0), b.add_particle((1, 0), mass=1.0),
+                 stiffness=10.0)
+    return b
+
+
+def test_a_free_body_under_gravity_has_no_equilibrium_and_says_so(tmp_path):
+    """Issue 15: `hooke modes` of a body with no pinned particle under gravity ran Newton's 200
+    iterations and said only "Newton did not converge", no hint that no static equilibrium
+    exists. Now it says so at once, naming the net force; without gravity it has modes (the
+    rigid ones at 0 Hz), and a ground plane may hold it (square_drop, above)."""
+    with pytest.raises(SimulationError) as caught:
+        hooke.modes(free_pair((0, -9.81)).finalize(), k=2)
+    assert str(caught.value) == FREE_BODY
+    result = hooke.modes(free_pair((0, 0)).finalize(), k=4)
+    np.testing.assert_allclose(result.frequencies[:3], 0.0, atol=1e-6)
+    assert result.frequencies[3] == pytest.approx(np.sqrt(2 * 10.0) / (2 * np.pi), rel=1e-9)
+    scene = tmp_path / "free.toml"
+    scene.write_text('dim = 2\ngravity = [0, -9.81]\n[[particles]]\nx = [0, 0]\nmass = 1\n'
+                     '[[particles]]\nx = [1, 0]\nmass = 1\n[[springs]]\ni = 0\nj = 1\n'
+                     'stiffness = 10\n')
+    done = subprocess.run([sys.executable, "-m", "hooke.cli", "modes", str(scene), "-k", "2",
+                           "--out", str(tmp_path / "modes")], capture_output=True, text=True,
+                          timeout=300)
+    assert (done.returncode, done.stderr, done.stdout) == (1, f"error: {FREE_BODY}\n", "")
+
+
+def test_the_mode_count_note_comes_before_the_analysis(monkeypatch, capsys, tmp_path):
+    """Issue 15: `hooke modes lattice -k 100000000000000000000000` computed all 2,700 modes (two
+    minutes on a loaded machine) and only then said the scene has 2,700; the note is now the
+    first line, before the analysis (here one that fails)."""
+    import hooke.analysis
+
+    def failing(scene, k):
+        raise SimulationError(f"stopped at k = {k}")
+
+    monkeypatch.setattr(hooke.analysis, "modes", failing)
+    code, lines = run_main(monkeypatch, capsys, "modes", "crane", "-k", str(10 ** 23), "--out",
+                           str(tmp_path))
+    assert (code, lines) == (1, ["note: crane has 5 modes: 15 degrees of freedom − 10 joints",
+                                 f"error: stopped at k = {10 ** 23}"])
 
 
 def test_rest_energy_of_a_hanging_mass_is_the_closed_form():

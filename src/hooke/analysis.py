@@ -35,7 +35,8 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .energies import drag, kinetic
+from .energies import (barrier, drag, kinetic, obstacle_barrier, potential_terms, sphere_barrier,
+                       surface_barrier)
 from .errors import HookeInputError, SimulationError, is_count, is_number
 from .io.scene_file import builtin_scene
 from .memory import check_fits
@@ -43,6 +44,8 @@ from .model import Model
 from .saddle_point import SaddlePointMatrix
 from .scene_setup import Scene
 from .system import System
+
+CONTACT_TERMS = (barrier, sphere_barrier, surface_barrier, obstacle_barrier)  # could hold a free body
 
 DENSE_LIMIT = 600  # free DOFs up to which the reduced eigenproblem is solved densely
 # n × n matrices the dense path holds at once (the stiffness, the basis, the products, eigh's
@@ -97,6 +100,22 @@ def _multipliers(system: System, x: np.ndarray, gradient: np.ndarray) -> np.ndar
     return joints.factor_normal(n)(np.einsum("ka,ka->k", a[joints.j] - a[joints.i], n))
 
 
+def _check_held(model: Model, gradient: np.ndarray, tolerance: float) -> None:
+    """SimulationError when no static equilibrium can exist: no particle pinned, no contact
+    term that could hold the body, and a net external force (gravity, wind; the springs' and
+    joints' forces sum to 0) the converged residual, within ``tolerance`` per DOF, cannot have.
+    Newton then ran its 200 iterations and said only that it did not converge."""
+    if model.pinned.any() or any(term in CONTACT_TERMS for term in potential_terms(model)):
+        return
+    net = 0.0 - np.sum(gradient, axis=0)  # (no -0 shown)
+    if np.max(np.abs(net)) > model.n_particles * tolerance:
+        shown = ", ".join(f"{value:.4g}" for value in net)
+        raise SimulationError(f"equilibrium: none exists: no particle is pinned and nothing holds "
+                              f"the body, so the net external force on it (gravity, wind), "
+                              f"({shown}) N, moves it as a whole; pin a particle or add a ground "
+                              "plane")
+
+
 def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
                 max_iterations: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """Static equilibrium (positions (n, d), tensions (m,)) nearest to ``x`` (default x0)."""
@@ -123,6 +142,7 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
     max_move = 0.2 * (float(np.min(lengths)) if lengths.size else 1.0)
     shift = 0.0
     energy = system.potential_energy(x, terms)
+    _check_held(model, system.potential_gradient(x, terms), tol * force_scale)
     history = []
     for _ in range(max_iterations):
         gradient = system.potential_gradient(x, terms)

@@ -402,16 +402,17 @@ def modes_command(
         scene = load_scene(scene_or_file)
         output_directory(out)  # before the analysis: a place the plot cannot go is one line
         check_replaceable(out / "modes.png", "--out")
+        model = scene.model
+        count = model.free_dofs.size - model.n_joints  # hooke.modes returns min(k, count) modes
+        if 0 < count < k:  # said first: every mode of a large scene takes minutes (lattice: 2700)
+            errors.print(f"note: {scene.name} has {plural(count, 'mode')}: {model.free_dofs.size} "
+                         f"degrees of freedom − {model.n_joints} joints", markup=False,
+                         highlight=False)
         result = modes(scene, k=k)
     except HookeInputError as error:
         fail(flagged(error, {"k": "-k"}))
     except SimulationError as error:
         fail(str(error), code=1)
-    if result.frequencies.size < k:
-        model = scene.model
-        errors.print(f"note: {scene.name} has {plural(result.frequencies.size, 'mode')}: "
-                     f"{model.free_dofs.size} degrees of freedom − {model.n_joints} joints",
-                     markup=False, highlight=False)
     console.print(result.table(), markup=False, highlight=False)  # "[rad/s]" is not markup
     try:
         mode_shapes_plot(scene, result, out / "modes.png")
