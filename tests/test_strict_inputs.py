@@ -814,8 +814,8 @@ def test_a_command_line_value_holding_a_second_toml_line_is_not_cut_short(tmp_pa
     silence. A value is one TOML value or its text (which the option's check then names)."""
     from hooke.io.scene_file import parse_value
 
-    assert parse_value("1e-3 # a comment") == 1e-3 and parse_value("[1, 2]") == [1, 2]
-    assert parse_value("1e-3\nfoo=1") == "1e-3\nfoo=1"
+    assert parse_value("1e-3 # a comment", "-O") == 1e-3 and parse_value("[1, 2]", "-O") == [1, 2]
+    assert parse_value("1e-3\nfoo=1", "-O") == "1e-3\nfoo=1"
     code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "-q", "-i", "rk45", "-O",
                            "rtol=1e-3\nfoo=1", "--out", str(tmp_path / "out"))
     assert (code, lines) == (2, ["error: rtol: must be a number > 0 for integrator 'rk45', got "

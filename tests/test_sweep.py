@@ -372,6 +372,13 @@ def test_paths_and_values_are_checked_before_anything_runs():
     assert parse_param("spring.k=1e3,1e4,1e5") == ("spring.k", [1e3, 1e4, 1e5])
     assert parse_param("stiffness=log:1e3:1e5") == ("stiffness", {"range": [1e3, 1e5], "log": True})
     assert parse_param("n=2:9") == ("n", {"range": [2, 9], "log": False})
+    # issue 15: a number past the largest float was shown as the inf nobody typed
+    for text in ("stiffness=1e400", "stiffness=1,1e400", "stiffness=log:1:1e400"):
+        with pytest.raises(HookeInputError) as error:
+            parse_param(text)
+        assert str(error.value) == ("--param stiffness: is past the largest float (1.798e+308), "
+                                    "got '1e400'")
+    assert parse_param("stiffness=inf,-inf") == ("stiffness", [np.inf, -np.inf])  # as typed
     members = plan("pendulum", {"parameters.length": [1.0], "run.dt": [0.02],
                                 "run.options.k_c": [0.01], "options.beta_c": [0.1]})
     assert members[0].parameters["length"] == 1.0 and members[0].run == {"dt": 0.02}

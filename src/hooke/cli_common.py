@@ -212,7 +212,7 @@ def parse_option(text: str) -> tuple[str, object]:
     if not sep or not key:
         raise HookeInputError("--option", "must be KEY=VALUE", text)
     words = {"true": True, "false": False, "none": None, "null": None}
-    return key, words[value.lower()] if value.lower() in words else parse_value(value)
+    return key, words[value.lower()] if value.lower() in words else parse_value(value, f"--option {key}")
 
 
 class OutputsHold:

@@ -6,8 +6,9 @@ shareable name is one shared value unless written ``NAME:each``), prints a line 
 on stderr (the loss) and then the fitted values ± 1σ, and writes the JSON summary to ``--out``.
 Bad input (an unknown parameter, observed data of the wrong shape or times outside the run,
 malformed ``--bounds``/``--initial``, an integrator without an adjoint for ``--method lbfgsb``)
-is one line on stderr and exit 2, and so is an ``--out`` that cannot be written, checked before
-the fit (an earlier summary there is replaced only whole). Registered on the ``hooke`` app by :mod:`hooke.cli`.
+is one line on stderr and exit 2, and so is an ``--out`` that cannot be written or names a
+folder (``sub/``, ``sub/.``), checked before the fit (an earlier summary there is replaced only
+whole). Registered on the ``hooke`` app by :mod:`hooke.cli`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import typer
 
 from .cli_common import console, errors, fail, flagged, given_flags, load_scene, parse_option
 from .errors import HookeInputError, SimulationError
-from .io.outputs import check_replaceable, writable_directory, written_aside
+from .io.outputs import check_replaceable, output_file, writable_directory, written_aside
 
 
 def parse_params(text: str) -> dict[str, str]:
@@ -53,10 +54,11 @@ def parse_pairs(texts: list[str], flag: str, bounds: bool) -> dict:
             low, colon, high = value.partition(":")
             if not colon:
                 raise HookeInputError(flag, "must be NAME=LOW:HIGH (e.g. stiffness=1:100)", text)
-            out[name] = tuple(None if not side.strip() else parse_value(side.strip())
+            out[name] = tuple(None if not side.strip() else parse_value(side.strip(),
+                                                                        f"{flag} {name}")
                               for side in (low, high))
         else:
-            out[name] = parse_value(value)
+            out[name] = parse_value(value, f"{flag} {name}")
     return out
 
 
@@ -76,7 +78,8 @@ def fit_command(
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s] (default: the last observed time)"),
     max_iterations: int = typer.Option(100, "--max-iterations", help="at most this many iterations"),
     option: list[str] = typer.Option(None, "--option", "-O", help="an integrator option KEY=VALUE (repeatable)"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="write the JSON summary to this file"),
+    out_text: Optional[str] = typer.Option(None, "--out", "-o", metavar="PATH",
+                                           help="write the JSON summary to this file"),
 ) -> None:
     """Fit a scene's parameters to observed positions: prints the fitted values ± 1σ (from the
     Gauss–Newton Hessian) and the residual; --out writes them as JSON."""
@@ -91,6 +94,7 @@ def fit_command(
         params = parse_params(param)
         start = parse_pairs(initial, "--initial", bounds=False)
         limits = parse_pairs(bounds, "--bounds", bounds=True)
+        out = None if out_text is None else output_file(out_text, "--out")  # (a str: 'sub/.')
         if out is not None:  # before the fit's minutes: a summary it could not write is lost
             writable_directory(out.parent, "--out")
             check_replaceable(out, "--out")

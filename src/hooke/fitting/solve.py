@@ -41,6 +41,12 @@ METHODS = ("least_squares", "lbfgsb")
 # shows as (measured ~1e-9 on spring1d's k and m, whose ratio alone the motion fixes); 1e-7
 # stays above that, and a direction at 1e-7 would carry σ of 1e7 × the noise anyway.
 SINGULAR = 1e-7
+# The smallest tolerance: SciPy's least_squares warns that one below it "effectively disables the
+# corresponding termination condition" and raises ValueError when all three are below it.
+EPSILON = float(np.finfo(float).eps)
+# A fit that stops at its start is a minimum there unless the Gauss–Newton step from it moves an
+# unknown by more than this (relative to max(1, |z|)): a start at the data's truth asks ~1e-16.
+FAR = 1e-3
 
 
 @dataclass
@@ -158,6 +164,22 @@ def check_first_iteration(problem: Problem, method: str) -> None:
                               "shorter span or take a larger dt", float(problem.times[-1]))
 
 
+def _moved_from_start(unknowns, jacobian, residual, sigma, message) -> tuple[bool, str]:
+    """(converged, message) of a fit that stopped at its start: not converged where the loss is
+    flat there along an unknown (σ = inf) or so nearly flat that its gradient met the tolerance
+    while the Gauss–Newton step still asks to move it by more than ``FAR`` (stiffness 1e-12 in
+    log space: by 2.6e11, reported converged at 1e-12 ± 0.46 where the data said 5)."""
+    step = np.linalg.lstsq(jacobian, -residual, rcond=SINGULAR)[0]
+    z0 = unknowns.z0
+    stuck = [label for label, s, d, z in zip(unknowns.labels, sigma, step, z0)
+             if not np.isfinite(s) or abs(d) > FAR * max(1.0, abs(z))]
+    if not stuck:
+        return True, message
+    return False, (f"no step from the start ({_start_text(unknowns)}): the loss does not change "
+                   f"with {', '.join(stuck)} there; start from other values (initial=, "
+                   "--initial NAME=VALUE)")
+
+
 def _start_text(unknowns) -> str:
     theta = unknowns.physical(unknowns.z0)
     return ", ".join(f"{label} = {value:.6g}" for label, value in zip(unknowns.labels, theta))
@@ -177,7 +199,7 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
         method: ``"least_squares"`` (Gauss–Newton / Levenberg–Marquardt) or ``"lbfgsb"``.
         initial: name → the value to start from.
         max_iterations: iterations (L-BFGS-B) or residual evaluations (least_squares) at most.
-        tolerance: the solver's relative tolerances on L, z and the gradient.
+        tolerance: the solver's relative tolerances on L, z and the gradient, in [2.2e-16, 1).
         progress: optional ``progress(iteration, loss)`` after each iteration.
         **options: ``integrator``, ``dt``, ``t_end``, ``save_every`` and the integrator's
             options, as for :func:`hooke.simulate`.
@@ -191,8 +213,9 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
                               type(scene).__name__)
     if not is_count(max_iterations) or max_iterations < 1:
         raise HookeInputError("max_iterations", "must be an integer >= 1", max_iterations)
-    if not (is_number(tolerance) and 0 < tolerance < 1):
-        raise HookeInputError("tolerance", "must be a number in (0, 1)", tolerance)
+    if not (is_number(tolerance) and EPSILON <= tolerance < 1):  # below: SciPy warns, or raises
+        raise HookeInputError("tolerance", f"must be a number in [{EPSILON:.3g}, 1) (machine "
+                              "epsilon: a relative change below it cannot be seen)", tolerance)
     if progress is not None and not callable(progress):
         raise HookeInputError("progress", "must be a callable progress(iteration, loss) or None",
                               progress)
@@ -222,16 +245,14 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
                                    float(tolerance), record)
     residual = problem.residual(z)
     loss = problem.finite_loss(residual, "at the fit")
-    cov, noise = covariance(problem.jacobian(z), residual)
+    jacobian = problem.jacobian(z)
+    cov, noise = covariance(jacobian, residual)
     if not history or not np.isclose(history[-1], loss, rtol=1e-9, atol=0.0):
         history.append(loss)
     theta = unknowns.physical(z)
     sigma = np.sqrt(np.diag(cov)) * np.where(unknowns.log, theta, 1.0)
-    flat = [label for label, s in zip(unknowns.labels, sigma) if not np.isfinite(s)]
-    if converged and flat and np.array_equal(z, unknowns.z0):  # a gradient of 0 met the tolerance
-        converged, message = False, (
-            f"no step from the start ({_start_text(unknowns)}): the loss does not change with "
-            f"{', '.join(flat)} there; start from other values (initial=, --initial NAME=VALUE)")
+    if converged and np.array_equal(z, unknowns.z0):  # a gradient below the tolerance at once
+        converged, message = _moved_from_start(unknowns, jacobian, residual, sigma, message)
     return FitResult(values=unknowns.report(theta), uncertainty=unknowns.report(sigma),
                      labels=unknowns.labels, x=theta, sigma=sigma,
                      log_space=[bool(flag) for flag in unknowns.log], covariance=cov,

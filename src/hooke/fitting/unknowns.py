@@ -122,6 +122,10 @@ def _chosen_rows(indices, shape: tuple, name: str) -> np.ndarray:
     if not ok:
         raise HookeInputError(f"params.{name}", "must be 'each', 'shared' or a list of element "
                               f"indices from 0 to {rows - 1}", indices)
+    values, counts = np.unique(picked, return_counts=True)
+    if np.any(counts > 1):  # the second mention was dropped in silence: one unknown, not two
+        raise HookeInputError(f"params.{name}", f"picks element {values[counts > 1][0]} more "
+                              "than once", indices)
     keep = np.zeros(shape, dtype=bool)
     keep[picked] = True
     return keep

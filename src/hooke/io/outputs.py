@@ -80,6 +80,18 @@ def writable_directory(path: Path, field: str) -> Path:
     return path
 
 
+def output_file(text: str, field: str) -> Path:
+    """``text``, an output file's name as typed, as a Path; one ending in a separator, ``.`` or
+    ``..`` names a folder, which pathlib would drop ('sub/.' is Path('sub'): ``hooke fit --out
+    sub/.`` wrote a file named sub), and is refused naming ``field``."""
+    path = as_path(text, field)
+    name = os.fspath(text)
+    if name.endswith(os.sep) or os.path.basename(name) in (".", ".."):
+        raise HookeInputError(field, "names a folder, not a file: give the name of a file "
+                              "(in it)", name)
+    return path
+
+
 def check_replaceable(path: Path, field: str) -> None:
     """Refuse an existing ``path`` this process may not write (see the module's contract)."""
     path = as_path(path, field)

@@ -87,7 +87,9 @@ equilibrium, for a body that moves about it, see :attr:`hooke.Scene.energy_refer
 
 from __future__ import annotations
 
+import math
 import os
+import sys
 import tomllib
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -253,20 +255,26 @@ _MOTION = TypeAdapter(MotionSpec)
 
 # -- validation -------------------------------------------------------------------------------
 
-def parse_value(text: str):
+def parse_value(text: str, field: str):
     """A value typed on a command line (``--param``, ``--option``): TOML's grammar (1e-8, 25, true,
     inf, [1, 2], "a b"), else a number Python reads (.5, 1E3), else the text itself (a word such
-    as correction). One value: "1e-3\nfoo=1" is a document of two keys, taken as its text."""
+    as correction). One value: "1e-3\nfoo=1" is a document of two keys, taken as its text. A
+    number past the largest float (1e400), which both read as inf, is refused naming ``field``
+    and the text typed: shown as inf, the message named a value nobody gave."""
     try:
         document = tomllib.loads(f"value = {text}")
     except (tomllib.TOMLDecodeError, RecursionError):  # [[[[…: nested past the recursion limit
         document = {}
     if list(document) == ["value"]:
-        return document["value"]
-    try:
-        return float(text)
-    except ValueError:
-        return text
+        value = document["value"]
+    else:
+        try:
+            value = float(text)
+        except ValueError:
+            return text
+    if isinstance(value, float) and math.isinf(value) and "inf" not in text.lower():
+        raise HookeInputError(field, f"is past the largest float ({sys.float_info.max:.4g})", text)
+    return value
 
 
 def parse(text: str, source: str = "scene file", folder=None) -> SceneFile:

@@ -203,7 +203,7 @@ def parse_param(text: str) -> tuple[str, list | dict]:
                               "stiffness=log:1e3:1e5)", text)
     ranged = re.fullmatch(r"(log:)?([^:,\[\]]+):([^:,\[\]]+)", spec)
     if ranged:
-        ends = [parse_value(part.strip()) for part in ranged.group(2, 3)]
+        ends = [parse_value(part.strip(), f"--param {path}") for part in ranged.group(2, 3)]
         if not all(isinstance(end, (int, float)) and not isinstance(end, bool) for end in ends):
             raise HookeInputError(f"--param {path}", "a range is lo:hi or log:lo:hi with numbers", spec)
         return path, {"range": ends, "log": bool(ranged.group(1))}
@@ -214,6 +214,6 @@ def parse_param(text: str) -> tuple[str, list | dict]:
             item = spec[start:index].strip()
             if not item:
                 raise HookeInputError(f"--param {path}", "has an empty value", spec)
-            values.append(parse_value(item))
+            values.append(parse_value(item, f"--param {path}"))
             start = index + 1
     return path, values
