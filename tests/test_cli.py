@@ -310,6 +310,12 @@ def test_run_option_reaches_the_integrator(tmp_path):
     ("first_step=soon", "error: first_step: must be \"auto\" or a number > 0 for integrator "
                         "'rk45', got 'soon'"),
     ("rtol", "error: --option: must be KEY=VALUE, got 'rtol'"),
+    # Stop 29: "unexpected TypeError: simulate() got multiple values for keyword argument 'dt'
+    # (a bug in hooke)".
+    ("dt=0.01", "error: --option: dt is not an integrator option but an argument of "
+                "hooke.simulate (a flag of its own where the command has one), got 'dt=0.01'"),
+    ("store=x.h5", "error: --option: store is not an integrator option but an argument of "
+                   "hooke.simulate (a flag of its own where the command has one), got 'store=x.h5'"),
 ])
 def test_run_bad_option_is_the_integrators_one_line_error(tmp_path, option, message):
     done = hooke("run", "pendulum", "--t-end", "0.1", "-O", option, "--out", str(tmp_path))

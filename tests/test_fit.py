@@ -346,6 +346,14 @@ def test_fit_command_prints_the_values_and_writes_the_summary(observed_csv, tmp_
      "--initial stiffness: is past the largest float (1.798e+308), got '1e400'"),
     (["--param", "stiffness", "--bounds", "stiffness=1:1e999"],
      "--bounds stiffness: is past the largest float (1.798e+308), got '1e999'"),
+    # Stop 29: `-O dt=0.01` was "unexpected TypeError: fit() got multiple values for keyword
+    # argument 'dt' (a bug in hooke)", and a repeated key kept its last value in silence.
+    (["--param", "stiffness", "-O", "dt=0.01"],
+     "--option: dt is not an integrator option but an argument of hooke.simulate"),
+    (["--param", "stiffness", "-O", "method=lbfgsb"],
+     "--option: method is not an integrator option but an argument of hooke.fit"),
+    (["--param", "stiffness", "-O", "tol=1e-8", "-O", "tol=1e-9"],
+     "--option: tol given more than once, got 'tol=1e-9'"),
 ])
 def test_fit_command_bad_input_is_one_line_exit_2(observed_csv, monkeypatch, capsys, args, message):
     base = ["fit", "spring1d", "--observed", str(observed_csv)]

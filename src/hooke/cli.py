@@ -28,7 +28,7 @@ from rich.table import Table
 from . import pending_stop
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
                          flagged, given_flags, load_scene, made_for_the_work, missing_folders,
-                         output_directory, output_files, parse_option, print_error, remove_empty)
+                         output_directory, output_files, parse_options, print_error, remove_empty)
 from .cli_fit import fit_command
 from .cli_stdout import StdoutUnwritable, checked_stdout
 from .cli_stop import forget_stops, stop_kind, stop_on_signals, stopped, unreported_stop
@@ -190,12 +190,7 @@ def run_command(
                         hold.take(out, "path")  # as the stored run's own refusals
                     result = resume_run(out / "trajectory.h5", progress=progress)
                 else:
-                    options: dict = {}
-                    for text in option or []:
-                        key, value = parse_option(text)
-                        if key in options:
-                            raise HookeInputError("--option", f"{key} given more than once", text)
-                        options[key] = value
+                    options = parse_options(option, simulate)
                     scene = load_scene(scene_or_file)
                     dropped = scene_options(scene, integrator or scene.integrator)[1]
                     if dropped:

@@ -215,6 +215,28 @@ def parse_option(text: str) -> tuple[str, object]:
     return key, words[value.lower()] if value.lower() in words else parse_value(value, f"--option {key}")
 
 
+def parse_options(texts: list[str] | None, *targets) -> dict:
+    """The integrator options of repeated ``--option KEY=VALUE``, which the command hands to
+    ``targets`` (hooke.simulate; hooke.fit, and through it hooke.simulate) as ``**options``: a
+    key given twice, or one that is a target's own argument (dt, integrator …), is refused."""
+    import inspect
+
+    owners = {name: target.__name__ for target in reversed(targets)
+              for name, parameter in inspect.signature(target).parameters.items()
+              if parameter.kind is not parameter.VAR_KEYWORD}
+    options: dict = {}
+    for text in texts or []:
+        key, value = parse_option(text)
+        if key in options:
+            raise HookeInputError("--option", f"{key} given more than once", text)
+        if key in owners:
+            raise HookeInputError("--option", f"{key} is not an integrator option but an argument "
+                                  f"of hooke.{owners[key]} (a flag of its own where the command "
+                                  "has one)", text)
+        options[key] = value
+    return options
+
+
 class OutputsHold:
     """A run's hold on its --out directory (``summary.json.lock``) from before its first write
     until its plots and summary are written: another ``hooke run`` there is refused meanwhile.

@@ -19,7 +19,7 @@ from typing import Optional
 
 import typer
 
-from .cli_common import console, errors, fail, flagged, given_flags, load_scene, parse_option
+from .cli_common import console, errors, fail, flagged, given_flags, load_scene, parse_options
 from .errors import HookeInputError, SimulationError
 from .io.outputs import check_replaceable, output_file, writable_directory, written_aside
 
@@ -84,13 +84,14 @@ def fit_command(
     """Fit a scene's parameters to observed positions: prints the fitted values ± 1σ (from the
     Gauss–Newton Hessian) and the residual; --out writes them as JSON."""
     from .fitting import fit
+    from .simulate import simulate
     from .io.observed import read_observed
 
     def progress(iteration: int, loss: float) -> None:
         errors.print(f"iteration {iteration}: loss {loss:.6e}", highlight=False, markup=False)
 
     try:
-        options = dict(parse_option(text) for text in option or [])
+        options = parse_options(option, fit, simulate)
         params = parse_params(param)
         start = parse_pairs(initial, "--initial", bounds=False)
         limits = parse_pairs(bounds, "--bounds", bounds=True)
