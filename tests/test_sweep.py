@@ -379,6 +379,12 @@ def test_paths_and_values_are_checked_before_anything_runs():
         assert str(error.value) == ("--param stiffness: is past the largest float (1.798e+308), "
                                     "got '1e400'")
     assert parse_param("stiffness=inf,-inf") == ("stiffness", [np.inf, -np.inf])  # as typed
+    # stop 29: a range's end of nan or inf was named params.spring.k.range, not as typed
+    for text in ("spring.k=nan:1", "spring.k=log:1:inf"):
+        with pytest.raises(HookeInputError) as error:
+            parse_param(text)
+        assert str(error.value) == ("--param spring.k: a range is lo:hi or log:lo:hi with finite "
+                                    f"numbers, got '{text.partition('=')[2]}'")
     members = plan("pendulum", {"parameters.length": [1.0], "run.dt": [0.02],
                                 "run.options.k_c": [0.01], "options.beta_c": [0.1]})
     assert members[0].parameters["length"] == 1.0 and members[0].run == {"dt": 0.02}

@@ -204,8 +204,10 @@ def parse_param(text: str) -> tuple[str, list | dict]:
     ranged = re.fullmatch(r"(log:)?([^:,\[\]]+):([^:,\[\]]+)", spec)
     if ranged:
         ends = [parse_value(part.strip(), f"--param {path}") for part in ranged.group(2, 3)]
-        if not all(isinstance(end, (int, float)) and not isinstance(end, bool) for end in ends):
-            raise HookeInputError(f"--param {path}", "a range is lo:hi or log:lo:hi with numbers", spec)
+        if not all(isinstance(end, (int, float)) and not isinstance(end, bool)
+                   and math.isfinite(end) for end in ends):
+            raise HookeInputError(f"--param {path}", "a range is lo:hi or log:lo:hi with finite "
+                                  "numbers", spec)
         return path, {"range": ends, "log": bool(ranged.group(1))}
     values, depth, start = [], 0, 0
     for index, char in enumerate(spec + ","):
