@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -579,6 +581,27 @@ def test_bad_losses(spring_scene):
     one_line_error(lambda: losses.tracking("abc"), "observed_x", "must be positions")
     one_line_error(lambda: losses.final_position([["1"], ["2"]]), "target", "must be positions")
     one_line_error(lambda: losses.energy_at(0.0, "elastic"), "kind", "'elastic'")
+
+
+def test_an_adjoint_that_overflows_is_one_line_without_warnings(integrator="implicit_euler"):
+    """Stop 29: final_position(…, weights=1e308) has a finite loss (4e307) whose adjoint sweep
+    overflows: NumPy printed overflow warnings and implicit_euler's solve raised a raw
+    "ValueError: array must not contain infs or NaNs"."""
+    loss = losses.final_position([[0.0], [1.0]], weights=1e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(hooke.SimulationError) as caught:
+            hooke.gradient(hooke.scene("spring1d"), loss, ["stiffness"], integrator=integrator,
+                           t_end=0.1)
+    assert re.fullmatch(r"gradient: the adjoint ∂L/∂\(x, v\) overflowed to inf or NaN at "
+                        r"t = [0-9.e-]+: the loss's scale \(its weights or targets\) is past "
+                        r"double precision; scale the loss down", str(caught.value))
+    # at a scale the sweep holds, the gradient is linear in the weights
+    small = hooke.gradient(hooke.scene("spring1d"), losses.final_position([[0.0], [1.0]], weights=1e8),
+                           ["stiffness"], integrator=integrator, t_end=0.1)
+    unit = hooke.gradient(hooke.scene("spring1d"), losses.final_position([[0.0], [1.0]]),
+                          ["stiffness"], integrator=integrator, t_end=0.1)
+    np.testing.assert_allclose(small[1]["stiffness"], 1e8 * unit[1]["stiffness"], rtol=1e-12)
 
 
 def test_unsupported_models_are_refused():

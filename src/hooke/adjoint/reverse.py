@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import HookeInputError
+from ..errors import HookeInputError, SimulationError
 from ..simulate import plan
 from . import alpha, base, explicit, implicit  # noqa: F401  (registers the adjoint steps)
 from . import params as parameters
@@ -65,6 +65,24 @@ def loss_gradient(loss, frames: Frames) -> tuple[np.ndarray, np.ndarray]:
             raise HookeInputError("loss", f"gradient with respect to {label} is not finite",
                                   label)
     return gx, gv
+
+
+def finite_adjoints(step, t: float, *args) -> tuple[np.ndarray, np.ndarray]:
+    """``step(*args)``'s adjoints (λx, λv) at time ``t``, refused once not finite: a loss whose
+    scale (weights 1e308) overflows the sweep, which NumPy only warns of and SciPy's solves
+    refuse in words of their own."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        try:
+            lam_x, lam_v = step(*args)
+        except ValueError as error:
+            if "infs or NaNs" not in str(error):
+                raise
+            lam_x = lam_v = np.array([np.nan])
+    if not (np.all(np.isfinite(lam_x)) and np.all(np.isfinite(lam_v))):
+        raise SimulationError(f"gradient: the adjoint ∂L/∂(x, v) overflowed to inf or NaN at "
+                              f"t = {t:.6g}: the loss's scale (its weights or targets) is past "
+                              "double precision; scale the loss down")
+    return lam_x, lam_v
 
 
 def gradient(scene, loss, params, integrator=None, dt=None, t_end=None, **options):
@@ -122,9 +140,10 @@ def gradient(scene, loss, params, integrator=None, dt=None, t_end=None, **option
             grads["pins"][pins] += lam_x[pins]
             lam_x[pins] = 0.0
             lam_v[pins] = 0.0
-            lam_x, lam_v = adjoint.reverse(states[k - 1], states[k], lam_x, lam_v, grads,
-                                           carried[k - 1:k + 1])
-    lam_x, lam_v = adjoint.finish(scene.state, lam_x, lam_v, grads, tape.kept[0][1])
+            lam_x, lam_v = finite_adjoints(adjoint.reverse, states[k - 1].t, states[k - 1],
+                                           states[k], lam_x, lam_v, grads, carried[k - 1:k + 1])
+    lam_x, lam_v = finite_adjoints(adjoint.finish, scene.state.t, scene.state, lam_x, lam_v,
+                                   grads, tape.kept[0][1])
     grads["x0"] = lam_x + gx[0] + grads["pins"]
     grads["v0"] = lam_v + gv[0]
     for name, direct in loss.param_gradient(frames).items():
