@@ -1026,6 +1026,17 @@ def test_the_api_names_a_client_it_cannot_connect_to_as_its_argument(tmp_path):
     assert str(refused.value).startswith("client: cannot connect (unknown address scheme")
 
 
+
+@pytest.mark.parametrize("client", ["nosuch://host", 42])
+def test_a_sweep_refused_after_its_dir_was_checked_leaves_no_dir_behind(tmp_path, client):
+    """Issue 15 (red-team pass): a client that is no client or cannot be reached is refused
+    once DIR has been made to prove it writable; the empty DIR (and its parents made for it)
+    stayed. The command line removed them; the API now does too."""
+    out = tmp_path / "made" / "sweep"
+    with pytest.raises(HookeInputError, match="^client: "):
+        hooke.sweep("spring1d", {"stiffness": [1.0]}, client=client, out=out)
+    assert list(tmp_path.iterdir()) == []
+
 TERM_WHILE_WORKERS_START = """
 import os, signal, sys
 from distributed import nanny
