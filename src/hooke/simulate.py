@@ -243,6 +243,8 @@ class Run:
         self.system = System(scene.model)
         self.stepper = get_integrator(integrator)(self.system, dt, **options)
         self.steps = frame_steps(self.n_steps, save_every)
+        t0 = scene.state.t
+        self.stepper.check_span(t0, t0 + self.steps[-1] * dt)  # the last frame's time
         self.series = FrameSeries(self.system, self.steps.size)
 
     def execute(self, progress=None, writer=None, start_frame: int = 0, state: State | None = None,
