@@ -28,7 +28,9 @@ Contract:
   both and call ``super()``.
 - Options: every problem at once, one line each — options the integrator does not know, a
   non-integer for an option whose default is a count (``max_iterations=2.5``) or one above
-  ``MAX_COUNT_OPTION``, and each value ``check_options`` refuses.
+  ``MAX_COUNT_OPTION``, and each value ``check_options`` refuses. ``check_span(t_start, t_end)``,
+  asked before a run, refuses an option that cannot take it from t_start to t_end (rk45's
+  ``max_step``, ``first_step``).
 - Masses: an integrator whose step solves with M + c·h²·K sets ``stiffness_in_step_matrix`` and
   refuses a model whose masses that matrix cannot resolve at its dt (:mod:`.resolution`).
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
