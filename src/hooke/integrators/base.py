@@ -189,6 +189,12 @@ class Integrator:
                                   f"'{self.name}' ({why})", self.options[key])
         return value
 
+    @classmethod
+    def least_tol(cls, model, dt: float) -> float:
+        """The least ``tol`` it takes for ``model`` at ``dt`` (here: any > 0; implicit_euler's
+        is set by the round-off of the positions)."""
+        return 0.0
+
     def check_span(self, t_start: float, t_end: float) -> None:
         """Refuse, naming the option, an option that cannot take a run from ``t_start`` to
         ``t_end`` in the steps a run may have (``simulate`` asks before the run; here: none)."""

@@ -144,11 +144,16 @@ class ImplicitEuler(Integrator):
                 "solver": "auto"}
     NORMS = ("max", "row_sum")
 
+    @classmethod
+    def least_tol(cls, model, dt: float) -> float:
+        """ε·|x0|∞/dt: tol × dt is the longest Newton step accepted, and no step of positions of
+        size |x0|∞ can be shown shorter than their spacing in float64, whatever the
+        iterations."""
+        return np.finfo(float).eps * float(np.max(np.abs(model.x0), initial=0.0)) / dt
+
     def check_options(self) -> None:
-        # tol × dt is the longest Newton step accepted: no step of positions of size |x0|∞ can
-        # be shown shorter than their spacing in float64 (ε·|x0|∞), whatever the iterations
         scale = float(np.max(np.abs(self.system.model.x0), initial=0.0))
-        self.tol = self.tolerance_option("tol", np.finfo(float).eps * scale / self.dt,
+        self.tol = self.tolerance_option("tol", self.least_tol(self.system.model, self.dt),
                                          f"tol × dt, the Newton step it accepts, cannot be "
                                          f"shown below the round-off ε·|x|∞ of positions of "
                                          f"{scale:.3g} m at dt = {self.dt:g} s")
