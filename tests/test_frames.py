@@ -166,5 +166,13 @@ def test_hooke_run_keeps_about_1000_frames_unless_told(tmp_path):
     assert hooke.simulate(scene, max_frames=1000).n_frames == 1001
     assert hooke.simulate(scene, max_frames=3000).n_frames == 2001
     assert hooke.simulate(scene, max_frames=7).n_frames == 8  # every 286th step, and the last
-    with pytest.raises(hooke.HookeInputError, match="^max_frames: must be an integer >= 1, got 0$"):
-        hooke.simulate(scene, max_frames=0)
+    # max_frames counts the frames after the start, which is always kept (issue 15: 1 gave 2
+    # frames, which the docstring's "at most about this many frames" did not say)
+    ends = hooke.simulate(scene, max_frames=1)
+    assert ends.n_frames == 2 and ends.t.tolist() == [0.0, scene.t_end]
+    for bad in (0, -1, 1.0):
+        with pytest.raises(hooke.HookeInputError) as refused:
+            hooke.simulate(scene, max_frames=bad)
+        assert str(refused.value) == ("max_frames: must be an integer >= 1 (the frames saved after "
+                                      "the initial one, which is always kept, the last step among "
+                                      f"them), got {bad!r}")

@@ -262,19 +262,19 @@ def test_an_energy_that_overflows_while_the_state_stays_finite_fails_the_run(tmp
 def test_newton_failure_in_implicit_euler_reports_its_residual_history():
     """A pendulum spring at rest length, hanging, the mass moving sideways at 1 m/s: Newton's
     first step from y = x is p = (h v_x, h²mg/(m + h²k)), so ‖p‖∞/h = 1 m/s exactly; a tolerance
-    of 1e-300 cannot be met in 2 iterations."""
+    of 1e-10 (the spring stiff enough to keep it from round-off) cannot be met in 2 iterations."""
     b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
     b.add_particle((0.0, 0.0), pinned=True)
     b.add_particle((0.0, -1.0), mass=1.0, velocity=(1.0, 0.0))
-    b.add_spring(0, 1, stiffness=100.0)
+    b.add_spring(0, 1, stiffness=1e4)
     scene = hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=1.0)
     with pytest.raises(hooke.SimulationError) as info:
-        hooke.simulate(scene, tol=1e-300, max_iterations=2)
+        hooke.simulate(scene, tol=1e-10, max_iterations=2)
     message = str(info.value)
     prefix = ("step 1 (t = 0.01) failed: implicit_euler: Newton did not converge in 2 iterations "
               "at t = 0 (‖p‖∞/h, last: 1.000e+00, ")
     assert message.startswith(prefix), message
-    history, rest = message[len(prefix) - len("1.000e+00, "):].split("; tol = 1e-300); ", 1)
+    history, rest = message[len(prefix) - len("1.000e+00, "):].split("; tol = 1e-10); ", 1)
     residuals = [float(r) for r in history.split(", ")]
     assert len(residuals) == 3 and 0 < residuals[2] < residuals[1] < residuals[0]
     assert residuals[2] <= 10 * residuals[1] ** 2  # Newton's quadratic convergence
@@ -283,6 +283,31 @@ def test_newton_failure_in_implicit_euler_reports_its_residual_history():
                     "integrator (implicit_euler_linear).")
     assert_last_frame_is(info.value.result, scene.state)
 
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_newton_stopped_at_round_off_names_tol_not_dt(monkeypatch, compiled):
+    """Issue 15: a Newton failure whose last residual is round-off of the positions said "try a
+    smaller dt", which only raises it (tol = 1e-300 ran into it; now refused up front, but
+    positions may grow past the start's scale, or tol sit a few round-offs above it). The
+    pendulum of the test above at its softer spring reaches 4.8e-14 m/s, round-off of |x| = 1 m
+    at dt = 0.01 s, in 2 iterations, above tol = 3e-14."""
+    from hooke.integrators import implicit
+
+    monkeypatch.setattr(implicit, "COMPILED", compiled)
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, 0.0), pinned=True)
+    b.add_particle((0.0, -1.0), mass=1.0, velocity=(1.0, 0.0))
+    b.add_spring(0, 1, stiffness=100.0)
+    scene = hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=1.0)
+    with pytest.raises(hooke.SimulationError) as info:
+        hooke.simulate(scene, tol=3e-14, max_iterations=2)
+    message = str(info.value)
+    assert "implicit_euler: Newton did not converge in 2 iterations" in message, message
+    assert "ry a smaller dt" not in message, message  # (try, Try)
+    assert message.endswith("1 frame(s) kept, the last at t = 0. Raise tol to at least 1.42e-12: "
+                            "the last residual is round-off of the positions (|y|∞ = 1 m at dt "
+                            "= 0.01 s), which a smaller dt only raises."), message
 
 @pytest.mark.parametrize("parameter", ["mass", "damping"])
 def test_a_step_whose_numbers_overflow_names_the_models_scale_not_dt(parameter):

@@ -185,6 +185,45 @@ def test_rk45_at_its_tightest_tolerances_finishes():
     assert result.complete and np.isfinite(result.x).all()
 
 
+@pytest.mark.parametrize("key, value, t_end, reason", [
+    # 20 s to "step size underflow … the tolerances cannot be met"
+    ("max_step", 1e-300, 0.1, "must be at least 1e-09 s for integrator 'rk45' here (steps of at "
+                              "most max_step would take more than the 1e+08 a run may have to "
+                              "cover its 0.1 s)"),
+    # 1e10 steps: "the model is too stiff for rk45 here: take an implicit integrator"
+    ("max_step", 1e-9, 10.0, "must be at least 1e-07 s for integrator 'rk45' here (steps of at "
+                             "most max_step would take more than the 1e+08 a run may have to "
+                             "cover its 10 s)"),
+    ("max_step", 1e-17, 1e-9, "must be above 1e-14 s for integrator 'rk45' here (a step that "
+                              "short is lost in the round-off of t = 1e-09 s)"),
+    ("first_step", 1e-20, 0.1, "must be above 1e-14 s for integrator 'rk45' here (a step that "
+                               "short is lost in the round-off of t = 0 s)")])
+def test_rk45_refuses_steps_that_cannot_finish_the_run(key, value, t_end, reason):
+    """A max_step that cannot reach t_end in the steps a run may have, or a step lost in the
+    round-off of t, was blamed on the model's stiffness or on the tolerances once the run had
+    started; it is refused up front."""
+    message = one_line(lambda: hooke.simulate(hooke.scene("oscillator"), integrator="rk45",
+                                              t_end=t_end, dt=min(0.01, t_end), **{key: value}),
+                       key)
+    assert message == f"{key}: {reason}, got {value!r}"
+    assert hooke.simulate(hooke.scene("oscillator"), integrator="rk45", t_end=0.1,
+                          first_step=1e-13).complete  # above the underflow: taken
+    assert hooke.simulate(hooke.scene("oscillator"), integrator="rk45", t_end=0.1,
+                          max_step=1e-300, adaptive=False).complete  # fixed steps: unused
+
+
+def test_implicit_euler_refuses_a_tolerance_below_the_positions_round_off():
+    """tol = 1e-300 m/s ran 100 Newton iterations at ‖p‖∞/h = 8.6e-16 (round-off of positions
+    of 1 m at dt = 0.01 s) to fail with "try a smaller dt", which makes it worse."""
+    scene = hooke.scene("oscillator")  # |x0|∞ = 1 m, dt = 0.01 s
+    message = one_line(lambda: hooke.simulate(scene, integrator="implicit_euler", t_end=0.1,
+                                              tol=1e-300), "tol")
+    assert message == ("tol: must be at least 2.22e-14 for integrator 'implicit_euler' (tol × dt, "
+                       "the Newton step it accepts, cannot be shown below the round-off ε·|x|∞ "
+                       "of positions of 1 m at dt = 0.01 s), got 1e-300")
+    assert hooke.simulate(scene, integrator="implicit_euler", t_end=0.1, tol=3e-14).complete
+
+
 def test_rk45_step_sizes_that_are_not_numbers_end_in_one_message(monkeypatch):
     """Whatever made the trial step NaN (it was the starting estimate of 1e-300 tolerances),
     the step loops end with a step size underflow instead of looping forever."""

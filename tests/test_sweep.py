@@ -9,6 +9,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -834,18 +835,31 @@ def _cut_in_half(path):
     os.truncate(path, path.stat().st_size // 2)
 
 
-@pytest.mark.parametrize("damage", [_flip_a_byte_of_frames_x, _mark_incomplete, _cut_in_half])
+def _replace_by_garbage(path):
+    path.write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(range(256)) * 8)
+
+
+def _replace_by_the_other_members_run(path):
+    other = next(folder for folder in path.parents[1].iterdir() if folder != path.parent)
+    shutil.copyfile(other / "trajectory.h5", path)
+
+
+@pytest.mark.parametrize("damage", [_flip_a_byte_of_frames_x, _mark_incomplete, _cut_in_half,
+                                    _replace_by_garbage, _replace_by_the_other_members_run])
 def test_a_damaged_trajectory_left_in_dir_runs_its_member_again(client, tmp_path, damage):
     """Issue 15 (fourth pass): a member whose row said ok was skipped whatever its trajectory
-    had become since, and the table pointed at a file hooke.open refused."""
+    had become since, and the table pointed at a file hooke.open refused; a whole, sound run of
+    another member copied there was skipped too (red-team pass): its settings are checked."""
     params = {"stiffness": [5.0, 6.0], "t_end": [0.1]}
     first = hooke.sweep("spring1d", params, client=client, out=tmp_path)
     damaged = first.table["member"][0]
     store = tmp_path / "members" / damaged / "trajectory.h5"
     whole = read_trajectory(store)
     damage(store)
-    try:  # the damage is one a reader sees: a refusal, or a run that says it is not complete
-        assert not read_trajectory(store)["attrs"]["complete"]
+    try:  # the damage is one a reader sees: a refusal, a run that says it is not complete,
+        stored = read_trajectory(store)  # or another member's
+        assert not stored["attrs"]["complete"] or stored["attrs"]["parameters"] != \
+            whole["attrs"]["parameters"]
     except HookeInputError:
         pass
     second = hooke.sweep("spring1d", params, client=client, out=tmp_path)
@@ -1038,6 +1052,17 @@ def test_the_api_names_a_client_it_cannot_connect_to_as_its_argument(tmp_path):
         hooke.sweep("spring1d", {"stiffness": [1.0]}, client="nosuch://host", out=tmp_path)
     assert str(refused.value).startswith("client: cannot connect (unknown address scheme")
 
+
+
+@pytest.mark.parametrize("client", ["nosuch://host", 42])
+def test_a_sweep_refused_after_its_dir_was_checked_leaves_no_dir_behind(tmp_path, client):
+    """Issue 15 (red-team pass): a client that is no client or cannot be reached is refused
+    once DIR has been made to prove it writable; the empty DIR (and its parents made for it)
+    stayed. The command line removed them; the API now does too."""
+    out = tmp_path / "made" / "sweep"
+    with pytest.raises(HookeInputError, match="^client: "):
+        hooke.sweep("spring1d", {"stiffness": [1.0]}, client=client, out=out)
+    assert list(tmp_path.iterdir()) == []
 
 TERM_WHILE_WORKERS_START = """
 import os, signal, sys

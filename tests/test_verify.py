@@ -122,6 +122,24 @@ def table_rows(text: str, cells: int) -> dict[str, list[str]]:
     return rows
 
 
+def test_short_steps_solve_implicit_euler_above_the_round_off():
+    """Issue 15: at dt = 1e-4 s verify's tol = 1e-12 m/s is below what implicit_euler can meet
+    on spring1d (ε·|x0|∞/dt = 4.4e-12): it failed after 100 Newton iterations a step with "try
+    a smaller dt", and since such a tol is refused it named a tol the user cannot set; verify
+    raises it above the round-off there (64 × 4.4e-12) and keeps 1e-12 where it is met."""
+    from hooke.verify import fixed_step_options, within_round_off
+
+    model = hooke.scene("spring1d").model
+    tight = fixed_step_options("implicit_euler")
+    assert within_round_off(tight, "implicit_euler", model, 0.0025) == tight  # the defaults' dts
+    assert within_round_off(tight, "implicit_euler", model, 1e-4)["tol"] == pytest.approx(
+        64 * np.finfo(float).eps * 2.0 / 1e-4)
+    report = next(report for report in verify(dts=(2e-4, 1e-4), t_end=0.02, energy_dt=1e-4,
+                                               energy_steps=100)
+                  if report.name == "implicit_euler")
+    assert report.measured_order == pytest.approx(1.0, abs=0.01)
+
+
 def test_verify_command_prints_verify_numbers_and_writes_the_plot(tmp_path):
     """`hooke verify` (with short energy runs) prints what verify() and verify_joints() measure
     and writes the log-log plot; the plot function's figure holds exactly their errors."""

@@ -27,8 +27,8 @@ from rich.table import Table
 
 from . import pending_stop
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
-                         flagged, given_flags, load_scene, made_for_the_work, missing_folders,
-                         output_directory, output_files, parse_options, print_error, remove_empty)
+                         flagged, given_flags, load_scene, output_directory, output_files,
+                         parse_options, print_error)
 from .cli_fit import fit_command
 from .cli_stdout import StdoutUnwritable, checked_stdout
 from .cli_stop import forget_stops, stop_kind, stop_on_signals, stopped, unreported_stop
@@ -36,7 +36,8 @@ from .cli_study import study_command
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, OutputWriteError, SimulationError,
                      StoreWriteError, format_value)
-from .io.outputs import check_replaceable, check_replaceables
+from .io.outputs import (check_replaceable, check_replaceables, made_for_the_work, missing_folders,
+                         remove_empty)
 from .run_report import (output_paths, plural, print_summary, remove_outputs, summary_data,
                          write_outputs)
 from .scenes import names as scene_names

@@ -56,34 +56,6 @@ def output_directory(path: Path, flag: str = "--out") -> Path:
         fail(str(error))
 
 
-def missing_folders(path: Path) -> list[Path]:
-    """``path`` and its parents that do not exist yet, deepest first: what making it makes.
-    (os.path.exists: Path.exists raises for a name too long for the file system.)"""
-    return [folder for folder in (path, *path.parents) if not os.path.exists(folder)]
-
-
-def remove_empty(folders: list[Path]) -> None:
-    """Remove ``folders`` (deepest first) while they are empty: a refused command's output
-    directory, made early (to refuse an unwritable one before a long check), leaves no trace."""
-    for folder in folders:
-        try:
-            folder.rmdir()
-        except OSError:  # something was written there after all
-            break
-
-
-@contextmanager
-def made_for_the_work(path: Path):
-    """Inside: the making of ``path``, an output directory, and the work it is for; refused
-    there (HookeInputError), the folders made for it go again (:func:`remove_empty`)."""
-    missing = missing_folders(path)
-    try:
-        yield
-    except HookeInputError:
-        remove_empty(missing)
-        raise
-
-
 def output_files(paths, flag: str = "--out") -> None:
     """Fail naming ``flag`` and the path when one of ``paths``, a command's output files, is
     one a new file may not replace: a directory, a FIFO, a device, a read-only file

@@ -66,7 +66,10 @@ class CompleteRunError(HookeInputError):
 
 
 class SimulationError(HookeError, RuntimeError):
-    """A run could not continue (non-finite state, solver failure)."""
+    """A run could not continue (non-finite state, solver failure). ``advice``: what to change,
+    where the run's usual advice (a smaller dt, another integrator) cannot help; else None."""
+
+    advice: str | None = None
 
 
 class StoreWriteError(SimulationError):

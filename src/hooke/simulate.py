@@ -72,8 +72,10 @@ def simulate(scene: Scene, integrator: str | None = None, dt: float | None = Non
         save_every: save a frame every this many steps (the last step is always saved); the
             scene's ``save_every`` (default 1) when None.
         max_frames: with neither ``save_every`` nor a scene that sets it (``save_every_given``),
-            save at most about this many frames: ``save_every`` = ⌈steps / max_frames⌉
-            (``hooke run`` passes 1,000, :data:`FRAME_BUDGET`); None: every step.
+            save at most this many frames after the initial one (frame 0, the start, is always
+            kept; the last step is always saved): ``save_every`` = ⌈steps / max_frames⌉, so a
+            result has at most max_frames + 1 frames (1: the start and the end; ``hooke run``
+            passes 1,000, :data:`FRAME_BUDGET`); None: every step.
         progress: optional callback ``progress(steps_done, steps_total)`` called after each
             saved frame, or after each block of frames an integrator computes in one call.
         store: optional path of an HDF5 trajectory file written frame by frame as the run goes.
@@ -107,9 +109,12 @@ FRAME_BUDGET = 1000
 
 
 def frame_budget(n_steps: int, max_frames: int = FRAME_BUDGET) -> int:
-    """``save_every`` that keeps at most ``max_frames`` + 1 frames of a run of ``n_steps``."""
+    """``save_every`` that keeps at most ``max_frames`` + 1 frames of a run of ``n_steps``: the
+    initial one and at most ``max_frames`` saved steps, the last among them."""
     if not is_count(max_frames) or max_frames < 1:
-        raise HookeInputError("max_frames", "must be an integer >= 1", max_frames)
+        raise HookeInputError("max_frames", "must be an integer >= 1 (the frames saved after the "
+                              "initial one, which is always kept, the last step among them)",
+                              max_frames)
     return max(1, -(-int(n_steps) // int(max_frames)))
 
 
@@ -243,6 +248,8 @@ class Run:
         self.system = System(scene.model)
         self.stepper = get_integrator(integrator)(self.system, dt, **options)
         self.steps = frame_steps(self.n_steps, save_every)
+        t0 = scene.state.t
+        self.stepper.check_span(t0, t0 + self.steps[-1] * dt)  # the last frame's time
         self.series = FrameSeries(self.system, self.steps.size)
 
     def execute(self, progress=None, writer=None, start_frame: int = 0, state: State | None = None,

@@ -63,6 +63,11 @@ JOINT_SCENE = "pendulum"
 REFERENCE_DT = 0.1 / 128
 
 
+# A Newton solve's round-off, in units of the least tol an integrator takes (implicit_euler's
+# ROUND_OFF: 64 ε): its residual stalls there
+ROUND_OFF_MARGIN = 64
+
+
 def fixed_step_options(integrator: str, tol: float = 1e-12) -> dict:
     """Options that make an integrator a plain fixed-step method solved to ``tol``."""
     defaults = get(integrator).defaults
@@ -146,6 +151,17 @@ def _check_settings(dts, t_end, energy_dt, energy_steps, scale: float) -> None:
                               f"{scale:g} times longer), t_end = {t_end:g} s", dts)
 
 
+def within_round_off(options: dict, integrator: str, model, dt: float) -> dict:
+    """``options`` with a ``tol`` below the least the integrator takes for ``model`` at ``dt``
+    (``least_tol``) raised to ROUND_OFF_MARGIN times that, where a solve's noise stalls: 1e-12
+    m/s at dt = 1e-4 s on spring1d is below implicit_euler's (4.4e-12), and ``--dts`` that short
+    failed after 100 Newton iterations a step, "try a smaller dt"; the default steps keep it."""
+    least = get(integrator).least_tol(model, dt)
+    if "tol" not in options or options["tol"] >= least:
+        return options
+    return {**options, "tol": ROUND_OFF_MARGIN * least}
+
+
 def joint_options(integrator: str, tol: float = 1e-12) -> dict:
     """Options for the pendulum runs: fixed steps, tight Newton, no stabilisation."""
     options = fixed_step_options(integrator, tol)
@@ -185,12 +201,13 @@ def verify(dts=DEFAULT_DTS, t_end: float = 2.0, energy_dt: float = 0.005,
         for dt in steps:
             # the whole steps nearest t_end: 0.16 and 0.32 (rk4, rk45) do not divide 2 s
             result = simulate(spring, integrator=name, dt=dt, t_end=round(t_end / dt) * dt,
-                              save_every=max(1, int(round(0.1 / dt))), **options)
+                              save_every=max(1, int(round(0.1 / dt))),
+                              **within_round_off(options, name, spring.model, dt))
             errors.append(np.max(np.abs(result.x - spring.analytic(result.t))))
         errors = np.asarray(errors)
         order = float(np.polyfit(np.log(steps), np.log(errors), 1)[0])
         run = simulate(spring, integrator=name, dt=energy_dt, t_end=energy_steps * energy_dt,
-                       **options)
+                       **within_round_off(options, name, spring.model, energy_dt))
         factor, behaviour = energy_behaviour(run.energy["total"])
         reports.append(IntegratorReport(name, cls.order, order, steps, errors, factor, behaviour))
     return reports
@@ -220,14 +237,15 @@ def verify_joints(dts=JOINT_DTS, t_end: float = 1.5, energy_dt: float = 0.0025,
         errors = []
         for dt in steps:
             result = simulate(pendulum, integrator=name, dt=dt, t_end=t_end,
-                              save_every=int(round(interval / dt)), **options)
+                              save_every=int(round(interval / dt)),
+                              **within_round_off(options, name, pendulum.model, dt))
             errors.append(np.max(np.abs(result.x - x_ref)))
         errors = np.asarray(errors)
         order = float(np.polyfit(np.log(steps), np.log(errors), 1)[0])
         failed_at = None
         try:
             run = simulate(pendulum, integrator=name, dt=energy_dt, t_end=energy_steps * energy_dt,
-                           **options)
+                           **within_round_off(options, name, pendulum.model, energy_dt))
         except SimulationError as error:
             run = error.result
             failed_at = float(run.t[-1])

@@ -112,15 +112,26 @@ class DormandPrince45(ConstraintForces, Integrator):
         self._compiled = (adaptive_compiled.build(self.system, stabilization)
                           if self.options["adaptive"] else None)
 
-    def tolerance_option(self, key: str, least: float, why: str) -> float:
-        """The tolerance ``key``: a number > 0 (:meth:`positive_option`) and at least ``least``,
-        below which no step meets it and the steps shrink until they underflow (1e-300 made the
-        starting step NaN, and the run hung)."""
-        value = self.positive_option(key)
-        if value < least:
-            raise HookeInputError(key, f"must be at least {least:.3g} for integrator "
-                                  f"'{self.name}' ({why})", self.options[key])
-        return value
+    def check_span(self, t_start: float, t_end: float) -> None:
+        """Refuse a ``max_step`` too small to reach ``t_end`` from ``t_start`` in MAX_STEPS
+        steps, and a ``max_step`` or ``first_step`` that underflows (a step lost in the
+        round-off of t): the run stopped there blaming the model's stiffness or the tolerances
+        (max_step 1e-300 took 20 s to say "step size underflow … the tolerances cannot be met",
+        1e-9 over 10 s "too stiff for rk45: take an implicit integrator")."""
+        if not self.options["adaptive"]:
+            return  # fixed steps of dt: max_step and first_step take no part
+        span = t_end - t_start
+        if self.max_step < span / MAX_STEPS:
+            raise HookeInputError("max_step", f"must be at least {span / MAX_STEPS:.3g} s for "
+                                  f"integrator '{self.name}' here (steps of at most max_step "
+                                  f"would take more than the {MAX_STEPS:.0e} a run may have to "
+                                  f"cover its {span:.6g} s)", self.options["max_step"])
+        for key, step, t in (("max_step", self.max_step, t_end), ("first_step", self.h, t_start)):
+            least = adaptive_compiled.UNDERFLOW_STEP * max(1.0, abs(t))
+            if step is not None and not step > least:
+                raise HookeInputError(key, f"must be above {least:.3g} s for integrator "
+                                      f"'{self.name}' here (a step that short is lost in the "
+                                      f"round-off of t = {t:.6g} s)", self.options[key])
 
     def __init__(self, system, dt, **options):
         super().__init__(system, dt, **options)
@@ -258,7 +269,8 @@ class DormandPrince45(ConstraintForces, Integrator):
         h = min(self.h, self.max_step)
         rejected, bad = False, None
         while True:
-            if not h > 1e-14 * max(1.0, abs(state.t)):  # NaN too: it would never shrink
+            # NaN too: it would never shrink
+            if not h > adaptive_compiled.UNDERFLOW_STEP * max(1.0, abs(state.t)):
                 raise StepFailed(f"rk45: step size underflow (h = {h:.3e}) at t = {state.t:.6g}; "
                                  + ("the trial steps give non-finite states" if bad is not None
                                     else "the tolerances cannot be met"), state, bad)

@@ -54,6 +54,8 @@ from .compiled import all_finite
 from .tableau import DORMAND_PRINCE, DORMAND_PRINCE_DENSE
 
 OK, TENSION_RHS, SINGULAR, UNDERFLOW, PAUSED = 0, 1, 2, 3, 4
+# The least step, relative to max(1, |t|): a shorter one is lost in t's round-off (UNDERFLOW)
+UNDERFLOW_STEP = 1e-14
 # Accepted steps per call at most: the call returns to Python now and then (Ctrl-C, and a Dask
 # worker's other threads, which run meanwhile as the call holds no GIL), and goes on from there.
 STEPS_PER_CALL = 20_000
@@ -188,7 +190,7 @@ def _accept(t, h, kx, kv, t_bound, max_step, atol, rtol, free, pinned, pinned_x0
     hh = min(h, max_step)
     rejected = 0
     while True:
-        if not hh > 1e-14 * max(1.0, abs(t)):  # NaN too: it would never shrink
+        if not hh > UNDERFLOW_STEP * max(1.0, abs(t)):  # NaN too: it would never shrink
             return UNDERFLOW, t, hh, h
         t1 = t_bound if t + hh >= t_bound else t + hh
         hh = t1 - t

@@ -28,7 +28,9 @@ Contract:
   both and call ``super()``.
 - Options: every problem at once, one line each — options the integrator does not know, a
   non-integer for an option whose default is a count (``max_iterations=2.5``) or one above
-  ``MAX_COUNT_OPTION``, and each value ``check_options`` refuses.
+  ``MAX_COUNT_OPTION``, and each value ``check_options`` refuses. ``check_span(t_start, t_end)``,
+  asked before a run, refuses an option that cannot take it from t_start to t_end (rk45's
+  ``max_step``, ``first_step``).
 - Masses: an integrator whose step solves with M + c·h²·K sets ``stiffness_in_step_matrix`` and
   refuses a model whose masses that matrix cannot resolve at its dt (:mod:`.resolution`).
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
@@ -176,6 +178,27 @@ class Integrator:
             raise HookeInputError(key, f"must be a number > 0 for integrator '{self.name}'", value)
         return float(value)
 
+    def tolerance_option(self, key: str, least: float, why: str) -> float:
+        """The tolerance ``key``: a number > 0 (:meth:`positive_option`) and at least ``least``,
+        below which float64 cannot meet it, ``why`` says how (rk45's rtol 1e-300 made the
+        starting step NaN and the run hung; implicit_euler's tol 1e-300 ran 100 Newton
+        iterations per step to fail with "try a smaller dt")."""
+        value = self.positive_option(key)
+        if value < least:
+            raise HookeInputError(key, f"must be at least {least:.3g} for integrator "
+                                  f"'{self.name}' ({why})", self.options[key])
+        return value
+
+    @classmethod
+    def least_tol(cls, model, dt: float) -> float:
+        """The least ``tol`` it takes for ``model`` at ``dt`` (here: any > 0; implicit_euler's
+        is set by the round-off of the positions)."""
+        return 0.0
+
+    def check_span(self, t_start: float, t_end: float) -> None:
+        """Refuse, naming the option, an option that cannot take a run from ``t_start`` to
+        ``t_end`` in the steps a run may have (``simulate`` asks before the run; here: none)."""
+
     def checkpoint(self) -> dict[str, Any]:
         """What a resumed run needs besides the state to continue exactly (see the contract)."""
         return {"stats": json.dumps(self.stats)}
@@ -234,8 +257,8 @@ class Integrator:
                               advice="Give the model numbers of a smaller scale (other units).")
         words = f"{type(error).__name__}: {error}"
         if isinstance(error, SimulationError):
-            reason = str(error)
-        elif ((isinstance(error, ZeroDivisionError) or "infs or NaNs" in str(error))
+            return StepFailed(str(error), state, advice=error.advice)
+        if ((isinstance(error, ZeroDivisionError) or "infs or NaNs" in str(error))
               and is_finite(state)):
             # a joint whose ends met, a matrix of overflowed entries from a finite state: Python's
             # or SciPy's words alone say nothing of the blow-up that made them
@@ -254,14 +277,19 @@ class Integrator:
             x, v = self.system.joint_forces.finish_step(x, v, t)
         return State(t, x, v)
 
-    def newton_failure(self, iterations: int, t: float, details: str) -> SimulationError:
+    def newton_failure(self, iterations: int, t: float, details: str,
+                       advice: str | None = None) -> SimulationError:
         """The error of a step whose Newton solve stopped unconverged after ``iterations`` at
-        ``t``; ``details`` shows its last residuals and tolerance. (A line search that fails in
-        the first iteration is not "0 iterations": it is said as the first.)"""
+        ``t``; ``details`` shows its last residuals and tolerance; ``advice``, what to change
+        when a smaller dt cannot help (the error's ``advice``), else it says "try a smaller dt".
+        (A line search that fails in the first iteration is not "0 iterations": it is said as
+        the first.)"""
         done = ("in its first iteration" if iterations == 0 else
                 f"in {iterations} iteration{'' if iterations == 1 else 's'}")
-        return SimulationError(f"{self.name}: Newton did not converge {done} at t = {t:.6g} "
-                               f"({details}); try a smaller dt")
+        error = SimulationError(f"{self.name}: Newton did not converge {done} at t = {t:.6g} "
+                                f"({details})" + ("" if advice else "; try a smaller dt"))
+        error.advice = advice
+        return error
 
 
 class ConstraintForces:

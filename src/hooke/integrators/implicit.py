@@ -144,8 +144,19 @@ class ImplicitEuler(Integrator):
                 "solver": "auto"}
     NORMS = ("max", "row_sum")
 
+    @classmethod
+    def least_tol(cls, model, dt: float) -> float:
+        """ε·|x0|∞/dt: tol × dt is the longest Newton step accepted, and no step of positions of
+        size |x0|∞ can be shown shorter than their spacing in float64, whatever the
+        iterations."""
+        return np.finfo(float).eps * float(np.max(np.abs(model.x0), initial=0.0)) / dt
+
     def check_options(self) -> None:
-        self.tol = self.positive_option("tol")
+        scale = float(np.max(np.abs(self.system.model.x0), initial=0.0))
+        self.tol = self.tolerance_option("tol", self.least_tol(self.system.model, self.dt),
+                                         f"tol × dt, the Newton step it accepts, cannot be "
+                                         f"shown below the round-off ε·|x|∞ of positions of "
+                                         f"{scale:.3g} m at dt = {self.dt:g} s")
         norm = self.options["norm"]
         if norm not in self.NORMS:
             raise HookeInputError("norm", f"must be one of {', '.join(self.NORMS)} for integrator "
@@ -224,10 +235,24 @@ class ImplicitEuler(Integrator):
             self.stats["line_search_halvings"] += 1
         return None
 
-    def _not_converged(self, t: float, residuals: list[float], why: str = "") -> SimulationError:
+    def _not_converged(self, t: float, residuals: list[float], y: np.ndarray,
+                       why: str = "") -> SimulationError:
         history = ", ".join(f"{r:.3e}" for r in residuals[-8:])
         return self.newton_failure(len(residuals) - 1, t, f"{why + '; ' if why else ''}"
-                                   f"{self.residual_name}, last: {history}; tol = {self.tol:g}")
+                                   f"{self.residual_name}, last: {history}; tol = {self.tol:g}",
+                                   self.newton_advice(residuals[-1], y))
+
+    def newton_advice(self, residual: float, y: np.ndarray) -> str | None:
+        """What to change when Newton stopped at ``residual`` (the rule's ‖p‖/h) at ``y``: tol
+        when that is round-off of the positions there (``ROUND_OFF``·|y|∞/h; they may have
+        grown far past the |x0|∞ :meth:`check_options` holds tol to), which a smaller dt only
+        raises; else None (a smaller dt)."""
+        floor = ROUND_OFF * float(np.max(np.abs(y), initial=0.0)) / self.dt
+        if residual <= floor:
+            return (f"Raise tol to at least {floor:.3g}: the last residual is round-off of the "
+                    f"positions (|y|∞ = {np.max(np.abs(y)):.3g} m at dt = {self.dt:g} s), "
+                    "which a smaller dt only raises.")
+        return None
 
     @property
     def compiled(self) -> bool:
@@ -258,9 +283,9 @@ class ImplicitEuler(Integrator):
         if status == NON_FINITE_SYSTEM:
             raise ValueError(NON_FINITE_ARRAY)
         if status == NOT_CONVERGED:
-            raise self._not_converged(state.t, residuals.tolist())
+            raise self._not_converged(state.t, residuals.tolist(), y)
         if status == NO_DECREASE:
-            raise self._not_converged(state.t, residuals.tolist(), NO_DECREASE_REASON)
+            raise self._not_converged(state.t, residuals.tolist(), y, NO_DECREASE_REASON)
         return y
 
     def _within_tol(self, grad: np.ndarray, terms, matrix=None) -> bool:
@@ -312,7 +337,7 @@ class ImplicitEuler(Integrator):
             if residual < self.tol and may_stop:
                 break
             if iteration == self.max_iterations:
-                raise self._not_converged(state.t, residuals)
+                raise self._not_converged(state.t, residuals, y)
             p = system.scatter_free(np.zeros_like(y), p_free)
             found = self._line_search(
                 y, p, energy, norm(grad),
@@ -327,7 +352,7 @@ class ImplicitEuler(Integrator):
                 if (residual < self.tol
                         or np.max(np.abs(p_free), initial=0.0) <= ROUND_OFF * np.max(np.abs(y))):
                     break
-                raise self._not_converged(state.t, residuals, NO_DECREASE_REASON)
+                raise self._not_converged(state.t, residuals, y, NO_DECREASE_REASON)
             y, energy, alpha = found
             near = alpha == 1.0 and residual < NEAR * self.tol
             self.step_energies.append(energy)

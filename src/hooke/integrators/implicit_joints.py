@@ -85,12 +85,16 @@ class ConstrainedNewton:
         n = self.joints.geometry(y)[1]
         return grad + self.system.free_vector(self.joints.transpose_times(n, multiplier))
 
-    def _failure(self, t: float, residuals, violations, why: str = "") -> SimulationError:
+    def _failure(self, t: float, residuals, violations, y: np.ndarray, feasible: bool,
+                 why: str = "") -> SimulationError:
+        """The Newton failure at ``y``: tol named as the cause when the joints hold there
+        (``feasible``) and the step is round-off (:meth:`ImplicitEuler.newton_advice`)."""
         it = self.integrator
         history = ", ".join(f"({r:.3e}, {g:.3e})" for r, g in zip(residuals[-6:], violations[-6:]))
         return it.newton_failure(len(residuals) - 1, t, f"{why + '; ' if why else ''}last "
                                  f"({it.residual_name}, max |g| [m]): {history}; tol = {it.tol:g}, "
-                                 f"joints within {self.tolerance:.3g} m")
+                                 f"joints within {self.tolerance:.3g} m",
+                                 it.newton_advice(residuals[-1] if feasible else np.inf, y))
 
     def solve(self, y: np.ndarray, state, x_tilde: np.ndarray, terms) -> np.ndarray:
         """Newton–KKT from y (the Newton start) to the constrained minimiser of the step."""
@@ -135,7 +139,7 @@ class ConstrainedNewton:
             if step < it.tol and feasible and iteration >= it.min_iterations:
                 break
             if iteration == it.max_iterations:
-                raise self._failure(state.t, residuals, violations)
+                raise self._failure(state.t, residuals, violations, y, feasible)
             if not np.all(np.isfinite(solution)):  # a singular KKT matrix: name the joints
                 raise joints.singular_error(joints.normal_matrix(joints.geometry(y)[1]), state.t)
             tension = multiplier / (h * h)
@@ -149,8 +153,8 @@ class ConstrainedNewton:
                 if feasible and (step < it.tol or np.max(np.abs(p_free), initial=0.0)
                                  <= self.round_off * scale):
                     break
-                raise self._failure(state.t, residuals, violations, "the line search found no "
-                                    "decrease")
+                raise self._failure(state.t, residuals, violations, y, feasible, "the line search "
+                                    "found no decrease")
             y, value, _ = found
             energy, g = last["energy"], last["g"]
             it.step_energies.append(value)

@@ -27,6 +27,8 @@ another exception, for a place that cannot be written.
   written is never taken from its writer. Only regular files of exactly those names go.
   A writer itself removes a link, FIFO, device or socket at its partial path before writing
   (a link would be written through, a FIFO would block it) and refuses a directory there.
+- :func:`made_for_the_work`: a context in which ``path``'s missing folders, made there, are
+  removed again while empty when the work is refused (:class:`HookeInputError`).
 - :func:`remove_files`: files that showed what a file now replaced held (a run's plots and
   summary), removed; one that cannot be (a read-only folder) is left, never an error.
 """
@@ -90,6 +92,36 @@ def output_file(text: str, field: str) -> Path:
         raise HookeInputError(field, "names a folder, not a file: give the name of a file "
                               "(in it)", name)
     return path
+
+
+def missing_folders(path: Path) -> list[Path]:
+    """``path`` and its parents that do not exist yet, deepest first: what making it makes.
+    (os.path.exists: Path.exists raises for a name too long for the file system.)"""
+    return [folder for folder in (path, *path.parents) if not os.path.exists(folder)]
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) while they are empty: a refused command's output
+    directory, made early (to refuse an unwritable one before a long check), leaves no trace."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:  # something was written there after all
+            break
+
+
+@contextmanager
+def made_for_the_work(path: Path):
+    """Inside: the making of ``path``, an output directory (:func:`writable_directory`), and
+    the work it is for; refused there (HookeInputError), the folders made for it go again
+    (:func:`remove_empty`): a command or a sweep refused for bad input leaves no empty
+    directory behind."""
+    missing = missing_folders(path)
+    try:
+        yield
+    except HookeInputError:
+        remove_empty(missing)
+        raise
 
 
 def check_replaceable(path: Path, field: str) -> None:

@@ -32,6 +32,7 @@ from typing import Any, Callable
 from ..callable_module import make_callable
 from ..errors import HookeInputError, as_path
 from ..io.lock import OutputLock
+from ..io.outputs import made_for_the_work
 from ..io.store import open_result
 from .execution import connect, execute
 from .metric_plot import plot_metric
@@ -137,13 +138,16 @@ def sweep(scene, params: dict[str, Any] | list[dict[str, Any]], client=None, *, 
     distinct = list({member.id: member for member in members}.values())
     directory = as_path(out, "out").resolve()
     check_layout(directory, distinct, settings.metric)
-    check_writable(directory, settings.metric)
-    # one sweep per DIR: two at once ran the same members, and each wrote the other's rows over
-    lock = OutputLock(directory / "summary.parquet", "out")
-    try:
-        return _run(base, members, distinct, directory, settings, client, progress)
-    finally:
-        lock.release()
+    # refused from here on (a scheduler it cannot reach, another sweep at work in DIR), the
+    # sweep leaves no DIR it made behind
+    with made_for_the_work(directory):
+        check_writable(directory, settings.metric)
+        # one sweep per DIR: two at once ran the same members, and each wrote the other's rows
+        lock = OutputLock(directory / "summary.parquet", "out")
+        try:
+            return _run(base, members, distinct, directory, settings, client, progress)
+        finally:
+            lock.release()
 
 
 def _run(base, members: list[Member], distinct: list[Member], directory: Path,

@@ -14,8 +14,9 @@ the earlier file, and is one :class:`~hooke.errors.OutputWriteError` naming DIR 
 CLI; :func:`check_writable` refuses a DIR it cannot write in before any member runs).
 
 Started again with the same DIR, a sweep skips every member whose row says ok (and whose
-trajectory is a whole stored run, its checksums read, unless ``summary_only``: :func:`is_done`);
-failed and timed-out members, and those whose row or trajectory is damaged, run again.
+trajectory is a whole stored run of that member's settings, its checksums read, unless
+``summary_only``: :func:`is_done`); failed and timed-out members, and those whose row or
+trajectory is damaged or another run's, run again.
 """
 
 from __future__ import annotations
@@ -149,21 +150,44 @@ def _read_row(directory: Path, member: Member) -> dict | None:
 def is_done(directory: Path, member: Member, summary_only: bool) -> bool:
     row = _read_row(directory, member)
     return (row is not None and row["status"] == "ok"
-            and (summary_only or _whole_run(trajectory_path(directory, member.id))))
+            and (summary_only or _whole_run(trajectory_path(directory, member.id), member)))
 
 
-def _whole_run(path: Path) -> bool:
-    """Whether ``path`` holds a complete stored run whose every checksum holds: a member's
-    trajectory damaged or cut short since its row was written runs again, as a damaged row
-    does (it was skipped, and its table row pointed at a file that could not be read)."""
+def _whole_run(path: Path, member: Member) -> bool:
+    """Whether ``path`` holds ``member``'s complete stored run whose every checksum holds: a
+    member's trajectory damaged, cut short or replaced since its row was written runs again, as
+    a damaged row does (it was skipped, and its table row pointed at a file that could not be
+    read, or at another member's run copied there). The attributes are checked first (the
+    header: complete, the member's scene text, parameters and swept settings); the checksums
+    are then read through every frame, which costs a read of the file, far less than the run
+    that wrote it, and is the only way to find a flipped byte among the frames."""
     if not path.is_file():
         return False
     try:
         with open_trajectory(path) as handle:
+            settings = run_settings(handle.attrs, path)
+            if not (settings.get("complete", False) and _is_members(settings, member)):
+                return False
             check_checksums(handle)
-            return run_settings(handle.attrs, path).get("complete", False)
+            return True
     except HookeInputError:
         return False
+
+
+def _is_members(settings: dict, member: Member) -> bool:
+    """Whether a stored run's ``settings`` (:func:`run_settings`) are ``member``'s: its scene
+    text and builder parameters, and the run settings and options it sets (the others are the
+    scene's, in its text)."""
+    def stored(value):  # as the store writes JSON (NumPy scalars as strings, tuples as lists)
+        return json.loads(json.dumps(value, default=str))
+
+    options = settings.get("options", {})
+    return (settings.get("scene_source") == member.scene_text
+            and settings.get("parameters") == stored(member.parameters)
+            and settings.get("save_every") == member.save_every
+            and all(settings.get(key) == value for key, value in member.run.items())
+            and all(key in options and options[key] == stored(value)
+                    for key, value in member.options.items()))
 
 
 def summary_table(members: list[Member], directory: Path):
