@@ -273,7 +273,7 @@ def test_study_command_runs_a_short_pendulum_study(tmp_path):
 
 
 def test_parse_option_values():
-    from hooke.cli import parse_option
+    from hooke.cli_common import parse_option
 
     assert parse_option("rtol=1e-8") == ("rtol", 1e-8)
     assert parse_option("max_iterations=25") == ("max_iterations", 25)
