@@ -1078,3 +1078,28 @@ def test_resume_with_out_is_refused_naming_out(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert run_main(monkeypatch, capsys, "run", "spring1d", "--t-end", "0.1", "-q")[0] in (0, None)
     assert (tmp_path / "out" / "trajectory.h5").is_file()
+
+
+def test_a_state_whose_pinned_particle_moves_otherwise_than_its_pin_is_refused():
+    """Issue 15 (confirmation pass, stop 28): a State with spring1d's anchor (pinned, still)
+    at velocity 5 m/s was taken: frame 0 showed v = 5 and 12.5 J more kinetic energy than the
+    run has, and the first step set it back to 0 (energy_change counted the phantom). A pinned
+    particle of the state must move as its pin does at the state's time (0, or u̇(t) on a
+    prescribed motion); a state that a run ended in does, so a run continued from it is taken."""
+    import dataclasses
+
+    scene = hooke.scene("spring1d")
+    v = scene.state.v.copy()
+    v[0] = 5.0
+    message = one_line(lambda: dataclasses.replace(scene, state=hooke.State(0.0, scene.state.x, v)),
+                       "state.v[0]")
+    assert message == ("state.v[0]: is a pinned particle's velocity, which its pin sets to [0.] "
+                       "at t = 0, got [5.]")
+    press = hooke.scene("square_press")  # its top row pinned and driven down
+    first = hooke.simulate(press, t_end=0.05, dt=0.01)
+    last = hooke.State(float(first.t[-1]), first.x[-1], first.v[-1])
+    assert hooke.simulate(dataclasses.replace(press, state=last), t_end=0.02, dt=0.01).n_frames
+    still = last.v.copy()
+    still[press.model.pinned_index] = 0.0
+    one_line(lambda: dataclasses.replace(press, state=hooke.State(last.t, last.x, still)),
+             f"state.v[{press.model.pinned_index[0]}]")

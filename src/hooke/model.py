@@ -228,6 +228,15 @@ class Model:
             x[np.searchsorted(index, i)] = self.x0[i] + motion(t)[0] - motion(0.0)[0]
         return x
 
+    def pinned_velocities(self, t: float) -> np.ndarray:
+        """How the pins move the pinned particles at time t, in ``pinned_positions``' order: 0,
+        or u̇(t) on a prescribed motion (``System.apply_pins``)."""
+        index = self.pinned_index
+        v = np.zeros((index.size, self.dim))
+        for i, motion in self.pinned_motions:
+            v[np.searchsorted(index, i)] = motion(t)[1]
+        return v
+
     @property
     def has_damping(self) -> bool:
         return bool(np.any(self.spring_damping > 0))

@@ -218,21 +218,25 @@ class Scene:
         self.save_every = check_save_every(self.save_every)
 
     def _check_pinned_where_held(self) -> None:
-        """Each pinned particle of the state where its pin holds it at the state's time: the
-        first step puts it there, a jump no force made (round-off of a run's own end state,
+        """Each pinned particle of the state where its pin holds it, moving as it moves, at the
+        state's time: the first step puts it there, a jump no force made, and a velocity it
+        does not have showed in frame 0's kinetic energy (round-off of a run's own end state,
         whose time may differ from t0 + k·dt in the last bits, is taken)."""
         index = self.model.pinned_index
         if not index.size:
             return
-        held = self.model.pinned_positions(self.state.t)
-        given = np.asarray(self.state.x, dtype=float)[index]
-        scale = 1.0 + np.max(np.abs(held), axis=1, keepdims=True)
-        off = np.flatnonzero(np.any(np.abs(given - held) > 1e-9 * scale, axis=1))
-        if off.size:
-            k = int(off[0])
-            raise HookeInputError(f"state.x[{index[k]}]", f"is a pinned particle's position, "
-                                  f"which its pin holds at {format_value(held[k])} at t = "
-                                  f"{self.state.t:g}", given[k])
+        t = self.state.t
+        for label, held, what, verb in (
+                ("x", self.model.pinned_positions(t), "position", "holds at"),
+                ("v", self.model.pinned_velocities(t), "velocity", "sets to")):
+            given = np.asarray(getattr(self.state, label), dtype=float)[index]
+            scale = 1.0 + np.max(np.abs(held), axis=1, keepdims=True)
+            off = np.flatnonzero(np.any(np.abs(given - held) > 1e-9 * scale, axis=1))
+            if off.size:
+                k = int(off[0])
+                raise HookeInputError(f"state.{label}[{index[k]}]", f"is a pinned particle's "
+                                      f"{what}, which its pin {verb} {format_value(held[k])} at "
+                                      f"t = {t:g}", given[k])
 
     def _check_clear_of_obstacles(self) -> None:
         """No contact particle of the state inside or on a sphere or obstacle at its time."""
