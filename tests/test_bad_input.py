@@ -680,3 +680,19 @@ def test_a_pinned_particle_given_a_velocity_is_refused(tmp_path, monkeypatch, ca
     assert code == 2 and lines == [
         "error: particles[0].v: is a pinned particle's velocity (it stays at x, or moves as its "
         "motion does), got [5.0, 0.0]"], lines
+
+
+def test_pinning_a_particle_given_a_velocity_is_refused():
+    """Issue 15: ModelBuilder.pin(i) of a particle added with velocity=(5, 0) set its velocity
+    to 0 (or to its motion's) in silence, as add_particle(…, pinned=True) did; pinning it again
+    (another motion) is no such loss."""
+    b = hooke.ModelBuilder(dim=2)
+    b.add_particle((0, 0), velocity=(5, 0))
+    input_error(lambda: b.pin(0), "particles[0].v", "[5., 0.]")
+    input_error(lambda: b.pin(0, Sinusoid(0.1, (1.0, 0.0), 3.0)), "particles[0].v", "[5., 0.]")
+    b.add_particle((1, 0))
+    b.pin(1, Sinusoid(0.1, (1.0, 0.0), 3.0))
+    b.pin(1)  # held still now: its velocity 0.3 m/s was the motion's
+    model = b.finalize()
+    np.testing.assert_array_equal(model.v0, [[5.0, 0.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(model.pinned, [False, True])

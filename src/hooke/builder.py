@@ -215,8 +215,13 @@ class ModelBuilder(ObstacleBuilder):
 
     def pin(self, i: int, motion=None) -> None:
         """Hold particle ``i`` at its current position x0, or make it follow ``motion``:
-        x0 + u(t) − u(0) (see :mod:`hooke.motion`)."""
+        x0 + u(t) − u(0) (see :mod:`hooke.motion`); its velocity is then its pin's, so a
+        particle added with another is refused."""
         check_index(i, self.n_particles, "pin")
+        if not self._pinned[i] and np.any(self._v[i]):  # the pin sets it: dropped in silence
+            raise HookeInputError(f"particles[{i}].v", "is the velocity of a particle to pin (it "
+                                  "stays at x, or moves as its motion does): add it without one",
+                                  self._v[i])
         self._pinned[i] = True
         self._motions.pop(i, None)
         if motion is None:

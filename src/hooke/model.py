@@ -30,7 +30,8 @@ class Model:
         spring_damping: (s,) damping c [N·s/m] along the spring direction, ≥ 0.
         spring_energy: "hookean" for ½k(|d| − l0)², "squared_length" for ½k·l0²·(|d|²/l0² − 1)².
         x0: (n, d) initial positions [m]; pinned particles stay here.
-        v0: (n, d) initial velocities [m/s]; zero for pinned particles.
+        v0: (n, d) initial velocities [m/s]; a pinned particle's is its pin's (0, or u̇(0) on a
+            prescribed motion).
         particle_names: optional names, "" where none was given.
         pinned_motions: (particle index, motion) pairs for pinned particles that follow a
             prescribed motion x0 + u(t) (see :mod:`hooke.motion`); other pinned particles stay.
