@@ -162,7 +162,10 @@ def random_network(rng, dim: int, n: int = 7, n_springs: int = 12, *, spring_ene
     b = hooke.ModelBuilder(dim=dim, gravity=gravity, spring_energy=spring_energy)
     for p in range(n):
         v = rng.normal(size=dim) * velocities if velocities else None
-        b.add_particle(x[p], mass=rng.uniform(*mass_range), velocity=v, pinned=p in pinned)
+        # drawn for every particle (the same random network as before); a pinned one moves as
+        # its pin, still, and is given no velocity (the builder refuses one)
+        b.add_particle(x[p], mass=rng.uniform(*mass_range),
+                       velocity=None if p in pinned else v, pinned=p in pinned)
     for s, (i, j) in enumerate(random_pairs(rng, n, n_springs)):
         length = np.linalg.norm(x[j] - x[i])
         rest = 0.0 if s < zero_rest else length * rng.uniform(*rest_scale)

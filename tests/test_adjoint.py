@@ -106,7 +106,10 @@ def direction(scene, name, rng):
     """A random direction in parameter ``name``'s space, scaled to the parameter's size."""
     base_value = current(scene, name)
     scale = np.where(base_value != 0, np.abs(base_value), 1.0)
-    return rng.uniform(-1, 1, size=base_value.shape) * scale
+    delta = rng.uniform(-1, 1, size=base_value.shape) * scale
+    if name == "v0":  # a pinned particle moves as its pin does (a Scene refuses other velocities)
+        delta[scene.model.pinned] = 0.0
+    return delta
 
 
 def fd_directional(scene, loss, name, delta, integrator, dt, t_end, mode, eps, **options):

@@ -650,3 +650,49 @@ def test_a_joint_length_whose_ends_meet_in_the_check_is_no_traceback(length):
     with pytest.raises(hooke.SimulationError, match="blew up|became non-finite") as caught:
         hooke.simulate(scene)
     assert "\n" not in str(caught.value)
+
+
+def test_a_pinned_particle_given_a_velocity_is_refused(tmp_path, monkeypatch, capsys):
+    """Issue 15 (confirmation pass, stop 28): a scene file's particle with pinned = true (or a
+    motion) and v = [5.0, 0.0] ran with that particle still and its velocity 0 in every frame,
+    the given velocity dropped in silence; add_particle(velocity=…, pinned=True) the same."""
+    b = hooke.ModelBuilder(dim=2)
+    input_error(lambda: b.add_particle((0, 0), velocity=(5, 0), pinned=True), "particles[0].v",
+                "(5, 0)")
+    motion = Sinusoid(amplitude=0.1, direction=(1.0, 0.0), omega=3.0)
+    input_error(lambda: b.add_particle((0, 0), velocity=(5, 0), motion=motion),
+                "particles[0].v", "(5, 0)")
+    b.add_particle((0, 0), velocity=(0, 0), pinned=True)  # a zero velocity is what it has
+    path = write(tmp_path, """\
+        dim = 2
+        [[particles]]
+        x = [0.0, 0.0]
+        pinned = true
+        v = [5.0, 0.0]
+        [[particles]]
+        x = [1.0, 0.0]
+        [[springs]]
+        i = 0
+        j = 1
+        stiffness = 1.0
+        """)
+    code, lines = run_main(monkeypatch, capsys, "check", str(path))
+    assert code == 2 and lines == [
+        "error: particles[0].v: is a pinned particle's velocity (it stays at x, or moves as its "
+        "motion does), got [5.0, 0.0]"], lines
+
+
+def test_pinning_a_particle_given_a_velocity_is_refused():
+    """Issue 15: ModelBuilder.pin(i) of a particle added with velocity=(5, 0) set its velocity
+    to 0 (or to its motion's) in silence, as add_particle(…, pinned=True) did; pinning it again
+    (another motion) is no such loss."""
+    b = hooke.ModelBuilder(dim=2)
+    b.add_particle((0, 0), velocity=(5, 0))
+    input_error(lambda: b.pin(0), "particles[0].v", "[5., 0.]")
+    input_error(lambda: b.pin(0, Sinusoid(0.1, (1.0, 0.0), 3.0)), "particles[0].v", "[5., 0.]")
+    b.add_particle((1, 0))
+    b.pin(1, Sinusoid(0.1, (1.0, 0.0), 3.0))
+    b.pin(1)  # held still now: its velocity 0.3 m/s was the motion's
+    model = b.finalize()
+    np.testing.assert_array_equal(model.v0, [[5.0, 0.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(model.pinned, [False, True])

@@ -502,8 +502,8 @@ def test_singular_joint_set_at_the_start_of_a_run_keeps_no_frame():
     model = converging_supports()
     x = model.x0.copy()
     x[2] = (0.0, 0.0)  # q on the segment between the supports: both joints along x
-    scene = hooke.Scene(model, state=hooke.State(0.0, x, np.zeros_like(x)), integrator="rk4",
-                        dt=0.01, t_end=0.1)
+    v = np.where(model.pinned[:, None], model.v0, 0.0)  # q at rest, the supports sliding (±1 m/s)
+    scene = hooke.Scene(model, state=hooke.State(0.0, x, v), integrator="rk4", dt=0.01, t_end=0.1)
     with pytest.raises(hooke.SimulationError, match=r"^joints: at t = 0 the joint set is "
                                                     r"singular .*: joints 0 \(0–2\), 1 \(1–2\)$") as info:
         hooke.simulate(scene)

@@ -1117,3 +1117,74 @@ def test_resume_with_out_is_refused_naming_out(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert run_main(monkeypatch, capsys, "run", "spring1d", "--t-end", "0.1", "-q")[0] in (0, None)
     assert (tmp_path / "out" / "trajectory.h5").is_file()
+
+
+def test_a_state_whose_pinned_particle_moves_otherwise_than_its_pin_is_refused():
+    """Issue 15 (confirmation pass, stop 28): a State with spring1d's anchor (pinned, still)
+    at velocity 5 m/s was taken: frame 0 showed v = 5 and 12.5 J more kinetic energy than the
+    run has, and the first step set it back to 0 (energy_change counted the phantom). A pinned
+    particle of the state must move as its pin does at the state's time (0, or u̇(t) on a
+    prescribed motion); a state that a run ended in does, so a run continued from it is taken."""
+    import dataclasses
+
+    scene = hooke.scene("spring1d")
+    v = scene.state.v.copy()
+    v[0] = 5.0
+    message = one_line(lambda: dataclasses.replace(scene, state=hooke.State(0.0, scene.state.x, v)),
+                       "state.v[0]")
+    assert message == ("state.v[0]: is a pinned particle's velocity, which its pin sets to [0.] "
+                       "at t = 0, got [5.]")
+    press = hooke.scene("square_press")  # its top row pinned and driven down
+    first = hooke.simulate(press, t_end=0.05, dt=0.01)
+    last = hooke.State(float(first.t[-1]), first.x[-1], first.v[-1])
+    assert hooke.simulate(dataclasses.replace(press, state=last), t_end=0.02, dt=0.01).n_frames
+    still = last.v.copy()
+    still[press.model.pinned_index] = 0.0
+    one_line(lambda: dataclasses.replace(press, state=hooke.State(last.t, last.x, still)),
+             f"state.v[{press.model.pinned_index[0]}]")
+
+
+def test_a_runs_own_states_with_moving_pins_are_taken_and_a_still_pin_is_exact():
+    """Issue 15: a run's frame carries its time as t0 + k·dt, while its steps placed the moving
+    pins at t + h + h … (save_every of them): the pin's velocity at the frame's time can differ
+    from the stored one by that round-off. Such a state, given back to a Scene to go on, is
+    taken: square_press at dt = 1/30 s with a frame every 10 steps ends its press (duration
+    1 s) a rounding before t = 1 in the steps, so the frame at t = 1 holds the press speed,
+    0.25 m/s, where the pin at t = 1 is still; the support of a pendulum swinging at 37 rad/s
+    from t0 = 12345.678 s is 5.6e-9 m/s off its u̇(t) in a frame (both were refused by a tolerance
+    of 1e-9 of the velocity's size). A still pin's velocity is 0 exactly: 1e-300 m/s is refused."""
+    import dataclasses
+
+    press = hooke.scene("square_press")
+    run = hooke.simulate(press, dt=0.1 / 3, t_end=36 * (0.1 / 3), save_every=10)
+    index = press.model.pinned_index
+    at_one = int(np.flatnonzero(np.isclose(run.t, 1.0))[0])
+    assert run.t[at_one] == 1.0
+    np.testing.assert_array_equal(run.v[at_one][index], [[0.0, -0.25]] * index.size)
+    np.testing.assert_array_equal(press.model.pinned_velocities(1.0), [[0.0, 0.0]] * index.size)
+    for k in range(run.n_frames):
+        dataclasses.replace(press, state=hooke.State(float(run.t[k]), run.x[k], run.v[k]))
+    # not anything near the press speed at t = 1: half of it is refused
+    v = run.v[at_one].copy()
+    v[index] = [0.0, -0.125]
+    one_line(lambda: dataclasses.replace(press, state=hooke.State(1.0, run.x[at_one], v)),
+             f"state.v[{index[0]}]")
+
+    pendulum = hooke.scene("pendulum", support_amplitude=0.1, support_omega=37.0)
+    model, t0 = pendulum.model, 12345.678
+    x, v = pendulum.state.x.copy(), pendulum.state.v.copy()
+    x[0], v[0] = model.pinned_positions(t0)[0], model.pinned_velocities(t0)[0]
+    start = dataclasses.replace(pendulum, state=hooke.State(t0, x, v))
+    run = hooke.simulate(start, integrator="rk4", dt=0.001, t_end=0.4, save_every=200)
+    off = max(float(np.max(np.abs(run.v[k][0] - model.pinned_velocities(float(run.t[k]))[0])))
+              for k in range(run.n_frames))
+    assert 1e-9 < off < 1e-7, off
+    for k in range(run.n_frames):
+        dataclasses.replace(start, state=hooke.State(float(run.t[k]), run.x[k], run.v[k]))
+
+    spring = hooke.scene("spring1d")
+    v = spring.state.v.copy()
+    v[0] = 1e-300
+    message = one_line(lambda: dataclasses.replace(spring, state=hooke.State(0.0, spring.state.x,
+                                                                                v)), "state.v[0]")
+    assert message.endswith("which its pin sets to [0.] at t = 0, got [1.e-300]"), message

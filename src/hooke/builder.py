@@ -185,7 +185,8 @@ class ModelBuilder(ObstacleBuilder):
         """Add a particle at ``x`` and return its index.
 
         A pinned particle may follow a prescribed ``motion`` (see :mod:`hooke.motion`; any
-        callable of t giving the displacement works), otherwise it stays at ``x``.
+        callable of t giving the displacement works), otherwise it stays at ``x``; it takes no
+        ``velocity`` (its motion's is its own).
         """
         index = self.n_particles
         where = f"particles[{index}]"
@@ -200,6 +201,9 @@ class ModelBuilder(ObstacleBuilder):
             raise HookeInputError(f"{where}.pinned", "must be True or False", pinned)
         if name is not None and not isinstance(name, str):
             raise HookeInputError(f"{where}.name", "must be a str or None", name)
+        if (pinned or motion is not None) and np.any(vel):  # pin() sets it: dropped in silence
+            raise HookeInputError(f"{where}.v", "is a pinned particle's velocity (it stays at x, "
+                                  "or moves as its motion does)", velocity)
         self._x.append(position)
         self._v.append(vel)
         self._mass.append(m)
@@ -211,8 +215,13 @@ class ModelBuilder(ObstacleBuilder):
 
     def pin(self, i: int, motion=None) -> None:
         """Hold particle ``i`` at its current position x0, or make it follow ``motion``:
-        x0 + u(t) − u(0) (see :mod:`hooke.motion`)."""
+        x0 + u(t) − u(0) (see :mod:`hooke.motion`); its velocity is then its pin's, so a
+        particle added with another is refused."""
         check_index(i, self.n_particles, "pin")
+        if not self._pinned[i] and np.any(self._v[i]):  # the pin sets it: dropped in silence
+            raise HookeInputError(f"particles[{i}].v", "is the velocity of a particle to pin (it "
+                                  "stays at x, or moves as its motion does): add it without one",
+                                  self._v[i])
         self._pinned[i] = True
         self._motions.pop(i, None)
         if motion is None:

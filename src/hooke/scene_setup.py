@@ -1,9 +1,9 @@
 """Scene: a Model, its initial State and default run settings.
 
 Contract: a Scene is validated when made (known integrator, dt > 0, t_end > 0, state shapes match
-the model, every value finite, every pinned particle where its pin holds it at the state's time,
-no contact particle on or below a plane, in or on a sphere or touching an obstacle where they
-are at the state's time). ``hooke.simulate`` reads it and never changes it.
+the model, every value finite, every pinned particle where its pin holds it and moving as it
+moves at the state's time, no contact particle on or below a plane, in or on a sphere or touching
+an obstacle where they are at the state's time). ``hooke.simulate`` reads it and never changes it.
 
 (Not named ``scene``: ``hooke.scene`` is the function that loads a built-in scene, and a public
 name must not hide a module.)
@@ -29,6 +29,19 @@ from .model import Model, State
 from .obstacles import obstacle_problems, obstacle_vertices, sphere_centers, sphere_problems
 
 
+EPS = np.finfo(float).eps
+
+
+def pin_motion(model: Model, t: float) -> tuple[np.ndarray, np.ndarray]:
+    """(u̇(t), ü(t)) of each pinned particle, (pinned, d) each in ``pinned_index`` order: 0 for
+    a still pin."""
+    index = model.pinned_index
+    du, ddu = np.zeros((index.size, model.dim)), np.zeros((index.size, model.dim))
+    for i, motion in model.pinned_motions:
+        _, du[np.searchsorted(index, i)], ddu[np.searchsorted(index, i)] = motion(t)
+    return du, ddu
+
+
 def check_positive(name: str, value) -> float:
     if not is_number(value):
         raise HookeInputError(name, "must be a number", value)
@@ -52,6 +65,10 @@ STEP_TOLERANCE = 1e-9  # of a step: how far t_end may be from a whole number of 
 # Of a step: the most round-off the times t0 + k·dt of a run may carry (float64 spacing at its
 # end). Past it the steps are no longer dt; at t0 = 1e300, t0 + dt == t0 and time stood still.
 TIME_RESOLUTION = 1e-6
+# Relative to |t| + dt: how far a run's own state's time may be from the time its steps placed
+# the moving pins at (advance() gives a frame the time t0 + k·dt, its steps summed t + h + h …),
+# so that such a state, given back to a Scene, is taken (Scene._check_pinned_where_held).
+PIN_TIME_ROUNDOFF = 1e-9
 
 
 def check_start_time(t, dt: float, t_end: float = 0.0) -> float:
@@ -218,21 +235,46 @@ class Scene:
         self.save_every = check_save_every(self.save_every)
 
     def _check_pinned_where_held(self) -> None:
-        """Each pinned particle of the state where its pin holds it at the state's time: the
-        first step puts it there, a jump no force made (round-off of a run's own end state,
-        whose time may differ from t0 + k·dt in the last bits, is taken)."""
+        """Each pinned particle of the state where its pin holds it, moving as it moves, at the
+        state's time: the first step puts it there, a jump no force made, and a velocity it
+        does not have showed in frame 0's kinetic energy. Round-off of a run's own end state is
+        taken: its time may differ from t0 + k·dt in the last bits (positions to 1e-9 of their
+        size; a moving pin's velocity is its u̇ at a time within PIN_TIME_ROUNDOFF of t, to a few
+        ulps). A still pin's velocity is 0 exactly, as every step leaves it."""
         index = self.model.pinned_index
         if not index.size:
             return
-        held = self.model.pinned_positions(self.state.t)
+        model, t = self.model, self.state.t
+        held = model.pinned_positions(t)
         given = np.asarray(self.state.x, dtype=float)[index]
-        scale = 1.0 + np.max(np.abs(held), axis=1, keepdims=True)
-        off = np.flatnonzero(np.any(np.abs(given - held) > 1e-9 * scale, axis=1))
+        self._refuse_off_pin("x", held, np.max(np.abs(given - held), axis=1)
+                             - 1e-9 * (1.0 + np.max(np.abs(held), axis=1)), "position", "holds at")
+        held = model.pinned_velocities(t)
+        given = np.asarray(self.state.v, dtype=float)[index]
+        # still pins: 0 exactly; moving ones: u̇(s) at some s within PIN_TIME_ROUNDOFF of t (to
+        # what ü(s) changes it by there, and a few ulps), never a value between two of them
+        miss = np.max(np.abs(given - held), axis=1) - 4 * EPS * np.max(np.abs(held), axis=1)
+        if model.pinned_motions:
+            delta = PIN_TIME_ROUNDOFF * (abs(t) + self.dt)
+            for near in (max(t - delta, min(t, 0.0)), t, t + delta):  # no motion asked before 0
+                du, ddu = pin_motion(model, near)
+                miss = np.minimum(miss, np.max(np.abs(given - du), axis=1) - 4 * EPS * np.max(
+                    np.abs(du), axis=1) - 2 * delta * np.max(np.abs(ddu), axis=1))
+        self._refuse_off_pin("v", held, miss, "velocity", "sets to")
+
+    def _refuse_off_pin(self, label: str, held: np.ndarray, miss: np.ndarray, what: str,
+                        verb: str) -> None:
+        """The first pinned particle whose ``miss`` (one per pinned particle: how far its
+        ``state.<label>`` is off its pin's past the round-off taken) is > 0, refused by name
+        with ``held``, its pin's value at the state's time."""
+        index = self.model.pinned_index
+        off = np.flatnonzero(~(miss <= 0))  # NaN (inf − inf of an overflow) is a miss
         if off.size:
             k = int(off[0])
-            raise HookeInputError(f"state.x[{index[k]}]", f"is a pinned particle's position, "
-                                  f"which its pin holds at {format_value(held[k])} at t = "
-                                  f"{self.state.t:g}", given[k])
+            given = np.asarray(getattr(self.state, label), dtype=float)[index[k]]
+            raise HookeInputError(f"state.{label}[{index[k]}]", f"is a pinned particle's {what}, "
+                                  f"which its pin {verb} {format_value(held[k])} at t = "
+                                  f"{self.state.t:g}", given)
 
     def _check_clear_of_obstacles(self) -> None:
         """No contact particle of the state inside or on a sphere or obstacle at its time."""
