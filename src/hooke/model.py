@@ -232,11 +232,16 @@ class Model:
     def pinned_velocities(self, t: float) -> np.ndarray:
         """How the pins move the pinned particles at time t, in ``pinned_positions``' order: 0,
         or u̇(t) on a prescribed motion (``System.apply_pins``)."""
+        return self.pin_rates(t)[0]
+
+    def pin_rates(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """(u̇(t), ü(t)) of each pinned particle, (pinned, d) each in ``pinned_positions``'
+        order: 0 for a still pin."""
         index = self.pinned_index
-        v = np.zeros((index.size, self.dim))
+        du, ddu = np.zeros((index.size, self.dim)), np.zeros((index.size, self.dim))
         for i, motion in self.pinned_motions:
-            v[np.searchsorted(index, i)] = motion(t)[1]
-        return v
+            _, du[np.searchsorted(index, i)], ddu[np.searchsorted(index, i)] = motion(t)
+        return du, ddu
 
     @property
     def has_damping(self) -> bool:

@@ -32,16 +32,6 @@ from .obstacles import obstacle_problems, obstacle_vertices, sphere_centers, sph
 EPS = np.finfo(float).eps
 
 
-def pin_motion(model: Model, t: float) -> tuple[np.ndarray, np.ndarray]:
-    """(u̇(t), ü(t)) of each pinned particle, (pinned, d) each in ``pinned_index`` order: 0 for
-    a still pin."""
-    index = model.pinned_index
-    du, ddu = np.zeros((index.size, model.dim)), np.zeros((index.size, model.dim))
-    for i, motion in model.pinned_motions:
-        _, du[np.searchsorted(index, i)], ddu[np.searchsorted(index, i)] = motion(t)
-    return du, ddu
-
-
 def check_positive(name: str, value) -> float:
     if not is_number(value):
         raise HookeInputError(name, "must be a number", value)
@@ -257,7 +247,7 @@ class Scene:
         if model.pinned_motions:
             delta = PIN_TIME_ROUNDOFF * (abs(t) + self.dt)
             for near in (max(t - delta, min(t, 0.0)), t, t + delta):  # no motion asked before 0
-                du, ddu = pin_motion(model, near)
+                du, ddu = model.pin_rates(near)
                 miss = np.minimum(miss, np.max(np.abs(given - du), axis=1) - 4 * EPS * np.max(
                     np.abs(du), axis=1) - 2 * delta * np.max(np.abs(ddu), axis=1))
         self._refuse_off_pin("v", held, miss, "velocity", "sets to")
