@@ -23,6 +23,7 @@ from typing import Callable
 
 from . import pending_stop
 from .cli_common import ERRORS_PRINTED, fail, print_error
+from .errors import one_line
 from .run_report import plural, remove_outputs
 
 
@@ -95,8 +96,9 @@ def stopped(interrupt: KeyboardInterrupt, out: Path, result=None) -> None:
     code, what = stop_kind(interrupt)
     kept = result.n_frames if result is not None else getattr(interrupt, "frames_kept", 0)
     if not kept:  # nothing of this run reached the file
-        fail(f"{what} before the first frame was written; {out} is left as it was", code=code)
+        fail(f"{what} before the first frame was written; {one_line(out)} is left as it was",
+             code=code)
     remove_outputs(out)  # an earlier run's plots and summary: the file is this run's now
     sidecar = write_xdmf(out / "trajectory.h5", verify=False)  # ParaView shows the frames kept
-    fail(f"{what}: {out / 'trajectory.h5'} keeps {plural(kept, 'frame')} (ParaView: "
-         f"{sidecar}); continue with `hooke run --resume {out}`", code=code)
+    fail(f"{what}: {one_line(out / 'trajectory.h5')} keeps {plural(kept, 'frame')} (ParaView: "
+         f"{one_line(sidecar)}); continue with `hooke run --resume {one_line(out)}`", code=code)
