@@ -244,17 +244,39 @@ def test_a_server_on_all_addresses_answers_its_names_addresses_and_allow_host():
         assert not allowlist.accepts(host), host
 
 
-@pytest.mark.parametrize("name", ["", "a b", "evil/path", "x\ny"])
+@pytest.mark.parametrize("name", ["", "a b", "evil/path", "x\ny", "a" * 64 + ".lan", "a..lan",
+                                  "-a.lan", "[[::1]]", ":::", ".".join(["a" * 63] * 4)])
 def test_an_allow_host_that_is_no_host_name_is_one_line(monkeypatch, capsys, name):
     """`hooke serve --allow-host ""` (or a name with a space) was accepted and allowed nothing:
-    one line naming --allow-host, exit 2, before any server starts."""
+    one line naming --allow-host, exit 2, before any server starts.
+
+    Issue 15 (red team): a name of 5,000 characters, a label above 63 ("a" * 64 + ".lan"), an
+    empty one ("a..lan"), a name above 253 characters or of colons only were taken too: a host
+    name is at most 253 characters of labels of 1 to 63 (RFC 1035), else an IP address."""
     from conftest import run_main
 
     code, lines = run_main(monkeypatch, capsys, "serve", "spring1d", "--allow-host", name)
     assert code == 2
     problem = "must not be empty" if name == "" else (
-        "must be a host name or an address (letters, digits, '.', '-', ':')")
-    assert lines == [f"error: --allow-host: {problem}, got {name!r}"], lines
+        "must be a host name (at most 253 characters; labels of 1 to 63 letters, digits, '-' or "
+        "'_' between dots) or an IP address")
+    shown = repr(name) if len(repr(name)) <= 80 else (
+        f"{repr(name)[:80]}… ({len(repr(name)):,} characters)")
+    assert lines == [f"error: --allow-host: {problem}, got {shown}"], lines
+
+
+def test_an_allow_host_of_5000_characters_is_one_short_line(monkeypatch, capsys):
+    """Issue 15 (red team): `hooke serve --allow-host` took a 5,000-character name; it is
+    refused, the name shown cut at 80 characters and its length said."""
+    from conftest import run_main
+
+    code, lines = run_main(monkeypatch, capsys, "serve", "spring1d", "--allow-host", "a" * 5000)
+    assert code == 2 and len(lines) == 1 and len(lines[0]) < 300, lines
+    assert lines[0].startswith("error: --allow-host: must be a host name (at most 253 characters")
+    assert lines[0].endswith(f", got '{'a' * 79}… (5,002 characters)"), lines
+    for name in ("viewer.lan", "Viewer.LAN.", "x_y.lan", "fe80::1", "[::1]", "a" * 63 + ".lan",
+                 ".".join(["a" * 63] * 4)[:253]):
+        assert HostAllowlist(None, bind="0.0.0.0", extra=[name]).accepts(name), name
 
 
 def test_the_served_page_and_websocket_refuse_another_host(viewer_url):

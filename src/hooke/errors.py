@@ -180,9 +180,9 @@ def one_line(text) -> str:
 MAX_SHOWN = 1000  # characters of a value in a message: a list of 10⁶ numbers would bury the line
 
 
-def format_value(value: Any) -> str:
+def format_value(value: Any, most: int = MAX_SHOWN) -> str:
     """A value as an error message shows it: repr, NumPy arrays abbreviated, anything longer
-    than ``MAX_SHOWN`` characters cut there (saying how long it was)."""
+    than ``most`` characters cut there (saying how long it was)."""
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else str(value)
     if isinstance(value, np.ndarray):  # a 0-d one as an array (it read as a plain number)
@@ -192,4 +192,4 @@ def format_value(value: Any) -> str:
         text = repr(value)
     except RecursionError:  # a TOML file's [a.a.a.…] thousands deep: repr recurses per level
         return f"a {type(value).__name__} nested too deeply to show"
-    return text if len(text) <= MAX_SHOWN else f"{text[:MAX_SHOWN]}… ({len(text):,} characters)"
+    return text if len(text) <= most else f"{text[:most]}… ({len(text):,} characters)"
