@@ -745,6 +745,26 @@ def test_ctrl_c_twice_while_a_page_steps_ends_with_one_line(served, pages):
                 and process.status() != psutil.STATUS_ZOMBIE]
 
 
+def test_sigterm_while_a_page_steps_ends_the_sessions_with_one_line_and_exit_143(served):
+    """Issue 15 (red team): `hooke serve` stopped by SIGTERM (a service manager's stop, `kill`)
+    exited 143 without a word: uvicorn ends the pages' sessions and raises the signal again,
+    whose default ends the process. It is said as `hooke run` says it, "stopped by SIGTERM",
+    exit 143, and no session process outlives the server."""
+    with bench.connection(served.url, "lattice") as ws:
+        bench.first_scene(ws)
+        ws.send(json.dumps({"type": "set", "integrator": "implicit_euler", "steps_per_frame": 100}))
+        time.sleep(1.0)
+        processes = served.processes()
+        assert len(processes) > 2  # the server, its fork server and this page's session
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(timeout=30) == 143
+    err = served.process.stderr.read().decode()
+    assert err.strip().splitlines() == ["error: stopped by SIGTERM"], err
+    psutil.wait_procs(processes[1:], timeout=10)
+    assert not [process for process in processes[1:] if process.is_running()
+                and process.status() != psutil.STATUS_ZOMBIE]
+
+
 def test_a_step_that_runs_for_minutes_is_stopped_with_a_message_and_the_page_goes_on(monkeypatch):
     """Issue 15 (confirmation pass): Newmark on cloth2d with dt = t_end (the largest dt the
     viewer takes) split its failing step in two, 8 deep, for minutes: the page got no frame and

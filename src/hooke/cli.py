@@ -510,17 +510,21 @@ def serve_command(
     """Open the browser viewer: the scene simulated live, with controls and plots (works offline)."""
     from .viz.web.server import create_app, listen, run, url
 
+    restore_signals = stop_on_signals()  # a SIGTERM said as `hooke run` says it (cli_stop)
     try:
-        viewer = create_app(scene, host=host, allow_hosts=allow_host or (), observed=observed)
-    except HookeInputError as error:
-        fail(flagged(error, {"observed": "--observed", "allow-host": "--allow-host"}))
-    try:  # bound before the address is printed: a bad host, a bad or busy port is one line
-        listener = listen(host, port)
-    except HookeInputError as error:
-        fail(flagged(error, {"host": "--host", "port": "--port"}))
-    console.print(f"hooke viewer: open {url(host, listener.getsockname()[1])} in a browser "
-                  "(Ctrl-C stops it)")
-    run(viewer, host=host, listener=listener)
+        try:
+            viewer = create_app(scene, host=host, allow_hosts=allow_host or (), observed=observed)
+        except HookeInputError as error:
+            fail(flagged(error, {"observed": "--observed", "allow-host": "--allow-host"}))
+        try:  # bound before the address is printed: a bad host, a bad or busy port is one line
+            listener = listen(host, port)
+        except HookeInputError as error:
+            fail(flagged(error, {"host": "--host", "port": "--port"}))
+        console.print(f"hooke viewer: open {url(host, listener.getsockname()[1])} in a browser "
+                      "(Ctrl-C stops it)")
+        run(viewer, host=host, listener=listener)
+    finally:
+        restore_signals()
 
 
 @app.command("sweep")

@@ -1,5 +1,7 @@
 """How ``hooke run`` ends when it is stopped: by a Ctrl-C (SIGINT) or by SIGTERM (a scheduler's
-time limit, ``kill``, a container's stop).
+time limit, ``kill``, a container's stop). ``hooke serve`` is stopped so too: uvicorn, once it
+has ended the pages' sessions, raises the signal it caught again, whose default ended the
+process without a word (exit 143); with these handlers it is "stopped by SIGTERM", exit 143.
 
 Contract: :func:`stop_on_signals` makes SIGTERM raise :class:`Terminated`, a KeyboardInterrupt,
 so that a run stopped either way writes every frame whose integrator checkpoint it has
