@@ -3,6 +3,7 @@ notebook cell drives it: the widget's values set from code, the figure's traces 
 
 from __future__ import annotations
 
+import html
 import math
 import sys
 
@@ -131,8 +132,8 @@ def test_bad_arguments_and_values_are_one_line_and_a_blow_up_is_said_without_war
     view.restart(stiffness=float("nan"))
     assert "parameters.stiffness: Input should be a finite number, got nan" in view.message.value
     view.restart(stiffness=1e308)
-    assert ("parameters.stiffness: over parameters.mass = 0.5 gives ω = √(k/m) = inf rad/s; ω "
-            "must be a finite number > 0, got 1e+308") in view.message.value
+    assert html.escape("parameters.stiffness: over parameters.mass = 0.5 gives ω = √(k/m) = inf "
+                       "rad/s; ω must be a finite number > 0, got 1e+308") in view.message.value
     view.restart(stiffness=1e307)  # ω = 4.5e153 rad/s: symplectic Euler blows up at step 2
     assert view.message.value == "" and view.session.scene.model.spring_stiffness[0] == 1e307
     [stiffness] = [s for s in view.sliders.children if s.description == "stiffness"]
@@ -189,3 +190,45 @@ def test_a_scene_that_is_not_a_name_is_one_error_naming_it(scene):
     with pytest.raises(HookeInputError) as error:
         live_view(scene)
     assert str(error.value).startswith("scene: unknown scene (built-in: ")
+
+
+def test_an_error_naming_user_text_is_shown_as_text_not_html():
+    """Issue 15 (red team): the view's error line was HTML made with the message as it was, so a
+    parameter name given from code, ``view.restart(**{"<b>x</b>": 1.0})``, was drawn bold and a
+    ``<script>`` one was markup of the notebook's page; it is escaped (html.escape)."""
+    view = live_view("spring1d")
+    view.restart(**{"<b>x</b>": 1.0, "<script>": 2.0})
+    assert "<b>" not in view.message.value and "<script>" not in view.message.value
+    assert "parameters.&lt;b&gt;x&lt;/b&gt;: is not a parameter of scene" in view.message.value
+
+
+def test_an_integrator_the_menu_does_not_offer_is_one_line_and_the_run_goes_on(monkeypatch):
+    """Issue 15 (red team): ``view.integrator.value = "nosuch"`` (or 5, or an index or label
+    out of the menu) raised traitlets' TraitError "Invalid selection: value not found" out of
+    the cell; an integrator registered after the view was made was refused so too. Each is the
+    view's one-line error naming the integrator and the value, and the menu keeps the running
+    integrator."""
+    from hooke.integrators import base
+
+    view = live_view("spring1d")
+    running = view.session.integrator
+    menu = view.integrator
+    for trait, value, line in [
+            ("value", "<script>", "integrator: unknown integrator (known: "),
+            ("value", 5, "integrator: unknown integrator (known: "),
+            ("label", "nosuch", "integrator: unknown integrator (known: "),
+            ("index", 99, f"integrator.index: must be an integer from 0 to {len(menu.options) - 1}"),
+            ("index", "x", "integrator.index: must be an integer from 0 to ")]:
+        setattr(menu, trait, value)
+        assert line in view.message.value and "<script>" not in view.message.value, view.message.value
+        assert menu.value == view.session.integrator == running
+    monkeypatch.setitem(base._REGISTRY, "later", base.get("rk4"))
+    menu.value = "later"
+    assert view.message.value == ("<span style='color:#b00020'>integrator: was registered after "
+                                  "this view was made; a new live_view offers it, got "
+                                  "&#x27;later&#x27;</span>")
+    menu.value = "rk4"  # the menu still works, and the run goes on
+    steps = view.session.steps
+    view.advance(1)
+    assert view.message.value == "" and view.session.integrator == "rk4"
+    assert view.session.steps > steps

@@ -126,3 +126,28 @@ def test_hooke_serve_with_a_bad_observed_file_is_one_line_and_exit_2(tmp_path):
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "observed" in lines[0] and "none.csv" in lines[0], result.output
+
+
+def test_a_file_name_with_a_newline_or_an_escape_keeps_the_error_on_one_line(
+        monkeypatch, capsys, tmp_path):
+    """Issue 15 (red team): `hooke serve --observed $'obs\\nx.csv'` (a file with no rows) printed
+    its one error across two lines, "error: observed obs" then "error: x.csv: has no rows…", as
+    did every message naming a path the command line prints (`hooke run`'s stop line, its notes,
+    `hooke sweep`'s failures); a carriage return or a terminal's escape sequence in one was
+    obeyed, not shown. Each is one line, the character written as repr writes it."""
+    import typer
+
+    from conftest import run_main
+    from hooke.cli_stop import stopped
+
+    for name, shown in (("obs\nx.csv", "obs\\nx.csv"), ("obs\r\x1b[2Jx.csv", "obs\\r\\x1b[2Jx.csv")):
+        (tmp_path / name).write_text("t,particle,x\n")
+        code, lines = run_main(monkeypatch, capsys, "serve", "spring1d", "--observed",
+                               str(tmp_path / name))
+        assert code == 2 and len(lines) == 1, lines
+        assert lines[0].startswith(f"error: observed {shown}: has no rows of data, got "), lines
+    with pytest.raises(typer.Exit):
+        stopped(KeyboardInterrupt(), tmp_path / "a\nb")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"error: interrupted before the first frame was written; {tmp_path}/a\\nb is "
+                     "left as it was"], lines

@@ -244,17 +244,39 @@ def test_a_server_on_all_addresses_answers_its_names_addresses_and_allow_host():
         assert not allowlist.accepts(host), host
 
 
-@pytest.mark.parametrize("name", ["", "a b", "evil/path", "x\ny"])
+@pytest.mark.parametrize("name", ["", "a b", "evil/path", "x\ny", "a" * 64 + ".lan", "a..lan",
+                                  "-a.lan", "[[::1]]", ":::", ".".join(["a" * 63] * 4)])
 def test_an_allow_host_that_is_no_host_name_is_one_line(monkeypatch, capsys, name):
     """`hooke serve --allow-host ""` (or a name with a space) was accepted and allowed nothing:
-    one line naming --allow-host, exit 2, before any server starts."""
+    one line naming --allow-host, exit 2, before any server starts.
+
+    Issue 15 (red team): a name of 5,000 characters, a label above 63 ("a" * 64 + ".lan"), an
+    empty one ("a..lan"), a name above 253 characters or of colons only were taken too: a host
+    name is at most 253 characters of labels of 1 to 63 (RFC 1035), else an IP address."""
     from conftest import run_main
 
     code, lines = run_main(monkeypatch, capsys, "serve", "spring1d", "--allow-host", name)
     assert code == 2
     problem = "must not be empty" if name == "" else (
-        "must be a host name or an address (letters, digits, '.', '-', ':')")
-    assert lines == [f"error: --allow-host: {problem}, got {name!r}"], lines
+        "must be a host name (at most 253 characters; labels of 1 to 63 letters, digits, '-' or "
+        "'_' between dots) or an IP address")
+    shown = repr(name) if len(repr(name)) <= 80 else (
+        f"{repr(name)[:80]}… ({len(repr(name)):,} characters)")
+    assert lines == [f"error: --allow-host: {problem}, got {shown}"], lines
+
+
+def test_an_allow_host_of_5000_characters_is_one_short_line(monkeypatch, capsys):
+    """Issue 15 (red team): `hooke serve --allow-host` took a 5,000-character name; it is
+    refused, the name shown cut at 80 characters and its length said."""
+    from conftest import run_main
+
+    code, lines = run_main(monkeypatch, capsys, "serve", "spring1d", "--allow-host", "a" * 5000)
+    assert code == 2 and len(lines) == 1 and len(lines[0]) < 300, lines
+    assert lines[0].startswith("error: --allow-host: must be a host name (at most 253 characters")
+    assert lines[0].endswith(f", got '{'a' * 79}… (5,002 characters)"), lines
+    for name in ("viewer.lan", "Viewer.LAN.", "x_y.lan", "fe80::1", "[::1]", "a" * 63 + ".lan",
+                 ".".join(["a" * 63] * 4)[:253]):
+        assert HostAllowlist(None, bind="0.0.0.0", extra=[name]).accepts(name), name
 
 
 def test_the_served_page_and_websocket_refuse_another_host(viewer_url):
@@ -718,6 +740,26 @@ def test_ctrl_c_twice_while_a_page_steps_ends_with_one_line(served, pages):
         assert served.process.wait(timeout=30) == 130
     err = served.process.stderr.read().decode()
     assert err.strip().splitlines() == ["error: interrupted"], err
+    psutil.wait_procs(processes[1:], timeout=10)
+    assert not [process for process in processes[1:] if process.is_running()
+                and process.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_sigterm_while_a_page_steps_ends_the_sessions_with_one_line_and_exit_143(served):
+    """Issue 15 (red team): `hooke serve` stopped by SIGTERM (a service manager's stop, `kill`)
+    exited 143 without a word: uvicorn ends the pages' sessions and raises the signal again,
+    whose default ends the process. It is said as `hooke run` says it, "stopped by SIGTERM",
+    exit 143, and no session process outlives the server."""
+    with bench.connection(served.url, "lattice") as ws:
+        bench.first_scene(ws)
+        ws.send(json.dumps({"type": "set", "integrator": "implicit_euler", "steps_per_frame": 100}))
+        time.sleep(1.0)
+        processes = served.processes()
+        assert len(processes) > 2  # the server, its fork server and this page's session
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(timeout=30) == 143
+    err = served.process.stderr.read().decode()
+    assert err.strip().splitlines() == ["error: stopped by SIGTERM"], err
     psutil.wait_procs(processes[1:], timeout=10)
     assert not [process for process in processes[1:] if process.is_running()
                 and process.status() != psutil.STATUS_ZOMBIE]

@@ -27,7 +27,7 @@ from rich.table import Table
 
 from . import pending_stop
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
-                         flagged, given_flags, load_scene, output_directory, output_files,
+                         flagged, given_flags, load_scene, note, output_directory, output_files,
                          parse_options, print_error)
 from .cli_fit import fit_command
 from .cli_stdout import StdoutUnwritable, checked_stdout
@@ -35,7 +35,7 @@ from .cli_stop import forget_stops, stop_kind, stop_on_signals, stopped, unrepor
 from .cli_study import study_command
 from .cli_verify import verify_command
 from .errors import (CompleteRunError, HookeInputError, OutputWriteError, SimulationError,
-                     StoreWriteError, format_value)
+                     StoreWriteError, format_value, one_line)
 from .io.outputs import (check_replaceable, check_replaceables, made_for_the_work, missing_folders,
                          remove_empty)
 from .run_report import (output_paths, plural, print_summary, remove_outputs, summary_data,
@@ -195,8 +195,8 @@ def run_command(
                     scene = load_scene(scene_or_file)
                     dropped = scene_options(scene, integrator or scene.integrator)[1]
                     if dropped:
-                        errors.print(f"note: {integrator} does not take {scene.name}'s option(s) "
-                                     f"{', '.join(dropped)}; dropped", markup=False, highlight=False)
+                        note(f"{integrator} does not take {scene.name}'s option(s) "
+                             f"{', '.join(dropped)}; dropped")
                     output_directory(out)
                     check_replaceables(output_paths(out), flag)  # (trajectory.h5: the store's)
                     worker = plot_worker.start(scene)  # before the lock, which it must not hold
@@ -207,10 +207,8 @@ def run_command(
                                       max_energy_growth=max_energy_growth,
                                       max_frames=FRAME_BUDGET, **options)
                 if not compacted(out / "trajectory.h5"):  # its close found no room to compact
-                    errors.print(f"note: {out / 'trajectory.h5'} is left uncompressed (no room "
-                                 "for its compacted copy); once there is, `hooke run --resume "
-                                 f"{out}` compacts it", markup=False, highlight=False,
-                                 soft_wrap=True)
+                    note(f"{out / 'trajectory.h5'} is left uncompressed (no room for its "
+                         f"compacted copy); once there is, `hooke run --resume {out}` compacts it")
             finally:
                 if progress is not None:
                     progress.close()
@@ -268,8 +266,8 @@ def finish_complete_run(out: Path):
             lock.release()
     except HookeInputError as error:
         fail(str(error))
-    errors.print(f"note: {path} holds a complete run, nothing to continue; its plots and "
-                 "summary are written again", markup=False, highlight=False, soft_wrap=True)
+    note(f"{path} holds a complete run, nothing to continue; its plots and summary are written "
+         "again")
     return result
 
 
@@ -281,7 +279,7 @@ def report(result, out: Path, quiet: bool = False, worker=None, flag: str = "--o
         written = write_outputs(result, out, worker)
     except OSError as error:
         fail(f"{flag}: cannot write the plots and summary ({error.strerror or error}); the "
-             f"trajectory is in {out / 'trajectory.h5'}, got {str(out)!r}", code=1)
+             f"trajectory is in {one_line(out / 'trajectory.h5')}, got {str(out)!r}", code=1)
     if not quiet:
         print_summary(console, summary_data(result), written)
 
@@ -401,9 +399,8 @@ def modes_command(
         model = scene.model
         count = model.free_dofs.size - model.n_joints  # hooke.modes returns min(k, count) modes
         if 0 < count < k:  # said first: every mode of a large scene takes minutes (lattice: 2700)
-            errors.print(f"note: {scene.name} has {plural(count, 'mode')}: {model.free_dofs.size} "
-                         f"degrees of freedom − {model.n_joints} joints", markup=False,
-                         highlight=False)
+            note(f"{scene.name} has {plural(count, 'mode')}: {model.free_dofs.size} degrees of "
+                 f"freedom − {model.n_joints} joints")
         result = modes(scene, k=k)
     except HookeInputError as error:
         fail(flagged(error, {"k": "-k"}))
@@ -509,17 +506,21 @@ def serve_command(
     """Open the browser viewer: the scene simulated live, with controls and plots (works offline)."""
     from .viz.web.server import create_app, listen, run, url
 
+    restore_signals = stop_on_signals()  # a SIGTERM said as `hooke run` says it (cli_stop)
     try:
-        viewer = create_app(scene, host=host, allow_hosts=allow_host or (), observed=observed)
-    except HookeInputError as error:
-        fail(flagged(error, {"observed": "--observed", "allow-host": "--allow-host"}))
-    try:  # bound before the address is printed: a bad host, a bad or busy port is one line
-        listener = listen(host, port)
-    except HookeInputError as error:
-        fail(flagged(error, {"host": "--host", "port": "--port"}))
-    console.print(f"hooke viewer: open {url(host, listener.getsockname()[1])} in a browser "
-                  "(Ctrl-C stops it)")
-    run(viewer, host=host, listener=listener)
+        try:
+            viewer = create_app(scene, host=host, allow_hosts=allow_host or (), observed=observed)
+        except HookeInputError as error:
+            fail(flagged(error, {"observed": "--observed", "allow-host": "--allow-host"}))
+        try:  # bound before the address is printed: a bad host, a bad or busy port is one line
+            listener = listen(host, port)
+        except HookeInputError as error:
+            fail(flagged(error, {"host": "--host", "port": "--port"}))
+        console.print(f"hooke viewer: open {url(host, listener.getsockname()[1])} in a browser "
+                      "(Ctrl-C stops it)")
+        run(viewer, host=host, listener=listener)
+    finally:
+        restore_signals()
 
 
 @app.command("sweep")
@@ -560,7 +561,7 @@ def sweep_command(
         given = [parse_param(text) for text in param or []]
         for path, _ in given:
             if [other for other, _ in given].count(path) > 1:
-                fail(f"--param: {path} given more than once, got {path!r}")
+                fail(f"--param: {one_line(path)} given more than once, got {path!r}")
         if file is not None:
             spec = read_sweep_file(file)
             scene, grids = spec.scene, [dict(grid) for grid in spec.params]
@@ -607,15 +608,15 @@ def sweep_command(
                              "out": "--out"}), code=error.exit_code)  # 1: a full disk
     except KeyboardInterrupt as interrupt:
         code, what = stop_kind(interrupt)
-        fail(f"{what}: finished members are kept in {out}; the same command continues the sweep",
-             code=code)
+        fail(f"{what}: finished members are kept in {one_line(out)}; the same command continues "
+             "the sweep", code=code)
     console.print(result.text(), highlight=False)
     console.print(f"table: {result.parquet}, {result.csv}\nplot: {result.plot}", highlight=False)
     if result.failed:
         kinds = ", ".join(f"{n} {status}" for status, n in result.counts().items()
                           if status != "ok" and n)
         fail(f"{result.failed} of {len(result.table)} member(s) did not finish ok ({kinds}); "
-             f"their errors are in {result.csv}", code=1)
+             f"their errors are in {one_line(result.csv)}", code=1)
 
 
 app.command("fit")(fit_command)  # the command's body: hooke.cli_fit

@@ -3,11 +3,13 @@ name or file, reading ``--option KEY=VALUE``.
 
 Contract: ``console`` is stdout (a command's results), ``errors`` is stderr (errors, notes and
 progress bars); :func:`fail` prints each line of a message as ``error: line`` on stderr and exits
-with ``code`` (2: bad input, the default), never with a traceback; :func:`flagged` words an API
-error in the CLI's terms (``--port``, not ``port``); :func:`environment_problem` checks the
-environment variables a command reads before anything reads them; :func:`output_directory`
-creates a directory, proves it writable or fails naming the flag it came from, and
-:func:`output_files` refuses output files that may not be replaced; :func:`load_scene` and
+with ``code`` (2: bad input, the default), never with a traceback; a line (an error's, a
+:func:`note`) is :func:`~hooke.errors.one_line`, and so is a path the command line puts into a
+message itself (``fail`` prints each line of a message as an error: ``--out $'a\\nb'`` split
+one into two); :func:`flagged` words an API error in the CLI's terms (``--port``, not
+``port``); :func:`environment_problem` checks the environment variables a command reads before
+anything reads them; :func:`output_directory` creates a directory, proves it writable or fails
+naming the flag it came from, and :func:`output_files` refuses output files that may not be replaced; :func:`load_scene` and
 :func:`parse_option` raise :class:`HookeInputError` for bad input; :class:`OutputsHold` is a
 run's hold on its output directory.
 """
@@ -23,7 +25,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from .errors import HookeInputError
+from .errors import HookeInputError, one_line
 
 # Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.
 console = Console(soft_wrap=True, width=None if sys.stdout and sys.stdout.isatty() else 120)
@@ -33,9 +35,17 @@ ERRORS_PRINTED: list[str] = []  # a stop that printed none is said at exit (cli_
 
 def print_error(line: str) -> None:
     """``error: line`` on stderr; the line is escaped, as a value such as ``[nan, 0.0]`` would
-    otherwise be taken for Rich markup and vanish. Counted in ``ERRORS_PRINTED``."""
+    otherwise be taken for Rich markup and vanish, and a carriage return or a terminal's escape
+    sequence in it is shown, not obeyed (:func:`~hooke.errors.one_line`). Counted in
+    ``ERRORS_PRINTED``."""
     ERRORS_PRINTED.append(line)
-    errors.print(f"[bold red]error:[/] {escape(line)}", highlight=False, markup=True, soft_wrap=True)
+    errors.print(f"[bold red]error:[/] {escape(one_line(line))}", highlight=False, markup=True,
+                 soft_wrap=True)
+
+
+def note(line: str) -> None:
+    """``note: line`` on stderr (no markup), one line as an error is."""
+    errors.print(f"note: {one_line(line)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -1,5 +1,7 @@
 """How ``hooke run`` ends when it is stopped: by a Ctrl-C (SIGINT) or by SIGTERM (a scheduler's
-time limit, ``kill``, a container's stop).
+time limit, ``kill``, a container's stop). ``hooke serve`` is stopped so too: uvicorn, once it
+has ended the pages' sessions, raises the signal it caught again, whose default ended the
+process without a word (exit 143); with these handlers it is "stopped by SIGTERM", exit 143.
 
 Contract: :func:`stop_on_signals` makes SIGTERM raise :class:`Terminated`, a KeyboardInterrupt,
 so that a run stopped either way writes every frame whose integrator checkpoint it has
@@ -23,6 +25,7 @@ from typing import Callable
 
 from . import pending_stop
 from .cli_common import ERRORS_PRINTED, fail, print_error
+from .errors import one_line
 from .run_report import plural, remove_outputs
 
 
@@ -95,8 +98,9 @@ def stopped(interrupt: KeyboardInterrupt, out: Path, result=None) -> None:
     code, what = stop_kind(interrupt)
     kept = result.n_frames if result is not None else getattr(interrupt, "frames_kept", 0)
     if not kept:  # nothing of this run reached the file
-        fail(f"{what} before the first frame was written; {out} is left as it was", code=code)
+        fail(f"{what} before the first frame was written; {one_line(out)} is left as it was",
+             code=code)
     remove_outputs(out)  # an earlier run's plots and summary: the file is this run's now
     sidecar = write_xdmf(out / "trajectory.h5", verify=False)  # ParaView shows the frames kept
-    fail(f"{what}: {out / 'trajectory.h5'} keeps {plural(kept, 'frame')} (ParaView: "
-         f"{sidecar}); continue with `hooke run --resume {out}`", code=code)
+    fail(f"{what}: {one_line(out / 'trajectory.h5')} keeps {plural(kept, 'frame')} (ParaView: "
+         f"{one_line(sidecar)}); continue with `hooke run --resume {one_line(out)}`", code=code)

@@ -1,9 +1,10 @@
 """Errors hooke raises for bad input.
 
 Contract: every problem with user input is a :class:`HookeInputError` whose message is one line
-(or one line per problem) of the form ``field: problem, got value``. The CLI turns it into exit
-code 2 without a traceback. Numerical failures during a run are :class:`SimulationError`.
-The input primitives every module shares (``is_number``, ``is_count``, ``_numbers``,
+(or one line per problem) of the form ``field: problem, got value``; every :class:`HookeError`'s
+message is kept one line by :func:`one_line` (a file name holding a newline cannot split it).
+The CLI turns it into exit code 2 without a traceback. Numerical failures during a run are
+:class:`SimulationError`. The input primitives every module shares (``is_number``, ``is_count``, ``_numbers``,
 ``as_path`` …) live here too: this module imports nothing of hooke's, so any module may use them
 (:mod:`hooke.checks` builds on them, and :mod:`hooke.motion`, which it imports, needs them).
 """
@@ -20,7 +21,10 @@ import numpy as np
 
 
 class HookeError(Exception):
-    """Base class of every error hooke raises on purpose."""
+    """Base class of every error hooke raises on purpose; its message is :func:`one_line`."""
+
+    def __init__(self, message: str = "", *args):
+        super().__init__(one_line(message), *args)
 
 
 class HookeInputError(HookeError, ValueError):
@@ -51,8 +55,9 @@ class HookeInputErrors(HookeInputError):
     """Several input problems reported at once (one line each)."""
 
     def __init__(self, problems: list[str]):
-        self.problems = problems
-        self.field, self.problem, self.value, self.show_value = None, "\n".join(problems), None, False
+        self.problems = [one_line(problem) for problem in problems]
+        self.field, self.value, self.show_value = None, None, False
+        self.problem = "\n".join(self.problems)
         ValueError.__init__(self, self.problem)
 
     def __str__(self) -> str:
@@ -164,12 +169,23 @@ def collect(problems: list[str], check, *args, prefix: str = "", **kwargs):
         return None
 
 
+def one_line(text) -> str:
+    """``text`` (a str, or a path: ``str(text)``) with each character that is not printed as
+    itself (a newline, a carriage return, a terminal's escape sequence) written as ``repr``
+    writes it (``\\n``, ``\\r``, ``\\x1b``): a path such as ``$'a\\nb'`` in a message split a
+    one-line error across two lines."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
 MAX_SHOWN = 1000  # characters of a value in a message: a list of 10⁶ numbers would bury the line
 
 
-def format_value(value: Any) -> str:
+def format_value(value: Any, most: int = MAX_SHOWN) -> str:
     """A value as an error message shows it: repr, NumPy arrays abbreviated, anything longer
-    than ``MAX_SHOWN`` characters cut there (saying how long it was)."""
+    than ``most`` characters cut there (saying how long it was)."""
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else str(value)
     if isinstance(value, np.ndarray):  # a 0-d one as an array (it read as a plain number)
@@ -179,4 +195,4 @@ def format_value(value: Any) -> str:
         text = repr(value)
     except RecursionError:  # a TOML file's [a.a.a.…] thousands deep: repr recurses per level
         return f"a {type(value).__name__} nested too deeply to show"
-    return text if len(text) <= MAX_SHOWN else f"{text[:MAX_SHOWN]}… ({len(text):,} characters)"
+    return text if len(text) <= most else f"{text[:most]}… ({len(text):,} characters)"

@@ -11,7 +11,8 @@ Contract: :func:`live_view` ``(scene)`` returns a :class:`LiveView`, an ipywidge
   names, lower bounds and count limits; a float spans a decade either side of its default) and
   a menu of the integrators; changing either restarts the run from t = 0 (slider values apply
   when released). A change the scene or the integrator refuses shows its one-line error below
-  and the last run goes on;
+  (as text: a name in it is never read as HTML) and the last run goes on; so does an
+  integrator the menu does not offer (set from code), which the menu then does not take;
 - a Play button stepping the real integrator (``steps_per_frame`` steps per frame), and the
   time, step count and total energy.
 
@@ -22,9 +23,10 @@ The simulation is the browser viewer's :class:`hooke.viz.web.session.Session`: t
 
 from __future__ import annotations
 
+import html
 import math
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import plotly.graph_objects as go
@@ -37,7 +39,7 @@ except ImportError as missing:  # pragma: no cover - the [notebook] extra is in 
                       "pip install 'hooke[notebook]'") from missing
 
 from ..errors import HookeError, HookeInputError, HookeInputErrors, format_value, is_count
-from ..integrators import names as integrator_names
+from ..integrators import get as get_integrator, names as integrator_names
 from ..limits import MAX_STEPS
 from ..io.pydantic_errors import validation_errors
 from .web.protocol import MAX_STEPS_PER_FRAME, Restart, Set
@@ -152,6 +154,39 @@ def camera(gravity, dim: int) -> dict[str, dict[str, float]]:
     return {"up": dict(zip("xyz", map(float, up))), "eye": dict(zip("xyz", map(float, eye)))}
 
 
+class IntegratorMenu(widgets.Dropdown):
+    """The menu of the integrators registered when it was made. A value or label it does not
+    offer (an unknown name, one registered since, a number), or an index out of its range, is
+    handed to ``refuse`` as one line and the menu keeps its value: ipywidgets raised traitlets'
+    TraitError ("Invalid selection: value not found") out of the cell. None (no selection)
+    is ipywidgets' as before."""
+
+    def __init__(self, refuse: Callable[[str], None]):
+        self._refuse = refuse
+        super().__init__(options=integrator_names(), description="integrator")
+
+    def __setattr__(self, name: str, value) -> None:
+        refusal = None if value is None else self._refusal(name, value)
+        if refusal is None:
+            super().__setattr__(name, value)
+        else:
+            self._refuse(refusal)
+
+    def _refusal(self, name: str, value) -> str | None:
+        """The line refusing ``value`` for the trait ``name``, or None to set it."""
+        if name == "index" and not (is_count(value) and 0 <= value < len(self.options)):
+            return str(HookeInputError("integrator.index", "must be an integer from 0 to "
+                                       f"{len(self.options) - 1} (the menu's entries)", value))
+        if name not in ("value", "label") or (isinstance(value, str) and value in self.options):
+            return None
+        try:
+            get_integrator(value)
+        except HookeInputError as unknown:
+            return str(unknown)
+        return str(HookeInputError("integrator", "was registered after this view was made; a new "
+                                   "live_view offers it", value))
+
+
 class LiveView(widgets.VBox):
     """The widget :func:`live_view` returns (see the module docstring)."""
 
@@ -170,7 +205,7 @@ class LiveView(widgets.VBox):
         self.play = widgets.Play(value=0, min=0, max=10 ** 9, step=1, interval=interval_ms,
                                  description="Play")
         self.play.observe(lambda change: self.advance(1), names="value")
-        self.integrator = widgets.Dropdown(options=integrator_names(), description="integrator")
+        self.integrator = IntegratorMenu(self._show_error)
         self.integrator.observe(self._on_integrator, names="value")
         self.sliders = widgets.VBox()
         self._position_traces: list[tuple[int, str, Any]] = []
@@ -236,7 +271,8 @@ class LiveView(widgets.VBox):
         self.restart(**{change["owner"].description: change["new"]})
 
     def _show_error(self, text: str) -> None:
-        self.message.value = f"<span style='color:#b00020'>{text}</span>" if text else ""
+        self.message.value = (f"<span style='color:#b00020'>{html.escape(text)}</span>"
+                              if text else "")
 
     def _open_figure(self) -> None:
         """Draw the session's scene anew (after a start or a restart) and its sliders."""
@@ -334,5 +370,5 @@ class LiveView(widgets.VBox):
         energy = system.kinetic_energy(session.state.v) + sum(
             system.potential_energies(session.state.x).values())
         self.readout.value = (f"t = {session.state.t:.3f} s · {session.steps} steps · "
-                              f"total energy {energy:.6g} J · {session.integrator}, "
+                              f"total energy {energy:.6g} J · {html.escape(session.integrator)}, "
                               f"dt = {session.dt:g} s")

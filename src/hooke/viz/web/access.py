@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from starlette.responses import PlainTextResponse
 
-from ...errors import HookeInputError
+from ...errors import HookeInputError, format_value
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
@@ -53,13 +53,32 @@ def is_loopback(host: str) -> bool:
     return name == "localhost" or (is_ip(name) and ipaddress.ip_address(name).is_loopback)
 
 
+# A label of a host name: letters, digits, '_' (some LAN names have one) and '-' inside.
+LABEL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+SHOWN = 80  # characters of a refused --allow-host shown in its line (a name has at most 253)
+
+
+def is_host(name) -> bool:
+    """Whether ``name`` is an IP address (an IPv6 one with or without brackets) or a host name:
+    at most 253 characters (a trailing dot aside), its labels 1 to 63 characters of
+    :data:`LABEL` between dots."""
+    if not isinstance(name, str):
+        return False
+    if is_ip(name[1:-1] if name.startswith("[") and name.endswith("]") else name):
+        return True
+    host = name[:-1] if name.endswith(".") else name
+    return 0 < len(host) <= 253 and all(LABEL.fullmatch(label) for label in host.split("."))
+
+
 def allowed_hosts(bind: str, extra: Iterable[str] = ()) -> frozenset[str]:
     """The Host names a viewer bound to ``bind`` answers, with ``extra`` (``--allow-host``: a
-    host name or address each, else one line naming it)."""
+    host name or address each, else one line naming it; a name of 5,000 characters was taken)."""
     for name in extra:
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9._:\[\]-]+", name):
-            raise HookeInputError("allow-host", "must be a host name or an address (letters, "
-                                  "digits, '.', '-', ':')", name)
+        if not is_host(name):
+            raise HookeInputError("allow-host", "must be a host name (at most 253 characters; "
+                                  "labels of 1 to 63 letters, digits, '-' or '_' between dots) "
+                                  f"or an IP address, got {format_value(name, most=SHOWN)}",
+                                  show_value=False)
     names = {normal(bind), *LOOPBACK_NAMES, *(normal(name) for name in extra)}
     if not is_loopback(bind):
         names |= {normal(socket.gethostname()), normal(socket.getfqdn())}
