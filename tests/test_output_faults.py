@@ -184,7 +184,7 @@ def test_the_xdmf_export_reads_the_frames_through_their_checksums(stored_run):
     data[frames_x_byte(path)] ^= 0x01
     path.write_bytes(bytes(data))
     done = cli("export", str(stored_run))
-    one_line(done, 2, "path: is corrupted: /frames/x cannot be read", repr(str(path)))
+    one_line(done, 2, "DIR: is corrupted: /frames/x cannot be read", repr(str(path)))
     assert not (stored_run / "trajectory.xdmf").exists()
 
 

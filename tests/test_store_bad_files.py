@@ -178,7 +178,8 @@ def test_cli_exits_2_with_one_line_and_damages_nothing(damaged, case, command):
     result = report[command]
     assert result["escaped"] is None and result["code"] == 2, result
     lines = result["stderr"].strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: path: ") and "Traceback" not in lines[0]
+    named = "path" if command == "run --resume" else "DIR"  # DIR: the argument that gave the file
+    assert len(lines) == 1 and lines[0].startswith(f"error: {named}: ") and "Traceback" not in lines[0]
     assert str(directory / "trajectory.h5") in lines[0]
     assert result["seconds"] < 30.0
     assert snapshot(directory) == before  # same files, same bytes: no movie, no partial export
@@ -192,5 +193,5 @@ def test_a_file_without_frames_is_refused_and_export_writes_nothing(tmp_path):
     assert str(error.value) == (f"path: holds no hooke trajectory (no /frames/t), "
                                 f"got '{tmp_path / 'trajectory.h5'}'")
     done = CliRunner().invoke(app, ["export", str(tmp_path), "--vtu"])
-    assert done.exit_code == 2 and done.stderr.strip() == f"error: {error.value}"
+    assert done.exit_code == 2 and done.stderr.strip() == f"error: DIR{str(error.value)[4:]}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["trajectory.h5"]

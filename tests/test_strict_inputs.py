@@ -325,7 +325,7 @@ def test_the_cli_names_the_movie_flags(tmp_path):
 # -- 6. wording --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flags, expected", [
-    (("--allow-host", "a b"), "--allow-host: must be a host name or an address"),
+    (("--allow-host", "a b"), "--allow-host: must be a host name (at most 253 characters"),
     (("--allow-host", ""), "--allow-host: must not be empty"),
     (("--observed", "/no/such.h5"), "--observed: no such file of observed motion"),
     (("--port", "70000"), "--port: must be an integer in 0..65535"),
