@@ -584,6 +584,10 @@ def test_bad_losses(spring_scene):
     one_line_error(lambda: losses.tracking("abc"), "observed_x", "must be positions")
     one_line_error(lambda: losses.final_position([["1"], ["2"]]), "target", "must be positions")
     one_line_error(lambda: losses.energy_at(0.0, "elastic"), "kind", "'elastic'")
+    # issue 15: a target whose squared misfit overflows was Python's raw "OverflowError: (34,
+    # 'Numerical result out of range')"
+    one_line_error(grad(losses.energy_at(0.05, target=1e200)), "target", "overflows to inf",
+                   "got 1e+200")
 
 
 def test_an_adjoint_that_overflows_is_one_line_without_warnings(integrator="implicit_euler"):

@@ -188,6 +188,30 @@ def test_energy_change_names_its_scale():
     assert (still.change, still.scale, still.relative_to, still.relative) == (0.0, None, None, None)
     blown = change([1.0, np.inf], [0.0, np.inf])
     assert (blown.initial, blown.final, blown.change, blown.relative) == (1.0, None, None, None)
+    # issue 15: a subnormal E0 (gravity = [5e-324, -9.81]) gave a relative change of -inf, and
+    # `hooke run` "unexpected ValueError: Out of range float values are not JSON compliant: -inf
+    # (a bug in hooke)"; the largest kinetic energy is the scale then, and a change that
+    # overflows (between finite energies of either sign) has none
+    tiny = change([-5e-324, -0.05], [0.0, 0.5])
+    assert (tiny.scale, tiny.relative_to, tiny.relative) == (0.5, "largest kinetic energy", -0.1)
+    wide = change([-1e308, 1e308], [0.0, 1.0])
+    assert (wide.change, wide.scale, wide.relative) == (None, None, None)
+
+
+def test_a_subnormal_initial_energy_is_no_bug_in_run(tmp_path):
+    """Issue 15: `hooke run` of a pendulum with gravity = [5e-324, -9.81] (E0 = -5e-324 J) was
+    "unexpected ValueError: Out of range float values are not JSON compliant: -inf (a bug in
+    hooke)" and wrote no summary; the change is now relative to the largest kinetic energy."""
+    scene = tmp_path / "g.toml"
+    scene.write_text('dim = 2\ngravity = [5e-324, -9.81]\n[[particles]]\nx = [0.0, 0.0]\n'
+                     'pinned = true\n[[particles]]\nx = [1.0, 0.0]\n[[springs]]\ni = 0\nj = 1\n'
+                     'stiffness = 100.0\n[run]\ndt = 0.01\nt_end = 0.1\n')
+    done = hooke("run", str(scene), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["energy_initial_J"] == -5e-324
+    assert summary["energy_relative_to"] == "largest kinetic energy"
+    assert np.isfinite(summary["energy_change_relative"])
 
 
 def test_readme_api_example_runs():

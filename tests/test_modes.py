@@ -159,6 +159,32 @@ def test_equilibrium_newton_failure_reports_the_residuals():
         equilibrium(b.finalize(), max_iterations=1)
 
 
+def test_equilibrium_checks_its_start_and_tolerance():
+    """Issue 15: equilibrium(scene, x=...) took any x: a NaN start looped for ever, a (5, 3)
+    array for a (2, 1) model came back as the equilibrium, a (2,) one failed in Numba's typing
+    and a start whose forces overflow (x = 1e308) was returned as converged (its residual inf
+    passed against an inf force scale); tol=-1 or NaN ran 200 iterations to "did not converge"
+    at a residual of 0. Each is now one line naming the argument."""
+    scene = hooke.scene("spring1d")
+    for x, message in [(np.full((2, 1), np.nan), "x[0]: must be finite, got [nan]"),
+                       (np.zeros((5, 3)), "x: must be an array of numbers of shape (2, 1) "
+                                          "(particles, dim), got (5, 3)"),
+                       (np.zeros(2), "x: must be an array of numbers of shape (2, 1) "
+                                     "(particles, dim), got (2,)"),
+                       ([["0"], ["1"]], "x: must be an array of numbers of shape (2, 1) "
+                                        "(particles, dim), got [['0'], ['1']]")]:
+        with pytest.raises(HookeInputError) as caught:
+            equilibrium(scene, x=x)
+        assert str(caught.value) == message
+    with pytest.raises(SimulationError, match=r"^equilibrium: the forces at the start overflow "
+                                              r"to inf"):
+        equilibrium(scene, x=[[0.0], [1e308]])
+    for tol in (-1, float("nan"), "1"):
+        with pytest.raises(HookeInputError, match=r"^tol: must be a finite number > 0"):
+            equilibrium(scene, tol=tol)
+    np.testing.assert_allclose(equilibrium(scene, x=[[0], [1]])[0], 0.0, atol=1e-12)
+
+
 FREE_BODY = ("equilibrium: none exists: no particle is pinned and nothing holds the body, so the "
              "net external force on it (gravity, wind), (0, -19.62) N, moves it as a whole; pin a "
              "particle or add a ground plane")

@@ -395,6 +395,25 @@ def test_a_malformed_stored_attribute_is_one_line_from_open_resume_and_the_cli(i
         "trajectory.h5"]
 
 
+@pytest.mark.parametrize("key,value,problem", [
+    ("scene_source", "dim = 1\n[[particles]]\nx = [0.0]\n",
+     "x0: is not a parameter: this scene has no builder, got 2.0"),
+    ("parameters", '{"n": 3}', "parameters.n: unknown field, got 3")])
+def test_a_stored_scene_that_no_longer_builds_names_the_file(interrupted, tmp_path, key, value,
+                                                             problem):
+    """Issue 15: a scene_source or parameters attribute edited so that the scene no longer
+    builds was refused naming a field of the text alone ("parameters.n: unknown field, got 3"),
+    not the file nor that it was edited."""
+    path = edited_copy(interrupted, tmp_path, key, value)
+    before = path.read_bytes()
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.resume(path)
+    assert str(info.value) == ("path: its stored scene (attributes scene_source, parameters, "
+                               f"scene_folder) no longer builds: {problem}; it cannot be "
+                               f"continued, got '{path}'")
+    assert path.read_bytes() == before
+
+
 @pytest.mark.parametrize("key", list(CHANGED))
 def test_a_changed_stored_run_is_not_resumed(interrupted, tmp_path, key):
     """A well-formed but changed attribute (a dt, the scene file's text, an inflated frame count,
@@ -516,11 +535,12 @@ def test_an_edited_frame_or_model_is_refused_never_resumed_from(interrupted, tmp
     before = path.read_bytes()
     expected = f"path: {problem}, got '{path}'"
     assert_refused(path, expected)
-    for command, named in ((("run", "--resume", str(tmp_path)), "path"),
-                           (("plot", str(tmp_path)), "DIR")):
+    # hooke plot names its argument as the command line calls it, DIR (cfbd7ae)
+    for command, name in ((("run", "--resume", str(tmp_path)), "path"),
+                          (("plot", str(tmp_path)), "DIR")):
         done = cli(*command)
         assert done.returncode == 2 and done.stderr.splitlines() == [
-            f"error: {named}{expected[len('path'):]}"]
+            f"error: {name}: {problem}, got '{path}'"]
     assert path.read_bytes() == before
 
 

@@ -37,7 +37,7 @@ import scipy.sparse.linalg as spla
 
 from .energies import (barrier, drag, kinetic, obstacle_barrier, potential_terms, sphere_barrier,
                        surface_barrier)
-from .errors import HookeInputError, SimulationError, is_count, is_number
+from .errors import HookeInputError, SimulationError, _numbers, is_count, is_number
 from .io.scene_file import builtin_scene
 from .memory import check_fits
 from .model import Model
@@ -116,17 +116,38 @@ def _check_held(model: Model, gradient: np.ndarray, tolerance: float) -> None:
                               "plane")
 
 
+def _check_tol(tol) -> None:
+    if not is_number(tol) or not 0 < tol < np.inf:  # NaN: "Newton did not converge"
+        raise HookeInputError("tol", "must be a finite number > 0", tol)
+
+
+def _checked_positions(model: Model, x) -> np.ndarray:
+    """``x`` as a float copy of shape (particles, dim), every entry a finite number: a wrong
+    shape was silently returned as the equilibrium or failed in a compiled kernel, and NaN
+    looped for ever (issue 15)."""
+    array = _numbers(x)
+    shape = (model.n_particles, model.dim)
+    if array is None or array.shape != shape:
+        raise HookeInputError("x", f"must be an array of numbers of shape {shape} (particles, "
+                              "dim)", x if array is None else array.shape)
+    if not np.all(np.isfinite(array)):
+        bad = int(np.argwhere(~np.isfinite(array))[0][0])
+        raise HookeInputError(f"x[{bad}]", "must be finite", array[bad])
+    return array.copy()
+
+
 def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
                 max_iterations: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """Static equilibrium (positions (n, d), tensions (m,)) nearest to ``x`` (default x0)."""
     if not is_count(max_iterations) or max_iterations < 1:
         raise HookeInputError("max_iterations", "must be an integer >= 1", max_iterations)
+    _check_tol(tol)
     model, _ = _model_of(scene)
     system = System(model)
     joints = system.joints
     free = system.free_dofs
     m = model.n_joints
-    x = np.array(model.x0 if x is None else x, dtype=float)
+    x = np.array(model.x0, dtype=float) if x is None else _checked_positions(model, x)
     x, _ = system.apply_pins(x, np.zeros_like(x), 0.0)
     zero_v = np.zeros_like(x)
     if joints is not None:
@@ -142,7 +163,11 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
     max_move = 0.2 * (float(np.min(lengths)) if lengths.size else 1.0)
     shift = 0.0
     energy = system.potential_energy(x, terms)
-    _check_held(model, system.potential_gradient(x, terms), tol * force_scale)
+    gradient = system.potential_gradient(x, terms)
+    if not np.all(np.isfinite(gradient)):  # its inf force scale would pass any residual
+        raise SimulationError("equilibrium: the forces at the start overflow to inf (positions or "
+                              "stiffnesses past float64's range): no equilibrium can be found")
+    _check_held(model, gradient, tol * force_scale)
     history = []
     for _ in range(max_iterations):
         gradient = system.potential_gradient(x, terms)
@@ -228,8 +253,7 @@ def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> 
         raise HookeInputError("k", "must be an integer >= 1", k)
     if dense is not None and not isinstance(dense, (bool, np.bool_)):
         raise HookeInputError("dense", "must be True, False or None", dense)
-    if not is_number(tol) or not 0 < tol < np.inf:  # NaN: "Newton did not converge"
-        raise HookeInputError("tol", "must be a finite number > 0", tol)
+    _check_tol(tol)
     system = System(model)
     free = system.free_dofs
     m = model.n_joints

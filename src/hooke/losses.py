@@ -215,7 +215,16 @@ class _EnergyAt(Loss):
 
     def __call__(self, result) -> float:
         energy = self._at(result)[4]
-        return energy if self.target is None else 0.5 * (energy - self.target) ** 2
+        if self.target is None:
+            return energy
+        misfit = energy - float(self.target)
+        value = 0.5 * misfit * misfit  # inf, not Python's OverflowError of ** (issue 15)
+        if not np.isfinite(value):
+            raise HookeInputError("target", f"is so far from the run's energy ({energy:.4g} J at "
+                                  f"t = {self.time} s) that the loss ½(E − target)² overflows to "
+                                  "inf (targets within about 1e+154 J of it can be compared)",
+                                  self.target)
+        return value
 
     def gradient(self, result):
         frame, model, x, v, _, slope = self._at(result)

@@ -49,7 +49,8 @@ class EnergyChange:
     the zero of the energy is where the potential energy is zero, a choice of reference (the
     square of ``square_drop`` starts at E0 = 0 and falls below it). Then the scale is the largest
     kinetic energy of the run, which no reference changes. ``scale`` and ``relative_to`` are None
-    when that is zero too (nothing moved) or an energy is not finite (a blown-up run).
+    when that is zero too (nothing moved), when the change divided by it overflows (an E0 of
+    5e-324 J, a subnormal) or an energy is not finite (a blown-up run).
     """
 
     initial: float | None
@@ -62,17 +63,23 @@ class EnergyChange:
         initial, final = finite_or_none(total[0]), finite_or_none(total[-1])
         if not (np.all(np.isfinite(total)) and np.all(np.isfinite(kinetic))):
             return cls(initial, final)
-        if initial != 0 and np.all(np.sign(total) == np.sign(initial)):
+        change = cls(initial, final).change
+        if change is None:
+            return cls(initial, final)
+        if (initial != 0 and np.all(np.sign(total) == np.sign(initial))
+                and np.isfinite(change / abs(initial))):
             return cls(initial, final, abs(initial), "initial energy")
         largest_kinetic = float(np.max(kinetic))
-        if largest_kinetic > 0:
+        if largest_kinetic > 0 and np.isfinite(change / largest_kinetic):
             return cls(initial, final, largest_kinetic, "largest kinetic energy")
         return cls(initial, final)
 
     @property
     def change(self) -> float | None:
-        """E(end) − E(0) [J]; None when either is not finite."""
-        return None if self.initial is None or self.final is None else self.final - self.initial
+        """E(end) − E(0) [J]; None when either is not finite or their difference overflows."""
+        if self.initial is None or self.final is None:
+            return None
+        return finite_or_none(self.final - self.initial)
 
     @property
     def relative(self) -> float | None:

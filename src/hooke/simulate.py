@@ -585,7 +585,12 @@ def _stored_run(path: Path) -> tuple[Run, dict]:
         raise HookeInputError("path", "holds a run the blow-up guard stopped (its last frame is "
                               "the last finite state, off the save grid); run it again with a "
                               "smaller dt or another integrator", str(path))
-    scene = stored_scene(settings, path)
+    try:
+        scene = stored_scene(settings, path)
+    except HookeInputError as error:  # it named a field of the text alone, not the file (issue 15)
+        raise HookeInputError("path", "its stored scene (attributes scene_source, parameters, "
+                              "scene_folder) no longer builds: " + "; ".join(str(error).splitlines())
+                              + "; it cannot be continued", str(path)) from None
     rebuilt = {key: settings[key] for key in ("integrator", "dt", "t_end", "save_every", "options")}
     changed = _changed_model_array(scene.model, stored["model"])
     if input_hash(scene, rebuilt) != stored["attrs"].get("input_hash"):
