@@ -471,6 +471,18 @@ def test_non_positive_barrier_settings_are_rejected(setting, value):
         ground_builder(**{setting: value})
 
 
+@pytest.mark.parametrize("scale", [1e-300, 5e-324, 1e300])
+def test_a_plane_normal_of_any_finite_size_is_taken_as_its_direction(scale):
+    """Stop 29 (red-team pass): (0, 1e-300) was refused as "must be a non-zero vector", its
+    squared length underflowing to 0; a normal is a direction, whatever its size."""
+    b = hooke.ModelBuilder(dim=2)
+    b.add_particle((0.0, 0.5))
+    b.add_plane((scale, scale), (0.0, 0.0))
+    b.add_plane((0.0, scale), (0.0, 0.0))
+    normals = b.finalize().plane_normals
+    np.testing.assert_allclose(normals, [[0.5 ** 0.5, 0.5 ** 0.5], [0.0, 1.0]], rtol=1e-15)
+
+
 def test_bad_planes_are_rejected():
     b = hooke.ModelBuilder(dim=2)
     b.add_particle((0.0, 0.5))

@@ -100,11 +100,12 @@ def joint_length(k: int, xi, xj, i: int, j: int, length) -> float:
 def check_plane(k: int, normal, point, friction, dim: int) -> tuple[np.ndarray, np.ndarray, float]:
     """planes[k] as (unit normal, point, μ)."""
     where = f"planes[{k}]"
-    n = _vector(normal, dim, f"{where}.normal", squared=True)
-    norm = float(np.linalg.norm(n))
-    if norm == 0.0:
+    n = _vector(normal, dim, f"{where}.normal")
+    largest = float(np.max(np.abs(n), initial=0.0))
+    if largest == 0.0:
         raise HookeInputError(f"{where}.normal", "must be a non-zero vector", normal)
-    return (n / norm, _vector(point, dim, f"{where}.point", squared=True),
+    n = n / largest  # first: |(0, 1e-300)|² underflows to 0, which made it "zero"
+    return (n / np.linalg.norm(n), _vector(point, dim, f"{where}.point", squared=True),
             _number(friction, f"{where}.friction", nonnegative=True))
 
 

@@ -16,8 +16,8 @@ from .motion import checked
 
 
 def _vector(value, dim: int, field: str, squared: bool = False) -> np.ndarray:
-    """``value`` as ``dim`` finite numbers; ``squared``: also its squared length (positions,
-    velocities and plane normals are squared by the energies, lengths and normalisation)."""
+    """``value`` as ``dim`` finite numbers; ``squared``: also its squared length (positions
+    and velocities are squared by the energies and lengths)."""
     array = _numbers(value)
     if array is None or array.ndim > 1:  # [[2, 0]] is not the point (2, 0)
         raise HookeInputError(field, "must be a flat sequence of numbers", value)
