@@ -471,6 +471,25 @@ def test_non_positive_barrier_settings_are_rejected(setting, value):
         ground_builder(**{setting: value})
 
 
+def test_one_plane_moving_past_the_positions_precision_is_not_called_a_squeeze():
+    """Stop 29 (red-team pass): a lone plane moving at 1e300 m/s said "moving planes squeeze
+    particle(s) 0, 1 against another plane … try a smaller dt": there is no other plane; the
+    plane's step of 1e298 m is past what the positions resolve."""
+    b = hooke.ModelBuilder(dim=2)
+    b.add_particle((0.0, 0.5))
+    b.add_particle((1.0, 0.5))
+    b.add_spring(0, 1, stiffness=10.0)
+    b.add_plane((0.0, 1.0), (0.0, 0.0), motion=ConstantVelocity((0.0, 1e300)))
+    scene = hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=0.05)
+    with pytest.raises(hooke.SimulationError) as caught:
+        hooke.simulate(scene)
+    message = str(caught.value)
+    assert message.startswith("step 1 (t = 0.01) failed: moving plane 0 carries particle(s) 0, 1 "
+                              "by 1e+298 m in the step to t = 0.01, past what positions of |x| "
+                              "up to 1e+298 m resolve;")
+    assert message.endswith("Give the plane a slower motion.") and "squeeze" not in message
+
+
 @pytest.mark.parametrize("scale", [1e-300, 5e-324, 1e300])
 def test_a_plane_normal_of_any_finite_size_is_taken_as_its_direction(scale):
     """Stop 29 (red-team pass): (0, 1e-300) was refused as "must be a non-zero vector", its

@@ -335,6 +335,13 @@ def start_guess(model, x: np.ndarray, t: float, t_next: float) -> np.ndarray:
         y[carried] += push[k] * model.plane_normals[k]
     final = y @ model.plane_normals.T - after[None, :]
     stuck = np.flatnonzero(contact & np.any(final <= 0.0, axis=1))
+    if stuck.size and len(model.plane_normals) == 1:  # nothing to squeeze against: round-off
+        error = SimulationError(
+            f"moving plane 0 carries particle(s) {', '.join(map(str, stuck[:10]))} by "
+            f"{push[0]:.3g} m in the step to t = {t_next:.6g}, past what positions of |x| up to "
+            f"{np.max(np.abs(y)):.3g} m resolve")
+        error.advice = "Give the plane a slower motion."
+        raise error
     if stuck.size:
         raise SimulationError(
             f"moving planes squeeze particle(s) {', '.join(map(str, stuck[:10]))} against another "
