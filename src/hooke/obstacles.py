@@ -261,7 +261,8 @@ def sphere_problems(centers: np.ndarray, radii: np.ndarray, area: np.ndarray, x:
     centre too), where the barrier is infinite; ``field`` (e.g. ``state.x``) names the line."""
     problems = []
     for k in range(len(radii)):
-        distance = np.linalg.norm(x - centers[k], axis=1) - radii[k]
+        with np.errstate(over="ignore"):  # 1e300 m away: an inf distance, outside
+            distance = np.linalg.norm(x - centers[k], axis=1) - radii[k]
         inside = np.flatnonzero((area > 0) & ~(distance > CLEARANCE_FLOOR))
         if inside.size:
             problems.append(str(HookeInputError(

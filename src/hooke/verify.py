@@ -205,7 +205,8 @@ def verify(dts=DEFAULT_DTS, t_end: float = 2.0, energy_dt: float = 0.005,
                               **within_round_off(options, name, spring.model, dt))
             errors.append(np.max(np.abs(result.x - spring.analytic(result.t))))
         errors = np.asarray(errors)
-        order = float(np.polyfit(np.log(steps), np.log(errors), 1)[0])
+        with np.errstate(divide="ignore", invalid="ignore"):  # an error of exactly 0 (exact
+            order = float(np.polyfit(np.log(steps), np.log(errors), 1)[0])  # to round-off): nan
         run = simulate(spring, integrator=name, dt=energy_dt, t_end=energy_steps * energy_dt,
                        **within_round_off(options, name, spring.model, energy_dt))
         factor, behaviour = energy_behaviour(run.energy["total"])
@@ -241,7 +242,8 @@ def verify_joints(dts=JOINT_DTS, t_end: float = 1.5, energy_dt: float = 0.0025,
                               **within_round_off(options, name, pendulum.model, dt))
             errors.append(np.max(np.abs(result.x - x_ref)))
         errors = np.asarray(errors)
-        order = float(np.polyfit(np.log(steps), np.log(errors), 1)[0])
+        with np.errstate(divide="ignore", invalid="ignore"):  # an error of exactly 0 (exact
+            order = float(np.polyfit(np.log(steps), np.log(errors), 1)[0])  # to round-off): nan
         failed_at = None
         try:
             run = simulate(pendulum, integrator=name, dt=energy_dt, t_end=energy_steps * energy_dt,
