@@ -497,8 +497,19 @@ def test_coordinates_whose_squares_overflow_are_rejected():
 # -- the command line -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, line", [
-    (["run", "spring1d", "--dt", "abc"],
-     "error: --dt: Input should be a valid number, unable to parse string as a number, got 'abc'"),
+    (["run", "spring1d", "--dt", "abc"], "error: --dt: must be a number, got 'abc'"),
+    # stop 29: a number past the largest float was read as inf, and refused as the inf nobody
+    # typed ("--t-end: must be a finite number > 0, got inf"); every float flag reads it as typed
+    (["run", "spring1d", "--t-end", "1e400"],
+     "error: --t-end: is past the largest float (1.798e+308), got '1e400'"),
+    (["fit", "spring1d", "--observed", "o.csv", "--dt", "-1e999"],
+     "error: --dt: is past the largest float (1.798e+308), got '-1e999'"),
+    (["animate", "out", "--duration", "1e309"],
+     "error: --duration: is past the largest float (1.798e+308), got '1e309'"),
+    (["sweep", "spring1d", "--param", "stiffness=1", "--timeout", "1E400"],
+     "error: --timeout: is past the largest float (1.798e+308), got '1E400'"),
+    (["study", "pendulum-correction", "--output-interval", "2e308"],
+     "error: --output-interval: is past the largest float (1.798e+308), got '2e308'"),
     (["run", "spring1d", "--save-every", "1.5"],
      "error: --save-every: Input should be a valid integer, unable to parse string as an integer, "
      "got '1.5'"),

@@ -28,7 +28,7 @@ from rich.table import Table
 from . import pending_stop
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
                          flagged, given_flags, load_scene, note, output_directory, output_files,
-                         parse_options, print_error)
+                         parse_options, print_error, typed_float)
 from .cli_fit import fit_command
 from .cli_stdout import StdoutUnwritable, checked_stdout
 from .cli_stop import forget_stops, stop_kind, stop_on_signals, stopped, unreported_stop
@@ -127,8 +127,8 @@ def run_command(
     scene_or_file: Optional[str] = typer.Argument(
         None, metavar="SCENE_OR_FILE", help="a built-in scene name (see `hooke list`) or a .toml scene file"),
     integrator: Optional[str] = typer.Option(None, "--integrator", "-i", help="integrator name"),
-    dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]"),
-    t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]"),
+    dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]", parser=typed_float),
+    t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]", parser=typed_float),
     save_every: Optional[int] = typer.Option(
         None, "--save-every", metavar="N", help="save a frame every N steps (default: the scene "
         "file's save_every, else ⌈steps / 1000⌉: at most about 1,000 frames; the last step is "
@@ -141,7 +141,8 @@ def run_command(
     resume: Optional[Path] = typer.Option(None, "--resume", metavar="DIR", help="continue the "
                                           "interrupted run stored in DIR (or its trajectory.h5)"),
     max_energy_growth: Optional[float] = typer.Option(
-        None, "--max-energy-growth", help="stop when the total energy grows by more than this factor of its scale"),
+        None, "--max-energy-growth", parser=typed_float,
+        help="stop when the total energy grows by more than this factor of its scale"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="print no progress and no summary "
                                "(errors and notes still go to stderr; the files are written)"),
 ) -> None:
@@ -353,8 +354,8 @@ def export_command(
 def animate_command(
     directory: Path = typer.Argument(..., metavar="DIR", help="a run's output directory"),
     out: Path = typer.Option(Path("movie.mp4"), "--out", "-o", help="movie file, .mp4 or .gif"),
-    fps: float = typer.Option(30.0, "--fps", help="frames per second"),
-    duration: Optional[float] = typer.Option(None, "--duration", help="movie length [s] (default: real time)"),
+    fps: float = typer.Option(30.0, "--fps", help="frames per second", parser=typed_float),
+    duration: Optional[float] = typer.Option(None, "--duration", help="movie length [s] (default: real time)", parser=typed_float),
 ) -> None:
     """Render a stored run as a movie (1D, 2D and 3D scenes)."""
     from .io.store import open_result
@@ -538,7 +539,7 @@ def sweep_command(
     out: Path = typer.Option(Path("out/sweep"), "--out", "-o", help="the sweep's directory (same DIR resumes)"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="a Dask scheduler address, e.g. tcp://host:8786"),
     retries: Optional[int] = typer.Option(None, "--retries", help="re-run a failed member up to N more times"),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds a member may run"),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds a member may run", parser=typed_float),
     summary_only: bool = typer.Option(False, "--summary-only", help="keep only the table, no trajectories"),
     plot_metric: Optional[str] = typer.Option(None, "--plot-metric", help="energy_error (default), constraint_drift, "
                                               "penetration, wall_time, steps or rejected"),

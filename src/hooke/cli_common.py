@@ -16,6 +16,7 @@ run's hold on its output directory.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from contextlib import contextmanager
@@ -181,6 +182,20 @@ def load_scene(scene_or_file: str):
     from .io.scene_file import named_scene
 
     return named_scene(scene_or_file, "SCENE_OR_FILE")
+
+
+def typed_float(text: str) -> float:
+    """A float flag's value as typed (Typer's ``parser``): a number past the largest float
+    (1e400) is refused, as :func:`~hooke.io.scene_file.parse_value` refuses it, instead of read as
+    the inf the flag's own check then showed, a value nobody typed."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise typer.BadParameter(f"must be a number, got {text!r}") from None
+    if math.isinf(value) and "inf" not in text.lower():
+        raise typer.BadParameter(f"is past the largest float ({sys.float_info.max:.4g}), got "
+                                 f"{text!r}")
+    return value
 
 
 def parse_option(text: str) -> tuple[str, object]:

@@ -19,7 +19,8 @@ from typing import Optional
 
 import typer
 
-from .cli_common import console, errors, fail, flagged, given_flags, load_scene, parse_options
+from .cli_common import (console, errors, fail, flagged, given_flags, load_scene, parse_options,
+                         typed_float)
 from .errors import HookeInputError, SimulationError
 from .io.outputs import check_replaceable, output_file, writable_directory, written_aside
 
@@ -74,8 +75,8 @@ def fit_command(
     method: str = typer.Option("least_squares", "--method", help="least_squares (Gauss–Newton / "
                                "Levenberg–Marquardt) or lbfgsb (L-BFGS-B on the adjoint gradient)"),
     integrator: Optional[str] = typer.Option(None, "--integrator", "-i", help="integrator name"),
-    dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]"),
-    t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s] (default: the last observed time)"),
+    dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]", parser=typed_float),
+    t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s] (default: the last observed time)", parser=typed_float),
     max_iterations: int = typer.Option(100, "--max-iterations", help="at most this many iterations"),
     option: list[str] = typer.Option(None, "--option", "-O", help="an integrator option KEY=VALUE (repeatable)"),
     out_text: Optional[str] = typer.Option(None, "--out", "-o", metavar="PATH",

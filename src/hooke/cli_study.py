@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from .cli_common import console, errors, fail, output_directory, output_files
+from .cli_common import console, errors, fail, output_directory, output_files, typed_float
 from .errors import HookeInputError
 from .io.outputs import check_replaceable, writable_directory
 
@@ -24,8 +24,8 @@ from .io.outputs import check_replaceable, writable_directory
 def study_command(
     name: str = typer.Argument(..., metavar="STUDY", help="pendulum-correction"),
     out: Path = typer.Option(Path("out/study"), "--out", "-o"),
-    t_end: float = typer.Option(100.0, "--t-end", help="duration of each run [s]"),
-    output_interval: float = typer.Option(0.01, "--output-interval", help="RK45 output interval [s]"),
+    t_end: float = typer.Option(100.0, "--t-end", help="duration of each run [s]", parser=typed_float),
+    output_interval: float = typer.Option(0.01, "--output-interval", help="RK45 output interval [s]", parser=typed_float),
     data: Optional[Path] = typer.Option(
         None, "--data", help="also write the table with its provenance (command, date, machine, "
         "BLAS kernel) as JSON to this file; docs/data/pendulum_correction.json is the README's"),
