@@ -125,9 +125,9 @@ def test_a_scene_files_pinned_motion_has_the_scene_files_field_name(tmp_path):
 
 # -- 2. the start time of a state ------------------------------------------------------------------
 
-def spring_with_start(t) -> hooke.Scene:
+def spring_with_start(t, dt=0.001, t_end=0.01) -> hooke.Scene:
     model = hooke.scene("spring1d").model
-    return hooke.Scene(model, integrator="rk4", dt=0.001, t_end=0.01,
+    return hooke.Scene(model, integrator="rk4", dt=dt, t_end=t_end,
                        state=hooke.State(t, model.x0.copy(), model.v0.copy()))
 
 
@@ -146,6 +146,15 @@ def test_a_start_time_too_large_for_its_steps_is_refused():
     assert hooke.simulate(scene).t[-1] == pytest.approx(1e6 + 0.01, abs=1e-9)
     # a smaller dt given to simulate is checked too
     one_line(lambda: hooke.simulate(scene, dt=1e-9, t_end=1e-8), "state.t")
+    # stop 29 (red-team pass): a run to the last float64 blamed state.t (0) with "times near it
+    # are inf s apart"; one past it (t = 1e308, t_end = 1e308: an end of inf) was not refused here
+    largest = np.finfo(float).max
+    spring = hooke.scene("spring1d")
+    message = one_line(lambda: hooke.simulate(spring, dt=largest, t_end=largest), "t_end")
+    assert "to the end of float64 (|t| + t_end = 1.79769e+308 s)" in message
+    far = spring_with_start(1e308, dt=1e308, t_end=1e308)
+    message = one_line(lambda: hooke.simulate(far), "t_end")
+    assert "from t = 1e+308 s to the end of float64 (|t| + t_end = inf s)" in message
 
 
 def test_a_state_that_is_not_a_state_is_refused():

@@ -69,7 +69,12 @@ def check_start_time(t, dt: float, t_end: float = 0.0) -> float:
         raise HookeInputError("state.t", "must be a number", t)
     if not math.isfinite(t):
         raise HookeInputError("state.t", "must be finite", t)
-    if np.spacing(abs(float(t)) + t_end) > TIME_RESOLUTION * dt:
+    end = abs(float(t)) + t_end
+    if t_end and not end < np.finfo(float).max:  # the last float64 (no step past it) or beyond
+        raise HookeInputError("t_end", f"takes the run from t = {float(t):g} s to the end of "
+                              f"float64 (|t| + t_end = {end:.6g} s), where no step has room",
+                              t_end)
+    if np.spacing(end) > TIME_RESOLUTION * dt:
         largest = TIME_RESOLUTION * dt / np.finfo(float).eps
         raise HookeInputError("state.t", f"is too large for steps of dt = {dt:g}: float64 times "
                               f"near it are {np.spacing(abs(float(t)) + t_end):.3g} s apart, more "
