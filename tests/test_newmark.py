@@ -188,6 +188,23 @@ def test_newmark_parameters_are_bounded(options, message):
     assert str(info.value).startswith(message)
 
 
+@pytest.mark.parametrize("beta, gamma", [(1e-300, 0.5), (1 / 6, 0.5), (0.24, 0.5), (0.45, 1.0)])
+def test_newmark_below_half_gamma_is_refused_on_a_model_with_joints(beta, gamma):
+    """Stop 29 (red-team pass): β < γ/2 is conditionally stable and a joint's frequency is
+    infinite, so jointed_chain failed at every such β (1/6 at step 28, 0.24 at step 221) with
+    "Newton did not converge", which a smaller dt cannot help; γ/2 itself runs (below)."""
+    with pytest.raises(HookeInputError) as info:
+        hooke.simulate(hooke.scene("jointed_chain"), integrator="newmark", t_end=0.5, beta=beta,
+                       gamma=gamma)
+    assert str(info.value) == (f"beta: must be at least γ/2 = {gamma / 2:g} for integrator "
+                               "'newmark' on a model with joints (below it the method is only "
+                               "conditionally stable, and a joint's frequency is infinite), got "
+                               f"{beta!r}")
+    result = hooke.simulate(hooke.scene("jointed_chain"), integrator="newmark", t_end=0.5,
+                            beta=gamma / 2, gamma=gamma)
+    assert result.complete and np.all(np.isfinite(result.x))
+
+
 @pytest.mark.parametrize("beta,gamma", [(1 / 6, 0.5), (0.5625, 1.0), (1.0, 0.5)])
 def test_newmark_takes_the_family_used_in_the_literature(beta, gamma):
     """Linear acceleration, the maximally dissipative γ = 1, the ends of the range: they run and

@@ -160,8 +160,11 @@ class Integrator:
                 self.check_options()
                 break
             except HookeInputError as error:
-                problems.append(error)
                 key = getattr(error, "field", None)
+                if problems and key == getattr(problems[-1], "field", None):
+                    break  # its default fails too, with another option's value (newmark's β
+                    # with γ): the value given was named already
+                problems.append(error)
                 if key not in self.defaults or self.options[key] is self.defaults[key]:
                     break  # not one option's fault (or its default's): nothing to set back
                 self.options[key] = self.defaults[key]

@@ -399,6 +399,14 @@ class Newmark(AlphaMethod):
         if not is_number(gamma) or not 0.5 <= gamma <= 1.0:
             raise HookeInputError("gamma", "must be a number in [0.5, 1] for integrator 'newmark' "
                                   "(below ½ the energy grows every step; ½: second order)", gamma)
+        if self.system.model.n_joints and 2.0 * beta < gamma:
+            # below γ/2 the family is stable only for h·ω under a bound, and a joint is a spring
+            # of infinite ω: jointed_chain failed at β = 0.24 by step 221, at 1/6 by step 28, each
+            # as "Newton did not converge", for which a smaller dt cannot help
+            raise HookeInputError("beta", f"must be at least γ/2 = {gamma / 2:g} for integrator "
+                                  "'newmark' on a model with joints (below it the method is only "
+                                  "conditionally stable, and a joint's frequency is infinite)",
+                                  beta)
         self.beta, self.gamma = float(beta), float(gamma)
         self.check_solver_options()
 
