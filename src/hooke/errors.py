@@ -4,8 +4,8 @@ Contract: every problem with user input is a :class:`HookeInputError` whose mess
 (or one line per problem) of the form ``field: problem, got value``; every :class:`HookeError`'s
 message is kept one line by :func:`one_line` (a file name holding a newline cannot split it).
 The CLI turns it into exit code 2 without a traceback. Numerical failures during a run are
-:class:`SimulationError`. The input primitives every module shares (``is_number``, ``is_count``, ``_numbers``,
-``as_path`` …) live here too: this module imports nothing of hooke's, so any module may use them
+:class:`SimulationError`. The input primitives every module shares (``is_number``,
+``is_count``, ``_numbers``, ``as_path`` …) live here too: this module imports nothing of hooke's, so any module may use them
 (:mod:`hooke.checks` builds on them, and :mod:`hooke.motion`, which it imports, needs them).
 """
 
