@@ -494,6 +494,14 @@ def test_a_mesh_with_a_nan_point_shows_the_value_on_the_command_line(tmp_path, m
     assert code == 2 and lines == ["error: particles[3].x: must be finite, got [nan,  0.,  0.]"]
 
 
+def test_a_value_with_an_emoji_code_is_shown_as_typed(monkeypatch, capsys):
+    """Rich read ':-1:' (a sweep range 'log:-1:5', an integrator ':smile:') as an emoji code and
+    printed 'log👎5' or '😄': the value in the error was not the one typed."""
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "--integrator", "log:-1:smile:")
+    assert code == 2 and len(lines) == 1
+    assert lines[0].endswith("got 'log:-1:smile:'"), lines
+
+
 def test_nesting_past_the_recursion_limit_is_malformed_toml(tmp_path, monkeypatch, capsys):
 
     path = write(tmp_path, "a = " + "[" * 5000)

@@ -499,6 +499,9 @@ def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
     (["spring1d", "--param", "stiffness"], "--param: expected PATH=VALUES"),
     (["spring1d", "--param", "integrator=rk5"], "integrator: unknown integrator"),
     (["spring1d", "--param", "stiffness=1:10"], "params.stiffness: a range needs random mode"),
+    # issue 15: the range was shown as its ends, 'log:1:10' as [1, 10]
+    (["spring1d", "--param", "stiffness=log:1:10"], "params.stiffness: a range needs random mode "
+     "(random = N, --random N); a grid takes a list of values, got {'range': [1, 10], 'log': True}"),
     (["spring1d", "--param", "stiffness=1,2", "--param", "stiffness=3"], "--param: stiffness given more than once"),
     (["spring1d"], "--param: missing for scene 'spring1d': give at least one (e.g. --param "
                    "spring.k=1e3,1e4) or a sweep file (--file), got nothing"),

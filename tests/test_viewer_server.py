@@ -243,6 +243,21 @@ def test_integer_parameters_restart_with_counts_and_refuse_fractions():
     assert session.scene.model.n_particles == 600
 
 
+def test_parameters_that_make_a_scene_that_cannot_be_built_are_named_in_one_line():
+    """The builder names the model's fields: chain's length = 1e300 came back as
+    'particles[1].x: is too large' and square_compress's side = 1e6 as two lines ('planes[0]: …',
+    'planes[1]: …'), naming no input the page could mark; now the parameter, in one line."""
+    for scene, name, value in (("chain", "length", 1e300), ("square_compress", "side", 1e6)):
+        session = Session(scene)
+        before = session.scene.model.n_particles, session.state.t
+        [error] = [message for message in session.tick([parse_command(json.dumps(
+            {"type": "restart", "integrator": session.integrator, "dt": session.dt,
+             "parameters": {name: value}}))]) if message["type"] == "error"]
+        assert error["field"] == f"parameters.{name}" and "\n" not in error["message"]
+        assert error["message"].startswith(f"parameters.{name}: makes a scene that cannot be built")
+        assert session.scene.name == scene and session.scene.model.n_particles == before[0]
+
+
 def test_model_size_requests_are_bounded():
     session = Session("cloth2d")
     fields = {f["name"]: f for f in session.scene_message()["parameters"]}

@@ -29,8 +29,10 @@ from rich.markup import escape
 from .errors import HookeInputError, one_line
 
 # Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.
-console = Console(soft_wrap=True, width=None if sys.stdout and sys.stdout.isatty() else 120)
-errors = Console(stderr=True)
+# No emoji codes: a value such as 'log:-1:5' or ':smile:' is printed as typed, not as 👎 or 😄.
+console = Console(soft_wrap=True, width=None if sys.stdout and sys.stdout.isatty() else 120,
+                  emoji=False)
+errors = Console(stderr=True, emoji=False)
 ERRORS_PRINTED: list[str] = []  # a stop that printed none is said at exit (cli_stop)
 
 

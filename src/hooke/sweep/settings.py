@@ -101,7 +101,7 @@ def _axis(path: str, spec, random: int | None):
             raise HookeInputError(f"{where}.range", "a log range needs lo > 0", list(ends))
         if random is None:
             raise HookeInputError(where, "a range needs random mode (random = N, --random N); "
-                                  "a grid takes a list of values", list(ends))
+                                  "a grid takes a list of values", {"range": list(ends), "log": log})
         return Range(float(lo), float(hi), bool(log))
     if isinstance(spec, np.ndarray) and spec.ndim:  # np.linspace(…): its values (rows) in turn
         spec = list(spec)

@@ -33,7 +33,8 @@ drawing) so that a frame never waits for a long run. It returns the messages to 
   from them: :mod:`.observed`).
 - ``error``: ``message`` and ``field`` (the input it is about, or null).
 
-A command that fails (unknown scene or integrator, a parameter out of range, an integrator that
+A command that fails (unknown scene or integrator, a parameter out of range or one that makes a
+scene its builder refuses, named as that parameter in one line, an integrator that
 refuses the model, a dt outside what a scene file allows with the scene's t_end — 1 to
 ``MAX_STEPS`` steps —, a drag target farther than ``DRAG_REACH`` times the scene's extent from
 its centre) changes nothing and yields an ``error``. Work per frame is bounded by
@@ -307,7 +308,10 @@ class Session:
                 raise HookeInputError(f"parameters.{key}", f"must be <= {bound} in the viewer", value)
             if fields[key]["integer"]:  # JSON numbers arrive as floats; builders take counts as int
                 parameters[key] = int(value)
-        scene = builtin_scene(name, **parameters) if parameters else defaults
+        try:
+            scene = builtin_scene(name, **parameters) if parameters else defaults
+        except HookeInputError as error:
+            raise parameters_error(error, fields, parameters) from None
         if scene.model.n_particles > MAX_PARTICLES:
             raise HookeInputError("parameters", f"make {scene.model.n_particles} particles; the "
                                   f"viewer takes at most {MAX_PARTICLES}", parameters)
@@ -511,6 +515,22 @@ def rounded(x: np.ndarray) -> np.ndarray:
     small = np.abs(out) < 1e9
     out[small] = np.round(out[small], 6)
     return out
+
+
+def parameters_error(error: HookeInputError, fields: dict[str, dict[str, Any]],
+                     parameters: dict[str, float]) -> HookeInputError:
+    """``error`` from building a scene with the page's ``parameters``, in one line naming the
+    parameter (the one that differs from the scene's own value, if only one does) the page can
+    mark: the builder names the model's fields (``particles[1].x``, ``planes[0]``, one line each),
+    which no input on the page is."""
+    if (error.field or "").startswith("parameters."):
+        return error
+    changed = [key for key, value in parameters.items() if value != fields[key]["value"]]
+    field, value = ((f"parameters.{changed[0]}", parameters[changed[0]]) if len(changed) == 1
+                    else ("parameters", parameters))
+    problems = getattr(error, "problems", None) or [str(error)]
+    return HookeInputError(field, f"makes a scene that cannot be built ({'; '.join(problems)})",
+                           value)
 
 
 def error_message(error: HookeError) -> dict[str, Any]:
