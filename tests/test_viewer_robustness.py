@@ -352,10 +352,12 @@ def test_hostile_heights_of_cloth_sphere_are_errors_and_the_session_lives_on():
     assert errors[1e300][0].startswith("tol: must be at least 4.44e+286 for integrator "
                                        "'implicit_euler'")
     assert "positions of 1e+300 m" in errors[1e300][0]
-    assert errors[-1e300][0].startswith("planes[0]: particle(s) 0, 1, 2")
+    # named as the parameter the page sent (the scene's own field in brackets)
+    built = "parameters.height: makes a scene that cannot be built (planes[0]: particle(s) 0, 1, 2"
+    assert errors[-1e300][0].startswith(built)
     # 1e-300 m above the ground: too close for the barrier's 1/d² (a division by zero inside the
     # first step before), so refused at the start like a particle on the plane
-    assert errors[1e-300][0].startswith("planes[0]: particle(s) 0, 1, 2")
+    assert errors[1e-300][0].startswith(built)
     assert "signed distance <= 1.5e-154 m" in errors[1e-300][0]
     messages = restart(1.0)  # and a sensible height runs again
     assert [m["type"] for m in messages][:1] == ["scene"]
