@@ -259,15 +259,20 @@ def test_an_energy_that_overflows_while_the_state_stays_finite_fails_the_run(tmp
     np.testing.assert_array_equal(stored["x"], partial.x)
 
 
+def swinging_spring(stiffness: float) -> hooke.Scene:
+    """A pendulum spring at rest length, hanging, the mass moving sideways at 1 m/s."""
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, 0.0), pinned=True)
+    b.add_particle((0.0, -1.0), mass=1.0, velocity=(1.0, 0.0))
+    b.add_spring(0, 1, stiffness=stiffness)
+    return hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=1.0)
+
+
 def test_newton_failure_in_implicit_euler_reports_its_residual_history():
     """A pendulum spring at rest length, hanging, the mass moving sideways at 1 m/s: Newton's
     first step from y = x is p = (h v_x, h²mg/(m + h²k)), so ‖p‖∞/h = 1 m/s exactly; a tolerance
     of 1e-10 (the spring stiff enough to keep it from round-off) cannot be met in 2 iterations."""
-    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
-    b.add_particle((0.0, 0.0), pinned=True)
-    b.add_particle((0.0, -1.0), mass=1.0, velocity=(1.0, 0.0))
-    b.add_spring(0, 1, stiffness=1e4)
-    scene = hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=1.0)
+    scene = swinging_spring(stiffness=1e4)
     with pytest.raises(hooke.SimulationError) as info:
         hooke.simulate(scene, tol=1e-10, max_iterations=2)
     message = str(info.value)
@@ -284,7 +289,6 @@ def test_newton_failure_in_implicit_euler_reports_its_residual_history():
     assert_last_frame_is(info.value.result, scene.state)
 
 
-
 @pytest.mark.parametrize("compiled", [True, False])
 def test_newton_stopped_at_round_off_names_tol_not_dt(monkeypatch, compiled):
     """Issue 15: a Newton failure whose last residual is round-off of the positions said "try a
@@ -295,11 +299,7 @@ def test_newton_stopped_at_round_off_names_tol_not_dt(monkeypatch, compiled):
     from hooke.integrators import implicit
 
     monkeypatch.setattr(implicit, "COMPILED", compiled)
-    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
-    b.add_particle((0.0, 0.0), pinned=True)
-    b.add_particle((0.0, -1.0), mass=1.0, velocity=(1.0, 0.0))
-    b.add_spring(0, 1, stiffness=100.0)
-    scene = hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=1.0)
+    scene = swinging_spring(stiffness=100.0)
     with pytest.raises(hooke.SimulationError) as info:
         hooke.simulate(scene, tol=3e-14, max_iterations=2)
     message = str(info.value)
