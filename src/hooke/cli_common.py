@@ -16,7 +16,6 @@ run's hold on its output directory.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from contextlib import contextmanager
@@ -190,13 +189,15 @@ def typed_float(text: str) -> float:
     """A float flag's value as typed (Typer's ``parser``): a number past the largest float
     (1e400) is refused, as :func:`~hooke.io.scene_file.parse_value` refuses it, instead of read as
     the inf the flag's own check then showed, a value nobody typed."""
+    from .io.scene_file import past_largest_float
+
     try:
         value = float(text)
     except ValueError:
         raise typer.BadParameter(f"must be a number, got {text!r}") from None
-    if math.isinf(value) and "inf" not in text.lower():
-        raise typer.BadParameter(f"is past the largest float ({sys.float_info.max:.4g}), got "
-                                 f"{text!r}")
+    problem = past_largest_float(value, text)
+    if problem:
+        raise typer.BadParameter(f"{problem}, got {text!r}")
     return value
 
 

@@ -272,9 +272,18 @@ def parse_value(text: str, field: str):
             value = float(text)
         except ValueError:
             return text
-    if isinstance(value, float) and math.isinf(value) and "inf" not in text.lower():
-        raise HookeInputError(field, f"is past the largest float ({sys.float_info.max:.4g})", text)
+    problem = past_largest_float(value, text)
+    if problem:
+        raise HookeInputError(field, problem, text)
     return value
+
+
+def past_largest_float(value, text: str) -> str | None:
+    """The problem of ``value``, a number read from ``text`` as typed, if it is past the largest
+    float (1e400, read as inf: shown as inf, a message named a value nobody gave); else None."""
+    if isinstance(value, float) and math.isinf(value) and "inf" not in text.lower():
+        return f"is past the largest float ({sys.float_info.max:.4g})"
+    return None
 
 
 def parse(text: str, source: str = "scene file", folder=None) -> SceneFile:
