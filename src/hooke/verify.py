@@ -162,6 +162,13 @@ def within_round_off(options: dict, integrator: str, model, dt: float) -> dict:
     return {**options, "tol": ROUND_OFF_MARGIN * least}
 
 
+def fitted_order(steps, errors) -> float:
+    """The slope of log error against log dt (least squares); nan where an error is exactly 0
+    (exact to round-off), whose log NumPy only warns of."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.polyfit(np.log(steps), np.log(errors), 1)[0])
+
+
 def joint_options(integrator: str, tol: float = 1e-12) -> dict:
     """Options for the pendulum runs: fixed steps, tight Newton, no stabilisation."""
     options = fixed_step_options(integrator, tol)
@@ -205,8 +212,7 @@ def verify(dts=DEFAULT_DTS, t_end: float = 2.0, energy_dt: float = 0.005,
                               **within_round_off(options, name, spring.model, dt))
             errors.append(np.max(np.abs(result.x - spring.analytic(result.t))))
         errors = np.asarray(errors)
-        with np.errstate(divide="ignore", invalid="ignore"):  # an error of exactly 0 (exact
-            order = float(np.polyfit(np.log(steps), np.log(errors), 1)[0])  # to round-off): nan
+        order = fitted_order(steps, errors)
         run = simulate(spring, integrator=name, dt=energy_dt, t_end=energy_steps * energy_dt,
                        **within_round_off(options, name, spring.model, energy_dt))
         factor, behaviour = energy_behaviour(run.energy["total"])
@@ -242,8 +248,7 @@ def verify_joints(dts=JOINT_DTS, t_end: float = 1.5, energy_dt: float = 0.0025,
                               **within_round_off(options, name, pendulum.model, dt))
             errors.append(np.max(np.abs(result.x - x_ref)))
         errors = np.asarray(errors)
-        with np.errstate(divide="ignore", invalid="ignore"):  # an error of exactly 0 (exact
-            order = float(np.polyfit(np.log(steps), np.log(errors), 1)[0])  # to round-off): nan
+        order = fitted_order(steps, errors)
         failed_at = None
         try:
             run = simulate(pendulum, integrator=name, dt=energy_dt, t_end=energy_steps * energy_dt,
