@@ -72,6 +72,23 @@ def test_damper_to_a_moving_pin_drags_the_particle_as_backward_euler_says():
         np.testing.assert_allclose(result.x[:, pin, 0], u * result.t, rtol=1e-12)
 
 
+def test_linearised_step_moves_a_sinusoid_pin_where_it_goes_as_backward_euler_does():
+    """In 1D a spring is linear, so the linearised step is backward Euler itself: with a pin on
+    a sinusoid, implicit_euler_linear must take implicit_euler's steps. It linearised about a
+    pin moved by h·u̇(t + h) instead of its real x_p(t + h) − x_p(t): 4.8e-3 m off here, and a
+    sinusoid of ω·h > π threw the free particle to 1e146 m."""
+    b = hooke.ModelBuilder(dim=1)
+    b.add_particle([0.0], pinned=True, motion=hooke.motion.Sinusoid(0.2, (1.0,), 20.0))
+    b.add_particle([1.0], mass=0.5)
+    b.add_spring(0, 1, stiffness=40.0, damping=0.3)
+    scene = hooke.Scene(b.finalize(), dt=0.01, t_end=1.0)  # ω·h = 0.2: 31 samples per period
+    linear = hooke.simulate(scene, integrator="implicit_euler_linear")
+    exact = hooke.simulate(scene, integrator="implicit_euler", tol=1e-12)
+    assert np.max(np.abs(exact.x[:, 1, 0] - 1.0)) > 0.1  # the free particle really swings
+    np.testing.assert_allclose(linear.x, exact.x, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(linear.v, exact.v, rtol=0, atol=1e-11)
+
+
 def test_the_gradient_bounds_the_newton_step_on_springs():
     """On springs with dashpots H = M + h²∇²U (blocks projected to PSD) + h D ⪰ M: its smallest
     eigenvalue is at least the smallest mass, so ‖p‖₂ ≤ ‖g‖₂ / min M for p = −H⁻¹g, which lets

@@ -92,11 +92,16 @@ class LinearlyImplicitEuler(Integrator):
         if system.has_drag:
             force += drag.coefficients(system.model)[:, None] * drag.wind(system.model, state.t + h)
         rhs = system.mass_free * system.free_vector(state.v) + h * system.free_vector(force)
-        _, v_pins = system.apply_pins(state.x.copy(), np.zeros_like(state.v), state.t + h)
+        x_pins, v_pins = system.apply_pins(state.x.copy(), np.zeros_like(state.v), state.t + h)
         if system.has_moving_pins:
-            # Known pinned velocities v_p⁺ move to the right-hand side: b_f −= A_fp v_p⁺.
+            # Known pinned velocities move to the right-hand side, b_f −= A_fp v̄_p, as the pins'
+            # own step x_p(t + h) − x_p(t) = h v̄_p (0 on the free rows): the step is linearised
+            # about where the pins go. With u̇(t + h) there, a displacement h·u̇ the pins never
+            # make, a sinusoid of ω·h > π (A·ω·h against at most 2A) threw the free particles to
+            # 1e146 m; the velocity they end the step with stays u̇(t + h) (new_state).
+            pin_step = (x_pins - state.x) / h
             full = system.combined_matrix_full(state.x, 1.0, h * h, h)
-            rhs -= system.free_vector((full @ v_pins.reshape(-1)).reshape(v_pins.shape))
+            rhs -= system.free_vector((full @ pin_step.reshape(-1)).reshape(pin_step.shape))
         v = system.scatter_free(v_pins, self.linear_solver.solve(matrix, rhs))
         x = state.x + h * v
         self.stats["steps"] += 1
