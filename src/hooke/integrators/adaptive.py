@@ -112,6 +112,11 @@ class DormandPrince45(ConstraintForces, Integrator):
         self._compiled = (adaptive_compiled.build(self.system, stabilization)
                           if self.options["adaptive"] else None)
 
+    def motion_samples_per_dt(self) -> int | None:
+        """None with adaptive steps: the error control places them where the motion needs
+        (dt only sets the frames); fixed steps of dt sample it once per step."""
+        return None if self.options["adaptive"] else 1
+
     def check_span(self, t_start: float, t_end: float) -> None:
         """Refuse a ``max_step`` too small to reach ``t_end`` from ``t_start`` in MAX_STEPS
         steps, and a ``max_step`` or ``first_step`` that underflows (a step lost in the

@@ -31,6 +31,9 @@ Contract:
   ``MAX_COUNT_OPTION``, and each value ``check_options`` refuses. ``check_span(t_start, t_end)``,
   asked before a run, refuses an option that cannot take it from t_start to t_end (rk45's
   ``max_step``, ``first_step``).
+- Motions: a fixed-step integrator refuses a sinusoid its steps sample fewer than twice per
+  period (:mod:`.sampling`; ``motion_samples_per_dt``: xpbd's substeps, none for rk45's
+  adaptive steps).
 - Masses: an integrator whose step solves with M + c·h²·K sets ``stiffness_in_step_matrix`` and
   refuses a model whose masses that matrix cannot resolve at its dt (:mod:`.resolution`).
 - ``@register`` enrolls a class in the registry; every generic test is parametrised over it.
@@ -59,6 +62,7 @@ from ..errors import (HookeInputError, HookeInputErrors, SimulationError, is_cou
 from ..model import State
 from .compiled import all_finite
 from .resolution import check_mass_resolution
+from .sampling import check_motion_sampling
 
 _REGISTRY: dict[str, type["Integrator"]] = {}
 NON_FINITE = "the state became non-finite"
@@ -146,7 +150,13 @@ class Integrator:
             raise problems[0]
         if problems:
             raise HookeInputErrors([str(problem) for problem in problems])
+        check_motion_sampling(system.model, self.dt, self.name, self.motion_samples_per_dt())
         self.stats: dict[str, int] = {"steps": 0}
+
+    def motion_samples_per_dt(self) -> int | None:
+        """How many times per dt the steps evaluate the prescribed motions at fixed times (1:
+        once per step); None where adaptive steps follow them (:mod:`.sampling`)."""
+        return 1
 
     def check_options(self) -> None:
         """Validate ``self.options``; raise HookeInputError naming the option."""

@@ -166,6 +166,9 @@ class XPBD(Integrator):
         np.cumsum(counts, out=self.colour_start[1:])
         self.parallel = model.n_springs >= PARALLEL_MIN_SPRINGS
 
+    def motion_samples_per_dt(self) -> int:
+        return self.substeps  # each substep places the pins and takes the wind at its time
+
     def _constraints(self, x: np.ndarray, x_start: np.ndarray) -> None:
         model = self.system.model
         lam = np.zeros(model.n_springs)
