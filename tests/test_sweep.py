@@ -380,6 +380,12 @@ def test_paths_and_values_are_checked_before_anything_runs():
         assert str(error.value) == ("--param stiffness: is past the largest float (1.798e+308), "
                                     "got '1e400'")
     assert parse_param("stiffness=inf,-inf") == ("stiffness", [np.inf, -np.inf])  # as typed
+    assert parse_param("gravity=[[0.0], [1.0]]") == ("gravity", [[[0.0], [1.0]]])  # nested, closed
+    for text in ("gravity=[0.0, -9.81", "gravity=0.0],[1.0]", "gravity=[[0.0]"):  # were [] or [..]
+        with pytest.raises(HookeInputError) as error:
+            parse_param(text)
+        assert str(error.value) == ("--param gravity: has a [ without its ] or a ] without its [, "
+                                    f"got '{text.partition('=')[2]}'")
     # stop 29: a range's end of nan or inf was named params.spring.k.range, not as typed
     for text in ("spring.k=nan:1", "spring.k=log:1:inf"):
         with pytest.raises(HookeInputError) as error:
@@ -498,11 +504,28 @@ def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
     (["spring1d", "--param", "nosuch=1"], "nosuch: unknown parameter"),
     (["spring1d", "--param", "stiffness"], "--param: expected PATH=VALUES"),
     (["spring1d", "--param", "integrator=rk5"], "integrator: unknown integrator"),
-    (["spring1d", "--param", "stiffness=1:10"], "params.stiffness: a range needs random mode"),
-    # issue 15: the range was shown as its ends, 'log:1:10' as [1, 10]
-    (["spring1d", "--param", "stiffness=log:1:10"], "params.stiffness: a range needs random mode "
-     "(random = N, --random N); a grid takes a list of values, got {'range': [1, 10], 'log': True}"),
-    (["spring1d", "--param", "stiffness=1,2", "--param", "stiffness=3"], "--param: stiffness given more than once"),
+    # issue 15: named params.stiffness (the API's argument) with the range as a dict nobody typed,
+    # {'range': [1, 10], 'log': True}: the flag and the text as typed, whatever the check
+    (["spring1d", "--param", "stiffness=1:10"], "--param stiffness: a range needs random mode "
+     "(--random N); a grid takes a list of values (stiffness=v1,v2,…), got '1:10'"),
+    (["spring1d", "--param", "stiffness=log:1:10"], "--param stiffness: a range needs random mode "
+     "(--random N); a grid takes a list of values (stiffness=v1,v2,…), got 'log:1:10'"),
+    (["spring1d", "--param", "stiffness=10:1", "--random", "3"],
+     "--param stiffness: must have lo < hi, got '10:1'"),
+    (["spring1d", "--param", "stiffness=log:0:10", "--random", "3"],
+     "--param stiffness: a log range needs lo > 0, got 'log:0:10'"),
+    (["spring1d", "--param", "status=1,2"], "--param status: is also a column of the summary table; "
+     "use the dotted form (parameters.status or options.status), got 'status=1,2'"),
+    (["spring1d", "--param", "a b=1"], "--param: a path is NAME or dotted.NAME, got 'a b=1'"),
+    # a [ never closed swallowed every value: "params.stiffness: must be a non-empty list …, got []"
+    (["spring1d", "--param", "stiffness=[1,2"],
+     "--param stiffness: has a [ without its ] or a ] without its [, got '[1,2'"),
+    (["spring1d", "--param", "stiffness=1,2", "--param", "stiffness=3"],
+     "--param stiffness: given more than once, got 'stiffness=3'"),
+    (["--file", "SWEEP:[params]\nx0 = [1.0]", "--param", "stiffness=1:3"],
+     "--param stiffness: a range needs random mode (--random N)"),
+    (["--file", "SWEEP:[params]\nx0 = {range = [1.0, 2.0]}"],  # the file's own key stays named
+     "params.x0: a range needs random mode (random = N, --random N); a grid takes a list of values"),
     (["spring1d"], "--param: missing for scene 'spring1d': give at least one (e.g. --param "
                    "spring.k=1e3,1e4) or a sweep file (--file), got nothing"),
     (["--file", "no_such_sweep.toml"], "--file: no such sweep file"),
@@ -537,10 +560,11 @@ def test_the_seed_003_study_ships_as_its_10_runs(tmp_path):
      "error: spring.k: Input should be greater than 0, got 0"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(args, message, tmp_path, tmp_path_factory):
-    if args[-1].startswith("SWEEP:"):  # a sweep file of spring1d with these lines
-        path = tmp_path_factory.mktemp("sweep") / "sweep.toml"
-        path.write_text('scene = "spring1d"\n' + args[-1][len("SWEEP:"):] + "\n", encoding="utf-8")
-        args = [*args[:-1], str(path)]
+    for k, arg in enumerate(args):
+        if arg.startswith("SWEEP:"):  # a sweep file of spring1d with these lines
+            path = tmp_path_factory.mktemp("sweep") / "sweep.toml"
+            path.write_text('scene = "spring1d"\n' + arg[len("SWEEP:"):] + "\n", encoding="utf-8")
+            args = [*args[:k], str(path), *args[k + 1:]]
     out = tmp_path / "made" / "for"  # the folders a refused sweep made are gone again
     result = CliRunner().invoke(app, ["sweep", *args, "--out", str(out)])
     assert result.exit_code == 2, result.output

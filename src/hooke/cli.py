@@ -551,7 +551,8 @@ def sweep_command(
     timed out. See `hooke.sweep`'s documentation."""
     from rich.progress import MofNCompleteColumn
 
-    from .sweep import is_sweep_file, parse_param, read_sweep_file, sweep
+    from .sweep import is_sweep_file, read_sweep_file, sweep
+    from .sweep.settings import parse_params
 
     try:
         settings: dict = {}
@@ -559,21 +560,18 @@ def sweep_command(
             fail(f"SCENE_OR_FILE: give a scene or --file, not both, got {scene_or_file!r}")
         if scene_or_file is not None and is_sweep_file(scene_or_file):
             file, scene_or_file = Path(scene_or_file), None
-        given = [parse_param(text) for text in param or []]
-        for path, _ in given:
-            if [other for other, _ in given].count(path) > 1:
-                fail(f"--param: {one_line(path)} given more than once, got {path!r}")
         if file is not None:
             spec = read_sweep_file(file)
             scene, grids = spec.scene, [dict(grid) for grid in spec.params]
             settings = spec.model_dump(exclude={"scene", "description", "params"})
         elif scene_or_file is None:
             fail("SCENE_OR_FILE: missing (or use --file SWEEP.toml), got nothing")
-        elif not given:
+        elif not param:
             fail(f"--param: missing for scene {scene_or_file!r}: give at least one (e.g. --param "
                  "spring.k=1e3,1e4) or a sweep file (--file), got nothing")
         else:
             scene, grids = scene_or_file, [{}]
+        given = parse_params(param or [], settings.get("random") if random is None else random)
         for grid in grids:
             grid.update(given)
         options = {"random": random, "seed": seed, "retries": retries, "timeout": timeout,

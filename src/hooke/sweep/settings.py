@@ -66,6 +66,23 @@ class Range:
         return [math.ceil(self.lo), math.floor(self.hi)] if self.integer else [self.lo, self.hi]
 
 
+def _range_problem(lo: float, hi: float, log: bool) -> str | None:
+    """What is wrong with a range's finite ends lo, hi (None: nothing)."""
+    if not lo < hi:
+        return "must have lo < hi"
+    if log and lo <= 0:
+        return "a log range needs lo > 0"
+    return None
+
+
+def _column_clash(path: str) -> str | None:
+    """The problem of a path that is also a column of the summary table (None: it is not)."""
+    if path in COLUMNS:
+        return (f"is also a column of the summary table; use the dotted form "
+                f"(parameters.{path} or options.{path})")
+    return None
+
+
 def _plain(value, where: str):
     """``value`` as a JSON-able Python value (NumPy scalars and arrays unwrapped), or an input
     error."""
@@ -94,11 +111,10 @@ def _axis(path: str, spec, random: int | None):
             raise HookeInputError(f"{where}.range", "must be [lo, hi], two finite numbers", ends)
         if not isinstance(log, (bool, np.bool_)):
             raise HookeInputError(f"{where}.log", "must be true or false", log)
+        problem = _range_problem(*ends, log)
+        if problem:
+            raise HookeInputError(f"{where}.range", problem, list(ends))
         lo, hi = ends
-        if not lo < hi:
-            raise HookeInputError(f"{where}.range", "must have lo < hi", list(ends))
-        if log and lo <= 0:
-            raise HookeInputError(f"{where}.range", "a log range needs lo > 0", list(ends))
         if random is None:
             raise HookeInputError(where, "a range needs random mode (random = N, --random N); "
                                   "a grid takes a list of values", {"range": list(ends), "log": log})
@@ -169,9 +185,8 @@ class SweepSettings(Strict):
         for path in grids[0]:
             if not _PATH.fullmatch(path):
                 raise ValueError(f"params: a path is NAME or dotted.NAME, got {format_value(path)}")
-            if path in COLUMNS:
-                raise ValueError(f"params.{path}: is also a column of the summary table; use the "
-                                 f"dotted form (parameters.{path} or options.{path}), got {path!r}")
+            if _column_clash(path):
+                raise ValueError(f"params.{path}: {_column_clash(path)}, got {path!r}")
         try:
             self.params = [{path: _axis(path, grid[path], self.random) for path in grids[0]}
                            for grid in grids]
@@ -194,13 +209,38 @@ def validated(model: type[BaseModel], data: dict[str, Any]):
         raise validation_errors(error, model) from None
 
 
+def parse_params(texts: list[str], random: int | None) -> list[tuple[str, list | dict]]:
+    """Every ``--param`` as (PATH, values) (:func:`parse_param`); a PATH given twice, or a range
+    outside random mode (``random`` None: neither ``--random`` nor the sweep file's), is refused
+    naming the flag and the text as typed (the settings' check named ``params.PATH`` and showed
+    the range as a dict nobody typed)."""
+    given: dict[str, list | dict] = {}
+    for text in texts:
+        path, values = parse_param(text)
+        if path in given:
+            raise HookeInputError(f"--param {path}", "given more than once", text)
+        if isinstance(values, dict) and random is None:
+            raise HookeInputError(f"--param {path}", "a range needs random mode (--random N); a "
+                                  f"grid takes a list of values ({path}=v1,v2,…)",
+                                  text.partition("=")[2].strip())
+        given[path] = values
+    return list(given.items())
+
+
 def parse_param(text: str) -> tuple[str, list | dict]:
-    """``PATH=v1,v2`` → (PATH, [v1, v2]); ``PATH=lo:hi`` / ``PATH=log:lo:hi`` → (PATH, range)."""
+    """``PATH=v1,v2`` → (PATH, [v1, v2]); ``PATH=lo:hi`` / ``PATH=log:lo:hi`` → (PATH, range).
+    What the text alone shows wrong is refused naming ``--param`` and the text as typed: the
+    syntax, the path (:data:`_PATH`, a column of the table), a range's ends, brackets that do
+    not close."""
     path, sign, spec = text.partition("=")
     path, spec = path.strip(), spec.strip()
     if not sign or not path or not spec:
         raise HookeInputError("--param", "expected PATH=VALUES (e.g. stiffness=1e3,1e4 or "
                               "stiffness=log:1e3:1e5)", text)
+    if not _PATH.fullmatch(path):
+        raise HookeInputError("--param", "a path is NAME or dotted.NAME", text)
+    if _column_clash(path):
+        raise HookeInputError(f"--param {path}", _column_clash(path), text)
     ranged = re.fullmatch(r"(log:)?([^:,\[\]]+):([^:,\[\]]+)", spec)
     if ranged:
         ends = [parse_value(part.strip(), f"--param {path}") for part in ranged.group(2, 3)]
@@ -208,10 +248,16 @@ def parse_param(text: str) -> tuple[str, list | dict]:
                    and math.isfinite(end) for end in ends):
             raise HookeInputError(f"--param {path}", "a range is lo:hi or log:lo:hi with finite "
                                   "numbers", spec)
+        if _range_problem(*ends, bool(ranged.group(1))):
+            raise HookeInputError(f"--param {path}", _range_problem(*ends, bool(ranged.group(1))),
+                                  spec)
         return path, {"range": ends, "log": bool(ranged.group(1))}
     values, depth, start = [], 0, 0
     for index, char in enumerate(spec + ","):
         depth += {"[": 1, "]": -1}.get(char, 0)
+        if depth < 0 or (index == len(spec) and depth):  # "[1,2" was no value at all
+            raise HookeInputError(f"--param {path}", "has a [ without its ] or a ] without "
+                                  "its [", spec)
         if char == "," and depth == 0:
             item = spec[start:index].strip()
             if not item:
