@@ -1266,3 +1266,52 @@ def test_a_run_killed_once_its_file_replaced_the_old_one_leaves_none_of_the_old_
         "summary.json.lock", "trajectory.h5", "trajectory.h5.lock"]
     assert cli("run", "--resume", str(out), "--quiet").returncode == 0
     assert json.loads((out / "summary.json").read_text())["t_end"] == 2.0
+
+
+# -- a trajectory file that leaves its name while the run writes it -----------------------------
+
+@pytest.mark.parametrize("how", ["removed", "moved", "replaced by a directory",
+                                 "removed and replaced"])
+def test_a_file_taken_from_its_name_mid_run_is_put_back_or_the_run_says_where_its_frames_are(
+        tmp_path, how):
+    """Issue 15 (red-team pass redA): `rm out/trajectory.h5` while `hooke run` wrote it ended the
+    run with "error: path: no such trajectory file" (exit 2) and every frame lost with the
+    removed file; a file moved away or replaced by a directory or a link ended it with exit 0,
+    its summary and plots beside whatever stood there. Now a removed file is put back whole, and
+    otherwise the run stops with a StoreWriteError saying where its frames are."""
+    scene = hooke.scene("cloth2d")  # frames of 38 kB: flushed every 27 frames
+    reference = hooke.simulate(scene, dt=0.0025, t_end=0.5, save_every=1)
+    path, moved = tmp_path / "trajectory.h5", tmp_path / "elsewhere.h5"
+
+    def take(step, total):
+        if step > total // 2 and path.exists() and not moved.exists() and not take.done:
+            take.done = True
+            if how == "moved":
+                path.rename(moved)
+                return
+            path.unlink()
+            if how == "replaced by a directory":
+                path.mkdir()
+            elif how == "removed and replaced":
+                path.write_text("someone else's")
+    take.done = False
+    run = dict(dt=0.0025, t_end=0.5, save_every=1, store=path, progress=take)
+    if how == "removed":
+        hooke.simulate(scene, **run)
+        kept = path
+    else:
+        with pytest.raises(hooke.errors.StoreWriteError) as stopped:
+            hooke.simulate(scene, **run)
+        kept = {"moved": moved, "replaced by a directory": tmp_path / "trajectory.recovered.h5",
+                "removed and replaced": tmp_path / "trajectory.recovered.h5"}[how]
+        where = ("its frames stay in the file it was moved to" if how == "moved"
+                 else f"its frames are saved in {kept}")
+        what = "moved" if how == "moved" else "removed and replaced"
+        assert str(stopped.value) == (f"path: was {what} while the run wrote it; {where}, got "
+                                      f"{str(path)!r}")
+        assert stopped.value.frames_kept == reference.n_frames
+    assert take.done
+    stored = hooke.open(kept)
+    assert stored.complete and stored.n_frames == reference.n_frames
+    assert np.array_equal(stored.x, reference.x) and np.array_equal(stored.v, reference.v)
+    assert not (tmp_path / "trajectory.h5.lock").exists()
