@@ -1315,3 +1315,40 @@ def test_a_file_taken_from_its_name_mid_run_is_put_back_or_the_run_says_where_it
     assert stored.complete and stored.n_frames == reference.n_frames
     assert np.array_equal(stored.x, reference.x) and np.array_equal(stored.v, reference.v)
     assert not (tmp_path / "trajectory.h5.lock").exists()
+
+
+def test_a_second_ctrl_c_while_the_stopped_run_closes_its_file_says_the_frames_it_keeps(
+        tmp_path, monkeypatch, capsys):
+    """Issue 15 (red-team pass redA): Ctrl-C pressed again while the stopped run closed its file
+    (three SIGINTs 50 ms apart, at several moments of `hooke run cloth2d`) said "interrupted
+    before the first frame was written; OUT is left as it was" although the file kept 452–642
+    frames, which `--resume` continued. Now the line says how many frames it keeps."""
+    from hooke import simulate as simulate_module
+    from hooke.io import store
+
+    advance, calls = simulate_module.Run._advance, []
+
+    def first_ctrl_c(self, *args):
+        calls.append(1)
+        if len(calls) == 60:
+            raise KeyboardInterrupt
+        return advance(self, *args)
+
+    def second_ctrl_c(value, *args, **kwargs):  # the run's statistics: written as it closes
+        if isinstance(value, dict) and "steps" in value:
+            raise KeyboardInterrupt
+        return json.dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(simulate_module.Run, "_advance", first_ctrl_c)
+    monkeypatch.setattr(store, "flush_frames", lambda frame_bytes: 5)  # flushed before the stop
+    monkeypatch.setattr(store, "json", type("Json", (), {"dumps": staticmethod(second_ctrl_c),
+                                                          "loads": staticmethod(json.loads)}))
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "--t-end", "5",
+                           "--save-every", "1", "--integrator", "rk4", "--quiet",
+                           "--out", str(tmp_path))
+    monkeypatch.undo()
+    path = tmp_path / "trajectory.h5"
+    kept = hooke.open(path).n_frames
+    assert code == 130 and kept > 1
+    assert lines == [f"error: interrupted: {path} keeps {kept} frames (ParaView: "
+                     f"{tmp_path / 'trajectory.xdmf'}); continue with `hooke run --resume {tmp_path}`"]
