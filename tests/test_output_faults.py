@@ -337,6 +337,42 @@ def test_a_partial_left_by_a_killed_export_is_removed_by_the_next_one_never_a_li
     assert len(list(vtu.glob("frame_*.vtu"))) == hooke.open(stored_run / "trajectory.h5").n_frames
 
 
+def test_two_writers_of_one_output_at_once_leave_one_of_them_whole_and_both_succeed(tmp_path):
+    """Issue 15 (red-team pass redA): two commands writing the same output at once (`hooke export
+    DIR --vtu` twice, two `fit --out F`) shared its partial file: the second truncated the first's
+    while it was being written, renamed it, and the first's rename failed ("DIR: cannot write the
+    export (No such file or directory)", exit 1), or the file kept the second's bytes with the
+    first's tail after a hole of zeros. Now the second waits for the first: both succeed and the
+    file is one writer's whole content."""
+    import threading
+
+    from hooke.io.outputs import written_aside
+
+    path = tmp_path / "fit.json"
+    second, errors = threading.Event(), []
+
+    def other_writer():
+        try:
+            with written_aside(path) as partial:
+                partial.write_bytes(b"B" * 4)
+        except BaseException as error:  # the test's own thread: reported below
+            errors.append(error)
+        second.set()
+
+    with written_aside(path) as partial:
+        with open(partial, "wb") as handle:
+            handle.write(b"A" * 10)
+            handle.flush()
+            writer = threading.Thread(target=other_writer)
+            writer.start()
+            assert not second.wait(0.5)  # it waits for this one's file
+            handle.write(b"A" * 10)
+    writer.join(30)
+    assert errors == [] and second.is_set()
+    assert path.read_bytes() == b"B" * 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fit.json"]
+
+
 def test_a_partial_left_by_a_killed_animate_or_run_is_removed_by_the_next_one(stored_run, tmp_path):
     """A writer of the same output reuses its partial name, so it went with the next write;
     the partial of an output the next run does not write (spring1d has no drift or

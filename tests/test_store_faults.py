@@ -1266,3 +1266,89 @@ def test_a_run_killed_once_its_file_replaced_the_old_one_leaves_none_of_the_old_
         "summary.json.lock", "trajectory.h5", "trajectory.h5.lock"]
     assert cli("run", "--resume", str(out), "--quiet").returncode == 0
     assert json.loads((out / "summary.json").read_text())["t_end"] == 2.0
+
+
+# -- a trajectory file that leaves its name while the run writes it -----------------------------
+
+@pytest.mark.parametrize("how", ["removed", "moved", "replaced by a directory",
+                                 "removed and replaced"])
+def test_a_file_taken_from_its_name_mid_run_is_put_back_or_the_run_says_where_its_frames_are(
+        tmp_path, how):
+    """Issue 15 (red-team pass redA): `rm out/trajectory.h5` while `hooke run` wrote it ended the
+    run with "error: path: no such trajectory file" (exit 2) and every frame lost with the
+    removed file; a file moved away or replaced by a directory or a link ended it with exit 0,
+    its summary and plots beside whatever stood there. Now a removed file is put back whole, and
+    otherwise the run stops with a StoreWriteError saying where its frames are."""
+    scene = hooke.scene("cloth2d")  # frames of 38 kB: flushed every 27 frames
+    reference = hooke.simulate(scene, dt=0.0025, t_end=0.5, save_every=1)
+    path, moved = tmp_path / "trajectory.h5", tmp_path / "elsewhere.h5"
+
+    def take(step, total):
+        if step > total // 2 and path.exists() and not moved.exists() and not take.done:
+            take.done = True
+            if how == "moved":
+                path.rename(moved)
+                return
+            path.unlink()
+            if how == "replaced by a directory":
+                path.mkdir()
+            elif how == "removed and replaced":
+                path.write_text("someone else's")
+    take.done = False
+    run = dict(dt=0.0025, t_end=0.5, save_every=1, store=path, progress=take)
+    if how == "removed":
+        hooke.simulate(scene, **run)
+        kept = path
+    else:
+        with pytest.raises(hooke.errors.StoreWriteError) as stopped:
+            hooke.simulate(scene, **run)
+        kept = {"moved": moved, "replaced by a directory": tmp_path / "trajectory.recovered.h5",
+                "removed and replaced": tmp_path / "trajectory.recovered.h5"}[how]
+        where = ("its frames stay in the file it was moved to" if how == "moved"
+                 else f"its frames are saved in {kept}")
+        what = "moved" if how == "moved" else "removed and replaced"
+        assert str(stopped.value) == (f"path: was {what} while the run wrote it; {where}, got "
+                                      f"{str(path)!r}")
+        assert stopped.value.frames_kept == reference.n_frames
+    assert take.done
+    stored = hooke.open(kept)
+    assert stored.complete and stored.n_frames == reference.n_frames
+    assert np.array_equal(stored.x, reference.x) and np.array_equal(stored.v, reference.v)
+    assert not (tmp_path / "trajectory.h5.lock").exists()
+
+
+def test_a_second_ctrl_c_while_the_stopped_run_closes_its_file_says_the_frames_it_keeps(
+        tmp_path, monkeypatch, capsys):
+    """Issue 15 (red-team pass redA): Ctrl-C pressed again while the stopped run closed its file
+    (three SIGINTs 50 ms apart, at several moments of `hooke run cloth2d`) said "interrupted
+    before the first frame was written; OUT is left as it was" although the file kept 452–642
+    frames, which `--resume` continued. Now the line says how many frames it keeps."""
+    from hooke import simulate as simulate_module
+    from hooke.io import store
+
+    advance, calls = simulate_module.Run._advance, []
+
+    def first_ctrl_c(self, *args):
+        calls.append(1)
+        if len(calls) == 60:
+            raise KeyboardInterrupt
+        return advance(self, *args)
+
+    def second_ctrl_c(value, *args, **kwargs):  # the run's statistics: written as it closes
+        if isinstance(value, dict) and "steps" in value:
+            raise KeyboardInterrupt
+        return json.dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(simulate_module.Run, "_advance", first_ctrl_c)
+    monkeypatch.setattr(store, "flush_frames", lambda frame_bytes: 5)  # flushed before the stop
+    monkeypatch.setattr(store, "json", type("Json", (), {"dumps": staticmethod(second_ctrl_c),
+                                                          "loads": staticmethod(json.loads)}))
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "--t-end", "5",
+                           "--save-every", "1", "--integrator", "rk4", "--quiet",
+                           "--out", str(tmp_path))
+    monkeypatch.undo()
+    path = tmp_path / "trajectory.h5"
+    kept = hooke.open(path).n_frames
+    assert code == 130 and kept > 1
+    assert lines == [f"error: interrupted: {path} keeps {kept} frames (ParaView: "
+                     f"{tmp_path / 'trajectory.xdmf'}); continue with `hooke run --resume {tmp_path}`"]

@@ -332,7 +332,10 @@ class Run:
             except KeyboardInterrupt as interrupt:
                 try:
                     close(complete=False, in_sync=in_sync)
-                except (StoreWriteError, KeyboardInterrupt):
+                except StoreWriteError:
+                    raise
+                except KeyboardInterrupt as again:  # a second Ctrl-C while the file closed: it
+                    again.frames_kept = 0 if writer is None else writer.count  # keeps its flushes
                     raise
                 except Exception:  # the stop cut a lazy import short (Numba's registries, h5py's
                     writer.abandon()  # types): the last frames cannot be made; the flushed stay

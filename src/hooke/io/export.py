@@ -90,27 +90,31 @@ def write_xdmf(h5_path, verify: bool = True) -> Path:
         shapes = {key: stored[key].shape for key in ("x", *POINT_DATA, "joint_force") if key in stored}
         blocks = _blocks(handle)
     name = escape(h5_path.name)
-    grids = []
-    for k in range(count):
-        parts = [_block(name, k, block, shapes) for block in blocks]
-        time_tag = f'        <Time Value="{float(times[k])!r}"/>\n'
-        if len(parts) == 1:
-            grids.append(f'      <Grid Name="frame {k}" GridType="Uniform">\n{time_tag}{parts[0]}'
-                         '      </Grid>\n')
-        else:
-            # Names unique in the file ("springs 7"): VTK's reader renames a repeated leaf name
-            # by probing "springs[1]", "springs[2]" … in turn, time that grows with the square
-            # of the frame count (4 s to open 2,000 frames of two blocks, 0.4 s unique).
-            inner = "".join(f'        <Grid Name="{label} {k}" GridType="Uniform">\n{part}        </Grid>\n'
-                            for (label, *_), part in zip(blocks, parts))
-            grids.append(f'      <Grid Name="frame {k}" GridType="Collection" CollectionType="Spatial">\n'
-                         f'{time_tag}{inner}      </Grid>\n')
-    text = ('<?xml version="1.0" ?>\n<Xdmf Version="3.0">\n  <Domain>\n'
-            '    <Grid Name="trajectory" GridType="Collection" CollectionType="Temporal">\n'
-            + "".join(grids) + '    </Grid>\n  </Domain>\n</Xdmf>\n')
-    with written_aside(path) as partial:  # a full disk leaves no partial file behind
-        partial.write_text(text)
+    # Written frame by frame, never held whole: 1.2 kB a frame, 0.5 GB for the 411,000 frames of
+    # a spring1d run saved at each step (the text and its parts held twice over before).
+    with written_aside(path) as partial, open(partial, "w", encoding="utf-8") as sidecar:
+        sidecar.write('<?xml version="1.0" ?>\n<Xdmf Version="3.0">\n  <Domain>\n'
+                      '    <Grid Name="trajectory" GridType="Collection" CollectionType="Temporal">\n')
+        for k in range(count):
+            sidecar.write(_frame_grid(name, k, float(times[k]), blocks, shapes))
+        sidecar.write('    </Grid>\n  </Domain>\n</Xdmf>\n')  # (a full disk: no partial file left)
     return path
+
+
+def _frame_grid(name: str, k: int, time: float, blocks, shapes: dict) -> str:
+    """Frame k's grid: its time and its blocks."""
+    parts = [_block(name, k, block, shapes) for block in blocks]
+    time_tag = f'        <Time Value="{time!r}"/>\n'
+    if len(parts) == 1:
+        return (f'      <Grid Name="frame {k}" GridType="Uniform">\n{time_tag}{parts[0]}'
+                '      </Grid>\n')
+    # Names unique in the file ("springs 7"): VTK's reader renames a repeated leaf name by
+    # probing "springs[1]", "springs[2]" … in turn, time that grows with the square of the frame
+    # count (4 s to open 2,000 frames of two blocks, 0.4 s unique).
+    inner = "".join(f'        <Grid Name="{label} {k}" GridType="Uniform">\n{part}        </Grid>\n'
+                    for (label, *_), part in zip(blocks, parts))
+    return (f'      <Grid Name="frame {k}" GridType="Collection" CollectionType="Spatial">\n'
+            f'{time_tag}{inner}      </Grid>\n')
 
 
 def _vectors(name: str, key: str, k: int, shape, first: str = "") -> str:

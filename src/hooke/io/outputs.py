@@ -19,7 +19,9 @@ another exception, for a place that cannot be written.
 - :func:`written_aside`: a context that yields a temporary path beside ``path`` (same suffix,
   so writers that pick a format by it still do) and renames it to ``path`` once written; if the
   writing fails the temporary file is removed and an earlier file at ``path`` is left as it was.
-  The temporary path is :func:`partial_path`'s, ``.NAME.partial.EXT``.
+  The temporary path is :func:`partial_path`'s, ``.NAME.partial.EXT``. Two writers of one
+  output at once take turns (an flock on the partial file): each one's file is whole, and the
+  last one's stays.
 - :func:`remove_stale_partials`: the partial files of ``paths`` that a killed writer left
   (``kill -9`` cannot be cleaned up after), removed. A writer holds a shared ``flock`` on the
   folder while it writes, and the removal takes it exclusively without waiting: in a folder
@@ -216,19 +218,47 @@ def written_aside(path: Path) -> Iterator[Path]:
     # someone else keeps locked (or cannot be opened) is written in unlocked after 2 s, not
     # waited on: only a concurrent removal of stale partials could then take this one.
     folder = _folder_lock(path.parent, fcntl.LOCK_SH, attempts=200)
+    held = None
     try:
         _clear(partial)
+        held = _partial_held(partial)
         yield partial
         os.replace(partial, path)
     except BaseException:
-        try:
-            partial.unlink(missing_ok=True)
-        except OSError:
-            pass  # the directory itself refuses: nothing of ours can be left to remove
+        if held is not None:  # never another writer's partial file
+            try:
+                partial.unlink(missing_ok=True)
+            except OSError:
+                pass  # the directory itself refuses: nothing of ours can be left to remove
         raise
     finally:
-        if folder is not None:
-            os.close(folder)
+        for descriptor in (held, folder):
+            if descriptor is not None:
+                os.close(descriptor)
+
+
+def _partial_held(partial: Path) -> int:
+    """A descriptor holding an exclusive flock on the file at ``partial`` (created empty if
+    missing), once the file there is the locked one: a second writer of the same output waits
+    until the first has renamed its file (or removed it) and then writes a file of its own, so
+    it never truncates, renames or removes the first's file while that is being written. A
+    killed writer's lock goes with its process."""
+    while True:
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)  # a Ctrl-C while waiting still stops
+            locked = os.fstat(descriptor)
+            try:
+                current = os.lstat(partial)
+            except FileNotFoundError:
+                current = None
+        except BaseException:
+            os.close(descriptor)
+            raise
+        if current is not None and (current.st_dev, current.st_ino) == (locked.st_dev,
+                                                                         locked.st_ino):
+            return descriptor
+        os.close(descriptor)  # renamed or removed by its writer while this one waited
 
 
 def _clear(partial: Path) -> None:

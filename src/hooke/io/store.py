@@ -81,6 +81,7 @@ from .outputs import check_replaceable, remove_files, writable_directory
 from .room import DISK_FULL, RESERVE_SLACK, reserve
 from .run_attributes import _frames_written, check_model, run_settings
 from .scene_file import build, parse
+from .store_place import detached, put_back
 
 FRAME_CHUNK = 64  # frames per chunk of a frame dataset, at most
 # A chunk of a frame dataset holds at most this many bytes (its frames uncompressed): HDF5's
@@ -406,7 +407,10 @@ class TrajectoryWriter:
                 if failure:
                     self.file.attrs["failure"] = failure
                 self.file.flush()  # a failure here finds the file open: it is abandoned safely
+                kept = detached(self.file.id.get_vfd_handle(), self.path)  # (io.store_place)
                 self.file.close()
+            if kept is not None:
+                put_back(kept, self.path, self.count)
             rewrite(self.path)
         except HookeInputError:  # the copy could not be written: the file it would copy stays
             pass
