@@ -603,6 +603,16 @@ def test_modes_refuses_bad_settings(keywords, field, value):
     assert one_line(lambda: hooke.modes("spring1d", **keywords), field).endswith(f"got {value}")
 
 
+@pytest.mark.parametrize("tol", [1.0, 2.5, 1e308])
+def test_a_tolerance_of_one_or_more_is_refused_not_met_by_the_start(tol):
+    """The residual is relative to the largest force, so tol >= 1 returned the start unsolved:
+    a chain's modes at tol=1 were all 0 Hz (0.563 Hz at the default)."""
+    chain = hooke.scene("chain", n=4)
+    assert one_line(lambda: hooke.modes(chain, tol=tol), "tol").endswith(f"got {tol!r}")
+    assert one_line(lambda: hooke.analysis.equilibrium(chain, tol=tol),
+                    "tol").endswith(f"got {tol!r}")
+
+
 @pytest.mark.parametrize("keywords, field", [
     (dict(random=2.0), "random"), (dict(random=True), "random"),
     (dict(save_every=True), "save_every"), (dict(summary_only=1), "summary_only")])

@@ -117,8 +117,14 @@ def _check_held(model: Model, gradient: np.ndarray, tolerance: float) -> None:
 
 
 def _check_tol(tol) -> None:
+    """``tol`` bounds the residual relative to the force scale, which holds the start's largest
+    force: at 1 or more the start itself passes, and its non-equilibrium was returned (modes of
+    0 Hz about a chain not yet hanging) without one Newton step."""
     if not is_number(tol) or not 0 < tol < np.inf:  # NaN: "Newton did not converge"
         raise HookeInputError("tol", "must be a finite number > 0", tol)
+    if tol >= 1:
+        raise HookeInputError("tol", "must be < 1 (the residual force relative to the largest "
+                              "force: at 1 the start passes as the equilibrium unsolved)", tol)
 
 
 def _checked_positions(model: Model, x) -> np.ndarray:
