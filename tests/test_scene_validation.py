@@ -511,8 +511,7 @@ def test_coordinates_whose_squares_overflow_are_rejected():
     (["study", "pendulum-correction", "--output-interval", "2e308"],
      "error: --output-interval: is past the largest float (1.798e+308), got '2e308'"),
     (["run", "spring1d", "--save-every", "1.5"],
-     "error: --save-every: Input should be a valid integer, unable to parse string as an integer, "
-     "got '1.5'"),
+     "error: --save-every: must be an integer, got '1.5'"),
     (["run", "spring1d", "--bogus", "3"],
      "error: --bogus: no such option of `hooke run` (did you mean --out?), got '--bogus'"),
     (["check"], "error: FILE: missing (see `hooke check --help`), got nothing"),

@@ -635,6 +635,24 @@ def test_run_names_its_setting_flags(monkeypatch, capsys, tmp_path, flags, expec
     assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {expected}"), lines
 
 
+@pytest.mark.parametrize("args", [
+    ("run", "spring1d", "--save-every", "2.0"), ("modes", "chain", "-k", "3.0"),
+    ("sweep", "spring1d", "-p", "stiffness=1:2", "--random", "2.0"),
+    ("sweep", "spring1d", "-p", "stiffness=1,2", "--seed", "1.0"),
+    ("sweep", "spring1d", "-p", "stiffness=1,2", "--retries", "0.0"),
+    ("sweep", "spring1d", "-p", "stiffness=1,2", "--save-every", "1.0"),
+    ("fit", "spring1d", "--observed", "o.csv", "-p", "stiffness", "--max-iterations", "2.0"),
+    ("verify", "--energy-steps", "10.0"), ("serve", "--port", "8000.0"),
+    ("bench", "--repeats", "1.0"), ("bench", "--rounds", "٣")])
+def test_a_count_flag_refuses_a_float_as_the_api_does(monkeypatch, capsys, tmp_path, args):
+    """Typer's coercion read "2.0" as 2 (and refused "2.5" in pydantic's words): a float is not
+    a count, as simulate(save_every=2.0) and -O substeps=2.0 say."""
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, *args)
+    assert (code, lines) == (2, [f"error: {args[-2]}: must be an integer, got {args[-1]!r}"])
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("k", ["0", "-3"])
 def test_modes_names_its_k_flag(monkeypatch, capsys, tmp_path, k):
     # it said "k: must be an integer >= 1" (the API's name) where the parser says "-k: …"

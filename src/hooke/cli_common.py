@@ -17,6 +17,7 @@ run's hold on its output directory.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -199,6 +200,17 @@ def typed_float(text: str) -> float:
     if problem:
         raise typer.BadParameter(f"{problem}, got {text!r}")
     return value
+
+
+def typed_int(text: str) -> int:
+    """An integer flag's value as typed (Typer's ``parser``): digits with an optional sign.
+    Typer's own coercion read ``--save-every 2.0`` or ``-k 3.0`` as 2 and 3, where ``2.5`` was
+    refused and the API, the scene files and ``-O substeps=2.0`` refuse a float for a count."""
+    if isinstance(text, int):  # the option's default, which Typer hands to the parser too
+        return text
+    if re.fullmatch(r"[+-]?[0-9]+(_[0-9]+)*", text.strip()) is None:
+        raise typer.BadParameter(f"must be an integer, got {text!r}")
+    return int(text)
 
 
 def parse_option(text: str) -> tuple[str, object]:

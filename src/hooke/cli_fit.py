@@ -20,7 +20,7 @@ from typing import Optional
 import typer
 
 from .cli_common import (console, errors, fail, flagged, given_flags, load_scene, parse_options,
-                         typed_float)
+                         typed_float, typed_int)
 from .errors import HookeInputError, SimulationError
 from .io.outputs import check_replaceable, output_file, writable_directory, written_aside
 
@@ -77,7 +77,7 @@ def fit_command(
     integrator: Optional[str] = typer.Option(None, "--integrator", "-i", help="integrator name"),
     dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]", parser=typed_float),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s] (default: the last observed time)", parser=typed_float),
-    max_iterations: int = typer.Option(100, "--max-iterations", help="at most this many iterations"),
+    max_iterations: int = typer.Option(100, "--max-iterations", help="at most this many iterations", parser=typed_int),
     option: list[str] = typer.Option(None, "--option", "-O", help="an integrator option KEY=VALUE (repeatable)"),
     out_text: Optional[str] = typer.Option(None, "--out", "-o", metavar="PATH",
                                            help="write the JSON summary to this file"),
