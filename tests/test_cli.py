@@ -548,6 +548,23 @@ def test_a_numba_setting_numba_cannot_parse_is_one_line_exit_2(tmp_path, name, v
     assert not tmp_path.exists() or not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("value, reason", [
+    ("bogus", "The threading layer requested 'bogus' is unknown to Numba"),
+    ("", "The threading layer requested '' is unknown to Numba")])
+def test_a_numba_threading_layer_numba_cannot_load_is_one_line_exit_2(tmp_path, value, reason):
+    """NUMBA_THREADING_LAYER=bogus ran on until cloth's first parallel kernel: "step 1 (t =
+    0.001) failed: symplectic_euler: ValueError: The threading layer requested 'bogus' is
+    unknown to Numba.; … Try a smaller dt or an implicit integrator", exit 1."""
+    done = hooke("run", "cloth", "--t-end", "0.003", "--dt", "0.001", "--out", str(tmp_path),
+                 env={"NUMBA_THREADING_LAYER": value})
+    assert (done.returncode, done.stderr.splitlines()) == (2, [
+        f"error: NUMBA_THREADING_LAYER: Numba cannot load it ({reason}), got {value!r}"])
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+    done = hooke("run", "spring1d", "--t-end", "0.05", "--quiet", "--out", str(tmp_path),
+                 env={"NUMBA_THREADING_LAYER": "workqueue"})
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 def test_an_mplbackend_the_command_line_does_not_use_is_ignored(tmp_path):
     """MPLBACKEND=bogus: matplotlib's import refused it, "unexpected ValueError … (a bug in
     hooke)" after the run; the command line draws with Agg whatever it says."""

@@ -123,7 +123,25 @@ def environment_problem() -> str | None:
         return (f"NUMBA_NUM_THREADS: must be an integer >= 1 (the threads of Numba's parallel "
                 f"kernels) or unset, got {text!r}")
     if any(name.startswith("NUMBA_") and name != "NUMBA_NUM_THREADS" for name in os.environ):
-        return _numba_setting_problem()
+        return _numba_setting_problem() or _threading_layer_problem()
+    return None
+
+
+def _threading_layer_problem() -> str | None:
+    """NUMBA_THREADING_LAYER that Numba cannot load (a word it does not know, or ``tbb``
+    without TBB) as a line: Numba reads it only at the first parallel kernel, which failed
+    as "step 1 failed: … ValueError …; Try a smaller dt", exit 1. Its threads are launched here,
+    only when it is set, as that kernel would launch them."""
+    value = os.environ.get("NUMBA_THREADING_LAYER")
+    if value is None:
+        return None
+    from numba.np.ufunc import parallel
+
+    try:
+        parallel._launch_threads()
+    except ValueError as error:
+        reason = str(error).strip().splitlines()[0].rstrip(".")
+        return f"NUMBA_THREADING_LAYER: Numba cannot load it ({reason}), got {value!r}"
     return None
 
 
