@@ -68,8 +68,8 @@ def fit_command(
                                         help="a built-in scene name or a .toml scene file: the model and the start"),
     observed: Path = typer.Option(..., "--observed", help="observed positions: a .h5 trajectory "
                                   "hooke wrote or a .csv with columns t, particle, x[, y[, z]]"),
-    param: str = typer.Option(..., "--param", "-p", help="parameters to fit, e.g. stiffness,damping "
-                              "(NAME:each: one per element)"),
+    param: list[str] = typer.Option(..., "--param", "-p", help="parameters to fit, e.g. "
+                                    "stiffness,damping (NAME:each: one per element; repeatable)"),
     initial: list[str] = typer.Option(None, "--initial", help="NAME=VALUE to start from (repeatable)"),
     bounds: list[str] = typer.Option(None, "--bounds", help="NAME=LOW:HIGH (repeatable; an empty side: none)"),
     method: str = typer.Option("least_squares", "--method", help="least_squares (Gauss–Newton / "
@@ -93,7 +93,7 @@ def fit_command(
 
     try:
         options = parse_options(option, fit, simulate)
-        params = parse_params(param)
+        params = parse_params(",".join(param))  # -p stiffness -p mass: both (the last alone was fitted)
         start = parse_pairs(initial, "--initial", bounds=False)
         limits = parse_pairs(bounds, "--bounds", bounds=True)
         out = None if out_text is None else output_file(out_text, "--out")  # (a str: 'sub/.')
