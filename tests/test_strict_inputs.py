@@ -267,11 +267,21 @@ def plot_cases(tmp_path):
         (lambda r: plots.phase_plot(r, particle=5), "particle", "must be a particle index from 0 to 1", "5"),
         (lambda r: plots.phase_plot(r, particle=True), "particle", "must be a particle index", "True"),
         (lambda r: plots.analytic_plot(r, axis=1), "axis", "must be an axis from 0 to 0", "1"),
+        # a ValueError of Matplotlib's ("x and y can be no greater than 2D")
+        (lambda r: plots.phase_plot(r, axis=None), "axis", "must be an axis from 0 to 0", "None"),
         (lambda r: plots.mode_shapes_plot("spring1d", None), "scene", "must be a hooke.Scene", "'str'"),
         # issue 15 (third red-team pass): another scene's modes were an IndexError
         (lambda r: plots.mode_shapes_plot(hooke.scene("chain"), hooke.modes("spring1d")), "modes",
          "are not this scene's (its equilibrium has shape (11, 2)): hooke.modes(scene)", "(2, 1)"),
     ]
+
+
+def test_a_snapshot_count_past_the_frames_draws_every_frame(spring_run):
+    """n_snapshots=10**400 was NumPy's "ValueError: Maximum allowed size exceeded"."""
+    from hooke.viz import plots
+
+    for count in (10**400, spring_run.n_frames, 10**6):
+        assert len(plots.snapshot_plot(spring_run, n_snapshots=count).axes) == spring_run.n_frames
 
 
 def test_plot_arguments_are_checked_before_drawing(spring_run, tmp_path):
@@ -286,6 +296,8 @@ def test_plot_arguments_are_checked_before_drawing(spring_run, tmp_path):
     (dict(duration=float("nan")), "duration", "nan"), (dict(duration=-1), "duration", "-1"),
     (dict(path="movie.txt"), "path", "'movie.txt'"), (dict(result=3.0), "result", "'float'"),
     (dict(dpi=0), "dpi", "0"), (dict(progress="yes"), "progress", "'yes'"),
+    # FreeType's "RuntimeError: FT_Set_Char_Size … invalid ppem value" after the checks
+    (dict(dpi=1), "dpi", "1"), (dict(dpi=np.int64(5)), "dpi", "np.int64(5)"),
     # a movie shorter than its two frames: it was written lasting 2/30 s and exited 0
     (dict(duration=1e-308), "duration", "1e-308"), (dict(duration=0.04), "duration", "0.04")])
 def test_animate_arguments_are_checked_before_drawing(spring_run, tmp_path, arguments, field, value):
