@@ -189,6 +189,21 @@ def test_rk45_refuses_a_relative_tolerance_of_one_or_more(rtol):
     assert rk45(rtol=0.5).complete  # loose, but a tolerance
 
 
+@pytest.mark.parametrize("integrator", ["newmark", "generalized_alpha"])
+@pytest.mark.parametrize("tol", [1.0, 2.5, 1e308])
+def test_an_alpha_methods_tol_of_one_or_more_is_refused(integrator, tol):
+    """Their tol bounds the residual relative to the largest force: at tol >= 1 the predictor
+    passed, no Newton iteration was taken (0 in the stats) and a 6-link chain ended 1.04 m
+    from its converged run, in silence."""
+    chain = hooke.scene("chain", n=6)
+    message = one_line(lambda: hooke.simulate(chain, integrator=integrator, dt=0.01, t_end=0.5,
+                                              tol=tol), "tol")
+    assert message.startswith(f"tol: must be below 1 for integrator '{integrator}'")
+    assert message.endswith(f"got {tol!r}")
+    run = hooke.simulate(chain, integrator=integrator, dt=0.01, t_end=0.5, tol=0.5)
+    assert run.stats["newton_iterations"] > 0
+
+
 def test_rk45_at_its_tightest_tolerances_finishes():
     result = rk45(rtol=2.3e-14, atol=1e-300)
     assert result.complete and np.isfinite(result.x).all()
