@@ -1064,6 +1064,21 @@ def test_an_option_that_takes_a_name_takes_a_str(integrator, option, value):
                               isinstance(value, np.ndarray) else f"{option}: must be one of ")
 
 
+@pytest.mark.parametrize("integrator, option, value, takes", [
+    ("fast_mass_spring", "iterations", True, 'must be an integer from 1 to 10000, or "auto"'),
+    ("fast_mass_spring", "iterations", 10**400, 'must be an integer from 1 to 10000, or "auto"'),
+    ("rk45", "first_step", np.bool_(True), 'must be "auto" or a number > 0'),
+    ("rk45", "first_step", 10**400, 'must be "auto" or a number > 0'),
+    ("implicit_euler", "solver", False, "must be one of direct, cg")])
+def test_an_option_that_takes_a_count_or_a_name_says_so_for_a_bool_or_a_huge_int(
+        integrator, option, value, takes):
+    """iterations=True or first_step=10**400 (neither a str nor a float) was "must be a name (a
+    str; its default is 'auto')", though both take numbers: the option's own check names them."""
+    message = one_line(lambda: hooke.simulate(hooke.scene("spring1d"), integrator=integrator,
+                                              t_end=0.01, **{option: value}), option)
+    assert message.startswith(f"{option}: {takes}"), message
+
+
 @pytest.mark.parametrize("name", [np.array([]), np.array(["chain"]), 5, None])
 def test_a_scene_name_that_is_not_a_str_is_refused(name):
     """Issue 15 (confirmation pass, stop 28): hooke.scene(np.array([])) was a raw ValueError
