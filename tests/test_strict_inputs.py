@@ -157,6 +157,29 @@ def test_a_start_time_too_large_for_its_steps_is_refused():
     assert "from t = 1e+308 s to the end of float64 (|t| + t_end = inf s)" in message
 
 
+@pytest.mark.parametrize("call, field", [
+    (lambda system, x, v: system.force(x[:2], v), "x"),  # heap corruption in the fused kernel
+    (lambda system, x, v: system.acceleration(x, v[:2]), "v"),  # read past the end: taken
+    (lambda system, x, v: system.potential_energy(x.ravel()), "x"),  # a Numba TypingError
+    (lambda system, x, v: system.potential_gradient("x"), "x"),
+    (lambda system, x, v: system.kinetic_energy(v[:2]), "v"),  # a broadcasting ValueError
+    (lambda system, x, v: system.potential_energies(x + 0j), "x"),
+    (lambda system, x, v: system.generic_force(x, None), "v")])
+def test_a_system_refuses_positions_of_the_wrong_shape(call, field):
+    """System's compiled spring kernels index x and v by the springs' particles unchecked: a
+    chain's force at a (2, 2) x (of its 4 particles) read and wrote past the array's end, which
+    glibc found later as "corrupted size vs. prev_size", and its acceleration at a (2, 2) v was
+    returned. A shape other than (particles, dim), or no numbers, is one line naming it."""
+    scene = hooke.scene("chain", n=3)
+    system = hooke.System(scene.model)
+    x, v = scene.model.x0.copy(), np.ones_like(scene.model.x0)
+    message = one_line(lambda: call(system, x, v), field)
+    assert message.startswith(f"{field}: must be an array of numbers of shape (4, 2) (particles, "
+                              "dim)"), message
+    np.testing.assert_array_equal(system.force(x.tolist(), v), system.force(x, v))
+    assert one_line(lambda: hooke.System(scene), "model").endswith("got 'Scene'")
+
+
 def test_a_state_that_is_not_a_state_is_refused():
     model = hooke.scene("spring1d").model
     message = one_line(lambda: hooke.Scene(model, state=(0.0, model.x0, model.v0)), "state")
