@@ -180,6 +180,27 @@ def test_a_system_refuses_positions_of_the_wrong_shape(call, field):
     assert one_line(lambda: hooke.System(scene), "model").endswith("got 'Scene'")
 
 
+@pytest.mark.parametrize("change, field, value", [
+    (dict(spring_indices=np.array([[0, 50], [1, 2], [2, 3]])), "spring_indices", "[0, 50]"),
+    (dict(spring_indices=np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 3.0]])), "spring_indices",
+     "'float64'"),
+    (dict(spring_stiffness=np.ones(1)), "spring_stiffness", "(1,)"),
+    (dict(mass=-np.ones(4)), "mass[0]", "-1.0"),
+    (dict(mass=[1.0] * 4), "mass", "[1.0, 1.0, 1.0, 1.0]"),
+    (dict(x0=np.zeros((2, 2))), "x0", "(2, 2)"),
+    (dict(joint_length=np.ones(2)), "joint_length", "(2,)")])
+def test_a_model_made_directly_is_checked_as_the_builder_checks(change, field, value):
+    """hooke.Model(...) (or dataclasses.replace of one) checked nothing: a spring to particle
+    50 of 4 failed inside a step ("provided out is the wrong size for the accumulation"), float
+    indices were a Numba TypingError, a short stiffness array an IndexError, a list
+    "'list' object has no attribute 'setflags'", and negative masses ran."""
+    import dataclasses
+
+    model = hooke.scene("chain", n=3).model
+    message = one_line(lambda: dataclasses.replace(model, **change), field)
+    assert message.endswith(f"got {value}"), message
+
+
 def test_a_state_that_is_not_a_state_is_refused():
     model = hooke.scene("spring1d").model
     message = one_line(lambda: hooke.Scene(model, state=(0.0, model.x0, model.v0)), "state")

@@ -133,6 +133,9 @@ class Model:
     wind_motion: object = None
 
     def __post_init__(self) -> None:
+        from .model_checks import check_model
+
+        check_model(self)
         for name in ("mass", "pinned", "gravity", "spring_indices", "spring_rest_length",
                      "spring_stiffness", "spring_damping", "x0", "v0", "joint_indices",
                      "joint_length"):
