@@ -138,6 +138,21 @@ def test_a_start_time_that_is_not_a_finite_number_is_refused(t, problem):
     assert one_line(lambda: spring_with_start(t), "state.t") == f"state.t: {problem}"
 
 
+def test_max_frames_given_with_save_every_is_refused_not_dropped(tmp_path, monkeypatch, capsys):
+    """simulate(save_every=1, max_frames=5) kept 101 frames of 100 steps: max_frames was
+    dropped in silence. `hooke run --save-every N` (which passes its frame budget only without
+    it) keeps its N."""
+    scene = hooke.scene("spring1d")
+    message = one_line(lambda: hooke.simulate(scene, dt=0.01, t_end=1.0, save_every=1,
+                                              max_frames=5), "max_frames")
+    assert message == ("max_frames: cannot be given with save_every, which sets the frames "
+                       "itself: give one of them, got 5")
+    assert hooke.simulate(scene, dt=0.01, t_end=1.0, max_frames=5).n_frames == 6
+    code, _ = run_main(monkeypatch, capsys, "run", "spring1d", "-q", "--dt", "0.01", "--t-end",
+                       "1", "--save-every", "50", "--out", str(tmp_path))
+    assert code in (0, None) and hooke.open(tmp_path / "trajectory.h5").n_frames == 3
+
+
 def test_a_start_time_too_large_for_its_steps_is_refused():
     """At t = 1e300, t + dt == t: the run would stand still (it silently did)."""
     message = one_line(lambda: spring_with_start(1e300), "state.t")
