@@ -216,6 +216,15 @@ def test_a_model_made_directly_is_checked_as_the_builder_checks(change, field, v
     assert message.endswith(f"got {value}"), message
 
 
+@pytest.mark.parametrize("t", ["1", True, float("nan"), -math.inf, None])
+def test_an_initial_state_takes_a_finite_number_as_its_time(t):
+    """model.initial_state(t="1") was a State at t = 1.0 (float() read the string), and t=nan
+    a State whose run then failed on its time."""
+    model = hooke.scene("spring1d").model
+    assert one_line(lambda: model.initial_state(t), "t").endswith(f"got {t!r}")
+    assert model.initial_state(np.float64(2.5)).t == 2.5
+
+
 def test_a_state_that_is_not_a_state_is_refused():
     model = hooke.scene("spring1d").model
     message = one_line(lambda: hooke.Scene(model, state=(0.0, model.x0, model.v0)), "state")
