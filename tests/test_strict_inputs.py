@@ -969,6 +969,20 @@ def test_a_loss_that_observes_nothing_is_refused(make, field):
         f"{field}: observes no particle (every row is NaN)")
 
 
+@pytest.mark.parametrize("weights", [0.0, [0.0, 0.0], [0.0, 1.0]])
+def test_a_loss_whose_weights_leave_nothing_observed_is_refused(weights):
+    """weights=0 (or 0 wherever a particle is observed) gave a loss of 0 and a zero gradient
+    whatever the run, as a loss observing nothing did before it was refused."""
+    scene = hooke.scene("spring1d")
+    run = hooke.simulate(scene, dt=0.01, t_end=0.05)
+    observed = run.x.copy()
+    observed[:, 1] = np.nan  # the moving particle is not observed; the anchor is, weight 0
+    loss = hooke.losses.tracking(observed if weights != [0.0, 0.0] else run.x, weights=weights)
+    assert one_line(lambda: hooke.gradient(scene, loss, {"stiffness": "shared"}, dt=0.01,
+                                           t_end=0.05), "weights").startswith(
+        "weights: are 0 at every observed particle: the loss observes nothing, got ")
+
+
 @pytest.mark.parametrize("name", ["cloth_fold", "cloth_sphere"])
 def test_a_drape_of_an_int_too_large_for_a_float_is_refused_by_its_size(name):
     """Issue 15 (red-team pass, stop 28): hooke.scene("cloth_fold", n=10**400) was a raw
