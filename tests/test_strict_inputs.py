@@ -203,7 +203,11 @@ def test_a_system_refuses_positions_of_the_wrong_shape(call, field):
     (dict(mass=-np.ones(4)), "mass[0]", "-1.0"),
     (dict(mass=[1.0] * 4), "mass", "[1.0, 1.0, 1.0, 1.0]"),
     (dict(x0=np.zeros((2, 2))), "x0", "(2, 2)"),
-    (dict(joint_length=np.ones(2)), "joint_length", "(2,)")])
+    (dict(joint_length=np.ones(2)), "joint_length", "(2,)"),
+    # with contact: a face of surface 99 of 2 read a friction past the array's end, and ran
+    (dict(surface_of_face=np.full(16, 99)), "surface_of_face", "(16,)"),
+    (dict(plane_friction=np.zeros(0)), "plane_friction", "(0,)"),  # ran as well
+    (dict(contact_area=np.ones(3)), "contact_area", "(3,)")])  # a broadcasting ValueError
 def test_a_model_made_directly_is_checked_as_the_builder_checks(change, field, value):
     """hooke.Model(...) (or dataclasses.replace of one) checked nothing: a spring to particle
     50 of 4 failed inside a step ("provided out is the wrong size for the accumulation"), float
@@ -211,7 +215,8 @@ def test_a_model_made_directly_is_checked_as_the_builder_checks(change, field, v
     "'list' object has no attribute 'setflags'", and negative masses ran."""
     import dataclasses
 
-    model = hooke.scene("chain", n=3).model
+    contact = field in ("surface_of_face", "plane_friction", "contact_area")
+    model = (hooke.scene("squares_self_contact") if contact else hooke.scene("chain", n=3)).model
     message = one_line(lambda: dataclasses.replace(model, **change), field)
     assert message.endswith(f"got {value}"), message
 

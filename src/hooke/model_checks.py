@@ -4,7 +4,7 @@ each value as it is added.
 
 Contract: :func:`check_model` raises :class:`HookeInputError` naming the Model's field and the
 value when an array is not of numbers, has another shape than the model's counts give it, or
-holds a particle (or obstacle vertex) index out of range, and when a mass is not finite and
+holds a particle (or obstacle vertex, surface, obstacle) index out of range, and when a mass is not finite and
 > 0 or a position, velocity, stiffness, rest length, damping or joint length is not finite (the
 last four also >= 0, a joint's > 0). The compiled kernels index x by these arrays unchecked: a
 spring to particle 50 of 4 was "provided out is the wrong size for the accumulation" from
@@ -84,3 +84,33 @@ def check_model(model) -> None:
         _indices(model, field, None, n, "a particle")
     _indices(model, "obstacle_faces", None, _array(model, "obstacle_vertices", "iuf").shape[0],
              "an obstacle vertex")
+    _bodies(model, dim)
+    for field in ("contact_area", "drag"):  # one per particle, or none
+        if _array(model, field, "iuf").shape not in ((n,), (0,)):
+            raise HookeInputError(field, f"must have shape ({n},) or (0,)",
+                                  getattr(model, field).shape)
+    if _array(model, "wind", "iuf").shape not in ((dim,), (0,)):
+        raise HookeInputError("wind", f"must have shape ({dim},) or (0,)", model.wind.shape)
+
+
+def _bodies(model, dim: int) -> None:
+    """The planes', spheres' arrays agree on their counts, and each surface face and obstacle
+    vertex names a surface or an obstacle that has a friction (read by index, unchecked)."""
+    for points, per_body in (("plane_normals", ("plane_points",)),
+                             ("sphere_centers", ("sphere_radii", "sphere_friction"))):
+        array = _array(model, points, "iuf")
+        count = array.shape[0]
+        if array.ndim != 2 or (count and array.shape[1] != dim):
+            raise HookeInputError(points, f"must have shape (count, {dim})", array.shape)
+        for field in per_body:
+            other = _array(model, field, "iuf")
+            if other.shape[:1] != (count,):
+                raise HookeInputError(field, f"must have {count} row(s), as {points}", other.shape)
+    _shaped(model, "plane_friction", (model.plane_normals.shape[0],))
+    for owner, field, what in (("surface_of_face", "surface_friction", "a surface"),
+                               ("obstacle_of_vertex", "obstacle_friction", "an obstacle")):
+        index = _array(model, owner, "iu")
+        count = _array(model, field, "iuf").shape[0]
+        if index.ndim != 1 or (index.size and (index.min() < 0 or index.max() >= count)):
+            raise HookeInputError(owner, f"must hold {what}'s index in [0, {count}) per row",
+                                  index.tolist() if index.size <= 10 else index.shape)
