@@ -206,7 +206,7 @@ def run_command(
                                       save_every=save_every, progress=progress,
                                       store=out / "trajectory.h5", store_outputs=output_paths(out),
                                       max_energy_growth=max_energy_growth,
-                                      max_frames=None if save_every else FRAME_BUDGET, **options)
+                                      max_frames=FRAME_BUDGET if save_every is None else None, **options)
                 if not compacted(out / "trajectory.h5"):  # its close found no room to compact
                     note(f"{out / 'trajectory.h5'} is left uncompressed (no room for its "
                          f"compacted copy); once there is, `hooke run --resume {out}` compacts it")
