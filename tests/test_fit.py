@@ -328,6 +328,20 @@ def test_fit_command_prints_the_values_and_writes_the_summary(observed_csv, tmp_
     assert len(summary["history"]) == summary["iterations"] + 1
 
 
+def test_a_repeated_param_flag_fits_every_name_given(observed_csv, tmp_path, monkeypatch, capsys):
+    """`-p stiffness -p damping` fitted damping alone (the last flag), in silence; it fits both,
+    as `-p stiffness,damping` does, and a name repeated across flags is refused."""
+    out = tmp_path / "fit.json"
+    base = ["fit", "spring1d", "--observed", str(observed_csv), "--initial", "damping=0.1"]
+    code, lines = run_main(monkeypatch, capsys, *base, "-p", "stiffness", "-p", "damping",
+                           "--out", str(out))
+    assert not code, lines
+    assert sorted(json.loads(out.read_text())["values"]) == ["damping", "stiffness"]
+    code, lines = run_main(monkeypatch, capsys, *base, "-p", "damping", "-p", "damping")
+    assert (code, lines) == (2, ["error: --param: damping given more than once, got "
+                                 "'damping,damping'"])
+
+
 @pytest.mark.parametrize("args, message", [
     (["--param", "stifness"], "--param: unknown parameter"),
     (["--param", "damping"], "--param damping: damping starts at 0"),

@@ -159,6 +159,15 @@ def test_equilibrium_newton_failure_reports_the_residuals():
         equilibrium(b.finalize(), max_iterations=1)
 
 
+def test_the_jointed_chain_hangs_within_the_default_iterations():
+    """jointed_chain's 40 links start level and take 285 trust-region steps to hang: with the
+    old default of 200 `hooke modes jointed_chain` (and rest_energy) ended "Newton did not
+    converge in 200 iterations" for a built-in scene. Its lowest mode is a 40-link chain's
+    swing, close to the continuous hanging chain's 0.6 Hz (f = 1.2024·√(g/L)/2π, L = 1 m)."""
+    frequencies = hooke.modes("jointed_chain", k=2).frequencies
+    np.testing.assert_allclose(frequencies, [0.5957, 1.3676], rtol=1e-3)
+
+
 def test_equilibrium_checks_its_start_and_tolerance():
     """Issue 15: equilibrium(scene, x=...) took any x: a NaN start looped for ever, a (5, 3)
     array for a (2, 1) model came back as the equilibrium, a (2,) one failed in Numba's typing

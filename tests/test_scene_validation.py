@@ -76,6 +76,19 @@ def test_paths_keep_fields_named_like_types_and_drop_union_tags():
         "particles[0].motion.speed: unknown field, got 2"]
 
 
+@pytest.mark.parametrize("motion, line", [
+    ('{ type = "bogus" }',
+     "particles[0].motion.type: unknown kind (known: constant_velocity, sinusoid), got 'bogus'"),
+    ('{ kind = "sinusoid", amplitude = 0.1, omega = 1.0 }',
+     "particles[0].motion: needs a 'type' naming its kind, got {'kind': 'sinusoid', "
+     "'amplitude': 0.1, 'omega': 1.0}")])
+def test_a_motion_without_a_known_type_names_the_type_key(motion, line):
+    """pydantic's words were "Unable to extract tag using discriminator 'type'" (a motion
+    without its type) and "Input tag 'bogus' found using 'type' does not match any of the
+    expected tags: 'constant_velocity', 'sinusoid'"."""
+    assert problems(TWO.replace("pinned = true\n", f"pinned = true\nmotion = {motion}\n")) == [line]
+
+
 @pytest.mark.parametrize("change, line", [
     ("x = [1.0, 0.0]", 'x = ["1", true]'),
     ("x = [1.0, 0.0]", "x = [1.0, 0.0]\nmass = true"),
@@ -511,8 +524,7 @@ def test_coordinates_whose_squares_overflow_are_rejected():
     (["study", "pendulum-correction", "--output-interval", "2e308"],
      "error: --output-interval: is past the largest float (1.798e+308), got '2e308'"),
     (["run", "spring1d", "--save-every", "1.5"],
-     "error: --save-every: Input should be a valid integer, unable to parse string as an integer, "
-     "got '1.5'"),
+     "error: --save-every: must be an integer, got '1.5'"),
     (["run", "spring1d", "--bogus", "3"],
      "error: --bogus: no such option of `hooke run` (did you mean --out?), got '--bogus'"),
     (["check"], "error: FILE: missing (see `hooke check --help`), got nothing"),

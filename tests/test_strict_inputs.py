@@ -138,6 +138,21 @@ def test_a_start_time_that_is_not_a_finite_number_is_refused(t, problem):
     assert one_line(lambda: spring_with_start(t), "state.t") == f"state.t: {problem}"
 
 
+def test_max_frames_given_with_save_every_is_refused_not_dropped(tmp_path, monkeypatch, capsys):
+    """simulate(save_every=1, max_frames=5) kept 101 frames of 100 steps: max_frames was
+    dropped in silence. `hooke run --save-every N` (which passes its frame budget only without
+    it) keeps its N."""
+    scene = hooke.scene("spring1d")
+    message = one_line(lambda: hooke.simulate(scene, dt=0.01, t_end=1.0, save_every=1,
+                                              max_frames=5), "max_frames")
+    assert message == ("max_frames: cannot be given with save_every, which sets the frames "
+                       "itself: give one of them, got 5")
+    assert hooke.simulate(scene, dt=0.01, t_end=1.0, max_frames=5).n_frames == 6
+    code, _ = run_main(monkeypatch, capsys, "run", "spring1d", "-q", "--dt", "0.01", "--t-end",
+                       "1", "--save-every", "50", "--out", str(tmp_path))
+    assert code in (0, None) and hooke.open(tmp_path / "trajectory.h5").n_frames == 3
+
+
 def test_a_start_time_too_large_for_its_steps_is_refused():
     """At t = 1e300, t + dt == t: the run would stand still (it silently did)."""
     message = one_line(lambda: spring_with_start(1e300), "state.t")
@@ -155,6 +170,64 @@ def test_a_start_time_too_large_for_its_steps_is_refused():
     far = spring_with_start(1e308, dt=1e308, t_end=1e308)
     message = one_line(lambda: hooke.simulate(far), "t_end")
     assert "from t = 1e+308 s to the end of float64 (|t| + t_end = inf s)" in message
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda system, x, v: system.force(x[:2], v), "x"),  # heap corruption in the fused kernel
+    (lambda system, x, v: system.acceleration(x, v[:2]), "v"),  # read past the end: taken
+    (lambda system, x, v: system.potential_energy(x.ravel()), "x"),  # a Numba TypingError
+    (lambda system, x, v: system.potential_gradient("x"), "x"),
+    (lambda system, x, v: system.kinetic_energy(v[:2]), "v"),  # a broadcasting ValueError
+    (lambda system, x, v: system.potential_energies(x + 0j), "x"),
+    (lambda system, x, v: system.generic_force(x, None), "v")])
+def test_a_system_refuses_positions_of_the_wrong_shape(call, field):
+    """System's compiled spring kernels index x and v by the springs' particles unchecked: a
+    chain's force at a (2, 2) x (of its 4 particles) read and wrote past the array's end, which
+    glibc found later as "corrupted size vs. prev_size", and its acceleration at a (2, 2) v was
+    returned. A shape other than (particles, dim), or no numbers, is one line naming it."""
+    scene = hooke.scene("chain", n=3)
+    system = hooke.System(scene.model)
+    x, v = scene.model.x0.copy(), np.ones_like(scene.model.x0)
+    message = one_line(lambda: call(system, x, v), field)
+    assert message.startswith(f"{field}: must be an array of numbers of shape (4, 2) (particles, "
+                              "dim)"), message
+    np.testing.assert_array_equal(system.force(x.tolist(), v), system.force(x, v))
+    assert one_line(lambda: hooke.System(scene), "model").endswith("got 'Scene'")
+
+
+@pytest.mark.parametrize("change, field, value", [
+    (dict(spring_indices=np.array([[0, 50], [1, 2], [2, 3]])), "spring_indices", "[0, 50]"),
+    (dict(spring_indices=np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 3.0]])), "spring_indices",
+     "'float64'"),
+    (dict(spring_stiffness=np.ones(1)), "spring_stiffness", "(1,)"),
+    (dict(mass=-np.ones(4)), "mass[0]", "-1.0"),
+    (dict(mass=[1.0] * 4), "mass", "[1.0, 1.0, 1.0, 1.0]"),
+    (dict(x0=np.zeros((2, 2))), "x0", "(2, 2)"),
+    (dict(joint_length=np.ones(2)), "joint_length", "(2,)"),
+    # with contact: a face of surface 99 of 2 read a friction past the array's end, and ran
+    (dict(surface_of_face=np.full(16, 99)), "surface_of_face", "(16,)"),
+    (dict(plane_friction=np.zeros(0)), "plane_friction", "(0,)"),  # ran as well
+    (dict(contact_area=np.ones(3)), "contact_area", "(3,)")])  # a broadcasting ValueError
+def test_a_model_made_directly_is_checked_as_the_builder_checks(change, field, value):
+    """hooke.Model(...) (or dataclasses.replace of one) checked nothing: a spring to particle
+    50 of 4 failed inside a step ("provided out is the wrong size for the accumulation"), float
+    indices were a Numba TypingError, a short stiffness array an IndexError, a list
+    "'list' object has no attribute 'setflags'", and negative masses ran."""
+    import dataclasses
+
+    contact = field in ("surface_of_face", "plane_friction", "contact_area")
+    model = (hooke.scene("squares_self_contact") if contact else hooke.scene("chain", n=3)).model
+    message = one_line(lambda: dataclasses.replace(model, **change), field)
+    assert message.endswith(f"got {value}"), message
+
+
+@pytest.mark.parametrize("t", ["1", True, float("nan"), -math.inf, None])
+def test_an_initial_state_takes_a_finite_number_as_its_time(t):
+    """model.initial_state(t="1") was a State at t = 1.0 (float() read the string), and t=nan
+    a State whose run then failed on its time."""
+    model = hooke.scene("spring1d").model
+    assert one_line(lambda: model.initial_state(t), "t").endswith(f"got {t!r}")
+    assert model.initial_state(np.float64(2.5)).t == 2.5
 
 
 def test_a_state_that_is_not_a_state_is_refused():
@@ -187,6 +260,21 @@ def test_rk45_refuses_a_relative_tolerance_of_one_or_more(rtol):
     assert message == (f"rtol: must be below 1 for integrator 'rk45' (a relative error of 100 % "
                        f"controls no digit of the solution), got {rtol!r}")
     assert rk45(rtol=0.5).complete  # loose, but a tolerance
+
+
+@pytest.mark.parametrize("integrator", ["newmark", "generalized_alpha"])
+@pytest.mark.parametrize("tol", [1.0, 2.5, 1e308])
+def test_an_alpha_methods_tol_of_one_or_more_is_refused(integrator, tol):
+    """Their tol bounds the residual relative to the largest force: at tol >= 1 the predictor
+    passed, no Newton iteration was taken (0 in the stats) and a 6-link chain ended 1.04 m
+    from its converged run, in silence."""
+    chain = hooke.scene("chain", n=6)
+    message = one_line(lambda: hooke.simulate(chain, integrator=integrator, dt=0.01, t_end=0.5,
+                                              tol=tol), "tol")
+    assert message.startswith(f"tol: must be below 1 for integrator '{integrator}'")
+    assert message.endswith(f"got {tol!r}")
+    run = hooke.simulate(chain, integrator=integrator, dt=0.01, t_end=0.5, tol=0.5)
+    assert run.stats["newton_iterations"] > 0
 
 
 def test_rk45_at_its_tightest_tolerances_finishes():
@@ -267,11 +355,21 @@ def plot_cases(tmp_path):
         (lambda r: plots.phase_plot(r, particle=5), "particle", "must be a particle index from 0 to 1", "5"),
         (lambda r: plots.phase_plot(r, particle=True), "particle", "must be a particle index", "True"),
         (lambda r: plots.analytic_plot(r, axis=1), "axis", "must be an axis from 0 to 0", "1"),
+        # a ValueError of Matplotlib's ("x and y can be no greater than 2D")
+        (lambda r: plots.phase_plot(r, axis=None), "axis", "must be an axis from 0 to 0", "None"),
         (lambda r: plots.mode_shapes_plot("spring1d", None), "scene", "must be a hooke.Scene", "'str'"),
         # issue 15 (third red-team pass): another scene's modes were an IndexError
         (lambda r: plots.mode_shapes_plot(hooke.scene("chain"), hooke.modes("spring1d")), "modes",
          "are not this scene's (its equilibrium has shape (11, 2)): hooke.modes(scene)", "(2, 1)"),
     ]
+
+
+def test_a_snapshot_count_past_the_frames_draws_every_frame(spring_run):
+    """n_snapshots=10**400 was NumPy's "ValueError: Maximum allowed size exceeded"."""
+    from hooke.viz import plots
+
+    for count in (10**400, spring_run.n_frames, 10**6):
+        assert len(plots.snapshot_plot(spring_run, n_snapshots=count).axes) == spring_run.n_frames
 
 
 def test_plot_arguments_are_checked_before_drawing(spring_run, tmp_path):
@@ -286,6 +384,8 @@ def test_plot_arguments_are_checked_before_drawing(spring_run, tmp_path):
     (dict(duration=float("nan")), "duration", "nan"), (dict(duration=-1), "duration", "-1"),
     (dict(path="movie.txt"), "path", "'movie.txt'"), (dict(result=3.0), "result", "'float'"),
     (dict(dpi=0), "dpi", "0"), (dict(progress="yes"), "progress", "'yes'"),
+    # FreeType's "RuntimeError: FT_Set_Char_Size … invalid ppem value" after the checks
+    (dict(dpi=1), "dpi", "1"), (dict(dpi=np.int64(5)), "dpi", "np.int64(5)"),
     # a movie shorter than its two frames: it was written lasting 2/30 s and exited 0
     (dict(duration=1e-308), "duration", "1e-308"), (dict(duration=0.04), "duration", "0.04")])
 def test_animate_arguments_are_checked_before_drawing(spring_run, tmp_path, arguments, field, value):
@@ -603,6 +703,16 @@ def test_modes_refuses_bad_settings(keywords, field, value):
     assert one_line(lambda: hooke.modes("spring1d", **keywords), field).endswith(f"got {value}")
 
 
+@pytest.mark.parametrize("tol", [1.0, 2.5, 1e308])
+def test_a_tolerance_of_one_or_more_is_refused_not_met_by_the_start(tol):
+    """The residual is relative to the largest force, so tol >= 1 returned the start unsolved:
+    a chain's modes at tol=1 were all 0 Hz (0.563 Hz at the default)."""
+    chain = hooke.scene("chain", n=4)
+    assert one_line(lambda: hooke.modes(chain, tol=tol), "tol").endswith(f"got {tol!r}")
+    assert one_line(lambda: hooke.analysis.equilibrium(chain, tol=tol),
+                    "tol").endswith(f"got {tol!r}")
+
+
 @pytest.mark.parametrize("keywords, field", [
     (dict(random=2.0), "random"), (dict(random=True), "random"),
     (dict(save_every=True), "save_every"), (dict(summary_only=1), "summary_only")])
@@ -623,6 +733,24 @@ def test_run_names_its_setting_flags(monkeypatch, capsys, tmp_path, flags, expec
     code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "-q", "--out",
                            str(tmp_path / "out"), *flags)
     assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {expected}"), lines
+
+
+@pytest.mark.parametrize("args", [
+    ("run", "spring1d", "--save-every", "2.0"), ("modes", "chain", "-k", "3.0"),
+    ("sweep", "spring1d", "-p", "stiffness=1:2", "--random", "2.0"),
+    ("sweep", "spring1d", "-p", "stiffness=1,2", "--seed", "1.0"),
+    ("sweep", "spring1d", "-p", "stiffness=1,2", "--retries", "0.0"),
+    ("sweep", "spring1d", "-p", "stiffness=1,2", "--save-every", "1.0"),
+    ("fit", "spring1d", "--observed", "o.csv", "-p", "stiffness", "--max-iterations", "2.0"),
+    ("verify", "--energy-steps", "10.0"), ("serve", "--port", "8000.0"),
+    ("bench", "--repeats", "1.0"), ("bench", "--rounds", "٣")])
+def test_a_count_flag_refuses_a_float_as_the_api_does(monkeypatch, capsys, tmp_path, args):
+    """Typer's coercion read "2.0" as 2 (and refused "2.5" in pydantic's words): a float is not
+    a count, as simulate(save_every=2.0) and -O substeps=2.0 say."""
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, *args)
+    assert (code, lines) == (2, [f"error: {args[-2]}: must be an integer, got {args[-1]!r}"])
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("k", ["0", "-3"])
@@ -846,6 +974,20 @@ def test_a_loss_that_observes_nothing_is_refused(make, field):
         f"{field}: observes no particle (every row is NaN)")
 
 
+@pytest.mark.parametrize("weights", [0.0, [0.0, 0.0], [0.0, 1.0]])
+def test_a_loss_whose_weights_leave_nothing_observed_is_refused(weights):
+    """weights=0 (or 0 wherever a particle is observed) gave a loss of 0 and a zero gradient
+    whatever the run, as a loss observing nothing did before it was refused."""
+    scene = hooke.scene("spring1d")
+    run = hooke.simulate(scene, dt=0.01, t_end=0.05)
+    observed = run.x.copy()
+    observed[:, 1] = np.nan  # the moving particle is not observed; the anchor is, weight 0
+    loss = hooke.losses.tracking(observed if weights != [0.0, 0.0] else run.x, weights=weights)
+    assert one_line(lambda: hooke.gradient(scene, loss, {"stiffness": "shared"}, dt=0.01,
+                                           t_end=0.05), "weights").startswith(
+        "weights: are 0 at every observed particle: the loss observes nothing, got ")
+
+
 @pytest.mark.parametrize("name", ["cloth_fold", "cloth_sphere"])
 def test_a_drape_of_an_int_too_large_for_a_float_is_refused_by_its_size(name):
     """Issue 15 (red-team pass, stop 28): hooke.scene("cloth_fold", n=10**400) was a raw
@@ -1007,6 +1149,21 @@ def test_an_option_that_takes_a_name_takes_a_str(integrator, option, value):
                                               **{option: value}), option)
     assert message.startswith(f"{option}: must be a name (a str; its default is " if
                               isinstance(value, np.ndarray) else f"{option}: must be one of ")
+
+
+@pytest.mark.parametrize("integrator, option, value, takes", [
+    ("fast_mass_spring", "iterations", True, 'must be an integer from 1 to 10000, or "auto"'),
+    ("fast_mass_spring", "iterations", 10**400, 'must be an integer from 1 to 10000, or "auto"'),
+    ("rk45", "first_step", np.bool_(True), 'must be "auto" or a number > 0'),
+    ("rk45", "first_step", 10**400, 'must be "auto" or a number > 0'),
+    ("implicit_euler", "solver", False, "must be one of direct, cg")])
+def test_an_option_that_takes_a_count_or_a_name_says_so_for_a_bool_or_a_huge_int(
+        integrator, option, value, takes):
+    """iterations=True or first_step=10**400 (neither a str nor a float) was "must be a name (a
+    str; its default is 'auto')", though both take numbers: the option's own check names them."""
+    message = one_line(lambda: hooke.simulate(hooke.scene("spring1d"), integrator=integrator,
+                                              t_end=0.01, **{option: value}), option)
+    assert message.startswith(f"{option}: {takes}"), message
 
 
 @pytest.mark.parametrize("name", [np.array([]), np.array(["chain"]), 5, None])

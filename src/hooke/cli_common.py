@@ -17,6 +17,7 @@ run's hold on its output directory.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -122,7 +123,25 @@ def environment_problem() -> str | None:
         return (f"NUMBA_NUM_THREADS: must be an integer >= 1 (the threads of Numba's parallel "
                 f"kernels) or unset, got {text!r}")
     if any(name.startswith("NUMBA_") and name != "NUMBA_NUM_THREADS" for name in os.environ):
-        return _numba_setting_problem()
+        return _numba_setting_problem() or _threading_layer_problem()
+    return None
+
+
+def _threading_layer_problem() -> str | None:
+    """NUMBA_THREADING_LAYER that Numba cannot load (a word it does not know, or ``tbb``
+    without TBB) as a line: Numba reads it only at the first parallel kernel, which failed
+    as "step 1 failed: … ValueError …; Try a smaller dt", exit 1. Its threads are launched here,
+    only when it is set, as that kernel would launch them."""
+    value = os.environ.get("NUMBA_THREADING_LAYER")
+    if value is None:
+        return None
+    from numba.np.ufunc import parallel
+
+    try:
+        parallel._launch_threads()
+    except ValueError as error:
+        reason = str(error).strip().splitlines()[0].rstrip(".")
+        return f"NUMBA_THREADING_LAYER: Numba cannot load it ({reason}), got {value!r}"
     return None
 
 
@@ -199,6 +218,17 @@ def typed_float(text: str) -> float:
     if problem:
         raise typer.BadParameter(f"{problem}, got {text!r}")
     return value
+
+
+def typed_int(text: str) -> int:
+    """An integer flag's value as typed (Typer's ``parser``): digits with an optional sign.
+    Typer's own coercion read ``--save-every 2.0`` or ``-k 3.0`` as 2 and 3, where ``2.5`` was
+    refused and the API, the scene files and ``-O substeps=2.0`` refuse a float for a count."""
+    if isinstance(text, int):  # the option's default, which Typer hands to the parser too
+        return text
+    if re.fullmatch(r"[+-]?[0-9]+(_[0-9]+)*", text.strip()) is None:
+        raise typer.BadParameter(f"must be an integer, got {text!r}")
+    return int(text)
 
 
 def parse_option(text: str) -> tuple[str, object]:

@@ -20,7 +20,7 @@ from typing import Optional
 import typer
 
 from .cli_common import (console, errors, fail, flagged, given_flags, load_scene, parse_options,
-                         typed_float)
+                         typed_float, typed_int)
 from .errors import HookeInputError, SimulationError
 from .io.outputs import check_replaceable, output_file, writable_directory, written_aside
 
@@ -68,8 +68,8 @@ def fit_command(
                                         help="a built-in scene name or a .toml scene file: the model and the start"),
     observed: Path = typer.Option(..., "--observed", help="observed positions: a .h5 trajectory "
                                   "hooke wrote or a .csv with columns t, particle, x[, y[, z]]"),
-    param: str = typer.Option(..., "--param", "-p", help="parameters to fit, e.g. stiffness,damping "
-                              "(NAME:each: one per element)"),
+    param: list[str] = typer.Option(..., "--param", "-p", help="parameters to fit, e.g. "
+                                    "stiffness,damping (NAME:each: one per element; repeatable)"),
     initial: list[str] = typer.Option(None, "--initial", help="NAME=VALUE to start from (repeatable)"),
     bounds: list[str] = typer.Option(None, "--bounds", help="NAME=LOW:HIGH (repeatable; an empty side: none)"),
     method: str = typer.Option("least_squares", "--method", help="least_squares (Gauss–Newton / "
@@ -77,7 +77,7 @@ def fit_command(
     integrator: Optional[str] = typer.Option(None, "--integrator", "-i", help="integrator name"),
     dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]", parser=typed_float),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s] (default: the last observed time)", parser=typed_float),
-    max_iterations: int = typer.Option(100, "--max-iterations", help="at most this many iterations"),
+    max_iterations: int = typer.Option(100, "--max-iterations", help="at most this many iterations", parser=typed_int),
     option: list[str] = typer.Option(None, "--option", "-O", help="an integrator option KEY=VALUE (repeatable)"),
     out_text: Optional[str] = typer.Option(None, "--out", "-o", metavar="PATH",
                                            help="write the JSON summary to this file"),
@@ -93,7 +93,7 @@ def fit_command(
 
     try:
         options = parse_options(option, fit, simulate)
-        params = parse_params(param)
+        params = parse_params(",".join(param))  # -p stiffness -p mass: both (the last alone was fitted)
         start = parse_pairs(initial, "--initial", bounds=False)
         limits = parse_pairs(bounds, "--bounds", bounds=True)
         out = None if out_text is None else output_file(out_text, "--out")  # (a str: 'sub/.')

@@ -14,13 +14,13 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .cli_common import console, fail, output_directory, output_files, write_failure_exits
+from .cli_common import console, fail, output_directory, output_files, typed_int, write_failure_exits
 
 
 def verify_command(
     out: Path = typer.Option(Path("out/verify"), "--out", "-o",
                              help="where to write the plot and the CSV tables"),
-    energy_steps: int = typer.Option(4000, "--energy-steps",
+    energy_steps: int = typer.Option(4000, "--energy-steps", parser=typed_int,
                                      help="steps of each energy run (fewer: a quicker, rougher check)"),
     every: bool = typer.Option(False, "--all", help="the verification matrix: every integrator × "
                                "every built-in scene it accepts (about 30 min)"),

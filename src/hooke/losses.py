@@ -133,6 +133,9 @@ class _PositionMisfit(Loss):
                                   "for this run", self.observed.shape)
         seen = np.all(np.isfinite(self.observed), axis=-1)
         weights = _weights(self.weights, shape[:2]) * seen
+        if not np.any(weights > 0):  # the loss and its gradient were 0 whatever the run
+            raise HookeInputError("weights", "are 0 at every observed particle: the loss "
+                                  "observes nothing", self.weights)
         residual = np.where(seen[..., None], x[frames] - np.nan_to_num(self.observed), 0.0)
         return frames, weights, residual
 

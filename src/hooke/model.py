@@ -133,6 +133,9 @@ class Model:
     wind_motion: object = None
 
     def __post_init__(self) -> None:
+        from .model_checks import check_model
+
+        check_model(self)
         for name in ("mass", "pinned", "gravity", "spring_indices", "spring_rest_length",
                      "spring_stiffness", "spring_damping", "x0", "v0", "joint_indices",
                      "joint_length"):
@@ -214,6 +217,10 @@ class Model:
 
     def initial_state(self, t: float = 0.0) -> "State":
         """The State at time t with copies of ``x0`` and ``v0``."""
+        from .errors import HookeInputError, is_number
+
+        if not is_number(t) or not np.isfinite(t):  # "1" and True were read as 1.0, nan taken
+            raise HookeInputError("t", "must be a finite time [s]", t)
         return State(float(t), self.x0.copy(), self.v0.copy())
 
     @property

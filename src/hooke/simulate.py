@@ -131,6 +131,9 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     get_integrator(name)
     dt = check_positive("dt", scene.dt if dt is None else dt)
     t_end = check_positive("t_end", scene.t_end if t_end is None else t_end)
+    if save_every is not None and max_frames is not None:  # max_frames was dropped in silence
+        raise HookeInputError("max_frames", "cannot be given with save_every, which sets the "
+                              "frames itself: give one of them", max_frames)
     if save_every is None and not scene.save_every_given and max_frames is not None:
         save_every = frame_budget(step_count(t_end, dt), max_frames)
     save_every = check_save_every(scene.save_every if save_every is None else save_every)

@@ -26,6 +26,7 @@ from .energies import (damping, drag, gravity, has_fixed_pattern, kinetic, poten
                        spring, step_terms)
 from .constraints import JointSet
 from .contact_matrix import ContactMatrix
+from .errors import HookeInputError, _numbers
 from .kernels import SpringGather, spring_matrix
 from .linalg import BlockPattern, FixedPatternAssembler, diagonal_structure
 
@@ -34,7 +35,13 @@ class System:
     """Forces, energies and matrices of ``model`` for integrators (see the module docstring)."""
 
     def __init__(self, model):
+        from .model import Model
+
+        if not isinstance(model, Model):  # (a Scene was "no attribute 'dim'")
+            raise HookeInputError("model", "must be a hooke Model (scene.model or "
+                                  "ModelBuilder.finalize())", type(model).__name__)
         self.model = model
+        self._shape = (model.n_particles, model.dim)
         self.dim = model.dim
         self.terms = potential_terms(model)
         self.lagged_terms = step_terms(model)
@@ -65,21 +72,39 @@ class System:
         self._contact_matrix = None
 
     # -- energies and forces ---------------------------------------------------------------
+    def _positions(self, array, field: str = "x") -> np.ndarray:
+        """``array`` (x or v) as float64 of shape (particles, dim), else HookeInputError naming
+        ``field``: the compiled spring kernels index it by the springs' particles unchecked, so
+        a (2, 2) x of a 4-particle chain read and wrote past its end (glibc: "corrupted size vs.
+        prev_size"), and a flat one was a Numba TypingError. The integrators' own arrays pass
+        at the cost of a type, a shape and a dtype compared."""
+        if type(array) is np.ndarray and array.shape == self._shape and array.dtype == np.float64:
+            return array
+        numbers = _numbers(array)
+        if numbers is None or numbers.shape != self._shape:
+            raise HookeInputError(field, f"must be an array of numbers of shape {self._shape} "
+                                  "(particles, dim)", array if numbers is None else numbers.shape)
+        return numbers
+
     def potential_energies(self, x: np.ndarray, t: float | None = None) -> dict[str, float]:
         """Energy of each potential term at x; time-dependent terms (moving planes) at time t."""
+        x = self._positions(x)
         terms = self.terms if t is None else self.terms_at(t)
         return {term.NAME: term.value(self.model, x) for term in terms}
 
     def potential_energy(self, x: np.ndarray, terms=None) -> float:
         """The sum of the terms' energies at x [J]."""
+        x = self._positions(x)
         return sum(term.value(self.model, x) for term in (self.terms if terms is None else terms))
 
     def kinetic_energy(self, v: np.ndarray) -> float:
         """½ vᵀ M v [J]."""
+        v = self._positions(v, "v")
         return kinetic.value(self.model, v)
 
     def potential_gradient(self, x: np.ndarray, terms=None) -> np.ndarray:
         """The sum of the terms' gradients at x, (n, d) [N]."""
+        x = self._positions(x)
         grad = np.zeros_like(x, dtype=float)
         for term in (self.terms if terms is None else terms):
             grad += term.gradient(self.model, x)
@@ -103,6 +128,7 @@ class System:
 
     def force(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
         """(n, d) total force at time t: −∇U(x) plus spring damping and air drag at v."""
+        x, v = self._positions(x), self._positions(v, "v")
         gather = self.gather
         if gather is not None:
             return gather.forces(np.ascontiguousarray(x, dtype=float),
@@ -112,6 +138,7 @@ class System:
     def generic_force(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
         """:meth:`force` term by term (each term's gradient, then damping, then drag): the
         reference the fused kernels are checked against, and the path for any other term."""
+        x, v = self._positions(x), self._positions(v, "v")
         f = -self.potential_gradient(x)
         if self.has_damping:
             f += damping.force(self.model, x, v)
@@ -121,6 +148,7 @@ class System:
 
     def unconstrained_acceleration(self, x: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
         """(n, d) accelerations: force/mass for free particles, the prescribed one for pinned."""
+        x, v = self._positions(x), self._positions(v, "v")
         gather = self.gather
         if gather is not None:
             a = gather.accelerations(np.ascontiguousarray(x, dtype=float),

@@ -140,8 +140,11 @@ class Integrator:
             # a name takes a str (or None, or a number, where its check allows it: iterations
             # = 'auto' or a count): a NumPy array compared with the known names was a raw
             # error, or ["projection"] matched "projection"
+            # (an int too, a bool or one past float64's range: the option's own check names
+            # what it takes, as "must be a name" misled for iterations=True or first_step=10**400)
             if isinstance(default, str) and not (value is None or isinstance(value, str)
-                                                 or is_number(value)):
+                                                 or is_number(value)
+                                                 or isinstance(value, (int, np.integer, np.bool_))):
                 problems.append(HookeInputError(key, f"must be a name (a str; its default is "
                                                 f"{default!r})", value))
                 self.options[key] = default

@@ -114,6 +114,10 @@ class AlphaMethod(Integrator):
 
     def check_solver_options(self) -> None:
         self.tol = self.positive_option("tol")
+        if self.tol >= 1:  # the predictor passed as converged: no Newton iteration at all
+            raise HookeInputError("tol", f"must be below 1 for integrator '{self.name}' (a "
+                                  "residual relative to the largest force: at 1 the predictor "
+                                  "passes unsolved)", self.options["tol"])
         iterations = self.options["max_iterations"]
         if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
             raise HookeInputError("max_iterations", f"must be an integer >= 1 for integrator "

@@ -70,6 +70,22 @@ def error_lines(errors: list, model: type[BaseModel], prefix: str = "") -> list[
             lines.append(f"{where}: field required")
         elif item["type"] == "extra_forbidden":
             lines.append(f"{where}: unknown field, got {format_value(item['input'])}")
+        elif item["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            lines.append(_tag_line(where, item))
         else:
             lines.append(f"{where}: {message}, got {format_value(item['input'])}")
     return lines
+
+
+def _tag_line(where: str, item: dict) -> str:
+    """A tagged table (a motion's ``type``) with no tag or an unknown one, in the file's words:
+    pydantic's "Unable to extract tag using discriminator 'type'" named neither the key nor
+    the kinds."""
+    context = item.get("ctx", {})
+    key = str(context.get("discriminator", "type")).strip("'")
+    if item["type"] == "union_tag_not_found":
+        return (f"{where}: needs a '{key}' naming its kind, got "
+                f"{format_value(item['input'])}")
+    known = str(context.get("expected_tags", "")).replace("'", "")
+    return (f"{where}.{key}: unknown kind (known: {known}), got "
+            f"{format_value(context.get('tag'))}")

@@ -43,6 +43,9 @@ MP4_MIN_FPS = 1e-4
 MAX_MOVIE_FRAMES = 20_000
 GIF_MAX_FRAMES = 2_000
 MAX_DPI = 1200  # a 6 x 5 inch frame: 7200 x 6000 pixels
+# At fewer dots per inch FreeType cannot size the labels' smallest font (below one pixel per
+# em): dpi=1 to 5 was "RuntimeError: FT_Set_Char_Size … invalid ppem value" (a 3D body's at 5).
+MIN_DPI = 10
 
 
 def frame_indices(t: np.ndarray, fps: float, duration: float | None) -> np.ndarray:
@@ -81,8 +84,8 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
     check_result(result)
     path = output_path(path, "path", FORMATS)
     suffix = path.suffix.lower()
-    if not is_count(dpi) or not 1 <= dpi <= MAX_DPI:
-        raise HookeInputError("dpi", f"must be an integer from 1 to {MAX_DPI}", dpi)
+    if not is_count(dpi) or not MIN_DPI <= dpi <= MAX_DPI:
+        raise HookeInputError("dpi", f"must be an integer from {MIN_DPI} to {MAX_DPI}", dpi)
     if progress is not None and not callable(progress):
         raise HookeInputError("progress", "must be None or a callable progress(done, total)",
                               progress)

@@ -88,7 +88,7 @@ def _start(result, path, particle=None, axis: int = 0):
     model = result.scene.model
     for value, count, field, what in ((particle, model.n_particles, "particle", "a particle index"),
                                       (axis, model.dim, "axis", "an axis")):
-        if value is not None and not (is_count(value) and 0 <= value < count):
+        if (value is not None or field == "axis") and not (is_count(value) and 0 <= value < count):
             raise HookeInputError(field, f"must be {what} from 0 to {count - 1}", value)
     return output_path(path)
 
@@ -357,7 +357,9 @@ def snapshot_plot(result, path=None, n_snapshots: int = 4) -> Figure:
     the ground would be a speck): then each panel is fitted to its frame, and the title says so."""
     path = _start(result, path)
     n_snapshots = _count(n_snapshots, "n_snapshots")
-    frames = np.unique(np.linspace(0, result.n_frames - 1, n_snapshots).round().astype(int))
+    # more snapshots than frames are every frame (10**400 was NumPy's "Maximum allowed size")
+    frames = np.unique(np.linspace(0, result.n_frames - 1, min(n_snapshots, result.n_frames))
+                       .round().astype(int))
     model, positions = result.scene.model, result.x[frames]
     shared = min(_size(x) for x in positions) * SHARED_SCALE_RATIO >= _size(positions)
     views = ([ConfigurationView(model, positions)] * len(frames) if shared

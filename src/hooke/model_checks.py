@@ -1,0 +1,116 @@
+"""The checks of a :class:`hooke.Model` built directly (``hooke.Model(...)`` or
+``dataclasses.replace(model, ...)``), not through :class:`hooke.ModelBuilder`, which checks
+each value as it is added.
+
+Contract: :func:`check_model` raises :class:`HookeInputError` naming the Model's field and the
+value when an array is not of numbers, has another shape than the model's counts give it, or
+holds a particle (or obstacle vertex, surface, obstacle) index out of range, and when a mass is not finite and
+> 0 or a position, velocity, stiffness, rest length, damping or joint length is not finite (the
+last four also >= 0, a joint's > 0). The compiled kernels index x by these arrays unchecked: a
+spring to particle 50 of 4 was "provided out is the wrong size for the accumulation" from
+inside a step, float indices a Numba TypingError, a spring stiffness array of the wrong length
+an IndexError, and a negative mass ran.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import HookeInputError
+
+
+def _array(model, field: str, kinds: str) -> np.ndarray:
+    value = getattr(model, field)
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in kinds:
+        what = "integers" if kinds == "iu" else "booleans" if kinds == "b" else "numbers"
+        raise HookeInputError(field, f"must be a NumPy array of {what}",
+                              value if not isinstance(value, np.ndarray) else str(value.dtype))
+    return value
+
+
+def _shaped(model, field: str, shape: tuple, kinds: str = "iuf") -> np.ndarray:
+    array = _array(model, field, kinds)
+    if array.shape != shape:
+        raise HookeInputError(field, f"must have shape {shape}", array.shape)
+    return array
+
+
+def _indices(model, field: str, width: int | None, count: int, what: str) -> None:
+    """``field``: (rows, width) integer indices into ``count`` items (``width`` None: any)."""
+    array = _array(model, field, "iu")
+    if array.ndim != 2 or (width is not None and array.shape[1] != width):
+        raise HookeInputError(field, f"must have shape (rows, {width or 'k'})", array.shape)
+    if array.size and (array.min() < 0 or array.max() >= count):
+        bad = array[np.any((array < 0) | (array >= count), axis=1)][0]
+        raise HookeInputError(field, f"holds {what} index out of range [0, {count})",
+                              bad.tolist())
+
+
+def _values(array: np.ndarray, field: str, least: float | None = None,
+            strict: bool = False) -> None:
+    bad = ~np.isfinite(array)
+    if least is not None:
+        bad |= (array <= least) if strict else (array < least)
+    if np.any(bad):
+        where = tuple(int(k) for k in np.argwhere(bad)[0])
+        bound = "" if least is None else f" and {'>' if strict else '>='} {least:g}"
+        raise HookeInputError(f"{field}[{', '.join(map(str, where))}]",
+                              f"must be finite{bound}", array[where].item())
+
+
+def check_model(model) -> None:
+    """Raise HookeInputError for the first problem of ``model`` (see the module docstring)."""
+    dim = model.dim
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim not in (1, 2, 3):
+        raise HookeInputError("dim", "must be the integer 1, 2 or 3", dim)
+    mass = _array(model, "mass", "iuf")
+    if mass.ndim != 1 or mass.size == 0:
+        raise HookeInputError("mass", "must have shape (particles,) with at least one",
+                              mass.shape)
+    n = mass.size
+    _values(mass, "mass", 0.0, strict=True)
+    _shaped(model, "pinned", (n,), "b")
+    _values(_shaped(model, "gravity", (dim,)), "gravity")
+    _values(_shaped(model, "x0", (n, dim)), "x0")
+    _values(_shaped(model, "v0", (n, dim)), "v0")
+    _indices(model, "spring_indices", 2, n, "a particle")
+    springs = model.spring_indices.shape[0]
+    for field in ("spring_rest_length", "spring_stiffness", "spring_damping"):
+        _values(_shaped(model, field, (springs,)), field, 0.0)
+    _indices(model, "joint_indices", 2, n, "a particle")
+    _values(_shaped(model, "joint_length", (model.joint_indices.shape[0],)), "joint_length",
+            0.0, strict=True)
+    for field in ("surface_faces", "triangles", "tetrahedra"):
+        _indices(model, field, None, n, "a particle")
+    _indices(model, "obstacle_faces", None, _array(model, "obstacle_vertices", "iuf").shape[0],
+             "an obstacle vertex")
+    _bodies(model, dim)
+    for field in ("contact_area", "drag"):  # one per particle, or none
+        if _array(model, field, "iuf").shape not in ((n,), (0,)):
+            raise HookeInputError(field, f"must have shape ({n},) or (0,)",
+                                  getattr(model, field).shape)
+    if _array(model, "wind", "iuf").shape not in ((dim,), (0,)):
+        raise HookeInputError("wind", f"must have shape ({dim},) or (0,)", model.wind.shape)
+
+
+def _bodies(model, dim: int) -> None:
+    """The planes', spheres' arrays agree on their counts, and each surface face and obstacle
+    vertex names a surface or an obstacle that has a friction (read by index, unchecked)."""
+    for points, per_body in (("plane_normals", ("plane_points",)),
+                             ("sphere_centers", ("sphere_radii", "sphere_friction"))):
+        array = _array(model, points, "iuf")
+        count = array.shape[0]
+        if array.ndim != 2 or (count and array.shape[1] != dim):
+            raise HookeInputError(points, f"must have shape (count, {dim})", array.shape)
+        for field in per_body:
+            other = _array(model, field, "iuf")
+            if other.shape[:1] != (count,):
+                raise HookeInputError(field, f"must have {count} row(s), as {points}", other.shape)
+    _shaped(model, "plane_friction", (model.plane_normals.shape[0],))
+    for owner, field, what in (("surface_of_face", "surface_friction", "a surface"),
+                               ("obstacle_of_vertex", "obstacle_friction", "an obstacle")):
+        index = _array(model, owner, "iu")
+        count = _array(model, field, "iuf").shape[0]
+        if index.ndim != 1 or (index.size and (index.min() < 0 or index.max() >= count)):
+            raise HookeInputError(owner, f"must hold {what}'s index in [0, {count}) per row",
+                                  index.tolist() if index.size <= 10 else index.shape)
