@@ -348,9 +348,11 @@ def test_hostile_heights_of_cloth_sphere_are_errors_and_the_session_lives_on():
 
     errors = {height: [m["message"] for m in restart(height) if m["type"] == "error"]
               for height in (1e300, -1e300, 1e-300)}
-    # positions of 1e300 m: Newton's tol is below their round-off, refused before the first step
-    assert errors[1e300][0].startswith("tol: must be at least 4.44e+286 for integrator "
-                                       "'implicit_euler'")
+    # positions of 1e300 m: Newton's tol is below their round-off, refused before the first step,
+    # named as the parameter the page sent (the scene's tol, which the page never set, in brackets)
+    assert errors[1e300][0].startswith("parameters.height: integrator 'implicit_euler' refuses the "
+                                       "scene's model at dt = 0.005 s (tol: must be at least "
+                                       "4.44e+286 for integrator 'implicit_euler'")
     assert "positions of 1e+300 m" in errors[1e300][0]
     # named as the parameter the page sent (the scene's own field in brackets)
     built = "parameters.height: makes a scene that cannot be built (planes[0]: particle(s) 0, 1, 2"

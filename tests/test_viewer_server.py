@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import hooke
 from hooke.errors import HookeInputError
 from hooke.viz.web import server
-from hooke.viz.web.protocol import MAX_MESSAGE_BYTES, ProtocolError, parse_command
+from hooke.viz.web.protocol import MAX_MESSAGE_BYTES, Pause, ProtocolError, Set, parse_command
 from hooke.viz.web.session import Session
 
 
@@ -562,3 +562,30 @@ def test_the_fork_server_warms_up_rk45_with_joints():
                           timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True"]
+
+
+def test_settings_an_integrator_refuses_name_what_the_page_sent():
+    """implicit_euler's setup refuses a mass lost to round-off naming the model's field
+    (``particles[1].mass``), which no input on the page is: now the parameter the page restarted
+    with, or the integrator or dt it set, with the value it sent, in one line."""
+    session = Session("spring1d")
+    restart = {"type": "restart", "integrator": "implicit_euler", "dt": 0.005,
+               "parameters": {"mass": 1e-18}}
+    [error] = [message for message in session.tick([parse_command(json.dumps(restart))])
+               if message["type"] == "error"]
+    assert error["field"] == "parameters.mass" and "\n" not in error["message"]
+    assert error["message"].startswith("parameters.mass: integrator 'implicit_euler' refuses the "
+                                       "scene's model at dt = 0.005 s (particles[1].mass: ")
+    assert error["message"].endswith(", got 1e-18")
+    assert session.integrator == "symplectic_euler" and session.scene.parameters["mass"] == 0.5
+    restart.update(integrator="symplectic_euler")  # explicit: a mass of 1e-18 kg is taken
+    pause = Pause(type="pause", paused=True)
+    assert [m["type"] for m in session.tick([parse_command(json.dumps(restart)), pause])] == [
+        "scene", "frame"]
+    for command, field, value in ((Set(type="set", integrator="implicit_euler"), "integrator",
+                                   "'implicit_euler'"),
+                                  (Set(type="set", integrator="fast_mass_spring", dt=0.01), "dt", "0.01")):
+        [error] = [message for message in session.tick([command]) if message["type"] == "error"]
+        assert error["field"] == field and error["message"].startswith(f"{field}: integrator ")
+        assert error["message"].endswith(f", got {value}")
+        assert (session.integrator, session.dt) == ("symplectic_euler", 0.005)
