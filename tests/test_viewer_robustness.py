@@ -146,6 +146,46 @@ def test_pages_beyond_the_limit_are_told_and_closed(client, monkeypatch):
             assert closed.value.code == 1013
 
 
+def test_an_address_opening_pages_faster_than_the_limit_is_told_and_closed(monkeypatch):
+    """Reconnect churn (clients opening and leaving pages hundreds of times a second) forked a
+    session process for each: eight such clients took another page from 58 to 32 frames/s. Pages
+    beyond PAGE_BURST at once, then PAGE_RATE a second, from one address are refused with a
+    message (1013), before any process is started; another address opens its page."""
+    monkeypatch.setattr(server, "PAGE_RATE", 1e-3)
+    monkeypatch.setattr(server, "PAGE_BURST", 2)
+    app = server.create_app("spring1d", allow_hosts=["testserver"])
+    with TestClient(app, client=("10.0.0.1", 50000)) as churner:
+        for _ in range(2):
+            with connected(churner) as (_, hello, scene):
+                assert (hello["type"], scene["type"]) == ("hello", "scene")
+        with churner.websocket_connect("/ws") as third:
+            error = third.receive_json()
+            assert error["type"] == "error" and error["field"] is None
+            assert error["message"] == ("this address opened pages faster than the viewer serves "
+                                        "them (0.001 a second, 2 at once): wait a second and "
+                                        "reload this page")
+            with pytest.raises(WebSocketDisconnect) as closed:
+                third.receive_json()
+            assert closed.value.code == 1013
+        assert app.state.pages == {}
+    with TestClient(app, client=("10.0.0.2", 50000)) as other:
+        with connected(other) as (_, hello, scene):
+            assert scene["type"] == "scene" and scene["scene"] == "spring1d"
+
+
+def test_per_address_buckets_forget_addresses_that_filled_up_again():
+    from hooke.viz.web.rates import PerAddress
+
+    starts = PerAddress(rate=2.0, burst=3)
+    assert [starts.take("a", now=0.0) for _ in range(4)] == [True, True, True, False]
+    assert starts.take("a", now=0.5) and not starts.take("a", now=0.5)  # 2 a second
+    assert all(starts.take(f"10.0.0.{k}", now=1.0) for k in range(100))
+    assert len(starts.buckets) == 101
+    # at 1.6 s the hundred have 2 + 0.6·2 = 3 tokens again (forgotten); "a", 2.2, is kept
+    assert starts.take("b", now=1.6) and set(starts.buckets) == {"a", "b"}
+    assert starts.take("c", now=10.0) and set(starts.buckets) == {"c"}
+
+
 # -- a run that blows up -------------------------------------------------------------------------
 
 def run_blow_up_text() -> tuple[str, str]:
