@@ -471,6 +471,25 @@ def test_the_fork_server_survives_a_request_it_cannot_read():
         assert worker.receive_frame(channel)  # its opening batch: the scene
 
 
+def test_a_fork_server_whose_server_ended_before_its_answer_ends_quietly():
+    """A server stopped (SIGTERM, Ctrl-C) while a page was opening and its fork server was still
+    warming up: the fork server forked the page's process, then answered a closed socket and
+    printed a BrokenPipeError traceback on the server's stderr (exit 1). Now it ends, exit 0."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    code = ("import time; from hooke.viz.web import worker; worker.warm_up = lambda: time.sleep(1); "
+            f"worker.zygote_main({theirs.fileno()})")
+    with theirs:
+        fork_server = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()],
+                                       stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(
+                                           Path(hooke.__file__).parents[1])})
+    page, channel = socket.socketpair()
+    with ours, page, channel:
+        for request in (["spring1d", "spring1d", None], ["spring1d"]):  # forked, and unreadable
+            socket.send_fds(ours, [json.dumps(request).encode()], [channel.fileno()])
+    assert fork_server.wait(60) == 0
+    assert fork_server.stderr.read().decode() == ""
+
+
 @pytest.mark.parametrize("path, headers, status", [
     ("/ws?scene=" + "a" * 9000, 0, b"414"),  # a page can open such an address
     ("/ws", 200, b"431"),
