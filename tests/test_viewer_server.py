@@ -120,7 +120,7 @@ def test_scene_in_the_url_is_opened(client):
 @pytest.mark.parametrize("text, reason", [
     ("this is not json", "malformed JSON"),
     ("[1, 2, 3]", "JSON object with a 'type'"),
-    ('{"type": "explode"}', "does not match any of the expected tags"),
+    ('{"type": "explode"}', "type: must be one of 'load', 'restart',"),
     ('{"type": "set", "dt": "0.1"}', "set.dt"),
     ('{"type": "set", "dt": -0.1}', "greater than 0"),
     ('{"type": "set", "dt": NaN}', "finite number"),
@@ -141,6 +141,31 @@ def test_bad_messages_get_an_error_and_the_connection_goes_on(client, text, reas
         assert reason in error["message"]
         ws.send_text('{"type": "pause", "paused": true}')
         frame_after(ws, lambda f: f["paused"])
+
+
+@pytest.mark.parametrize("text, field, line", [
+    ('{"type": "set", "dt": -1.5}', "dt", "set.dt: Input should be greater than 0, got -1.5"),
+    ('{"type": "set", "dt": NaN}', "dt", "set.dt: Input should be a finite number, got nan"),
+    ('{"type": "set", "steps_per_frame": 10001}', "steps_per_frame",
+     "set.steps_per_frame: Input should be less than or equal to 10000, got 10001"),
+    ('{"type": "drag", "particle": 1, "target": [1, "a"]}', "target",
+     "drag.target.1: Input should be a valid number, got 'a'"),
+    ('{"type": "restart", "integrator": "rk4", "dt": 0.1, "parameters": {"mass": true}}',
+     "parameters.mass", "restart.parameters.mass: Input should be a valid number, got True"),
+    ('{"type": "pause"}', "paused", "pause.paused: Field required"),
+    ('{"type": "' + "x" * 500 + '"}', None, "type: must be one of 'load', 'restart', 'set', 'pause', "
+     "'step', 'drag', 'release', got '" + "x" * 79 + "… (502 characters)"),
+])
+def test_an_invalid_command_names_its_field_and_the_value_sent(client, text, field, line):
+    """pydantic's errors named where (set.dt) but not what the page sent, and the error's field
+    was null, so the page could mark no input; an unknown type was echoed whole (64 KiB)."""
+    with pytest.raises(ProtocolError) as refused:
+        parse_command(text)
+    assert (refused.value.field, str(refused.value)) == (field, "invalid message: " + line)
+    with connected(client) as (ws, _, _):
+        ws.send_text(text)
+        assert next_of(ws, "error") == {"type": "error", "message": "invalid message: " + line,
+                                        "field": field}
 
 
 def test_binary_messages_are_rejected(client):

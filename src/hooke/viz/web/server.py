@@ -186,7 +186,7 @@ class Connection:
                         isinstance(queued, (Load, Restart)) for queued in self.pending)):
                     raise ProtocolError(f"too many restarts queued (limit {MAX_PENDING_REBUILDS})")
             except ProtocolError as error:
-                await self.send({"type": "error", "message": str(error), "field": None})
+                await self.send({"type": "error", "message": str(error), "field": error.field})
                 continue
             if isinstance(command, Drag) and self.pending and isinstance(self.pending[-1], Drag):
                 self.pending[-1] = command  # only the latest cursor position matters
