@@ -9,6 +9,7 @@ nothing else."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import http.client
@@ -34,7 +35,7 @@ from typer.testing import CliRunner
 import hooke
 from conftest import load_script
 from hooke.errors import SimulationError
-from hooke.viz.web import server, worker
+from hooke.viz.web import server, slow_clients, worker
 from hooke.viz.web.access import HostAllowlist
 from hooke.viz.web.protocol import Set, Step
 from hooke.viz.web.worker import encode
@@ -828,6 +829,62 @@ def test_sigterm_while_a_page_steps_ends_the_sessions_with_one_line_and_exit_143
     psutil.wait_procs(processes[1:], timeout=10)
     assert not [process for process in processes[1:] if process.is_running()
                 and process.status() != psutil.STATUS_ZOMBIE]
+
+
+def text_frame(payload: bytes) -> bytes:
+    """A client's text frame (masked with 0000) of fewer than 126 bytes."""
+    assert len(payload) < 126
+    return bytes([0x81, 0x80 | len(payload)]) + bytes(4) + payload
+
+
+def test_sigterm_beside_clients_that_stopped_reading_ends_within_seconds(served):
+    """Issue 15 red team: four clients that restarted a 19,200-particle cloth2d and never read
+    anything held `hooke serve` after a SIGTERM (still running 40 s on: uvicorn waits for every
+    connection to close, and theirs never drained). They are dropped SHUTDOWN_GRACE seconds into
+    the stop: "stopped by SIGTERM", exit 143."""
+    restart = json.dumps({"type": "restart", "integrator": "symplectic_euler", "dt": 0.001,
+                          "parameters": {"nx": 160, "ny": 120}}).encode()
+    with contextlib.ExitStack() as stack:
+        clients = []
+        for _ in range(4):  # the upgrade request only: not even its answer is read
+            sock = stack.enter_context(socket.socket())
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", served.port))
+            sock.sendall(f"GET /ws?scene=cloth2d HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
+                         "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "
+                         "dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+            clients.append(sock)
+        time.sleep(2.0)
+        for sock in clients:
+            sock.sendall(text_frame(restart) * 3)
+        time.sleep(5.0)  # their scenes are being built and sent, to no one reading
+        served.process.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        assert served.process.wait(timeout=30) == 143
+        assert time.monotonic() - started < slow_clients.SHUTDOWN_GRACE + 10
+    err = served.process.stderr.read().decode()
+    assert err.strip().splitlines() == ["error: stopped by SIGTERM"], err
+
+
+@pytest.mark.parametrize("protocol", [server.WebSocketProtocol, slow_clients.HTTPProtocol])
+def test_a_stopping_server_drops_a_connection_still_open_after_its_grace(monkeypatch, protocol):
+    """The stop above, without the timing it depends on: uvicorn's shutdown of a connection
+    (a close frame, or the end of its response) waits for the client, which may never read.
+    Each of the viewer's protocols then drops it, SHUTDOWN_GRACE seconds later."""
+    monkeypatch.setattr(slow_clients, "SHUTDOWN_GRACE", 0.05)
+    monkeypatch.setattr(protocol.__mro__[1], "shutdown", lambda self: None)  # uvicorn's part
+    aborted = []
+
+    async def stop():
+        connection = protocol.__new__(protocol)
+        connection.loop = asyncio.get_running_loop()
+        connection.transport = type("Transport", (), {"abort": lambda self: aborted.append(1)})()
+        connection.shutdown()
+        assert aborted == []
+        await asyncio.sleep(0.2)
+
+    asyncio.run(stop())
+    assert aborted == [1]
 
 
 def test_a_step_that_runs_for_minutes_is_stopped_with_a_message_and_the_page_goes_on(monkeypatch):

@@ -56,7 +56,7 @@ from .observed import ObservedOverlay
 from .rates import PerAddress, TokenBucket
 from .protocol import MAX_MESSAGE_BYTES, Drag, Load, ProtocolError, Restart, parse_command
 from .session import error_message
-from .slow_clients import HTTPProtocol
+from .slow_clients import HTTPProtocol, abort_after_grace
 from .worker import SessionEnded, SessionProcess, encode, zygote
 
 FRAME_RATE = 60.0
@@ -389,6 +389,10 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
     def keepalive_timeout(self) -> None:
         super().keepalive_timeout()
         self.transport.abort()
+
+    def shutdown(self) -> None:  # a client that stopped reading cannot hold the server's stop
+        super().shutdown()
+        abort_after_grace(self)
 
     def send_receive_event_to_app(self) -> None:
         if self.curr_msg_data_type == "text" and not self.close_sent:
