@@ -9,6 +9,7 @@ nothing else."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import http.client
@@ -34,7 +35,7 @@ from typer.testing import CliRunner
 import hooke
 from conftest import load_script
 from hooke.errors import SimulationError
-from hooke.viz.web import server, worker
+from hooke.viz.web import server, slow_clients, worker
 from hooke.viz.web.access import HostAllowlist
 from hooke.viz.web.protocol import Set, Step
 from hooke.viz.web.worker import encode
@@ -144,6 +145,46 @@ def test_pages_beyond_the_limit_are_told_and_closed(client, monkeypatch):
             with pytest.raises(WebSocketDisconnect) as closed:
                 second.receive_json()
             assert closed.value.code == 1013
+
+
+def test_an_address_opening_pages_faster_than_the_limit_is_told_and_closed(monkeypatch):
+    """Reconnect churn (clients opening and leaving pages hundreds of times a second) forked a
+    session process for each: eight such clients took another page from 58 to 32 frames/s. Pages
+    beyond PAGE_BURST at once, then PAGE_RATE a second, from one address are refused with a
+    message (1013), before any process is started; another address opens its page."""
+    monkeypatch.setattr(server, "PAGE_RATE", 1e-3)
+    monkeypatch.setattr(server, "PAGE_BURST", 2)
+    app = server.create_app("spring1d", allow_hosts=["testserver"])
+    with TestClient(app, client=("10.0.0.1", 50000)) as churner:
+        for _ in range(2):
+            with connected(churner) as (_, hello, scene):
+                assert (hello["type"], scene["type"]) == ("hello", "scene")
+        with churner.websocket_connect("/ws") as third:
+            error = third.receive_json()
+            assert error["type"] == "error" and error["field"] is None
+            assert error["message"] == ("this address opened pages faster than the viewer serves "
+                                        "them (0.001 a second, 2 at once): wait a second and "
+                                        "reload this page")
+            with pytest.raises(WebSocketDisconnect) as closed:
+                third.receive_json()
+            assert closed.value.code == 1013
+        assert app.state.pages == {}
+    with TestClient(app, client=("10.0.0.2", 50000)) as other:
+        with connected(other) as (_, hello, scene):
+            assert scene["type"] == "scene" and scene["scene"] == "spring1d"
+
+
+def test_per_address_buckets_forget_addresses_that_filled_up_again():
+    from hooke.viz.web.rates import PerAddress
+
+    starts = PerAddress(rate=2.0, burst=3)
+    assert [starts.take("a", now=0.0) for _ in range(4)] == [True, True, True, False]
+    assert starts.take("a", now=0.5) and not starts.take("a", now=0.5)  # 2 a second
+    assert all(starts.take(f"10.0.0.{k}", now=1.0) for k in range(100))
+    assert len(starts.buckets) == 101
+    # at 1.6 s the hundred have 2 + 0.6·2 = 3 tokens again (forgotten); "a", 2.2, is kept
+    assert starts.take("b", now=1.6) and set(starts.buckets) == {"a", "b"}
+    assert starts.take("c", now=10.0) and set(starts.buckets) == {"c"}
 
 
 # -- a run that blows up -------------------------------------------------------------------------
@@ -348,9 +389,11 @@ def test_hostile_heights_of_cloth_sphere_are_errors_and_the_session_lives_on():
 
     errors = {height: [m["message"] for m in restart(height) if m["type"] == "error"]
               for height in (1e300, -1e300, 1e-300)}
-    # positions of 1e300 m: Newton's tol is below their round-off, refused before the first step
-    assert errors[1e300][0].startswith("tol: must be at least 4.44e+286 for integrator "
-                                       "'implicit_euler'")
+    # positions of 1e300 m: Newton's tol is below their round-off, refused before the first step,
+    # named as the parameter the page sent (the scene's tol, which the page never set, in brackets)
+    assert errors[1e300][0].startswith("parameters.height: integrator 'implicit_euler' refuses the "
+                                       "scene's model at dt = 0.005 s (tol: must be at least "
+                                       "4.44e+286 for integrator 'implicit_euler'")
     assert "positions of 1e+300 m" in errors[1e300][0]
     # named as the parameter the page sent (the scene's own field in brackets)
     built = "parameters.height: makes a scene that cannot be built (planes[0]: particle(s) 0, 1, 2"
@@ -427,6 +470,25 @@ def test_the_fork_server_survives_a_request_it_cannot_read():
     with channel:
         assert pid > 0 and fork_server.process.poll() is None
         assert worker.receive_frame(channel)  # its opening batch: the scene
+
+
+def test_a_fork_server_whose_server_ended_before_its_answer_ends_quietly():
+    """A server stopped (SIGTERM, Ctrl-C) while a page was opening and its fork server was still
+    warming up: the fork server forked the page's process, then answered a closed socket and
+    printed a BrokenPipeError traceback on the server's stderr (exit 1). Now it ends, exit 0."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    code = ("import time; from hooke.viz.web import worker; worker.warm_up = lambda: time.sleep(1); "
+            f"worker.zygote_main({theirs.fileno()})")
+    with theirs:
+        fork_server = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()],
+                                       stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(
+                                           Path(hooke.__file__).parents[1])})
+    page, channel = socket.socketpair()
+    with ours, page, channel:
+        for request in (["spring1d", "spring1d", None], ["spring1d"]):  # forked, and unreadable
+            socket.send_fds(ours, [json.dumps(request).encode()], [channel.fileno()])
+    assert fork_server.wait(60) == 0
+    assert fork_server.stderr.read().decode() == ""
 
 
 @pytest.mark.parametrize("path, headers, status", [
@@ -767,6 +829,62 @@ def test_sigterm_while_a_page_steps_ends_the_sessions_with_one_line_and_exit_143
     psutil.wait_procs(processes[1:], timeout=10)
     assert not [process for process in processes[1:] if process.is_running()
                 and process.status() != psutil.STATUS_ZOMBIE]
+
+
+def text_frame(payload: bytes) -> bytes:
+    """A client's text frame (masked with 0000) of fewer than 126 bytes."""
+    assert len(payload) < 126
+    return bytes([0x81, 0x80 | len(payload)]) + bytes(4) + payload
+
+
+def test_sigterm_beside_clients_that_stopped_reading_ends_within_seconds(served):
+    """Issue 15 red team: four clients that restarted a 19,200-particle cloth2d and never read
+    anything held `hooke serve` after a SIGTERM (still running 40 s on: uvicorn waits for every
+    connection to close, and theirs never drained). They are dropped SHUTDOWN_GRACE seconds into
+    the stop: "stopped by SIGTERM", exit 143."""
+    restart = json.dumps({"type": "restart", "integrator": "symplectic_euler", "dt": 0.001,
+                          "parameters": {"nx": 160, "ny": 120}}).encode()
+    with contextlib.ExitStack() as stack:
+        clients = []
+        for _ in range(4):  # the upgrade request only: not even its answer is read
+            sock = stack.enter_context(socket.socket())
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", served.port))
+            sock.sendall(f"GET /ws?scene=cloth2d HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
+                         "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "
+                         "dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+            clients.append(sock)
+        time.sleep(2.0)
+        for sock in clients:
+            sock.sendall(text_frame(restart) * 3)
+        time.sleep(5.0)  # their scenes are being built and sent, to no one reading
+        served.process.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        assert served.process.wait(timeout=30) == 143
+        assert time.monotonic() - started < slow_clients.SHUTDOWN_GRACE + 10
+    err = served.process.stderr.read().decode()
+    assert err.strip().splitlines() == ["error: stopped by SIGTERM"], err
+
+
+@pytest.mark.parametrize("protocol", [server.WebSocketProtocol, slow_clients.HTTPProtocol])
+def test_a_stopping_server_drops_a_connection_still_open_after_its_grace(monkeypatch, protocol):
+    """The stop above, without the timing it depends on: uvicorn's shutdown of a connection
+    (a close frame, or the end of its response) waits for the client, which may never read.
+    Each of the viewer's protocols then drops it, SHUTDOWN_GRACE seconds later."""
+    monkeypatch.setattr(slow_clients, "SHUTDOWN_GRACE", 0.05)
+    monkeypatch.setattr(protocol.__mro__[1], "shutdown", lambda self: None)  # uvicorn's part
+    aborted = []
+
+    async def stop():
+        connection = protocol.__new__(protocol)
+        connection.loop = asyncio.get_running_loop()
+        connection.transport = type("Transport", (), {"abort": lambda self: aborted.append(1)})()
+        connection.shutdown()
+        assert aborted == []
+        await asyncio.sleep(0.2)
+
+    asyncio.run(stop())
+    assert aborted == [1]
 
 
 def test_a_step_that_runs_for_minutes_is_stopped_with_a_message_and_the_page_goes_on(monkeypatch):

@@ -1,8 +1,9 @@
 """The viewer's WebSocket messages from the page to the server, validated by pydantic.
 
 Contract: :func:`parse_command` turns one text message into exactly one command model or raises
-:class:`ProtocolError` with a one-line reason. A message is JSON text of at most
-``MAX_MESSAGE_BYTES`` bytes holding an object whose ``type`` picks the command; unknown fields,
+:class:`ProtocolError` with a one-line reason (for a command's field: its path, the rule and
+the value sent, and the field as :attr:`ProtocolError.field`, which the page marks). A message
+is JSON text of at most ``MAX_MESSAGE_BYTES`` bytes holding an object whose ``type`` picks the command; unknown fields,
 wrong types, non-finite numbers and out-of-range values are errors. Commands (page → server):
 
 - ``{"type": "load", "scene": NAME}``: open a built-in scene with its own defaults.
@@ -25,8 +26,11 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from ...errors import format_value
+
 MAX_MESSAGE_BYTES = 64 * 1024
 MAX_STEPS_PER_FRAME = 10_000
+SHOWN = 80  # characters of a value sent shown in an error (a message may be 64 KiB)
 
 Name = Annotated[str, Field(min_length=1, max_length=100)]
 PositiveFinite = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -34,7 +38,13 @@ Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class ProtocolError(ValueError):
-    """A message that is not a valid command; the text says why, in one line."""
+    """A message that is not a valid command; the text says why, in one line. ``field``: the
+    command's field it is about, as the session names it (``dt``, ``parameters.mass``), when
+    there is one."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 class Command(BaseModel):
@@ -102,8 +112,27 @@ def parse_command(text: str) -> Command:
     try:
         return _ADAPTER.validate_python(data)
     except ValidationError as error:
-        problems = []
-        for item in error.errors()[:5]:
-            where = ".".join(str(part) for part in item["loc"]) or "message"
-            problems.append(f"{where}: {item['msg']}")
-        raise ProtocolError("invalid message: " + "; ".join(problems)) from None
+        items = error.errors()
+        fields = {command_field(item["loc"]) for item in items}
+        raise ProtocolError("invalid message: " + "; ".join(map(problem, items[:5])),
+                            fields.pop() if len(fields) == 1 else None) from None
+
+
+def command_field(loc: tuple) -> str | None:
+    """The field of a command that ``loc`` (pydantic's: the command's type, then the path in
+    it) is about: ``dt``, ``target``, ``parameters.NAME``; None for the message as a whole."""
+    if len(loc) < 2:
+        return None
+    return f"parameters.{loc[2]}" if loc[1] == "parameters" and len(loc) > 2 else str(loc[1])
+
+
+def problem(item: dict) -> str:
+    """One problem pydantic found, naming where and the value sent (set.dt: Input should be
+    greater than 0, got -1.5); an unknown type shown cut short (it was echoed whole)."""
+    if item["type"] == "union_tag_invalid":
+        return (f"type: must be one of {item['ctx']['expected_tags']}, got "
+                f"{format_value(item['input'].get('type'), most=SHOWN)}")
+    where = ".".join(str(part) for part in item["loc"]) or "message"
+    if item["type"] == "missing":  # its input is the whole message
+        return f"{where}: {item['msg']}"
+    return f"{where}: {item['msg']}, got {format_value(item['input'], most=SHOWN)}"

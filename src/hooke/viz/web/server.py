@@ -14,7 +14,9 @@ Contract:
   (:mod:`.worker`), ticked at up to ``FRAME_RATE`` frames per second: this process only relays
   messages, so one client's scene builds, steps and large messages never hold up another's
   frames, and a session's memory is returned when its page leaves. At most ``MAX_SESSIONS``
-  pages are served at once; another is told so and closed (code 1013, try again later).
+  pages are served at once; another is told so and closed (code 1013, try again later), as is
+  a page from an address that opened more than ``PAGE_BURST`` at once, then ``PAGE_RATE`` a
+  second (reconnect churn: :mod:`.rates`), before its hello and before any process is started.
 - Every received message is validated; a malformed, unknown, binary or oversized
   (> ``MAX_MESSAGE_BYTES``) message, or one beyond the queue limits (``MAX_PENDING`` commands,
   ``MAX_PENDING_REBUILDS`` scene builds per frame), is answered with an ``error`` to that client
@@ -51,9 +53,10 @@ from ...integrators import base as integrator_registry
 from ...scenes import names as scene_names
 from .access import HostAllowlist, allowed_hosts, same_origin
 from .observed import ObservedOverlay
+from .rates import PerAddress, TokenBucket
 from .protocol import MAX_MESSAGE_BYTES, Drag, Load, ProtocolError, Restart, parse_command
 from .session import error_message
-from .slow_clients import HTTPProtocol
+from .slow_clients import HTTPProtocol, abort_after_grace
 from .worker import SessionEnded, SessionProcess, encode, zygote
 
 FRAME_RATE = 60.0
@@ -68,6 +71,12 @@ WS_MAX_SIZE = 1024 * 1024  # uvicorn's hard per-frame limit, far above MAX_MESSA
 # Pages served at once: each is a process of ~10-150 MB (its scene), so this bounds the memory
 # that many open pages can take.
 MAX_SESSIONS = 32
+# Pages one client address may open a second (PAGE_BURST at once): each starts a session process,
+# whose fork, scene build and exit cost the machine ~5 ms of CPU beyond this process. Eight
+# clients reconnecting as fast as they could (~180 pages a second) took another page from 58 to
+# 32 frames/s; a page reloaded, or a dozen opened at once, stays far below.
+PAGE_RATE = 8.0
+PAGE_BURST = MAX_SESSIONS
 
 log = logging.getLogger(__name__)
 STATIC = resources.files(__package__) / "static"
@@ -96,21 +105,18 @@ def preparing_message(command: Load | Restart) -> dict[str, Any]:
 
 
 class MessageBudget:
-    """A token bucket: :meth:`take` returns while fewer than ``rate`` messages a second (``rate``
-    at once) were taken, and otherwise waits until one more may be. It always lets the event loop
-    run first: a page's queued messages are read without waiting, and answering hundreds in a
-    row would hold up the other pages."""
+    """:meth:`take` returns while fewer than ``rate`` messages a second (``rate`` at once) were
+    taken, and otherwise waits until one more may be (a :class:`.rates.TokenBucket`). It always
+    lets the event loop run first: a page's queued messages are read without waiting, and
+    answering hundreds in a row would hold up the other pages."""
 
     def __init__(self, rate: float):
-        self.rate, self.tokens = rate, rate
-        self.last = asyncio.get_running_loop().time()
+        self.loop = asyncio.get_running_loop()
+        self.bucket = TokenBucket(rate, rate, self.loop.time())
 
     async def take(self) -> None:
-        now = asyncio.get_running_loop().time()
-        self.tokens = min(self.rate, self.tokens + (now - self.last) * self.rate)
-        self.last = now
-        await asyncio.sleep(max(0.0, (1.0 - self.tokens) / self.rate))
-        self.tokens -= 1.0
+        await asyncio.sleep(self.bucket.wait(self.loop.time()))
+        self.bucket.tokens -= 1.0
 
 
 class QuietClosedSockets(logging.Filter):
@@ -180,7 +186,7 @@ class Connection:
                         isinstance(queued, (Load, Restart)) for queued in self.pending)):
                     raise ProtocolError(f"too many restarts queued (limit {MAX_PENDING_REBUILDS})")
             except ProtocolError as error:
-                await self.send({"type": "error", "message": str(error), "field": None})
+                await self.send({"type": "error", "message": str(error), "field": error.field})
                 continue
             if isinstance(command, Drag) and self.pending and isinstance(self.pending[-1], Drag):
                 self.pending[-1] = command  # only the latest cursor position matters
@@ -244,6 +250,8 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
     # Every connected page, with its session process once it has one (tests read it too).
     pages: dict[WebSocket, SessionProcess | None] = {}
     app.state.pages = pages
+    starts = PerAddress(PAGE_RATE, PAGE_BURST)  # pages opened, by client address
+    hello = encode(hello_message()).decode()  # the same for every page: built once
 
     # HEAD as well as GET, as the static files answer (`curl -I` of the viewer's address).
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
@@ -263,7 +271,12 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
         session = None
         pages[websocket] = None
         try:
-            await websocket.send_text(encode(hello_message()).decode())
+            if not starts.take(websocket.client.host if websocket.client else ""):
+                await refuse(websocket, 1013, f"this address opened pages faster than the viewer "
+                             f"serves them ({PAGE_RATE:g} a second, {PAGE_BURST} at once): wait a "
+                             "second and reload this page")
+                return  # before its hello: a refused page costs this process the least
+            await websocket.send_text(hello)
             if len(pages) > MAX_SESSIONS:
                 await refuse(websocket, 1013, f"the viewer is serving {MAX_SESSIONS} pages, its "
                              "limit: close one and reload this page")
@@ -376,6 +389,10 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
     def keepalive_timeout(self) -> None:
         super().keepalive_timeout()
         self.transport.abort()
+
+    def shutdown(self) -> None:  # a client that stopped reading cannot hold the server's stop
+        super().shutdown()
+        abort_after_grace(self)
 
     def send_receive_event_to_app(self) -> None:
         if self.curr_msg_data_type == "text" and not self.close_sent:

@@ -317,8 +317,14 @@ class Session:
                                   f"viewer takes at most {MAX_PARTICLES}", parameters)
         integrator = scene.integrator if integrator is None else integrator
         dt = viewer_dt(scene, scene.dt if dt is None else dt)
+        try:
+            stepper = self._stepper(scene, integrator, dt)
+        except HookeInputError as error:  # blamed on what the page changed, parameters first
+            changed = changed_parameters(fields, parameters)
+            sent = (blamed_parameter(changed, parameters) if changed else ("dt", dt)
+                    if dt != scene.dt else ("integrator", integrator))
+            raise refused_error(error, *sent, integrator, dt) from None
         self.cursor.release()
-        stepper = self._stepper(scene, integrator, dt)
         self.energy_zero, self.energy_label = energy_reference(scene)
         self.scene, self.integrator, self.dt, self.stepper = scene, integrator, dt, stepper
         self.state = scene.state.copy()
@@ -336,8 +342,12 @@ class Session:
              steps_per_frame: int | None) -> dict[str, Any]:
         if integrator is not None or dt is not None:
             integrator = self.integrator if integrator is None else integrator
+            sent = ("integrator", integrator) if dt is None else ("dt", dt)
             dt = self.dt if dt is None else viewer_dt(self.scene, dt)
-            self.stepper = self._stepper(self.scene, integrator, dt)
+            try:
+                self.stepper = self._stepper(self.scene, integrator, dt)
+            except HookeInputError as error:
+                raise refused_error(error, *sent, integrator, dt) from None
             self.integrator, self.dt = integrator, dt
             self._step_seconds.clear()
             if self.cursor.particle is not None:
@@ -517,20 +527,51 @@ def rounded(x: np.ndarray) -> np.ndarray:
     return out
 
 
+# The fields of the page's commands (:mod:`.protocol`): an error naming one of them, or a
+# parameter, names what the page sent; any other (``particles[1].mass``) is the model's.
+PAGE_FIELDS = ("scene", "integrator", "dt", "steps_per_frame", "particle", "target")
+
+
+def changed_parameters(fields: dict[str, dict[str, Any]], parameters: dict[str, float]) -> list[str]:
+    """The names of the page's ``parameters`` that differ from the scene's own values."""
+    return [key for key, value in parameters.items() if value != fields[key]["value"]]
+
+
+def blamed_parameter(changed: list[str], parameters: dict[str, float]) -> tuple[str, Any]:
+    """The field and value an error about the page's ``parameters`` names: the one ``changed``
+    if only one is, else all of them."""
+    return ((f"parameters.{changed[0]}", parameters[changed[0]]) if len(changed) == 1
+            else ("parameters", parameters))
+
+
+def named_for_page(error: HookeInputError, field: str, value: Any, why: str) -> HookeInputError:
+    """``error`` (one line or several) as one line naming the page's ``field`` and ``value``:
+    ``why``, then what was refused in parentheses; an error naming a page's field already is
+    returned as it is."""
+    if (error.field or "").startswith("parameters") or error.field in PAGE_FIELDS:
+        return error
+    problems = getattr(error, "problems", None) or [str(error)]
+    return HookeInputError(field, f"{why} ({'; '.join(problems)})", value)
+
+
 def parameters_error(error: HookeInputError, fields: dict[str, dict[str, Any]],
                      parameters: dict[str, float]) -> HookeInputError:
     """``error`` from building a scene with the page's ``parameters``, in one line naming the
     parameter (the one that differs from the scene's own value, if only one does) the page can
     mark: the builder names the model's fields (``particles[1].x``, ``planes[0]``, one line each),
     which no input on the page is."""
-    if (error.field or "").startswith("parameters."):
-        return error
-    changed = [key for key, value in parameters.items() if value != fields[key]["value"]]
-    field, value = ((f"parameters.{changed[0]}", parameters[changed[0]]) if len(changed) == 1
-                    else ("parameters", parameters))
-    problems = getattr(error, "problems", None) or [str(error)]
-    return HookeInputError(field, f"makes a scene that cannot be built ({'; '.join(problems)})",
-                           value)
+    changed = changed_parameters(fields, parameters)
+    return named_for_page(error, *blamed_parameter(changed, parameters),
+                          "makes a scene that cannot be built")
+
+
+def refused_error(error: HookeInputError, field: str, value: Any, integrator: str,
+                  dt: float) -> HookeInputError:
+    """``error`` from setting up ``integrator`` at ``dt`` on the page's scene, naming the
+    page's ``field`` (a parameter, ``dt`` or ``integrator``): implicit_euler's mass check named
+    ``particles[1].mass`` for a page that had sent ``parameters.mass`` (or ``stiffness``)."""
+    return named_for_page(error, field, value, f"integrator '{integrator}' refuses the scene's "
+                          f"model at dt = {dt:g} s")
 
 
 def error_message(error: HookeError) -> dict[str, Any]:

@@ -14,6 +14,9 @@ Contract of :class:`HTTPProtocol` (uvicorn's h11 protocol, which the viewer is s
   beyond that closes the oldest (``503``), which a browser would have finished long ago, so a
   flood of unfinished connections never shuts out a page that sends its request at once.
 
+When the server stops, a connection still open ``SHUTDOWN_GRACE`` seconds later is dropped
+(:func:`abort_after_grace`, for HTTP and WebSocket connections alike).
+
 Once its request is read a connection is the app's: a page's WebSocket has its keepalive ping
 (:class:`.server.WebSocketProtocol`), a finished HTTP request uvicorn's keep-alive timeout.
 """
@@ -28,6 +31,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 REQUEST_TIMEOUT = 10.0  # seconds to send one request whole; a browser takes milliseconds
+SHUTDOWN_GRACE = 3.0  # seconds a connection has to close once the server is stopping
 MAX_UNFINISHED = 64  # connections reading a request at once, per server
 
 # Each server's connections that are reading a request, oldest first (by its ServerState).
@@ -42,6 +46,14 @@ def answer(transport: asyncio.Transport, status: str, reason: str) -> None:
     transport.write(f"HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\n"
                     f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode() + body)
     transport.close()
+
+
+def abort_after_grace(protocol) -> None:
+    """Drop ``protocol``'s connection if it is still open ``SHUTDOWN_GRACE`` seconds after the
+    server began to stop (called from its ``shutdown``): uvicorn waits for every connection to
+    close, and one whose client stopped reading never does, so a SIGTERM (a scheduler's, a
+    container's stop) left ``hooke serve`` running for ever beside four such clients."""
+    protocol.loop.call_later(SHUTDOWN_GRACE, protocol.transport.abort)
 
 
 class HTTPProtocol(H11Protocol):
@@ -64,6 +76,10 @@ class HTTPProtocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.reading_ended()
         super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        abort_after_grace(self)
 
     def reading_started(self) -> None:
         unfinished = _unfinished.setdefault(self.server_state, OrderedDict())

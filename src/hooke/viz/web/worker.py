@@ -260,7 +260,8 @@ def zygote_main(control_fd: int) -> None:
             except (ValueError, TypeError):
                 log.warning("viewer fork server: unreadable request %r", request[:100])
                 os.close(fds[0])
-                control.send(PID.pack(-1))
+                if not answered(control, -1):
+                    return
                 continue
             pid = os.fork()
             if pid == 0:
@@ -268,7 +269,19 @@ def zygote_main(control_fd: int) -> None:
                 overlay = None if observed is None else ObservedOverlay(observed[0], Path(observed[1]))
                 os._exit(session_main(fds[0], scene, fallback, overlay))
             os.close(fds[0])
-            control.send(PID.pack(pid))
+            if not answered(control, pid):
+                return
+
+
+def answered(control: socket.socket, pid: int) -> bool:
+    """Send the fork server's answer ``pid``; False if the server has ended meanwhile (stopped
+    while a page was opening: the fork server, still warming up, printed a BrokenPipeError
+    traceback on the server's stderr after it)."""
+    try:
+        control.send(PID.pack(pid))
+    except OSError:  # the session process forked for it ends with its channel, closed too
+        return False
+    return True
 
 
 def session_main(channel_fd: int, scene: str, fallback: str,
