@@ -14,6 +14,7 @@ import contextlib
 import gc
 import http.client
 import json
+import logging
 import os
 import select
 import signal
@@ -910,3 +911,34 @@ def test_a_step_that_runs_for_minutes_is_stopped_with_a_message_and_the_page_goe
 
 def worker_set(**fields):
     return Set(type="set", **fields)
+
+
+def test_a_flood_of_unparsable_requests_prints_one_warning_a_minute(served):
+    """Issue 15 (red team, stop 30): each HTTP request uvicorn cannot parse (here: no Host header,
+    which HTTP/1.1 requires) printed "WARNING: Invalid HTTP request received." on the server's
+    stderr, so one client filled it (and any log kept of it) at will. The first is still printed,
+    then at most one a minute (server.RareInvalidRequests)."""
+    for _ in range(300):
+        with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\n\r\n")
+            while sock.recv(65536):
+                pass
+    served.stop()
+    err = served.process.stderr.read().decode()
+    assert err.count("Invalid HTTP request received.") == 1, err
+
+
+def test_rare_invalid_requests_lets_one_through_a_minute():
+    clock = [0.0]
+    rare = server.RareInvalidRequests(clock=lambda: clock[0])
+
+    def passes(message: str) -> bool:
+        return rare.filter(logging.LogRecord("uvicorn.error", logging.WARNING, "", 0, message,
+                                             None, None))
+
+    assert [passes("Invalid HTTP request received.") for _ in range(3)] == [True, False, False]
+    assert passes("another warning")  # only that one is thinned
+    clock[0] = 59.0
+    assert not passes("Invalid HTTP request received.")
+    clock[0] = 60.5
+    assert passes("Invalid HTTP request received.")

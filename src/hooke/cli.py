@@ -130,8 +130,8 @@ def run_command(
     dt: Optional[float] = typer.Option(None, "--dt", help="time step [s]", parser=typed_float),
     t_end: Optional[float] = typer.Option(None, "--t-end", help="duration [s]", parser=typed_float),
     save_every: Optional[int] = typer.Option(
-        None, "--save-every", metavar="N", parser=typed_int, help="save a frame every N steps (default: the scene "
-        "file's save_every, else ⌈steps / 1000⌉: at most about 1,000 frames; the last step is "
+        None, "--save-every", metavar="N", parser=typed_int, help="save a frame every N steps "
+        "(default: the scene file's save_every, else ⌈steps / 1000⌉: at most about 1,000 frames; the last step is "
         "always saved)"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="output directory (default: "
                                        "out; with --resume, the run's own)"),
@@ -206,7 +206,8 @@ def run_command(
                                       save_every=save_every, progress=progress,
                                       store=out / "trajectory.h5", store_outputs=output_paths(out),
                                       max_energy_growth=max_energy_growth,
-                                      max_frames=FRAME_BUDGET if save_every is None else None, **options)
+                                      max_frames=FRAME_BUDGET if save_every is None else None,
+                                      **options)
                 if not compacted(out / "trajectory.h5"):  # its close found no room to compact
                     note(f"{out / 'trajectory.h5'} is left uncompressed (no room for its "
                          f"compacted copy); once there is, `hooke run --resume {out}` compacts it")
@@ -430,10 +431,11 @@ def bench_command(
                                "it runs, not a measurement"),
     data: Optional[Path] = typer.Option(None, "--data", help="also write DIR/bench_<workload>.json "
                                         "with the provenance (docs/data: the README's tables)"),
-    repeats: Optional[int] = typer.Option(None, "--repeats", parser=typed_int, help="timed runs per measurement "
-                                          "(default: each workload's)"),
-    rounds: Optional[int] = typer.Option(None, "--rounds", parser=typed_int, help="W1, W2: hooke and the peers "
-                                         "in turn this many times (default 3)"),
+    repeats: Optional[int] = typer.Option(None, "--repeats", parser=typed_int,
+                                          help="timed runs per measurement (default: each "
+                                          "workload's)"),
+    rounds: Optional[int] = typer.Option(None, "--rounds", parser=typed_int, help="W1, W2: hooke "
+                                         "and the peers in turn this many times (default 3)"),
 ) -> None:
     """Run the speed workloads and print their tables: the machine's load, medians, ratios to
     the peers of the same run (quoted once both computed the same trajectory). See hooke.bench."""
@@ -534,16 +536,20 @@ def sweep_command(
     file: Optional[Path] = typer.Option(None, "--file", "-f", help="a sweep file (TOML) or a shipped one "
                                          "(pendulum_correction); the options below override it, "
                                          "a --param in every grid"),
-    random: Optional[int] = typer.Option(None, "--random", help="N random members instead of the grid", parser=typed_int),
-    seed: Optional[int] = typer.Option(None, "--seed", help="seed of the random members (default 0)", parser=typed_int),
+    random: Optional[int] = typer.Option(None, "--random", parser=typed_int,
+                                         help="N random members instead of the grid"),
+    seed: Optional[int] = typer.Option(None, "--seed", parser=typed_int,
+                                       help="seed of the random members (default 0)"),
     out: Path = typer.Option(Path("out/sweep"), "--out", "-o", help="the sweep's directory (same DIR resumes)"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="a Dask scheduler address, e.g. tcp://host:8786"),
-    retries: Optional[int] = typer.Option(None, "--retries", help="re-run a failed member up to N more times", parser=typed_int),
+    retries: Optional[int] = typer.Option(None, "--retries", parser=typed_int,
+                                          help="re-run a failed member up to N more times"),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds a member may run", parser=typed_float),
     summary_only: bool = typer.Option(False, "--summary-only", help="keep only the table, no trajectories"),
     plot_metric: Optional[str] = typer.Option(None, "--plot-metric", help="energy_error (default), constraint_drift, "
                                               "penetration, wall_time, steps or rejected"),
-    save_every: Optional[int] = typer.Option(None, "--save-every", help="save a frame every N steps", parser=typed_int),
+    save_every: Optional[int] = typer.Option(None, "--save-every", parser=typed_int,
+                                             help="save a frame every N steps"),
 ) -> None:
     """Parameter study on Dask: one simulation per member of a grid (or --random N samples),
     on a local cluster or --scheduler. Writes DIR/summary.parquet, summary.csv, a plot of the

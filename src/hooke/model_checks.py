@@ -4,8 +4,8 @@ each value as it is added.
 
 Contract: :func:`check_model` raises :class:`HookeInputError` naming the Model's field and the
 value when an array is not of numbers, has another shape than the model's counts give it, or
-holds a particle (or obstacle vertex, surface, obstacle) index out of range, and when a mass is not finite and
-> 0 or a position, velocity, stiffness, rest length, damping or joint length is not finite (the
+holds a particle (or obstacle vertex, surface, obstacle) index out of range, and when a mass is
+not finite and > 0 or a position, velocity, stiffness, rest length, damping or joint length is not finite (the
 last four also >= 0, a joint's > 0). The compiled kernels index x by these arrays unchecked: a
 spring to particle 50 of 4 was "provided out is the wrong size for the accumulation" from
 inside a step, float indices a Numba TypingError, a spring stiffness array of the wrong length

@@ -14,8 +14,9 @@ period (Nyquist) those values alias to a slower motion, or to none (ω·h = 2π:
 every step), and the run's result has nothing to do with the motion given, with no sign of it:
 a pin shaken at ω = 1000 rad/s (amplitude 0.1 m) with a spring of 1 m to a free particle, at
 dt = 0.01 s, left that particle at x = −0.97 m after 2 s with rk4 (the other side of the pin)
-and near 1 m with every other integrator, each with a motion of its own. Motions whose period is not known (``FunctionMotion``: any function of t) cannot be checked;
-``ConstantVelocity`` has none.
+and near 1 m with every other integrator, each with a motion of its own. Motions whose period
+is not known (``FunctionMotion``: any function of t) cannot be checked; ``ConstantVelocity`` has
+none.
 """
 
 from __future__ import annotations

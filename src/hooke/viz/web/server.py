@@ -38,6 +38,7 @@ import asyncio
 import errno
 import logging
 import socket
+import time
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any, Iterable
@@ -144,7 +145,24 @@ class QuietForcedEnd(logging.Filter):
         return not ("lifespan" in text and text.rstrip().endswith("CancelledError"))
 
 
+class RareInvalidRequests(logging.Filter):
+    """Lets uvicorn's "Invalid HTTP request received." through at most once a minute: each
+    request it cannot parse (no Host header, a NUL byte in a header) printed that warning, so a
+    client sending thousands of them filled the server's stderr (and any log kept of it). One
+    a minute still tells whoever watches the server that such requests come."""
+
+    def __init__(self, clock=time.monotonic):
+        super().__init__()
+        self.clock = clock
+        self.bucket = TokenBucket(1 / 60, 1.0, clock())
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return (record.getMessage() != "Invalid HTTP request received."
+                or self.bucket.take(self.clock()))
+
+
 QUIET_CLOSED_SOCKETS, QUIET_FORCED_END = QuietClosedSockets(), QuietForcedEnd()
+RARE_INVALID_REQUESTS = RareInvalidRequests()
 
 
 class Connection:
@@ -240,6 +258,7 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
     async def lifespan(app: FastAPI):
         logging.getLogger("asyncio").addFilter(QUIET_CLOSED_SOCKETS)
         logging.getLogger("uvicorn.error").addFilter(QUIET_FORCED_END)
+        logging.getLogger("uvicorn.error").addFilter(RARE_INVALID_REQUESTS)
         await asyncio.to_thread(zygote)  # the fork server warms up while the first page loads
         yield
 
