@@ -520,3 +520,18 @@ def test_baumgarte_gains_that_overflow_are_not_called_a_singular_joint_set(gains
                        stabilization="baumgarte", **gains)
     message = str(failed.value)
     assert "singular" not in message and "the Baumgarte terms overflow" in message, message
+
+
+def test_a_joint_whose_ends_meet_is_named_as_singular_not_an_empty_list():
+    """Issue 15 (stop 30): where a joint's ends meet, its direction 0/0 is NaN (NumPy's float
+    arithmetic: the lengths check without Numba's JIT), and the eigen-decomposition found no null
+    space in G M⁻¹ Gᵀ, so the builder said "joints , got []", naming none. A row that is not
+    finite is that joint's singularity."""
+    import scipy.sparse as sp
+
+    from hooke.constraints import singular_joints
+
+    matrix = sp.csc_matrix(np.array([[2.0, 0.0, 0.0], [0.0, np.nan, 0.0], [0.0, 0.0, 1.0]]))
+    assert singular_joints(matrix) == [1]
+    folded = sp.csc_matrix(np.array([[1.0, 1.0], [1.0, 1.0]]))  # two joints along one line
+    assert singular_joints(folded) == [0, 1]

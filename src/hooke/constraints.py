@@ -373,7 +373,11 @@ def singular_joints(matrix: sp.spmatrix) -> list[int]:
     size = matrix.shape[0]
     if size > _DENSE_DIAGNOSIS_LIMIT:
         return []
-    values, vectors = np.linalg.eigh(matrix.toarray())
+    dense = matrix.toarray()
+    broken = ~np.isfinite(dense).all(axis=1)
+    if broken.any():  # a joint whose ends meet has no direction: singular by itself
+        return [int(k) for k in np.flatnonzero(broken)]
+    values, vectors = np.linalg.eigh(dense)
     scale = max(float(np.max(np.abs(values))), np.finfo(float).tiny)
     null = vectors[:, np.abs(values) <= _SINGULAR_PIVOT * scale]
     if null.size == 0:
