@@ -9,6 +9,7 @@ import pytest
 
 import hooke
 from hooke.mesh_topology import lattice_tetrahedra, mesh_edges
+from hooke.run_report import summary_data
 
 
 def test_every_builtin_scene_loads_and_steps():
@@ -230,3 +231,33 @@ rest_length = 0.0
     path.write_text(bad)
     with pytest.raises(hooke.HookeInputError, match=r"particles\[0\]\.motion"):
         hooke.load(path)
+
+
+def test_the_analytic_solution_starts_at_the_scenes_start_time_and_state():
+    """Issue 15 (red team, stop 30): a spring1d scene started at t = 1000 s was compared with the
+    analytic solution of a run started at 0 — its analytic positions 3.15 m off the run, and the
+    summary's max_error_vs_analytic and analytic.png with them. The solution is of the model's
+    initial-value problem (x0, v0 at the start's time); a state of one's own has none."""
+    scene = hooke.scene("spring1d")
+    t = np.linspace(0.0, 2.0, 41)
+    late = hooke.Scene(scene.model, dt=scene.dt, state=scene.model.initial_state(t=1000.0),
+                       analytic_solution=scene.analytic_solution, name="spring1d")
+    np.testing.assert_allclose(late.analytic(1000.0 + t), scene.analytic(t), atol=1e-12)
+    np.testing.assert_allclose(late.analytic(1000.0 + t)[:, 1, 0],
+                               2.0 * np.cos(np.sqrt(10.0) * t), atol=1e-12)
+    result = hooke.simulate(late, integrator="rk4", dt=1e-3, t_end=2.0, save_every=50)
+    assert result.t[0] == 1000.0 and result.has_analytic
+    assert np.max(np.abs(result.x - result.analytic())) < 1e-9  # rk4's error at dt = 1e-3
+    assert summary_data(result)["max_error_vs_analytic"] < 1e-9
+
+    moved = scene.model.initial_state()
+    moved.x[1, 0] = 1.5
+    elsewhere = hooke.Scene(scene.model, dt=scene.dt, state=moved, name="spring1d",
+                            analytic_solution=scene.analytic_solution)
+    assert not elsewhere.has_analytic
+    with pytest.raises(hooke.HookeInputError, match=r"^state: is not scene 'spring1d''s initial "
+                       r"positions and velocities .*, got 'a state at t = 0'$"):
+        elsewhere.analytic(t)
+    run = hooke.simulate(elsewhere, t_end=0.1)
+    assert not run.has_analytic
+    assert "max_error_vs_analytic" not in summary_data(run)

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from .model import State
+
 
 def finite_or_none(value: float) -> float | None:
     """``value`` as a float, or None (JSON null) where it is not finite: JSON has no inf or NaN,
@@ -115,9 +117,20 @@ class Result:
     def n_frames(self) -> int:
         return int(self.t.shape[0])
 
+    @property
+    def has_analytic(self) -> bool:
+        """Whether the scene has an analytic solution of this run (one from its model's x0, v0)."""
+        return (self.scene.analytic_solution is not None and self.n_frames > 0
+                and self.scene.starts_the_analytic(self.start))
+
+    @property
+    def start(self) -> State:
+        """The run's first frame as a State."""
+        return State(float(self.t[0]), self.x[0], self.v[0])
+
     def analytic(self) -> np.ndarray:
-        """The scene's analytic positions at the saved times."""
-        return self.scene.analytic(self.t)
+        """The scene's analytic positions at the saved times, of the run from the first frame."""
+        return self.scene.analytic(self.t, start=self.start)
 
     def energy_change(self) -> EnergyChange:
         """The change of total energy from the first to the last frame, in joules and relative

@@ -79,7 +79,7 @@ def summary_data(result) -> dict:
             "wall_time_s": round(result.wall_time, 4), "stats": result.stats,
             **energy_change_data(result.energy_change()),
         }
-        if result.scene.has_analytic:
+        if result.has_analytic:
             data["max_error_vs_analytic"] = finite_or_none(
                 np.max(np.abs(result.x - result.analytic())))
         if result.joint_force.size:

@@ -286,17 +286,35 @@ class Scene:
 
     @property
     def has_analytic(self) -> bool:
-        return self.analytic_solution is not None
+        """Whether the scene has an analytic solution and its state is where that starts."""
+        return self.analytic_solution is not None and self.starts_the_analytic(self.state)
 
-    def analytic(self, t) -> np.ndarray:
-        """Analytic positions at times t: shape (len(t), n, d) (or (n, d) for a scalar t)."""
+    def starts_the_analytic(self, start: State) -> bool:
+        """Whether a run from ``start`` is the one the analytic solution describes: it starts
+        from the model's own ``x0`` and ``v0`` (at any time)."""
+        return (np.array_equal(start.x, self.model.x0)
+                and np.array_equal(start.v, self.model.v0))
+
+    def analytic(self, t, start: State | None = None) -> np.ndarray:
+        """Analytic positions at times t of the run from ``start`` (default: the scene's
+        state): shape (len(t), n, d) (or (n, d) for a scalar t).
+
+        The solution is that of the model's initial-value problem, x0 and v0 at the start's
+        time, so it is taken at t − start.t: a scene started at t = 1000 s was compared with
+        the solution of a run started at 0 (3.15 m off on spring1d). A start elsewhere (a state
+        of one's own) has no analytic solution and is refused, not compared with one."""
         if self.analytic_solution is None:
             raise HookeInputError("analytic", f"scene '{self.name}' has no analytic solution", self.name)
+        start = self.state if start is None else start
+        if not self.starts_the_analytic(start):
+            raise HookeInputError("state", f"is not scene '{self.name}''s initial positions and "
+                                  "velocities (its model's x0 and v0), from which its analytic "
+                                  "solution starts", f"a state at t = {start.t:g}")
         times = _numbers(t)  # strict: "0.5" and True are no times
         if times is None or times.ndim > 1 or not np.all(np.isfinite(times)):
             raise HookeInputError("t", "must be a finite time or a sequence of them", t)
         with np.errstate(all="ignore"):  # refused below, not a NumPy warning and NaN positions
-            x = self.analytic_solution(np.atleast_1d(times))
+            x = self.analytic_solution(np.atleast_1d(times) - start.t)
         if not np.all(np.isfinite(x)):  # e.g. ω·t overflowing in cos(ω·t) at t = 1e308
             raise HookeInputError("t", "gives analytic positions that are not finite numbers (the "
                                   "time is too large for the solution)", t)

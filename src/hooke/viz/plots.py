@@ -147,7 +147,7 @@ def phase_plot(result, path=None, particle: int | None = None, axis: int = 0) ->
     ax.plot(x, v, lw=0.8, label="numerical")
     ax.plot(x[:1], v[:1], "o", color="tab:green", label="start")
     ax.plot(x[-1:], v[-1:], "s", color="tab:red", label="end")
-    if result.scene.has_analytic:
+    if result.has_analytic:
         exact = result.analytic()[:, particle, axis]
         ax.plot(exact, np.gradient(exact, result.t), "k--", lw=0.8, label="analytic")
     label = "xyz"[axis] if result.scene.model.dim > 1 else "x"
@@ -420,7 +420,7 @@ PLOTS = dict(zip(PLOT_KINDS, (energy_plot, phase_plot, snapshot_plot, analytic_p
                               penetration_plot), strict=True))
 # What a run may lack: (the plots that need it, what it is, whether a Result has it).
 NEEDS = ((("phase", "analytic"), "free particle", lambda result: not result.scene.model.pinned.all()),
-         (("analytic",), "analytic solution", lambda result: result.scene.has_analytic),
+         (("analytic",), "analytic solution", lambda result: result.has_analytic),
          (("drift",), "joints", lambda result: result.scene.model.n_joints > 0),
          (("penetration",), "contact planes, spheres or obstacles",
           lambda result: contact_bodies(result.scene.model)))
