@@ -313,3 +313,20 @@ def test_a_stiffness_matrix_that_overflows_is_one_line(dense):
         "scene: its stiffness matrix at the equilibrium has entries up to 1e+308, past 1.34e+154 "
         "(√ of the largest float), where its products overflow: no modes can be computed; "
         "choose smaller stiffnesses, got 'stiff'")
+
+
+def test_a_body_held_by_contact_alone_that_slides_says_why_it_has_no_equilibrium():
+    """Issue 15 (red team, stop 30): `hooke.equilibrium("square_slope")` (and its modes) said
+    only "Newton did not converge": the square rests on a tilted plane held by contact alone,
+    and the static energy has no friction, so it slides without end. The line says so; a body
+    that is pinned somewhere gets no such hint."""
+    with pytest.raises(SimulationError) as caught:
+        hooke.analysis.equilibrium(hooke.scene("square_slope"), max_iterations=20)
+    assert str(caught.value).startswith("equilibrium: Newton did not converge in 20 iterations")
+    assert str(caught.value).endswith(
+        "; nothing is pinned and only contact holds the body, without friction (the static "
+        "energy has none): a body on a slope, or pushed sideways by its springs or the wind, "
+        "slides without end and has no equilibrium")
+    with pytest.raises(SimulationError) as pinned:
+        hooke.analysis.equilibrium(hooke.scene("jointed_chain"), max_iterations=1)
+    assert str(pinned.value).endswith("N)")

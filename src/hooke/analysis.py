@@ -218,10 +218,15 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
                 if residual_norm <= 1e3 * tol * force_scale:
                     return x, tension
                 break
+    sliding = ("; nothing is pinned and only contact holds the body, without friction (the "
+               "static energy has none): a body on a slope, or pushed sideways by its springs "
+               "or the wind, slides without end and has no equilibrium"
+               if not model.pinned.any()
+               and any(term in CONTACT_TERMS for term in potential_terms(model)) else "")
     raise SimulationError("equilibrium: Newton did not converge in "
                           f"{max_iterations} iterations (|∇U + Gᵀ T|∞ over the last iterations: "
                           f"{', '.join(f'{r:.3e}' for r in history[-6:])}; force scale "
-                          f"{force_scale:.3e} N)")
+                          f"{force_scale:.3e} N){sliding}")
 
 
 def rest_energy(scene, max_iterations: int = 500) -> float:
