@@ -535,3 +535,17 @@ def test_a_joint_whose_ends_meet_is_named_as_singular_not_an_empty_list():
     assert singular_joints(matrix) == [1]
     folded = sp.csc_matrix(np.array([[1.0, 1.0], [1.0, 1.0]]))  # two joints along one line
     assert singular_joints(folded) == [0, 1]
+
+
+def test_joints_on_masses_too_large_to_divide_by_say_so_not_joints_unknown():
+    """Issue 15 (red team, stop 30): npendulum with mass = 1e308 failed at t = 0 with "the joint
+    set is singular (redundant joints, …): joints unknown": no joint is redundant; G M⁻¹ Gᵀ's
+    entries 1/m = 1e-308 sit at float64's end, where the Cholesky pivots underflow. 1e305 runs."""
+    with pytest.raises(hooke.SimulationError) as caught:
+        hooke.simulate(hooke.scene("npendulum", mass=1e308), t_end=0.05)
+    assert str(caught.value) == (
+        "joints: at t = 0 G M⁻¹ Gᵀ, whose entries 1/m reach 1e-308, is at the end of float64's "
+        "range, where it cannot be factorised: the joints' particles' masses, up to 1e+308 kg, "
+        "are too large to divide by")
+    assert np.all(np.isfinite(hooke.simulate(hooke.scene("npendulum", mass=1e305),
+                                             t_end=0.05).x))

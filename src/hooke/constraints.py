@@ -141,6 +141,7 @@ def _correction(n, pull, tension, i, j, out):
 # SuperLU); a fully coupled set of 128 would cost ~0.7 ms per factorisation.
 DENSE_JOINTS = 128
 _SINGULAR_PIVOT = 1e-10  # relative size of an LU pivot below which G M⁻¹ Gᵀ counts as singular
+_FLOAT_END = 1e-290  # an entry of G M⁻¹ Gᵀ this small has 18 orders left before underflow
 _DENSE_DIAGNOSIS_LIMIT = 2000  # up to this many joints, a singular set is named joint by joint
 _HALVINGS = 20  # a projection step shrunk to 2⁻²⁰ that still does not decrease max |g| is a stall
 
@@ -280,9 +281,17 @@ class JointSet:
 
     def singular_error(self, matrix, t):
         joints = singular_joints(matrix)
-        pairs = ", ".join(f"{k} ({self.i[k]}–{self.j[k]})" for k in joints) if joints else "unknown"
+        entries = np.abs(matrix.data[matrix.data != 0])
+        pairs = (", ".join(f"{k} ({self.i[k]}–{self.j[k]})" for k in joints) if joints else
+                 f"which of the {self.count} could not be told")
         problem = ("the joint set is singular (redundant joints, or a joint whose ends are both "
                    f"pinned): joints {pairs}")
+        if not joints and entries.size and entries.min() < _FLOAT_END:  # 1/m of m = 1e308 kg
+            ends = np.concatenate([self.i, self.j])
+            problem = (f"G M⁻¹ Gᵀ, whose entries 1/m reach {entries.min():.3g}, is at the end "
+                       "of float64's range, where it cannot be factorised: the joints' "
+                       f"particles' masses, up to {np.max(self.model.mass[ends]):.3g} kg, are "
+                       "too large to divide by")
         if t is None:
             return HookeInputError("joints", problem, joints)
         return SimulationError(f"joints: at t = {t:.6g} {problem}")
