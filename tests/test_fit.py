@@ -354,7 +354,7 @@ def test_a_repeated_param_flag_fits_every_name_given(observed_csv, tmp_path, mon
     (["--param", "stiffness", "--initial", "stiffness=nan"], "--initial stiffness: must be a finite number"),
     (["--param", "stiffness", "--method", "newton"], "--method: must be one of least_squares, lbfgsb"),
     (["--param", "stiffness", "--t-end", "-1"], "--t-end: must be a finite number > 0, got -1.0"),
-    (["--param", "stiffness", "--observed", "missing.csv"], "observed: no such file"),
+    (["--param", "stiffness", "--observed", "missing.csv"], "--observed: no such file"),
     # issue 15: a number past the largest float was shown as the inf nobody typed
     (["--param", "stiffness", "--initial", "stiffness=1e400"],
      "--initial stiffness: is past the largest float (1.798e+308), got '1e400'"),
@@ -492,12 +492,12 @@ def test_a_start_at_the_minimum_is_converged(observed_csv, method):
 
 
 @pytest.mark.parametrize("content, message", [
-    (b"\xff\xfet,particle,x\n0.1,1,2\n", "error: observed bad.csv: is not UTF-8 text (byte 0), got"),
+    (b"\xff\xfet,particle,x\n0.1,1,2\n", "error: --observed bad.csv: is not UTF-8 text (byte 0), got"),
     (b"t,particle,x\n1e300,1,1.9\n1e301,1,1.8\n",
      "error: times: 1e+300 is more than the 1e+08 steps of dt = 0.005 s hooke runs after the "
      "start, got 1e+300"),
     # float() reads "1_000" as 1000 and "1_0.5" as 10.5: a mistyped cell, never a CSV number
-    (b"t,particle,x\n0.1,1,1_000\n", "error: observed bad.csv line 2: must be 3 finite decimal "
+    (b"t,particle,x\n0.1,1,1_000\n", "error: --observed bad.csv line 2: must be 3 finite decimal "
      "numbers, got '0.1,1,1_000'"),
     # Issue 15: observations spanning 1e9 s, or 3e5 s (three runs of 6e7 steps), ran for hours
     (b"t,particle,x\n1e9,1,1\n", "error: times: 1000000000.0 is more than the 1e+08 steps of "
@@ -505,13 +505,13 @@ def test_a_start_at_the_minimum_is_converged(observed_csv, method):
     (b"t,particle,x\n1e5,1,1\n3e5,1,1\n", "error: times: the fit's first iteration would take 3 "
      "runs of 6e+07 steps of dt = 0.005 s (1.8e+08 steps), more than the 1e+08 hooke runs: "
      "observe a shorter span or take a larger dt, got 300000.0"),
-    (b"t,particle,x\n0.5,1,1e308\n1.0,1,1e308\n", "error: observed: the loss ½|simulated − "
+    (b"t,particle,x\n0.5,1,1e308\n1.0,1,1e308\n", "error: --observed: the loss ½|simulated − "
      "observed|² at the start overflows to inf: the observed x of particle 1 at t = 0.5 s is "
      "1e+308 m from the run's"),
-    (b"t,particle,x\n0.1,1_0,0.5\n", "error: observed bad.csv line 2: must be 3 finite decimal "
+    (b"t,particle,x\n0.1,1_0,0.5\n", "error: --observed bad.csv line 2: must be 3 finite decimal "
      "numbers, got '0.1,1_0,0.5'"),
     # a repeated row was "particle 1 appears twice at t = 0.2 s, got 4": 4 was the line
-    (b"t,particle,x\n0.1,1,0.5\n\n0.2,1,0.4\n0.1,1,0.5\n", "error: observed bad.csv line 5: "
+    (b"t,particle,x\n0.1,1,0.5\n\n0.2,1,0.4\n0.1,1,0.5\n", "error: --observed bad.csv line 5: "
      "particle 1 at t = 0.1 s is already observed on line 2"),
 ])
 def test_an_undecodable_csv_or_a_time_past_every_step_is_one_line(tmp_path, monkeypatch, capsys,
@@ -583,7 +583,7 @@ def test_fit_command_names_what_an_observed_path_is_when_not_a_file(monkeypatch,
                        (tmp_path, "a directory")):
         code, lines = run_main(monkeypatch, capsys, "fit", "spring1d", "--observed", str(path),
                                "--param", "stiffness")
-        assert code == 2 and lines == [f"error: observed: is {kind}; a file of observed motion must "
+        assert code == 2 and lines == [f"error: --observed: is {kind}; a file of observed motion must "
                                        f"be a regular file, got '{path}'"], lines
 
 

@@ -183,16 +183,20 @@ def given_flags(**values) -> dict[str, str]:
 def flagged(error: HookeInputError, flags: dict[str, str]) -> str:
     """The message of ``error`` with its field, when it is an API argument of ``flags``, named
     as the command-line flag (or argument) that gave it: ``port: …`` → ``--port: …``, and an
-    entry of one ``initial.stiffness: …`` → ``--initial stiffness: …``; each line of several
+    entry of one ``initial.stiffness: …`` → ``--initial stiffness: …``, a place in one
+    ``observed bad.csv line 2: …`` → ``--observed bad.csv line 2: …``; each line of several
     problems at once (:class:`~hooke.errors.HookeInputErrors`) names its own."""
 
     def named(line: str) -> str:
         field, sep, rest = line.partition(": ")
         argument, dot, entry = field.partition(".")
+        first, space, where = field.partition(" ")  # "observed bad.csv line 2": a place in it
         if sep and field in flags:
             return f"{flags[field]}{sep}{rest}"
         if sep and dot and argument in flags:
             return f"{flags[argument]} {entry}{sep}{rest}"
+        if sep and space and first in flags:
+            return f"{flags[first]} {where}{sep}{rest}"
         return line
 
     return "\n".join(named(line) for line in str(error).splitlines())

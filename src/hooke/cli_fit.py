@@ -112,7 +112,8 @@ def fit_command(
     except HookeInputError as error:  # hooke.fit's arguments are named as the command's flags
         fail(flagged(error, {**given_flags(integrator=integrator, dt=dt, t_end=t_end,
                                            max_iterations=max_iterations, method=method),
-                             "params": "--param", "initial": "--initial", "bounds": "--bounds"}))
+                             "params": "--param", "initial": "--initial", "bounds": "--bounds",
+                             "observed": "--observed"}))
     except SimulationError as error:
         fail(str(error), code=1)
     console.print(result.text(), highlight=False)
