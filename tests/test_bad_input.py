@@ -602,7 +602,7 @@ def test_an_observed_csv_over_16_mib_is_one_line_before_it_is_read(tmp_path):
         handle.truncate(16 * 2**20 + 1)
     done = run_cli("fit", "spring1d", "--observed", str(big), "--param", "stiffness")
     assert done.returncode == 2 and done.stderr.splitlines() == [
-        f"error: observed: is larger than the 16 MiB a file of observed motion may have "
+        f"error: --observed: is larger than the 16 MiB a file of observed motion may have "
         f"({16 * 2**20 + 1} bytes), got '{big}'"]
 
 
