@@ -525,6 +525,11 @@ def damaged_copy(interrupted, tmp_path, edit):
     (lambda h: h["model/mass"].__setitem__(1, -1.0), "is corrupted: model/mass holds a mass <= 0"),
     (lambda h: h["model/spring_indices"].__setitem__((0, 0), 9),
      "is corrupted: model/spring_indices holds a particle index outside [0, 2)"),
+    # stop 30: a stored model is checked in the store's words before Model's own checks (which
+    # named 'mass[1]' or raised "'_MISSING_TYPE' object has no attribute 'ndim'")
+    (lambda h: h.__delitem__("model/mass"), "is corrupted: model/mass is missing"),
+    (lambda h: h["model/spring_stiffness"].__setitem__(0, -5.0),
+     "is corrupted: model/spring_stiffness[0]: must be finite and >= 0, got -5.0"),
 ])
 def test_an_edited_frame_or_model_is_refused_never_resumed_from(interrupted, tmp_path, edit,
                                                                 problem):

@@ -5,8 +5,8 @@ each value as it is added.
 Contract: :func:`check_model` raises :class:`HookeInputError` naming the Model's field and the
 value when an array is not of numbers, has another shape than the model's counts give it, or
 holds a particle (or obstacle vertex, surface, obstacle) index out of range, and when a mass is
-not finite and > 0 or a position, velocity, stiffness, rest length, damping or joint length is not finite (the
-last four also >= 0, a joint's > 0). The compiled kernels index x by these arrays unchecked: a
+not finite and > 0 or a position, velocity, stiffness, rest length, damping or joint length is
+not finite (stiffness and damping also >= 0, a joint's length > 0). The compiled kernels index x by these arrays unchecked: a
 spring to particle 50 of 4 was "provided out is the wrong size for the accumulation" from
 inside a step, float indices a Numba TypingError, a spring stiffness array of the wrong length
 an IndexError, and a negative mass ran.
@@ -75,7 +75,10 @@ def check_model(model) -> None:
     _values(_shaped(model, "v0", (n, dim)), "v0")
     _indices(model, "spring_indices", 2, n, "a particle")
     springs = model.spring_indices.shape[0]
-    for field in ("spring_rest_length", "spring_stiffness", "spring_damping"):
+    # a rest length may be < 0 here: ½k(|d| − L)² is defined, and the gradient tests' finite
+    # differences about spring1d's L = 0 step below it (the builder refuses it as a spring's input)
+    _values(_shaped(model, "spring_rest_length", (springs,)), "spring_rest_length")
+    for field in ("spring_stiffness", "spring_damping"):
         _values(_shaped(model, field, (springs,)), field, 0.0)
     _indices(model, "joint_indices", 2, n, "a particle")
     _values(_shaped(model, "joint_length", (model.joint_indices.shape[0],)), "joint_length",

@@ -63,6 +63,7 @@ import shutil
 import time
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Iterator
 
 import h5py
@@ -156,7 +157,9 @@ def _write_model(group, model) -> None:
             group.attrs[item.name] = json.dumps(value)
 
 
-def _read_model(group):
+def _read_model(group, path, frames: dict[str, Any]) -> Model:
+    """The stored model, checked in the store's words (``path: is corrupted: model/…``, by
+    :func:`.run_attributes.check_model`) before :class:`Model` checks it in its own."""
     kwargs = {}
     for item in dataclasses.fields(Model):
         if item.name in group:
@@ -166,7 +169,17 @@ def _read_model(group):
             # tuples (particle names; motions, stored only when there are none) went as JSON
             kwargs[item.name] = tuple(json.loads(value)) if item.type.startswith("tuple") else (
                 value.item() if isinstance(value, np.generic) else value)
-    return Model(**kwargs)
+    defaults = {item.name: item.default if item.default_factory is dataclasses.MISSING else
+                item.default_factory() for item in dataclasses.fields(Model)
+                if item.name not in kwargs}
+    for name, value in defaults.items():
+        if value is dataclasses.MISSING:
+            raise HookeInputError("path", f"is corrupted: model/{name} is missing", str(path))
+    check_model(SimpleNamespace(**defaults, **kwargs), path, frames)
+    try:
+        return Model(**kwargs)
+    except HookeInputError as error:
+        raise HookeInputError("path", f"is corrupted: model/{error}", str(path)) from None
 
 
 def _create_checkpoint(group, checkpoint: dict[str, Any]) -> None:
@@ -598,8 +611,7 @@ def read_trajectory(path, frames: slice | int | None = None) -> dict[str, Any]:
             else:
                 out["extras"][key] = _read(item, pick)
         check_finite({key: out[key] for key in ("t", "x", "v")}, pick, path)
-        out["model"] = _read_model(handle["model"])
-        check_model(out["model"], path, out)
+        out["model"] = _read_model(handle["model"], path, out)
         out["attrs"] = dict(handle.attrs)
         checkpoint = handle["checkpoint"]
         out["checkpoint"] = {**checkpoint.attrs, **{key: _read(item) for key, item in checkpoint.items()}}
