@@ -1354,3 +1354,14 @@ def test_a_runs_own_states_with_moving_pins_are_taken_and_a_still_pin_is_exact()
     message = one_line(lambda: dataclasses.replace(spring, state=hooke.State(0.0, spring.state.x,
                                                                                 v)), "state.v[0]")
     assert message.endswith("which its pin sets to [0.] at t = 0, got [1.e-300]"), message
+
+
+def test_a_count_flag_of_thousands_of_digits_is_one_short_line(monkeypatch, capsys, tmp_path):
+    """Stop 30: 5,000 digits passed the digits-only check and int() refused them past Python's
+    4,300-digit limit: "Value error, Exceeds the limit (4300 digits) for integer string
+    conversion … use sys.set_int_max_str_digits()", with the 5,000 digits echoed."""
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "--save-every", "9" * 5000)
+    assert (code, lines) == (2, ["error: --save-every: must be an integer of at most 100 digits, "
+                                 f"got '{'9' * 20}'… (5000 characters)"])
+    assert list(tmp_path.iterdir()) == []

@@ -232,6 +232,9 @@ def typed_int(text: str) -> int:
         return text
     if re.fullmatch(r"[+-]?[0-9]+(_[0-9]+)*", text.strip()) is None:
         raise typer.BadParameter(f"must be an integer, got {text!r}")
+    if len(text.strip()) > 100:  # past Python's 4,300 digits int() said "Value error, Exceeds…"
+        raise typer.BadParameter(f"must be an integer of at most 100 digits, got "
+                                 f"{text.strip()[:20]!r}… ({len(text.strip())} characters)")
     return int(text)
 
 
