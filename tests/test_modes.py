@@ -135,6 +135,25 @@ def test_k_larger_than_the_mode_count_returns_every_mode():
     assert hooke.modes("crane", k=2).frequencies.shape == (2,)
 
 
+@pytest.mark.parametrize("scene, k, wanted", [(fixed_chain(3, 40.0, 0.25), 3, 3),
+                                                (fixed_chain(3, 40.0, 0.25), 3, 7),
+                                                ("pendulum", 4, 6)])
+def test_every_mode_from_the_sparse_solver_is_refused_in_one_line(scene, k, wanted):
+    """ARPACK finds at most n − 1 of the pencil's n finite eigenvalues: hooke.modes(...,
+    dense=False) asked for all of them (or more, clamped to all) raised SciPy's TypeError
+    ('Cannot use scipy.linalg.eigh for sparse A with k >= N') or ValueError ('ncv must be
+    k<ncv<=n'). One fewer is still the closed form (the chain's), and all come from dense=True."""
+    with pytest.raises(HookeInputError, match=rf"^k: the sparse eigen-solver \(dense=False\) "
+                       rf"finds at most {k - 1} of the {k} modes of this scene .*, got {wanted}$"):
+        hooke.modes(scene, k=wanted, dense=False)
+    assert hooke.modes(scene, k=wanted, dense=True).frequencies.shape == (k,)
+    if not isinstance(scene, str):
+        j = np.arange(1, k)
+        omega = 2.0 * np.sqrt(40.0 / 0.25) * np.sin(j * np.pi / (2 * (k + 1)))
+        np.testing.assert_allclose(hooke.modes(scene, k=k - 1, dense=False).frequencies,
+                                   omega / (2 * np.pi), rtol=1e-12)
+
+
 def test_modes_command_notes_the_mode_count(tmp_path):
     done = subprocess.run([sys.executable, "-m", "hooke.cli", "modes", "crane", "-k", "10",
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)

@@ -277,6 +277,11 @@ def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> 
     wanted, k = k, min(int(k), n_modes)
     if dense is None:
         dense = free.size <= DENSE_LIMIT or k >= n_modes - 1
+    elif not dense and k >= n_modes:  # ARPACK finds fewer eigenvalues than the pencil has
+        raise HookeInputError("k", f"the sparse eigen-solver (dense=False) finds at most "
+                              f"{n_modes - 1} of the {n_modes} modes of this scene ({free.size} "
+                              f"free DOFs − {m} joints): ask for fewer or pass dense=True or "
+                              "None", wanted)
     if dense:  # refused before the equilibrium's solve, not as a MemoryError minutes later
         check_fits("k", wanted, DENSE_COPIES * 8.0 * float(free.size) ** 2,
                    f"{k} modes of {free.size} free DOFs need the dense eigen-solver, {DENSE_COPIES} "
