@@ -22,7 +22,8 @@ Contract:
 - :class:`Modes`: ``frequencies`` (k,) in Hz, ascending, f = ω/2π; an unstable direction (ω² < 0,
   an equilibrium that is not a minimum) is reported as the negative number −√|ω²|/2π.
   ``shapes`` (k, particles, dim): zero on pinned particles, each scaled to a largest displacement
-  of 1 with that component positive. A model has only free DOFs − joints modes: asked for more,
+  of 1 with that component positive (the first of
+  several equally large ones). A model has only free DOFs − joints modes: asked for more,
   :func:`modes` returns them all, so k = min(k asked, free DOFs − joints) (the crane: 15 − 10 = 5).
 """
 
@@ -52,6 +53,7 @@ DENSE_LIMIT = 600  # free DOFs up to which the reduced eigenproblem is solved de
 # symmetrised copy and work; a peak of 7.4 measured on cloth2d's 2,396 DOFs): its memory is
 # refused up front beyond the machine's
 DENSE_COPIES = 8
+PEAK_TIE = 1e-9  # relative: components of a mode shape this close in magnitude are a tie
 OVERFLOWING = float(np.sqrt(np.finfo(float).max))  # a matrix entry past this: products overflow
 
 
@@ -253,6 +255,15 @@ def energy_reference(scene) -> tuple[float, str]:
         return 0.0, "energy [J] (no rest state found)"
 
 
+def _peak(shape: np.ndarray) -> float:
+    """The component a mode shape is scaled by: the first of its largest in magnitude, those
+    within PEAK_TIE of the largest counting as equal (a symmetric body's antisymmetric mode has
+    +a and −a at mirror particles, and round-off alone picked one: the dense and the sparse
+    solver gave the same mode with opposite signs)."""
+    size = np.abs(shape)
+    return float(shape[np.argmax(size >= (1.0 - PEAK_TIE) * np.max(size))])
+
+
 def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> Modes:
     """The ``k`` lowest vibration modes about the static equilibrium (see module docstring).
 
@@ -317,7 +328,7 @@ def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> 
     shapes = np.zeros((k, model.n_particles, model.dim))
     for index in range(k):
         shape = system.scatter_free(np.zeros_like(x), vectors[:, index])
-        peak = shape.reshape(-1)[np.argmax(np.abs(shape))]
+        peak = _peak(shape.reshape(-1))
         shapes[index] = shape / peak if peak != 0 else shape
     frequencies = np.sign(omega2) * np.sqrt(np.abs(omega2)) / (2.0 * np.pi)
     return Modes(frequencies=frequencies, shapes=shapes, omega_squared=omega2, equilibrium=x,
