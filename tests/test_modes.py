@@ -179,6 +179,30 @@ def test_a_symmetric_modes_sign_does_not_depend_on_round_off(monkeypatch, sign, 
     np.testing.assert_allclose(result.shapes[1, 1:3, 0], [1.0, -1.0], rtol=1e-15)
 
 
+@pytest.mark.parametrize("energy", ["hookean", "squared_length"])
+def test_a_taut_string_without_gravity_vibrates_as_the_closed_form(energy):
+    """5 masses on a 2D string stretched 1.2× between two pins, no gravity: at rest each spring
+    pulls with T but the net force on a particle is round-off (1e-14 N), and equilibrium's
+    tolerance, relative to the net forces alone, was never met ('Newton did not converge in 500
+    iterations … force scale 3.908e-14 N'). The spring forces set the scale: the transverse
+    modes 2√(T/(m a)) sin(jπ/12), the longitudinal 2√(k_a/m) sin(jπ/12)."""
+    n, k, m, stretch = 5, 7.0, 0.3, 1.2
+    b = hooke.ModelBuilder(dim=2, spring_energy=energy)
+    ids = [b.add_particle([stretch * q, 0.0], mass=m, pinned=q in (0, n + 1)) for q in range(n + 2)]
+    for q in range(n + 1):
+        b.add_spring(ids[q], ids[q + 1], stiffness=k, rest_length=1.0)
+    if energy == "hookean":
+        tension, axial = k * (stretch - 1.0), k
+    else:  # E = ½ k (d² − 1)²: E' = 2kd(d² − 1), E'' = 2k(d² − 1) + 4kd²
+        tension, axial = 2 * k * stretch * (stretch**2 - 1), 2 * k * (stretch**2 - 1) + 4 * k * stretch**2
+    result = hooke.modes(b.finalize(), k=2 * n)
+    s = np.sin(np.arange(1, n + 1) * np.pi / (2 * (n + 1)))
+    omega = np.concatenate([2 * np.sqrt(tension / (m * stretch)) * s, 2 * np.sqrt(axial / m) * s])
+    np.testing.assert_allclose(result.frequencies, np.sort(omega) / (2 * np.pi), rtol=1e-12)
+    np.testing.assert_allclose(result.equilibrium[1:-1, 0], stretch * np.arange(1, n + 1),
+                               rtol=0, atol=1e-14)
+
+
 def test_modes_command_notes_the_mode_count(tmp_path):
     done = subprocess.run([sys.executable, "-m", "hooke.cli", "modes", "crane", "-k", "10",
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)

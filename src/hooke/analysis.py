@@ -37,7 +37,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .energies import (barrier, drag, kinetic, obstacle_barrier, potential_terms, sphere_barrier,
-                       surface_barrier)
+                       spring, surface_barrier)
 from .errors import HookeInputError, SimulationError, _numbers, is_count, is_number
 from .io.scene_file import builtin_scene
 from .memory import check_fits
@@ -187,7 +187,9 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
             residual += joints.transpose_times(joints.geometry(x)[1], tension)
         residual_norm = float(np.max(np.abs(residual.reshape(-1)[free]), initial=0.0))
         history.append(residual_norm)
-        force_scale = max(force_scale, float(np.max(np.abs(gradient.reshape(-1)[free]), initial=0.0)))
+        # a taut body's spring forces cancel at each particle: the sum is round-off of them
+        force_scale = max(force_scale, float(np.max(np.abs(gradient.reshape(-1)[free]), initial=0.0)),
+                          float(np.max(spring.force_magnitudes(model, x), initial=0.0)))
         if residual_norm <= tol * force_scale:
             return x, tension
         rhs = np.concatenate([-gradient.reshape(-1)[free], np.zeros(m)])
