@@ -203,6 +203,27 @@ def test_a_taut_string_without_gravity_vibrates_as_the_closed_form(energy):
                                rtol=0, atol=1e-14)
 
 
+def test_a_free_stretched_body_without_gravity_relaxes_to_its_rest_shape():
+    """A free triangle with a centre particle, stretched 1.1× and nothing pinned, no gravity:
+    its springs' net force is round-off ((0, 2.22e-16) N), which equilibrium's check for a body
+    nothing holds read as an external force ('none exists: … pin a particle'). It has a
+    rest state: every spring at its rest length, and three rigid modes (0 Hz) below the rest."""
+    b = hooke.ModelBuilder(dim=2)
+    points = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2], [0.5, 0.3]]) * 1.1
+    ids = [b.add_particle(p, mass=0.2) for p in points]
+    pairs = ((0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3))
+    for i, j in pairs:
+        b.add_spring(ids[i], ids[j], stiffness=10.0,
+                     rest_length=float(np.linalg.norm((points[i] - points[j]) / 1.1)))
+    model = b.finalize()
+    x, _ = equilibrium(model)
+    lengths = [np.linalg.norm(x[j] - x[i]) for i, j in pairs]
+    np.testing.assert_allclose(lengths, model.spring_rest_length, rtol=1e-9)
+    frequencies = hooke.modes(model, k=4).frequencies
+    np.testing.assert_allclose(frequencies[:3], 0.0, atol=1e-5)
+    assert frequencies[3] > 1.0
+
+
 def test_modes_command_notes_the_mode_count(tmp_path):
     done = subprocess.run([sys.executable, "-m", "hooke.cli", "modes", "crane", "-k", "10",
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)

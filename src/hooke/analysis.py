@@ -168,7 +168,8 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
     mass_scale = float(np.mean(model.mass))
     stiffness_scale = max(float(np.max(np.abs(linearisation.assemble(x, np.zeros(m), 0.0, 1.0, 0.0).diagonal()),
                                        initial=0.0)), 1e-12 * mass_scale)
-    force_scale = max(float(np.max(np.abs(model.mass[:, None] * model.gravity))), 1e-300)
+    force_scale = max(float(np.max(np.abs(model.mass[:, None] * model.gravity))),
+                      float(np.max(spring.force_magnitudes(model, x), initial=0.0)), 1e-300)
     lengths = np.concatenate([model.joint_length, model.spring_rest_length[model.spring_rest_length > 0]])
     max_move = 0.2 * (float(np.min(lengths)) if lengths.size else 1.0)
     shift = 0.0
