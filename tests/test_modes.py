@@ -135,6 +135,95 @@ def test_k_larger_than_the_mode_count_returns_every_mode():
     assert hooke.modes("crane", k=2).frequencies.shape == (2,)
 
 
+@pytest.mark.parametrize("scene, k, wanted", [(fixed_chain(3, 40.0, 0.25), 3, 3),
+                                                (fixed_chain(3, 40.0, 0.25), 3, 7),
+                                                ("pendulum", 4, 6)])
+def test_every_mode_from_the_sparse_solver_is_refused_in_one_line(scene, k, wanted):
+    """ARPACK finds at most n − 1 of the pencil's n finite eigenvalues: hooke.modes(...,
+    dense=False) asked for all of them (or more, clamped to all) raised SciPy's TypeError
+    ('Cannot use scipy.linalg.eigh for sparse A with k >= N') or ValueError ('ncv must be
+    k<ncv<=n'). One fewer is still the closed form (the chain's), and all come from dense=True."""
+    with pytest.raises(HookeInputError, match=rf"^k: the sparse eigen-solver \(dense=False\) "
+                       rf"finds at most {k - 1} of the {k} modes of this scene .*, got {wanted}$"):
+        hooke.modes(scene, k=wanted, dense=False)
+    assert hooke.modes(scene, k=wanted, dense=True).frequencies.shape == (k,)
+    if not isinstance(scene, str):
+        j = np.arange(1, k)
+        omega = 2.0 * np.sqrt(40.0 / 0.25) * np.sin(j * np.pi / (2 * (k + 1)))
+        np.testing.assert_allclose(hooke.modes(scene, k=k - 1, dense=False).frequencies,
+                                   omega / (2 * np.pi), rtol=1e-12)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("ulp", [1.0, -1.0])
+def test_a_symmetric_modes_sign_does_not_depend_on_round_off(monkeypatch, sign, ulp):
+    """A symmetric body's antisymmetric mode has +a and −a at mirror particles (2 equal masses
+    between 3 equal springs: (1, −1)). Which of the two an eigen-solver returns a hair larger is
+    round-off (cloth2d 8 × 6's fourth mode came with opposite signs from the dense and the
+    sparse solver, differing by 2); the first of tied peaks scales the shape, so every such
+    vector gives the same shape (1, −1)."""
+    import scipy.linalg
+
+    eigh = scipy.linalg.eigh
+
+    def solver(a, b, subset_by_index):
+        omega2, vectors = eigh(a, b, subset_by_index=subset_by_index)
+        vectors[:, 1] = sign * np.array([1.0, -1.0 - ulp * 2.0 ** -52])
+        return omega2, vectors
+
+    monkeypatch.setattr(scipy.linalg, "eigh", solver)
+    result = hooke.modes(fixed_chain(2, 40.0, 0.25), k=2, dense=True)
+    np.testing.assert_allclose(result.frequencies[1], np.sqrt(3 * 40.0 / 0.25) / (2 * np.pi),
+                               rtol=1e-12)
+    assert result.shapes[1, 1:3, 0].tolist()[0] == 1.0
+    np.testing.assert_allclose(result.shapes[1, 1:3, 0], [1.0, -1.0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("energy", ["hookean", "squared_length"])
+def test_a_taut_string_without_gravity_vibrates_as_the_closed_form(energy):
+    """5 masses on a 2D string stretched 1.2× between two pins, no gravity: at rest each spring
+    pulls with T but the net force on a particle is round-off (1e-14 N), and equilibrium's
+    tolerance, relative to the net forces alone, was never met ('Newton did not converge in 500
+    iterations … force scale 3.908e-14 N'). The spring forces set the scale: the transverse
+    modes 2√(T/(m a)) sin(jπ/12), the longitudinal 2√(k_a/m) sin(jπ/12)."""
+    n, k, m, stretch = 5, 7.0, 0.3, 1.2
+    b = hooke.ModelBuilder(dim=2, spring_energy=energy)
+    ids = [b.add_particle([stretch * q, 0.0], mass=m, pinned=q in (0, n + 1)) for q in range(n + 2)]
+    for q in range(n + 1):
+        b.add_spring(ids[q], ids[q + 1], stiffness=k, rest_length=1.0)
+    if energy == "hookean":
+        tension, axial = k * (stretch - 1.0), k
+    else:  # E = ½ k (d² − 1)²: E' = 2kd(d² − 1), E'' = 2k(d² − 1) + 4kd²
+        tension, axial = 2 * k * stretch * (stretch**2 - 1), 2 * k * (stretch**2 - 1) + 4 * k * stretch**2
+    result = hooke.modes(b.finalize(), k=2 * n)
+    s = np.sin(np.arange(1, n + 1) * np.pi / (2 * (n + 1)))
+    omega = np.concatenate([2 * np.sqrt(tension / (m * stretch)) * s, 2 * np.sqrt(axial / m) * s])
+    np.testing.assert_allclose(result.frequencies, np.sort(omega) / (2 * np.pi), rtol=1e-12)
+    np.testing.assert_allclose(result.equilibrium[1:-1, 0], stretch * np.arange(1, n + 1),
+                               rtol=0, atol=1e-14)
+
+
+def test_a_free_stretched_body_without_gravity_relaxes_to_its_rest_shape():
+    """A free triangle with a centre particle, stretched 1.1× and nothing pinned, no gravity:
+    its springs' net force is round-off ((0, 2.22e-16) N), which equilibrium's check for a body
+    nothing holds read as an external force ('none exists: … pin a particle'). It has a
+    rest state: every spring at its rest length, and three rigid modes (0 Hz) below the rest."""
+    b = hooke.ModelBuilder(dim=2)
+    points = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2], [0.5, 0.3]]) * 1.1
+    ids = [b.add_particle(p, mass=0.2) for p in points]
+    pairs = ((0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3))
+    for i, j in pairs:
+        b.add_spring(ids[i], ids[j], stiffness=10.0,
+                     rest_length=float(np.linalg.norm((points[i] - points[j]) / 1.1)))
+    model = b.finalize()
+    x, _ = equilibrium(model)
+    lengths = [np.linalg.norm(x[j] - x[i]) for i, j in pairs]
+    np.testing.assert_allclose(lengths, model.spring_rest_length, rtol=1e-9)
+    frequencies = hooke.modes(model, k=4).frequencies
+    np.testing.assert_allclose(frequencies[:3], 0.0, atol=1e-5)
+    assert frequencies[3] > 1.0
+
+
 def test_modes_command_notes_the_mode_count(tmp_path):
     done = subprocess.run([sys.executable, "-m", "hooke.cli", "modes", "crane", "-k", "10",
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)

@@ -22,7 +22,8 @@ Contract:
 - :class:`Modes`: ``frequencies`` (k,) in Hz, ascending, f = ω/2π; an unstable direction (ω² < 0,
   an equilibrium that is not a minimum) is reported as the negative number −√|ω²|/2π.
   ``shapes`` (k, particles, dim): zero on pinned particles, each scaled to a largest displacement
-  of 1 with that component positive. A model has only free DOFs − joints modes: asked for more,
+  of 1 with that component positive (the first of
+  several equally large ones). A model has only free DOFs − joints modes: asked for more,
   :func:`modes` returns them all, so k = min(k asked, free DOFs − joints) (the crane: 15 − 10 = 5).
 """
 
@@ -36,7 +37,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .energies import (barrier, drag, kinetic, obstacle_barrier, potential_terms, sphere_barrier,
-                       surface_barrier)
+                       spring, surface_barrier)
 from .errors import HookeInputError, SimulationError, _numbers, is_count, is_number
 from .io.scene_file import builtin_scene
 from .memory import check_fits
@@ -52,6 +53,7 @@ DENSE_LIMIT = 600  # free DOFs up to which the reduced eigenproblem is solved de
 # symmetrised copy and work; a peak of 7.4 measured on cloth2d's 2,396 DOFs): its memory is
 # refused up front beyond the machine's
 DENSE_COPIES = 8
+PEAK_TIE = 1e-9  # relative: components of a mode shape this close in magnitude are a tie
 OVERFLOWING = float(np.sqrt(np.finfo(float).max))  # a matrix entry past this: products overflow
 
 
@@ -166,7 +168,8 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
     mass_scale = float(np.mean(model.mass))
     stiffness_scale = max(float(np.max(np.abs(linearisation.assemble(x, np.zeros(m), 0.0, 1.0, 0.0).diagonal()),
                                        initial=0.0)), 1e-12 * mass_scale)
-    force_scale = max(float(np.max(np.abs(model.mass[:, None] * model.gravity))), 1e-300)
+    force_scale = max(float(np.max(np.abs(model.mass[:, None] * model.gravity))),
+                      float(np.max(spring.force_magnitudes(model, x), initial=0.0)), 1e-300)
     lengths = np.concatenate([model.joint_length, model.spring_rest_length[model.spring_rest_length > 0]])
     max_move = 0.2 * (float(np.min(lengths)) if lengths.size else 1.0)
     shift = 0.0
@@ -185,7 +188,9 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
             residual += joints.transpose_times(joints.geometry(x)[1], tension)
         residual_norm = float(np.max(np.abs(residual.reshape(-1)[free]), initial=0.0))
         history.append(residual_norm)
-        force_scale = max(force_scale, float(np.max(np.abs(gradient.reshape(-1)[free]), initial=0.0)))
+        # a taut body's spring forces cancel at each particle: the sum is round-off of them
+        force_scale = max(force_scale, float(np.max(np.abs(gradient.reshape(-1)[free]), initial=0.0)),
+                          float(np.max(spring.force_magnitudes(model, x), initial=0.0)))
         if residual_norm <= tol * force_scale:
             return x, tension
         rhs = np.concatenate([-gradient.reshape(-1)[free], np.zeros(m)])
@@ -253,6 +258,15 @@ def energy_reference(scene) -> tuple[float, str]:
         return 0.0, "energy [J] (no rest state found)"
 
 
+def _peak(shape: np.ndarray) -> float:
+    """The component a mode shape is scaled by: the first of its largest in magnitude, those
+    within PEAK_TIE of the largest counting as equal (a symmetric body's antisymmetric mode has
+    +a and −a at mirror particles, and round-off alone picked one: the dense and the sparse
+    solver gave the same mode with opposite signs)."""
+    size = np.abs(shape)
+    return float(shape[np.argmax(size >= (1.0 - PEAK_TIE) * np.max(size))])
+
+
 def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> Modes:
     """The ``k`` lowest vibration modes about the static equilibrium (see module docstring).
 
@@ -277,6 +291,11 @@ def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> 
     wanted, k = k, min(int(k), n_modes)
     if dense is None:
         dense = free.size <= DENSE_LIMIT or k >= n_modes - 1
+    elif not dense and k >= n_modes:  # ARPACK finds fewer eigenvalues than the pencil has
+        raise HookeInputError("k", f"the sparse eigen-solver (dense=False) finds at most "
+                              f"{n_modes - 1} of the {n_modes} modes of this scene ({free.size} "
+                              f"free DOFs − {m} joints): ask for fewer or pass dense=True or "
+                              "None", wanted)
     if dense:  # refused before the equilibrium's solve, not as a MemoryError minutes later
         check_fits("k", wanted, DENSE_COPIES * 8.0 * float(free.size) ** 2,
                    f"{k} modes of {free.size} free DOFs need the dense eigen-solver, {DENSE_COPIES} "
@@ -312,7 +331,7 @@ def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> 
     shapes = np.zeros((k, model.n_particles, model.dim))
     for index in range(k):
         shape = system.scatter_free(np.zeros_like(x), vectors[:, index])
-        peak = shape.reshape(-1)[np.argmax(np.abs(shape))]
+        peak = _peak(shape.reshape(-1))
         shapes[index] = shape / peak if peak != 0 else shape
     frequencies = np.sign(omega2) * np.sqrt(np.abs(omega2)) / (2.0 * np.pi)
     return Modes(frequencies=frequencies, shapes=shapes, omega_squared=omega2, equilibrium=x,

@@ -147,3 +147,15 @@ def lengths(model, x: np.ndarray) -> np.ndarray:
     """(s,) current spring lengths."""
     i, j = model.spring_indices.T
     return np.linalg.norm(x[j] - x[i], axis=1)
+
+
+def force_magnitudes(model, x: np.ndarray) -> np.ndarray:
+    """(s,) |∂E/∂d| of each spring [N]: the forces that balance each other inside a taut body
+    (a string stretched between two pins), whose sum at a particle is round-off at rest."""
+    i, j = model.spring_indices.T
+    rest, k = model.spring_rest_length, model.spring_stiffness
+    with np.errstate(over="ignore", invalid="ignore"):  # inf: positions past float64's range
+        length = np.linalg.norm(x[j] - x[i], axis=1)
+        if model.spring_energy == "squared_length":
+            return 2.0 * k * np.abs(length * length / (rest * rest) - 1.0) * length
+        return k * np.abs(length - rest)
