@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import hooke
+from hooke.motion import FunctionMotion
 
 from conftest import run_cli, run_main
 
@@ -1354,3 +1355,21 @@ def test_a_runs_own_states_with_moving_pins_are_taken_and_a_still_pin_is_exact()
     message = one_line(lambda: dataclasses.replace(spring, state=hooke.State(0.0, spring.state.x,
                                                                                 v)), "state.v[0]")
     assert message.endswith("which its pin sets to [0.] at t = 0, got [1.e-300]"), message
+
+
+def test_a_function_motion_of_three_numbers_is_a_3d_displacement():
+    """(0, 0, 0.1·t) was read as (u, du, ddu) of shape () each: 'particles[0].motion: must
+    return u of shape (3,) at t = 0.0, got ()'. A tuple of arrays is still (u, du, ddu)."""
+    def scene(function):
+        b = hooke.ModelBuilder(dim=3, gravity=(0.0, 0.0, 0.0))
+        b.add_particle((0.0, 0.0, 0.0), pinned=True, motion=FunctionMotion(function))
+        b.add_particle((1.0, 0.0, 0.0), mass=1.0)
+        b.add_spring(0, 1, stiffness=10.0)
+        return hooke.Scene(b.finalize(), integrator="rk4", dt=0.01, t_end=0.1)
+    as_tuple = hooke.simulate(scene(lambda t: (0.0, 0.0, 0.1 * t)))
+    as_list = hooke.simulate(scene(lambda t: [0.0, 0.0, 0.1 * t]))
+    np.testing.assert_array_equal(as_tuple.x, as_list.x)
+    np.testing.assert_allclose(as_tuple.x[-1, 0], [0.0, 0.0, 0.01], atol=1e-15)
+    rates = hooke.simulate(scene(lambda t: (np.array([0.0, 0.0, 0.1 * t]), np.array([0.0, 0.0, 0.1]),
+                                             np.zeros(3))))
+    np.testing.assert_allclose(rates.x, as_list.x, atol=1e-12)

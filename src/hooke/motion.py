@@ -103,7 +103,8 @@ class FunctionMotion:
 
     def __call__(self, t: float):
         value = self.function(t)
-        if isinstance(value, tuple) and len(value) == 3:
+        # three numbers are a 3D u, (0, 0, 0.1·t), not (u, du, ddu) of shape () each
+        if isinstance(value, tuple) and len(value) == 3 and not all(map(is_number, value)):
             return tuple(np.asarray(part, dtype=float) for part in value)
         u = np.asarray(value, dtype=float)
         before = np.asarray(self.function(t - self.h), dtype=float)
