@@ -564,3 +564,20 @@ def test_a_run_flushed_frame_by_frame_holds_no_dead_space(tmp_path, monkeypatch)
     with h5py.File(path, "r") as handle:
         assert handle["frames/x"].compression == "gzip"
     assert path.stat().st_size < per_frame * reference.n_frames
+
+
+@pytest.mark.parametrize("motion", [hooke.motion.Sinusoid(0.1, (1.0, 0.0), 8.0),
+                                    hooke.motion.ConstantVelocity((0.5, 0.0))])
+def test_a_run_of_a_scene_built_in_code_with_a_moving_pin_opens(tmp_path, motion):
+    """Its motion is not stored, so the model read back has a fixed pin, whose stored v0 (u̇(0) =
+    0.8 or 0.5 m/s) that Scene refused: hooke.open (and plot, export) of the complete run was
+    'state.v[0]: is a pinned particle's velocity, which its pin sets to [0., 0.] at t = 0'."""
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, 0.0))
+    b.add_particle((0.0, 0.0), pinned=True, motion=motion)
+    b.add_particle((1.0, 0.0), mass=1.0)
+    b.add_spring(0, 1, stiffness=10.0)
+    run = hooke.simulate(hooke.Scene(b.finalize(), integrator="rk4", dt=0.01, t_end=0.1),
+                         store=tmp_path / "run.h5")
+    opened = hooke.open(tmp_path / "run.h5")
+    assert opened.complete and np.array_equal(opened.x, run.x) and np.array_equal(opened.v, run.v)
+    assert opened.scene.model.v0.tolist() == [[0.0, 0.0], [0.0, 0.0]]

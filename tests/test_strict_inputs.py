@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import hooke
+from hooke.motion import FunctionMotion
 
 from conftest import run_cli, run_main
 
@@ -1365,3 +1366,40 @@ def test_a_count_flag_of_thousands_of_digits_is_one_short_line(monkeypatch, caps
     assert (code, lines) == (2, ["error: --save-every: must be an integer of at most 100 digits, "
                                  f"got '{'9' * 20}'… (5000 characters)"])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_function_motion_of_three_numbers_is_a_3d_displacement():
+    """(0, 0, 0.1·t) was read as (u, du, ddu) of shape () each: 'particles[0].motion: must
+    return u of shape (3,) at t = 0.0, got ()'. A tuple of arrays is still (u, du, ddu)."""
+    def scene(function):
+        b = hooke.ModelBuilder(dim=3, gravity=(0.0, 0.0, 0.0))
+        b.add_particle((0.0, 0.0, 0.0), pinned=True, motion=FunctionMotion(function))
+        b.add_particle((1.0, 0.0, 0.0), mass=1.0)
+        b.add_spring(0, 1, stiffness=10.0)
+        return hooke.Scene(b.finalize(), integrator="rk4", dt=0.01, t_end=0.1)
+    as_tuple = hooke.simulate(scene(lambda t: (0.0, 0.0, 0.1 * t)))
+    as_list = hooke.simulate(scene(lambda t: [0.0, 0.0, 0.1 * t]))
+    np.testing.assert_array_equal(as_tuple.x, as_list.x)
+    np.testing.assert_allclose(as_tuple.x[-1, 0], [0.0, 0.0, 0.01], atol=1e-15)
+    rates = hooke.simulate(scene(lambda t: (np.array([0.0, 0.0, 0.1 * t]), np.array([0.0, 0.0, 0.1]),
+                                             np.zeros(3))))
+    np.testing.assert_allclose(rates.x, as_list.x, atol=1e-12)
+
+
+def test_a_function_motion_of_t_at_least_0_is_differentiated_forward_at_0():
+    """0.1·t**2.5 (complex before 0) was refused: 'particles[0].motion: could not be evaluated
+    at t = 0.0 (float() argument must be … not 'complex')', the central difference's f(−h)."""
+    def shaken(motion):
+        b = hooke.ModelBuilder(dim=1, gravity=(0.0,))
+        b.add_particle((0.0,), pinned=True, motion=motion)
+        b.add_particle((1.0,), mass=1.0)
+        b.add_spring(0, 1, stiffness=10.0)
+        return hooke.simulate(hooke.Scene(b.finalize(), integrator="rk4", dt=0.01, t_end=1.0))
+    motion = FunctionMotion(lambda t: [0.1 * t ** 2.5])
+    u, du, ddu = motion(0.0)
+    assert u.tolist() == [0.0] and abs(du[0]) < 1e-8 and abs(ddu[0]) < 1e-2  # h**1.5, h**0.5
+    h = motion.h  # central differences wherever f(t − h) is defined, as before
+    assert motion(1.0)[1][0] == (0.1 * (1.0 + h) ** 2.5 - 0.1 * (1.0 - h) ** 2.5) / (2 * h)
+    exact = shaken(FunctionMotion(lambda t: ([0.1 * t ** 2.5], [0.25 * t ** 1.5],
+                                             [0.375 * t ** 0.5])))
+    np.testing.assert_allclose(shaken(motion).x, exact.x, atol=1e-9)

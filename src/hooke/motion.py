@@ -95,7 +95,9 @@ class ConstantVelocity:
 class FunctionMotion:
     """A user function of time: ``f(t)`` returns the displacement u(t), or a tuple (u, du, ddu).
 
-    When only u is returned, du and ddu come from central differences with step ``h``.
+    When only u is returned, du and ddu come from central differences with step ``h``; where f
+    has no finite value at t − h (a motion of t ≥ 0 at t = 0, such as 0.1·t**1.5), from
+    one-sided differences forward of t, of the same order in h.
     """
 
     function: Callable
@@ -103,12 +105,26 @@ class FunctionMotion:
 
     def __call__(self, t: float):
         value = self.function(t)
-        if isinstance(value, tuple) and len(value) == 3:
+        # three numbers are a 3D u, (0, 0, 0.1·t), not (u, du, ddu) of shape () each
+        if isinstance(value, tuple) and len(value) == 3 and not all(map(is_number, value)):
             return tuple(np.asarray(part, dtype=float) for part in value)
         u = np.asarray(value, dtype=float)
-        before = np.asarray(self.function(t - self.h), dtype=float)
         after = np.asarray(self.function(t + self.h), dtype=float)
+        before = self._value_or_none(t - self.h)
+        if before is None or before.shape != u.shape:
+            further = np.asarray(self.function(t + 2 * self.h), dtype=float)
+            return (u, (4 * after - 3 * u - further) / (2 * self.h),
+                    (further - 2 * after + u) / self.h ** 2)
         return u, (after - before) / (2 * self.h), (after - 2 * u + before) / self.h ** 2
+
+    def _value_or_none(self, t: float):
+        """f(t) as finite numbers, None where f is not defined (it raises, or is not finite)."""
+        try:
+            with np.errstate(all="ignore"):
+                value = np.asarray(self.function(t), dtype=float)
+        except (TypeError, ValueError, ArithmeticError):
+            return None
+        return value if np.all(np.isfinite(value)) else None
 
 
 @dataclass(frozen=True)

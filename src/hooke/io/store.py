@@ -688,8 +688,10 @@ def open_result(path, frames: slice | int | None = None):
             scene = stored_scene(settings, path)
         except HookeInputError:
             scene = None
-    if scene is None:
-        scene = Scene(data["model"], integrator=settings["integrator"], dt=settings["dt"],
+    if scene is None:  # its motions are not stored: fixed pins, at rest (their u̇(0) was refused)
+        model = data["model"]
+        scene = Scene(dataclasses.replace(model, v0=np.where(model.pinned[:, None], 0.0, model.v0)),
+                      integrator=settings["integrator"], dt=settings["dt"],
                       t_end=settings["t_end"], name=settings["scene_name"])
     return Result(t=data["t"], x=data["x"], v=data["v"], energy=data["energy"], scene=scene,
                   integrator=settings["integrator"], dt=settings["dt"], options=settings["options"],
