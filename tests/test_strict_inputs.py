@@ -1403,3 +1403,20 @@ def test_a_function_motion_of_t_at_least_0_is_differentiated_forward_at_0():
     exact = shaken(FunctionMotion(lambda t: ([0.1 * t ** 2.5], [0.25 * t ** 1.5],
                                              [0.375 * t ** 0.5])))
     np.testing.assert_allclose(shaken(motion).x, exact.x, atol=1e-9)
+
+
+def test_a_function_motion_of_complex_values_is_refused_not_cut_to_its_real_part():
+    """Stop 30 (red team): a FunctionMotion whose values were complex (0.1·(t − 1)**0.5 before
+    t = 1) moved its pin by their real part, with only NumPy's ComplexWarning."""
+    b = hooke.ModelBuilder(dim=1, gravity=(0.0,))
+    motion = FunctionMotion(lambda t: np.array([0.1 * (t - 1 + 0j) ** 0.5]))
+    message = one_line(lambda: b.add_particle((0.0,), pinned=True, motion=motion),
+                       "particles[0].motion")
+    assert message == ("particles[0].motion: could not be evaluated at t = 0.0 (complex values "
+                       "are no displacements, got (6.123233995736766e-18+0.1j))")
+    assert b.n_particles == 0  # the refused particle was left behind, free, before stop 30
+    explicit = FunctionMotion(lambda t: (np.array([1j * t]), np.zeros(1), np.zeros(1)))
+    free = b.add_particle((0.0,))
+    assert one_line(lambda: b.pin(free, explicit), "particles[0].motion").startswith(
+        "particles[0].motion: could not be evaluated")
+    assert b.n_particles == 1 and not b.finalize().pinned[0]  # a refused pin pins nothing

@@ -211,7 +211,12 @@ class ModelBuilder(ObstacleBuilder):
         self._pinned.append(bool(pinned))
         self._names.append(name if name is not None else "")
         if pinned or motion is not None:
-            self.pin(index, motion)
+            try:
+                self.pin(index, motion)
+            except BaseException:  # a motion refused: no particle is left half-added
+                for values in (self._x, self._v, self._mass, self._pinned, self._names):
+                    values.pop()
+                raise
         return index
 
     def pin(self, i: int, motion=None) -> None:
@@ -223,12 +228,13 @@ class ModelBuilder(ObstacleBuilder):
             raise HookeInputError(f"particles[{i}].v", "is the velocity of a particle to pin (it "
                                   "stays at x, or moves as its motion does): add it without one",
                                   self._v[i])
+        if motion is not None:  # checked before anything changes: a refused one pins nothing
+            motion = _checked_motion(motion, self.dim, f"particles[{i}].motion")
         self._pinned[i] = True
         self._motions.pop(i, None)
         if motion is None:
             self._v[i] = np.zeros(self.dim)
             return
-        motion = _checked_motion(motion, self.dim, f"particles[{i}].motion")
         self._motions[i] = motion
         self._v[i] = np.asarray(motion(0.0)[1], dtype=float)
 

@@ -91,6 +91,16 @@ class ConstantVelocity:
         return v * t, v, np.zeros_like(v)
 
 
+def _real_numbers(value) -> np.ndarray:
+    """``value`` as a float array; complex numbers are refused (TypeError), where NumPy's cast
+    kept their real part with only a ComplexWarning: a motion f(t) = 0.1·(t − 1)**0.5 moved
+    its pin by the real part of an imaginary displacement."""
+    if np.asarray(value).dtype.kind == "c":
+        raise TypeError("complex values are no displacements, got "
+                        f"{complex(np.asarray(value).ravel()[0])}")
+    return np.asarray(value, dtype=float)
+
+
 @dataclass(frozen=True)
 class FunctionMotion:
     """A user function of time: ``f(t)`` returns the displacement u(t), or a tuple (u, du, ddu).
@@ -107,12 +117,12 @@ class FunctionMotion:
         value = self.function(t)
         # three numbers are a 3D u, (0, 0, 0.1·t), not (u, du, ddu) of shape () each
         if isinstance(value, tuple) and len(value) == 3 and not all(map(is_number, value)):
-            return tuple(np.asarray(part, dtype=float) for part in value)
-        u = np.asarray(value, dtype=float)
-        after = np.asarray(self.function(t + self.h), dtype=float)
+            return tuple(_real_numbers(part) for part in value)
+        u = _real_numbers(value)
+        after = _real_numbers(self.function(t + self.h))
         before = self._value_or_none(t - self.h)
         if before is None or before.shape != u.shape:
-            further = np.asarray(self.function(t + 2 * self.h), dtype=float)
+            further = _real_numbers(self.function(t + 2 * self.h))
             return (u, (4 * after - 3 * u - further) / (2 * self.h),
                     (further - 2 * after + u) / self.h ** 2)
         return u, (after - before) / (2 * self.h), (after - 2 * u + before) / self.h ** 2
@@ -121,7 +131,7 @@ class FunctionMotion:
         """f(t) as finite numbers, None where f is not defined (it raises, or is not finite)."""
         try:
             with np.errstate(all="ignore"):
-                value = np.asarray(self.function(t), dtype=float)
+                value = _real_numbers(self.function(t))
         except (TypeError, ValueError, ArithmeticError):
             return None
         return value if np.all(np.isfinite(value)) else None
@@ -145,7 +155,7 @@ class CheckedMotion:
                                   f"({error})", show_value=False) from None
         if isinstance(parts, tuple) and len(parts) == 3:
             try:
-                checked = tuple(np.asarray(part, dtype=float) for part in parts)
+                checked = tuple(_real_numbers(part) for part in parts)
             except (TypeError, ValueError):
                 checked = ()
             # one pass over the few numbers in Python: a third of np.isfinite's cost per part
