@@ -538,6 +538,27 @@ def test_bad_spheres_and_obstacles_in_a_scene_file_are_one_line_each(tmp_path, c
     assert len(lines) == 1 and lines[0].startswith(message), lines
 
 
+def test_a_particle_on_an_obstacle_corner_to_round_off_starts_touching_it():
+    """Red-team pass (redF): a 2D particle placed exactly on the corner (1.5, 0) where two
+    obstacle segments meet was taken: ipctk gave its squared distance to the first segment as
+    7.4e-34 m² (round-off, not 0), so the start check passed, and the run failed at step 1 with
+    "Newton did not converge … try a smaller dt" against a barrier of d = 2.7e-17 m."""
+    b = ModelBuilder(dim=2)
+    b.add_particle((0.0, 0.5), mass=0.1)
+    b.add_particle((1.5, 0.0), mass=0.1)
+    b.add_obstacle(([(0.5, 0.2), (1.5, 0.0), (2.5, 0.2)], [(0, 1), (1, 2)]))
+    b.set_contact(dhat=DHAT, kappa=KAPPA, area=AREA)
+    with pytest.raises(hooke.HookeInputError) as caught:
+        b.finalize()
+    assert str(caught.value) == ("obstacles[0]: particle(s) 1 start touching the obstacle "
+                                 "(distance 0: the barrier is infinite there)")
+    b = ModelBuilder(dim=2)  # a micrometre off the corner is a start like any other
+    b.add_particle((1.5, 1e-6), mass=0.1)
+    b.add_obstacle(([(0.5, 0.2), (1.5, 0.0), (2.5, 0.2)], [(0, 1), (1, 2)]))
+    b.set_contact(dhat=DHAT, kappa=KAPPA, area=AREA)
+    assert b.finalize().n_particles == 1
+
+
 def test_hooke_check_exits_2_with_one_line_for_a_non_finite_centre_and_an_unreadable_file(
         tmp_path):
     path = scene_file(tmp_path)
