@@ -611,6 +611,29 @@ def test_an_adjoint_that_overflows_is_one_line_without_warnings(integrator="impl
     np.testing.assert_allclose(small[1]["stiffness"], 1e8 * unit[1]["stiffness"], rtol=1e-12)
 
 
+@pytest.mark.parametrize("body, what", [("sphere", "spheres"), ("obstacle", "obstacle meshes")])
+def test_a_sphere_or_an_obstacle_is_refused_not_differentiated_without_its_barrier(body, what):
+    """Red-team pass (redF): hooke.gradient of a model resting on a frictionless fixed sphere
+    or obstacle returned a derivative without their barriers (∂L/∂g_y −1.406e-4 against the
+    central differences' −1.445e-4 on the sphere, −4.04e-6 against −4.98e-6 on the obstacle):
+    the adjoint differentiates the planes' barrier only. Now refused in one line."""
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, 0.03), mass=0.1)
+    b.add_particle((0.3, 0.04), mass=0.1)
+    b.add_spring(0, 1, 100.0)
+    if body == "sphere":
+        b.add_sphere((0.15, -1.0), 1.0)
+    else:
+        b.add_obstacle(([(-1.0, 0.0), (1.0, 0.0)], [(0, 1)]))
+    b.set_contact(dhat=0.01, kappa=1e3, area=0.1)
+    scene = hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=0.1)
+    with pytest.raises(HookeInputError) as caught:
+        hooke.gradient(scene, losses.final_position(np.zeros((2, 2))), ["gravity"])
+    assert str(caught.value).startswith(f"scene: has {what}, which hooke.gradient does not "
+                                        "differentiate with 'implicit_euler' (it covers ")
+    assert str(caught.value).endswith(f", got '{what}'")
+
+
 def test_unsupported_models_are_refused():
     def grad(name, integrator, **parameters):
         return lambda: hooke.gradient(hooke.scene(name, **parameters), losses.energy_at(0.0),

@@ -16,6 +16,8 @@ from hooke.errors import HookeInputError, SimulationError
 from hooke.integrators import get as get_integrator
 from hooke.motion import ConstantVelocity
 
+from conftest import run_main
+
 G = 9.81
 CONTACT_SCENES = {  # scene: t_end for the test (None: the scene's own)
     "square_drop": None, "square_slope": None, "square_compress": None, "square_press": None,
@@ -469,6 +471,30 @@ def ground_builder(**contact):
 def test_non_positive_barrier_settings_are_rejected(setting, value):
     with pytest.raises(HookeInputError, match=rf"^contact\.{setting}: must be"):
         ground_builder(**{setting: value})
+
+
+def test_a_dhat_whose_square_overflows_is_refused_naming_it(tmp_path, monkeypatch, capsys):
+    """Red-team pass (redF): d̂ = 1e300 was taken; the run failed at its first step with exit 1,
+    "a number inside the step became inf or NaN … try a smaller dt" (planes) or ipctk's "unable
+    to project matrix onto positive semi-definite cone" (surfaces), after a frame 0 of NaN
+    energies. The barrier works in (d/d̂)² and d̂²: a d̂ whose square is inf is refused up front."""
+    with pytest.raises(HookeInputError) as caught:
+        ground_builder(dhat=1e300)
+    assert str(caught.value) == ("contact.dhat: is too large (its square overflows to inf), "
+                                 "got 1e+300")
+    assert ground_builder(dhat=1e154).finalize().contact_dhat == 1e154  # d̂² = 1e308: finite
+    scene = tmp_path / "scene.toml"
+    scene.write_text('dim = 2\n[[particles]]\nx = [-1.0, 0.0]\npinned = true\n[[particles]]\n'
+                     'x = [1.0, 0.0]\npinned = true\n[[particles]]\nx = [0.0, 0.3]\n'
+                     '[[particles]]\nx = [0.2, 0.3]\n[[surfaces]]\nfaces = [[0, 1]]\n'
+                     '[[surfaces]]\nfaces = [[2, 3]]\n[contact]\nself_contact = true\n'
+                     'dhat = 1e300\n[run]\nintegrator = "implicit_euler"\ndt = 0.01\n'
+                     't_end = 0.05\n')
+    code, err = run_main(monkeypatch, capsys, "run", str(scene), "-o", str(tmp_path / "out"),
+                         "-q")
+    assert (code, err) == (2, ["error: contact.dhat: is too large (its square overflows to inf), "
+                               "got 1e+300"])
+    assert not (tmp_path / "out").exists()
 
 
 def test_one_plane_moving_past_the_positions_precision_is_not_called_a_squeeze():

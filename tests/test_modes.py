@@ -111,6 +111,28 @@ def test_bad_input():
         hooke.modes(42)
 
 
+def test_a_scene_with_an_obstacle_mesh_is_one_line_from_modes_and_equilibrium(tmp_path):
+    """Red-team pass (redF): ``hooke modes`` of a scene with an ``[[obstacles]]`` mesh was
+    "unexpected AttributeError: module 'hooke.energies.obstacle_barrier' has no attribute
+    'hessian_structure' (a bug in hooke)", exit 1: its pairs change as the particles move, as
+    self-contact's do. Now one line naming the scene, exit 2."""
+    path = tmp_path / "ramp.toml"
+    path.write_text('dim = 2\ngravity = [0.0, -9.81]\n[[particles]]\nx = [0.9, 0.3]\n'
+                    'mass = 0.1\n[[obstacles]]\nvertices = [[0.5, 0.2], [1.5, 0.0]]\n'
+                    'faces = [[0, 1]]\n[contact]\narea = 0.01\n[run]\n'
+                    'integrator = "implicit_euler"\ndt = 0.01\nt_end = 0.1\n')
+    line = ("scene: has obstacle meshes, which the static equilibrium and the modal analysis do "
+            "not handle, got 'ramp'")
+    for analysis in (hooke.modes, equilibrium):
+        with pytest.raises(HookeInputError) as caught:
+            analysis(hooke.load(path))
+        assert str(caught.value) == line
+    done = subprocess.run([sys.executable, "-m", "hooke.cli", "modes", str(path), "-k", "1",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=300)
+    assert (done.returncode, done.stderr, done.stdout) == (2, f"error: {line}\n", "")
+
+
 def test_a_scene_with_self_contact_is_one_line_from_modes_and_equilibrium(tmp_path):
     """Self-contact's barrier has no fixed Hessian pattern: ``hooke modes chain_pile`` (and every
     self-contact scene) was "unexpected AttributeError … (a bug in hooke)" (the confirmation pass

@@ -330,6 +330,24 @@ def test_a_moving_sphere_pushes_a_particle_ahead_without_reaching_it():
     assert 1.0 < result.v[-1, 0, 0] <= 2.0 and result.v[-1, 0, 1] == 0.0
 
 
+def test_one_sphere_moving_past_the_positions_precision_is_not_called_a_squeeze():
+    """Red-team pass (redF): a lone sphere moving at 1e200 m/s said "moving spheres squeeze
+    particle(s) 0 against another sphere … try a smaller dt": there is no other sphere; the
+    particle carried 1e198 m loses its 0.3 m from the centre to round-off."""
+    b = ModelBuilder(dim=2)
+    b.add_particle((0.3, 0.0), mass=0.1)
+    b.add_sphere((0.0, 0.0), 0.1, motion=ConstantVelocity((1e200, 0.0)))
+    b.set_contact(dhat=DHAT, kappa=KAPPA, area=AREA)
+    scene = hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=0.05)
+    with pytest.raises(hooke.SimulationError) as caught:
+        hooke.simulate(scene)
+    message = str(caught.value)
+    assert message.startswith("step 1 (t = 0.01) failed: moving sphere 0 carries particle(s) 0 "
+                              "by 1e+198 m in the step to t = 0.01, past what positions of |x| "
+                              "up to 1e+198 m resolve;")
+    assert message.endswith("Give the sphere a slower motion.") and "squeeze" not in message
+
+
 @pytest.mark.parametrize("velocity", [(0.0, 0.4, 0.0), (0.5, 0.0, 0.0)])
 def test_a_moving_obstacle_lifts_a_particle_or_drags_it_by_friction(velocity):
     """A rising floor carries the particle up 0.2 m, never reached; a floor sliding at 0.5 m/s
@@ -518,6 +536,27 @@ def test_bad_spheres_and_obstacles_in_a_scene_file_are_one_line_each(tmp_path, c
         hooke.load(scene_file(tmp_path, **changes))
     lines = str(info.value).splitlines()
     assert len(lines) == 1 and lines[0].startswith(message), lines
+
+
+def test_a_particle_on_an_obstacle_corner_to_round_off_starts_touching_it():
+    """Red-team pass (redF): a 2D particle placed exactly on the corner (1.5, 0) where two
+    obstacle segments meet was taken: ipctk gave its squared distance to the first segment as
+    7.4e-34 m² (round-off, not 0), so the start check passed, and the run failed at step 1 with
+    "Newton did not converge … try a smaller dt" against a barrier of d = 2.7e-17 m."""
+    b = ModelBuilder(dim=2)
+    b.add_particle((0.0, 0.5), mass=0.1)
+    b.add_particle((1.5, 0.0), mass=0.1)
+    b.add_obstacle(([(0.5, 0.2), (1.5, 0.0), (2.5, 0.2)], [(0, 1), (1, 2)]))
+    b.set_contact(dhat=DHAT, kappa=KAPPA, area=AREA)
+    with pytest.raises(hooke.HookeInputError) as caught:
+        b.finalize()
+    assert str(caught.value) == ("obstacles[0]: particle(s) 1 start touching the obstacle "
+                                 "(distance 0: the barrier is infinite there)")
+    b = ModelBuilder(dim=2)  # a micrometre off the corner is a start like any other
+    b.add_particle((1.5, 1e-6), mass=0.1)
+    b.add_obstacle(([(0.5, 0.2), (1.5, 0.0), (2.5, 0.2)], [(0, 1), (1, 2)]))
+    b.set_contact(dhat=DHAT, kappa=KAPPA, area=AREA)
+    assert b.finalize().n_particles == 1
 
 
 def test_hooke_check_exits_2_with_one_line_for_a_non_finite_centre_and_an_unreadable_file(

@@ -208,7 +208,14 @@ def test_a_system_refuses_positions_of_the_wrong_shape(call, field):
     # with contact: a face of surface 99 of 2 read a friction past the array's end, and ran
     (dict(surface_of_face=np.full(16, 99)), "surface_of_face", "(16,)"),
     (dict(plane_friction=np.zeros(0)), "plane_friction", "(0,)"),  # ran as well
-    (dict(contact_area=np.ones(3)), "contact_area", "(3,)")])  # a broadcasting ValueError
+    (dict(contact_area=np.ones(3)), "contact_area", "(3,)"),  # a broadcasting ValueError
+    # red-team pass (redF): these ran, the barrier's d̂ of −1 or NaN unnoticed, and d̂ = 1e300
+    # failed at step 1 as "the motion blew up … try a smaller dt"
+    (dict(contact_dhat=-1.0), "contact_dhat", "-1.0"), (dict(contact_dhat=np.nan), "contact_dhat",
+                                                        "nan"),
+    (dict(contact_dhat=1e300), "contact_dhat", "1e+300"),
+    (dict(contact_kappa=0.0), "contact_kappa", "0.0"),
+    (dict(contact_epsv="1e-3"), "contact_epsv", "'1e-3'")])
 def test_a_model_made_directly_is_checked_as_the_builder_checks(change, field, value):
     """hooke.Model(...) (or dataclasses.replace of one) checked nothing: a spring to particle
     50 of 4 failed inside a step ("provided out is the wrong size for the accumulation"), float
@@ -216,7 +223,7 @@ def test_a_model_made_directly_is_checked_as_the_builder_checks(change, field, v
     "'list' object has no attribute 'setflags'", and negative masses ran."""
     import dataclasses
 
-    contact = field in ("surface_of_face", "plane_friction", "contact_area")
+    contact = field in ("surface_of_face", "plane_friction") or field.startswith("contact_")
     model = (hooke.scene("squares_self_contact") if contact else hooke.scene("chain", n=3)).model
     message = one_line(lambda: dataclasses.replace(model, **change), field)
     assert message.endswith(f"got {value}"), message

@@ -77,8 +77,9 @@ class Modes:
 
 
 def _model_of(scene) -> tuple[Model, str]:
-    """The model and its name; one with self-contact is refused: its barrier's pairs change as
-    the bodies move, so it has no fixed linearisation (it raised AttributeError, issue 15)."""
+    """The model and its name; one with self-contact or obstacle meshes is refused: their
+    barriers' pairs change as the bodies move, so it has no fixed linearisation (it raised
+    AttributeError, issue 15)."""
     if isinstance(scene, str):
         scene = builtin_scene(scene)
     if isinstance(scene, Scene):
@@ -91,6 +92,9 @@ def _model_of(scene) -> tuple[Model, str]:
     if model.n_contact_faces:
         raise HookeInputError("scene", "has self-contact (contact surfaces), which the static "
                               "equilibrium and the modal analysis do not handle", name)
+    if model.n_obstacles:  # its pairs change with x too (ipctk's, as self-contact's)
+        raise HookeInputError("scene", "has obstacle meshes, which the static equilibrium and "
+                              "the modal analysis do not handle", name)
     return model, name
 
 

@@ -312,6 +312,11 @@ class ModelBuilder(ObstacleBuilder):
         other and themselves with the same d̂ and κ (:mod:`hooke.energies.surface_barrier`);
         :meth:`finalize` then checks that no two non-adjacent surface elements touch.
         """
+        if dhat is not None:  # the barriers take (d/d̂)² and d̂²: both must be finite
+            number = _number(dhat, "contact.dhat", positive=True)
+            if not math.isfinite(number * number):
+                raise HookeInputError("contact.dhat", "is too large (its square overflows to inf)",
+                                      dhat)
         for key, value in (("dhat", dhat), ("kappa", kappa), ("epsv", epsv)):
             if value is not None:
                 self._contact[f"contact_{key}"] = _number(value, f"contact.{key}", positive=True)

@@ -6,7 +6,8 @@ Contract: :func:`check_model` raises :class:`HookeInputError` naming the Model's
 value when an array is not of numbers, has another shape than the model's counts give it, or
 holds a particle (or obstacle vertex, surface, obstacle) index out of range, and when a mass is
 not finite and > 0 or a position, velocity, stiffness, rest length, damping or joint length is
-not finite (stiffness and damping also >= 0, a joint's length > 0). The compiled kernels index x by these arrays unchecked: a
+not finite (stiffness and damping also >= 0, a joint's length > 0), or a contact setting (d̂,
+κ, ε_v) not finite and > 0 (d̂² too). The compiled kernels index x by these arrays unchecked: a
 spring to particle 50 of 4 was "provided out is the wrong size for the accumulation" from
 inside a step, float indices a Numba TypingError, a spring stiffness array of the wrong length
 an IndexError, and a negative mass ran.
@@ -14,9 +15,11 @@ an IndexError, and a negative mass ran.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .errors import HookeInputError
+from .errors import HookeInputError, is_number
 
 
 def _array(model, field: str, kinds: str) -> np.ndarray:
@@ -94,6 +97,18 @@ def check_model(model) -> None:
                                   getattr(model, field).shape)
     if _array(model, "wind", "iuf").shape not in ((dim,), (0,)):
         raise HookeInputError("wind", f"must have shape ({dim},) or (0,)", model.wind.shape)
+    _contact_settings(model)
+
+
+def _contact_settings(model) -> None:
+    """d̂, κ and ε_v finite numbers > 0 (as ModelBuilder.set_contact checks them), d̂² finite."""
+    for field in ("contact_dhat", "contact_kappa", "contact_epsv"):
+        value = getattr(model, field)
+        if not is_number(value) or not math.isfinite(value) or value <= 0:
+            raise HookeInputError(field, "must be a finite number > 0", value)
+    if not math.isfinite(float(model.contact_dhat) * float(model.contact_dhat)):
+        raise HookeInputError("contact_dhat", "is too large (its square overflows to inf)",
+                              model.contact_dhat)
 
 
 def _bodies(model, dim: int) -> None:

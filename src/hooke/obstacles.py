@@ -47,6 +47,7 @@ from .surfaces import check_face_shapes, check_faces
 # Hessian divides by d², which a smaller d sends to 0 (a start 1e-300 m above the ground failed
 # in a division by zero inside the first step).
 CLEARANCE_FLOOR = float(np.sqrt(np.finfo(float).tiny))  # 1.5e-154
+TOUCH_ROUND_OFF = 64 * float(np.finfo(float).eps)  # relative to the coordinates: a distance 0
 VERTEX_SCALE = {2: 4.0, 3: 8.0}
 EDGE_SCALE = 4.0
 MESH_CELLS = {2: "line cells, or triangles or quads (their boundary)",
@@ -301,6 +302,14 @@ def _is_closed(faces: np.ndarray) -> bool:
     return bool(np.all(np.unique(edges, axis=0, return_counts=True)[1] == 2))
 
 
+def _round_off_squared(points: np.ndarray) -> float:
+    """The squared distance [m²] below which a pair of these points' elements touches: what
+    round-off leaves of a distance 0 at their coordinates (ipctk gives a point on a polyline's
+    corner 7.4e-34 m² from the segment there, a barrier of d = 2.7e-17 m no step can leave)."""
+    with np.errstate(over="ignore"):
+        return float((TOUCH_ROUND_OFF * np.max(np.abs(points))) ** 2)
+
+
 def obstacle_problems(vertices: np.ndarray, faces: np.ndarray, owner: np.ndarray,
                       surface_faces: np.ndarray, area: np.ndarray, x: np.ndarray,
                       field: str | None = None) -> list[str]:
@@ -325,8 +334,9 @@ def obstacle_problems(vertices: np.ndarray, faces: np.ndarray, owner: np.ndarray
     edges, tris = mesh.edges, mesh.faces
     for kind in ("fv_candidates", "ev_candidates", "ee_candidates", "vv_candidates"):
         for pair in getattr(candidates, kind):
-            if pair.compute_distance(V, edges, tris) <= 0.0:
-                hit(pair.vertex_ids(edges, tris), touching)
+            ids = [i for i in pair.vertex_ids(edges, tris) if i >= 0]
+            if pair.compute_distance(V, edges, tris) <= _round_off_squared(V[ids]):
+                hit(ids, touching)
     if surface_faces.size:  # a model edge through an obstacle triangle or the other way round
         broad = ipctk.HashGrid()  # (3D), or two segments crossing (2D)
         broad.build(V, edges, tris if tris.size else np.zeros((0, 3), dtype=np.int32), 0.0)

@@ -74,6 +74,8 @@ def names() -> list[str]:
 
 # (whether the Model has it, what it is called in the refusal)
 UNSUPPORTED = ((lambda model: model.n_surface_faces, "contact surfaces"),
+               (lambda model: model.n_spheres, "spheres"),  # only the planes' barrier has an
+               (lambda model: model.n_obstacles, "obstacle meshes"),  # adjoint
                (lambda model: model.pinned_motions, "prescribed motions"),
                (lambda model: model.plane_motions, "moving contact planes"),
                (lambda model: np.any(model.plane_friction > 0), "friction"))

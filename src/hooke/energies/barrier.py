@@ -313,6 +313,21 @@ def contact_forces(model, x: np.ndarray, t: float = 0.0) -> np.ndarray:
     return -at_time(model, t).gradient(model, x)
 
 
+def carried_past_precision(body: str, stuck: np.ndarray, step: float, y: np.ndarray,
+                           t_next: float):
+    """The :class:`SimulationError` of a lone moving ``body`` ("plane", "sphere") whose step
+    carried particles ``stuck`` by ``step`` m to positions ``y`` too large to keep their gap: with
+    nothing to squeeze them against, only round-off can have put them in contact."""
+    from ..errors import SimulationError
+
+    error = SimulationError(
+        f"moving {body} 0 carries particle(s) {', '.join(map(str, stuck[:10]))} by {step:.3g} m "
+        f"in the step to t = {t_next:.6g}, past what positions of |x| up to "
+        f"{np.max(np.abs(y)):.3g} m resolve")
+    error.advice = f"Give the {body} a slower motion."
+    return error
+
+
 def start_guess(model, x: np.ndarray, t: float, t_next: float) -> np.ndarray:
     """A Newton start for a step t → t_next inside the domain of the planes at t_next.
 
@@ -336,12 +351,7 @@ def start_guess(model, x: np.ndarray, t: float, t_next: float) -> np.ndarray:
     final = y @ model.plane_normals.T - after[None, :]
     stuck = np.flatnonzero(contact & np.any(final <= 0.0, axis=1))
     if stuck.size and len(model.plane_normals) == 1:  # nothing to squeeze against: round-off
-        error = SimulationError(
-            f"moving plane 0 carries particle(s) {', '.join(map(str, stuck[:10]))} by "
-            f"{push[0]:.3g} m in the step to t = {t_next:.6g}, past what positions of |x| up to "
-            f"{np.max(np.abs(y)):.3g} m resolve")
-        error.advice = "Give the plane a slower motion."
-        raise error
+        raise carried_past_precision("plane", stuck, push[0], y, t_next)
     if stuck.size:
         raise SimulationError(
             f"moving planes squeeze particle(s) {', '.join(map(str, stuck[:10]))} against another "

@@ -31,7 +31,7 @@ from numba import njit
 from .. import jit_cache  # noqa: F401  (a full disk under Numba's cache: no error)
 
 from ..obstacles import sphere_centers
-from .barrier import (ParticleBarrier, barrier_derivative, barrier_second,
+from .barrier import (ParticleBarrier, barrier_derivative, barrier_second, carried_past_precision,
                       hessian_structure, pairs_energy, pairs_forces, static_functions)
 
 NAME = "sphere_barrier"
@@ -185,6 +185,8 @@ def start_guess(model, x: np.ndarray, t: float, t_next: float) -> np.ndarray:
         y[carried] += shift[k]
     stuck = np.flatnonzero(contact & np.any(SphereBarrier(after).distances(model, y) <= 0.0,
                                             axis=1))
+    if stuck.size and model.n_spheres == 1:  # nothing to squeeze against: round-off
+        raise carried_past_precision("sphere", stuck, math.hypot(*shift[0]), y, t_next)
     if stuck.size:
         raise SimulationError(
             f"moving spheres squeeze particle(s) {', '.join(map(str, stuck[:10]))} against another "
