@@ -145,7 +145,7 @@ def test_a_file_name_with_a_newline_or_an_escape_keeps_the_error_on_one_line(
         code, lines = run_main(monkeypatch, capsys, "serve", "spring1d", "--observed",
                                str(tmp_path / name))
         assert code == 2 and len(lines) == 1, lines
-        assert lines[0].startswith(f"error: observed {shown}: has no rows of data, got "), lines
+        assert lines[0].startswith(f"error: --observed {shown}: has no rows of data, got "), lines
     with pytest.raises(typer.Exit):
         stopped(KeyboardInterrupt(), tmp_path / "a\nb")
     lines = capsys.readouterr().err.splitlines()
