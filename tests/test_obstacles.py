@@ -664,3 +664,39 @@ def test_a_snapshot_of_cloth_sphere_is_an_image_of_the_drape(tmp_path, cloth_run
     last = np.asarray(images[-1])
     blue = (last[..., 2] > last[..., 0] + 0.2)  # the cloth's colour
     assert 0.01 < blue.mean() < 0.5
+
+
+def test_an_obstacle_carrying_particles_past_the_positions_precision_says_so(tmp_path):
+    """Stop 30 (red team): an obstacle moving at 1e200 m/s failed at step 1 with "Newton did not
+    converge in its first iteration … try a smaller dt": it carried the particles 1e198 m, where
+    one ulp of a position is larger than the whole barrier zone d̂. It is said as for a plane or
+    a sphere; an obstacle rising at 100 m/s still runs."""
+    def scene(velocity: str):
+        path = tmp_path / "obstacle.toml"
+        path.write_text(f"""dim = 3
+gravity = [0.0, -9.81, 0.0]
+[[particles]]
+x = [0.9, 0.3, 0.0]
+mass = 0.1
+[[obstacles]]
+vertices = [[0.5, 0.2, -0.5], [0.5, 0.2, 0.5], [1.5, 0.0, 0.5], [1.5, 0.0, -0.5]]
+faces = [[0, 1, 2], [0, 2, 3]]
+motion = {{ type = "constant_velocity", velocity = {velocity}, duration = 1.0 }}
+[contact]
+dhat = 0.005
+kappa = 1.0e3
+area = 0.01
+[run]
+integrator = "implicit_euler"
+dt = 0.01
+t_end = 0.05
+""")
+        return path
+    with pytest.raises(hooke.SimulationError) as caught:
+        hooke.simulate(hooke.load(scene("[1e200, 0.0, 0.0]")))
+    message = str(caught.value)
+    assert message.startswith("step 1 (t = 0.01) failed: moving obstacle 0 carries particle(s) 0 "
+                              "by 1e+198 m in the step to t = 0.01, past what positions of |x| "
+                              "up to 1e+198 m resolve;"), message
+    assert message.endswith("Give the obstacle a slower motion.")
+    assert hooke.simulate(hooke.load(scene("[0.0, 100.0, 0.0]"))).n_frames == 6

@@ -27,10 +27,12 @@ uses these hooks; the others refuse models with obstacles (``Integrator.CAPABILI
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..obstacles import collision_mesh, contact_particles, obstacle_vertices
-from .barrier import static_functions
+from .barrier import carried_past_precision, static_functions
 from .surface_barrier import IpcContact, per_model
 
 NAME = "obstacle_barrier"
@@ -105,6 +107,11 @@ def start_guess(model, x: np.ndarray, t: float, t_next: float) -> np.ndarray:
     y = np.array(x, dtype=float, copy=True)
     moving = (carried >= 0) & ~model.pinned[before.particles]  # pins stay on their path
     y[before.particles[moving]] += shift[carried[moving]]
+    if moving.any() and np.finfo(float).eps * np.max(np.abs(y)) >= model.contact_dhat:
+        # carried so far that one ulp of the positions spans the whole barrier zone d̂: Newton
+        # could only fail ("did not converge … try a smaller dt", which cannot help)
+        raise carried_past_precision("obstacle", before.particles[moving],
+                                     max(math.hypot(*row) for row in shift), y, t_next)
     free = after.ipctk.compute_collision_free_stepsize(before.mesh, start, after.positions(y),
                                                         narrow_phase_ccd=before.ccd)
     if free < 1.0:
