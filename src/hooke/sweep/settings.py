@@ -185,8 +185,8 @@ class SweepSettings(Strict):
         for path in grids[0]:
             if not _PATH.fullmatch(path):
                 raise ValueError(f"params: a path is NAME or dotted.NAME, got {format_value(path)}")
-            if _column_clash(path):
-                raise ValueError(f"params.{path}: {_column_clash(path)}, got {path!r}")
+            if clash := _column_clash(path):
+                raise ValueError(f"params.{path}: {clash}, got {path!r}")
         try:
             self.params = [{path: _axis(path, grid[path], self.random) for path in grids[0]}
                            for grid in grids]
@@ -239,8 +239,8 @@ def parse_param(text: str) -> tuple[str, list | dict]:
                               "stiffness=log:1e3:1e5)", text)
     if not _PATH.fullmatch(path):
         raise HookeInputError("--param", "a path is NAME or dotted.NAME", text)
-    if _column_clash(path):
-        raise HookeInputError(f"--param {path}", _column_clash(path), text)
+    if clash := _column_clash(path):
+        raise HookeInputError(f"--param {path}", clash, text)
     ranged = re.fullmatch(r"(log:)?([^:,\[\]]+):([^:,\[\]]+)", spec)
     if ranged:
         ends = [parse_value(part.strip(), f"--param {path}") for part in ranged.group(2, 3)]
@@ -248,9 +248,8 @@ def parse_param(text: str) -> tuple[str, list | dict]:
                    and math.isfinite(end) for end in ends):
             raise HookeInputError(f"--param {path}", "a range is lo:hi or log:lo:hi with finite "
                                   "numbers", spec)
-        if _range_problem(*ends, bool(ranged.group(1))):
-            raise HookeInputError(f"--param {path}", _range_problem(*ends, bool(ranged.group(1))),
-                                  spec)
+        if problem := _range_problem(*ends, bool(ranged.group(1))):
+            raise HookeInputError(f"--param {path}", problem, spec)
         return path, {"range": ends, "log": bool(ranged.group(1))}
     values, depth, start = [], 0, 0
     for index, char in enumerate(spec + ","):
