@@ -4,8 +4,11 @@ round-off without stalling, and the book's stopping rule is available as min_ite
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import hooke
+from hooke.integrators import implicit
+from hooke.motion import ConstantVelocity
 
 
 def swinging_spring(tol_free_rest: float = 1.0):
@@ -200,3 +203,32 @@ def test_a_step_known_converged_from_the_previous_factor_needs_no_last_factorisa
     assert reference[3]["solve"] == fast[1]["newton_iterations"] + 5
     assert fast[3]["solve"] == fast[1]["newton_iterations"]
     assert fast[3]["resolve"] >= 2  # the gradient bound alone missed these steps' last solve
+
+
+def dragged_hanging_spring() -> hooke.Scene:
+    """A 0.5 kg bob on a damped spring (k = 40, c = 0.2) whose pin is dragged at (−5, 0.3) m/s
+    under gravity: by t = 0.615 the weight's and the spring's parts of E (1.0e-4 and 9.6e-5 J
+    after × h²) cancel to an E of −1.9e-7 J, whose round-off (64 ε |E| = 2.7e-21 J) was taken for
+    the round-off of the parts (~5e-20 J, as measured between trials)."""
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, 0.0), pinned=True, motion=ConstantVelocity((-5.0, 0.3)))
+    b.add_particle((1.0, 0.0), mass=0.5)
+    b.add_spring(0, 1, stiffness=40.0, damping=0.2)
+    return hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.005, t_end=1.28)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_tight_tol_converges_where_the_energys_parts_cancel(compiled, monkeypatch):
+    """Before, step 124 stalled at ‖p‖/h = 1.284e-8 for 100 iterations (tol 1e-10): the line
+    search took "no increase" of E at α = 1.9e-6, where y + αp == y, for ever. The noise of E is
+    now judged by the sum of its parts' sizes, so the last Newton steps are taken on the
+    gradient's decrease, and a trial that leaves y as it is counts as no step."""
+    monkeypatch.setattr(implicit, "COMPILED", compiled)
+    scene = dragged_hanging_spring()
+    tight = hooke.simulate(scene, tol=1e-10)
+    tighter = hooke.simulate(scene, tol=1e-12)
+    assert tight.complete and tight.n_frames == tighter.n_frames == 257
+    # each step within tol × h of its solution, 256 steps × 1e-10 m/s × 0.005 s = 1.3e-10 m,
+    # carried along by the swing (measured 2.1e-10 m)
+    assert np.max(np.abs(tight.x - tighter.x)) < 4 * 256 * 1e-10 * 0.005
+    assert tight.stats["line_search_halvings"] == 0

@@ -37,8 +37,9 @@ projection). Later iterations only bring y closer, so ‖p‖/h < tol never lets
 that grows as the step shrinks. The book's ``min_iterations=0`` has no such first iteration: it
 accepts y = x outright when ‖p‖/h < tol before any step, so under refinement a body at rest stops
 moving once h·|a| < tol (the square under gravity alone for h < tol/g ≈ 1.02e-3 s). When the line search finds no decrease of E above
-round-off, steps are judged by the gradient norm (energy differences there are noise); when no
-step qualifies and the Newton step is within tol or round-off (‖p‖∞ ≤ 64 ε ‖y‖∞), y is the
+its round-off (64 ε × the sum of the sizes of E's parts, which may cancel: a weight against the
+springs), steps are judged by the gradient norm (energy differences there are noise); a trial
+that leaves y as it is counts as no step; when no step qualifies and the Newton step is within tol or round-off (‖p‖∞ ≤ 64 ε ‖y‖∞), y is the
 minimiser to working precision and the iteration stops; otherwise (E not finite, say) the step
 fails with the residual history, as when ``max_iterations`` is reached.
 Both take ``solver="auto"`` (default: a direct solve, or AMG-preconditioned CG where a
@@ -185,11 +186,18 @@ class ImplicitEuler(Integrator):
                         else None)
 
     def incremental_potential(self, y: np.ndarray, x_tilde: np.ndarray, x_start: np.ndarray,
-                              damping_matrix, terms=None) -> float:
+                              damping_matrix, terms=None, magnitude: bool = False) -> float:
+        """E(y); with ``magnitude``, the sum of its parts' absolute values (each term of U on its
+        own), the scale of E's round-off: the parts may cancel (a weight against the springs'
+        energy) to an E far smaller than the noise in each of them."""
         system, h = self.system, self.dt
         dy = system.free_vector(y - x_tilde)
         value = 0.5 * inner(dy, system.mass_free * dy)
-        value += h * h * system.potential_energy(y, terms)
+        if magnitude:
+            value += h * h * sum(abs(term.value(system.model, y))
+                                 for term in (system.terms if terms is None else terms))
+        else:
+            value += h * h * system.potential_energy(y, terms)
         if damping_matrix is not None:
             dx = self._damping_vector(y - x_start)
             value += 0.5 * h * inner(dx, damping_matrix @ dx)
@@ -222,19 +230,26 @@ class ImplicitEuler(Integrator):
             grad += h * (drag[system.free_dofs] if system.has_moving_pins else drag)
         return grad
 
-    def _line_search(self, y, p, value, residual_norm, merit, residual, terms):
+    def _line_search(self, y, p, value, residual_norm, merit, residual, terms, magnitude):
         """Backtrack from the CCD-capped step until ``merit`` (E, or with joints E + ν|g|₁)
-        does not increase. Within round-off of it (|Δ| ≤ ROUND_OFF·|value|, where differences
-        carry no information) a step is taken when it reduces ``residual`` (a gradient norm)
-        below ``residual_norm`` instead. (trial, its merit, its multiple of p), or None when no
-        step qualifies."""
+        does not increase. Within round-off of it (|Δ| ≤ ROUND_OFF × ``magnitude()``, the
+        merit's scale at y, where differences carry no information) a step is taken when it
+        reduces ``residual`` (a gradient norm) below ``residual_norm`` instead. A trial that
+        leaves y as it is (α·p below the positions' spacing) is no step: it would pass as "no
+        increase" for ever. (trial, its merit, its multiple of p), or None when no step
+        qualifies."""
         alpha = self.system.max_step(y, p, terms)
+        noise = None
         while alpha >= 1e-12:
             trial = y + alpha * p
+            if np.array_equal(trial, y):
+                return None
             trial_value = merit(trial)
             if trial_value <= value:
                 return trial, trial_value, alpha
-            if trial_value - value <= ROUND_OFF * abs(value) and residual(trial) < residual_norm:
+            if noise is None:
+                noise = ROUND_OFF * magnitude()
+            if trial_value - value <= noise and residual(trial) < residual_norm:
                 return trial, trial_value, alpha
             alpha *= 0.5
             self.stats["line_search_halvings"] += 1
@@ -350,7 +365,9 @@ class ImplicitEuler(Integrator):
                                                          terms),
                 lambda trial: norm(self._gradient(trial, x_tilde, x_start, damping_matrix,
                                                   terms)),
-                terms)
+                terms,
+                lambda: self.incremental_potential(y, x_tilde, x_start, damping_matrix, terms,
+                                                   magnitude=True))
             if found is None:
                 # No decrease left: y is the minimiser to working precision when the Newton step
                 # is within tol or round-off; else (E not finite, say) the step failed.

@@ -95,9 +95,10 @@ def _damped_stretch(y, x_start, damped, lagged, s, i, j):
 
 
 @njit(cache=True, error_model="numpy")
-def _potential(y, h, model, step):
+def _potential(y, h, model, step, magnitude=False):
     """The incremental potential E(y) (module docstring of :mod:`.implicit`), its terms summed in
-    the generic order: ½ dyᵀM dy + h²(spring + gravity + barrier + friction) + ½ h dxᵀD dx."""
+    the generic order: ½ dyᵀM dy + h²(spring + gravity + barrier + friction) + ½ h dxᵀD dx. With
+    ``magnitude``, the sum of the parts' absolute values, as the generic path's."""
     (free, _, mass_free, mass, gravity_vector, pairs, rest, stiffness, squared, damping,
      has_damping, damped, normals, area, dhat, kappa) = model
     x_tilde, x_start, lagged, offsets, nodes, pair_normals, weights, anchors, eps = step
@@ -112,10 +113,12 @@ def _potential(y, h, model, step):
         for a in range(y.shape[1]):
             height += y[p, a] * gravity_vector[a]
         weight += mass[p] * height
-    potential = spring._energy(y, pairs, rest, stiffness, squared)
-    potential += -weight
-    potential += barrier._energy(y, normals, offsets, area, dhat, kappa)
-    potential += friction._value(y, nodes, pair_normals, weights, anchors, eps)
+    parts = (spring._energy(y, pairs, rest, stiffness, squared), -weight,
+             barrier._energy(y, normals, offsets, area, dhat, kappa),
+             friction._value(y, nodes, pair_normals, weights, anchors, eps))
+    potential = 0.0
+    for part in parts:
+        potential += abs(part) if magnitude else part
     value = 0.5 * kinetic + h * h * potential
     if has_damping:
         dissipation = 0.0
@@ -291,16 +294,24 @@ def _newton(y, x_start, x_tilde, offsets, nodes, pair_normals, weights, anchors,
         alpha = min(1.0, barrier._max_step(y, p, normals, offsets, area, fraction))
         grad_norm = math.sqrt(np.sum(grad * grad))
         found = False
+        noise = -1.0  # the energy's round-off at y, computed when first needed
         while alpha >= 1e-12:
+            moved = False
             for q in range(n):
                 for a in range(dim):
                     trial[q, a] = y[q, a] + alpha * p[q, a]
+                    moved = moved or trial[q, a] != y[q, a]
+            if not moved:
+                break
             trial_energy = _potential(trial, h, model, step)
             if trial_energy <= energy:
                 found = True
-            elif trial_energy - energy <= round_off * abs(energy):
-                _gradient(trial, h, model, step, potential_grad, scratch, trial_grad)
-                found = math.sqrt(np.sum(trial_grad * trial_grad)) < grad_norm
+            else:
+                if noise < 0.0:
+                    noise = round_off * _potential(y, h, model, step, True)
+                if trial_energy - energy <= noise:
+                    _gradient(trial, h, model, step, potential_grad, scratch, trial_grad)
+                    found = math.sqrt(np.sum(trial_grad * trial_grad)) < grad_norm
             if found:
                 break
             alpha *= 0.5

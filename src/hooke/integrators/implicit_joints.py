@@ -146,7 +146,11 @@ class ConstrainedNewton:
             penalty = max(penalty, PENALTY_MARGIN * float(np.max(np.abs(multiplier), initial=0.0)))
             value = energy + penalty * float(np.sum(np.abs(g)))
             p = system.scatter_free(np.zeros_like(y), p_free)
-            found = it._line_search(y, p, value, residual(y, grad), merit, residual, terms)
+            found = it._line_search(
+                y, p, value, residual(y, grad), merit, residual, terms,
+                lambda: (it.incremental_potential(y, x_tilde, x_start, damping_matrix, terms,
+                                                  magnitude=True)
+                         + penalty * float(np.sum(np.abs(g)))))
             if found is None:
                 # No decrease left: y is the constrained minimiser to working precision when it
                 # is feasible and its step within tol or round-off; else the step failed.
