@@ -166,6 +166,38 @@ def one_particle_on_ground(mu=0.5, motion=None):
     return b.finalize()
 
 
+def test_friction_hessian_stays_finite_for_huge_weights_and_tiny_slips():
+    """A particle starting 1e-150 m above a frictional plane has μλ = 2.5e152 N; after Newton's
+    first iteration it had slipped 7.8e-160 m, where the rank-one part's −μλ/(ε² y) overflowed
+    to −inf and, times u² (6e-319), stayed inf, with NaN after the PSD projection: implicit_euler
+    failed at step 1 with "the motion blew up". By the unit slip direction the block is the
+    closed form (μλ (2ε − y)/ε²)·T − (μλ y/ε²) û ûᵀ, which is μλ·2/ε (1 − y/ε) along û."""
+    model = one_particle_on_ground()
+    weight, eps, slip = 2.5e152, 1e-5, 7.77e-160
+    term = friction.LaggedFriction(np.array([0]), np.array([[0.0, 1.0]]), np.array([weight]),
+                                   np.zeros((1, 2)), eps)
+    block = hessian(term, model, np.array([[slip, 0.004]])).toarray()
+    expected = weight * (2 * eps - slip) / eps**2 - weight * slip / eps**2
+    np.testing.assert_allclose(block, [[expected, 0.0], [0.0, 0.0]], rtol=1e-15)
+
+
+@pytest.mark.parametrize("height", [1e-148, 1e-150, 1e-152])
+def test_a_particle_starting_next_to_a_frictional_plane_stays_on_it(height):
+    """The scene that found it: 1 kg joined by a spring to a second particle, starting within
+    1e-148 m of a frictional ground (μ = 0.5), five implicit_euler steps of 0.01 s. It stays
+    on the ground (the barrier holds it between 0 and d̂) and friction holds it in place."""
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, height), mass=1.0)
+    b.add_particle((1.0, 0.5), mass=1.0)
+    b.add_spring(0, 1, stiffness=100.0)
+    b.add_plane((0.0, 1.0), (0.0, 0.0), friction=0.5)
+    result = hooke.simulate(hooke.Scene(b.finalize()), integrator="implicit_euler", dt=0.01,
+                            t_end=0.05)
+    assert result.complete and np.all(np.isfinite(result.x))
+    assert np.all((result.x[:, 0, 1] > 0) & (result.x[:, 0, 1] < 0.01))
+    assert np.max(np.abs(result.x[:, 0, 0])) < 1e-100  # stuck: μλ dwarfs the spring's pull
+
+
 def test_friction_weights_are_mu_times_the_lagged_normal_forces(rng):
     model, term, _ = prepared_friction(rng, 2)
     lam = barrier.at_time(model, 0.3).normal_forces(model, model.x0)

@@ -102,13 +102,17 @@ def _hessian_blocks(x, nodes, normals, weights, anchors, eps, out):
         i = nodes[q]
         y = _tangential(x, i, normals[q], anchors[q], u)
         isotropic = weights[q] * _f1_over_y(y, eps)
-        # (f1' y − f1)/y³ · u uᵀ: −u uᵀ/y³ when sliding, −u uᵀ/(ε² y) below ε (0 at y = 0).
+        # (f1' y − f1)/y³ · u uᵀ = c û ûᵀ with û = u/y: c = −1/y when sliding, −y/ε² below ε (0
+        # at y = 0). By the unit û, not u uᵀ/(ε² y): with μλ of 1e152 (a particle starting
+        # 1e-150 m above a plane) and y of 1e-160, 1/(ε² y) overflowed to inf and inf·u² to NaN.
         if y == 0.0:
             rank_one = 0.0
         elif y >= eps:
-            rank_one = -weights[q] / (y * y * y)
+            rank_one = -weights[q] / y
         else:
-            rank_one = -weights[q] / (eps * eps * y)
+            rank_one = -weights[q] * (y / (eps * eps))
+        for a in range(dim):
+            u[a] = u[a] / y if y > 0.0 else 0.0
         for a in range(dim):
             for b in range(dim):
                 projector = (1.0 if a == b else 0.0) - normals[q, a] * normals[q, b]
