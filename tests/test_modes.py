@@ -441,3 +441,46 @@ def test_a_body_held_by_contact_alone_that_slides_says_why_it_has_no_equilibrium
     with pytest.raises(SimulationError) as pinned:
         hooke.analysis.equilibrium(hooke.scene("jointed_chain"), max_iterations=1)
     assert str(pinned.value).endswith("N)")
+
+
+def free_body(points, pairs, mass: float, stiffness: float):
+    b = hooke.ModelBuilder(dim=len(points[0]))
+    for p in points:
+        b.add_particle(p, mass=mass)
+    for i, j in pairs:
+        b.add_spring(i, j, stiffness=stiffness)
+    return b.finalize()
+
+
+def test_a_free_bodys_rigid_modes_are_zero_and_the_rest_its_closed_form():
+    """An equilateral triangle (m = 1, k = 100) has ω² = 3k/2m (twice) and 3k/m; a regular
+    tetrahedron (m = 2, k = 50) k/m (twice), 2k/m (three times) and 4k/m. Their rigid motions
+    (3 in 2D, 6 in 3D) came out as ω² of ±2e-14 to 6e-14 (±5e-8 Hz in `hooke modes`), round-off
+    of an eigen-solver whose errors scale with ‖M⁻¹K‖ (600 and 150 here)."""
+    triangle = free_body([(0, 0), (1, 0), (0.5, np.sqrt(3) / 2)], [(0, 1), (1, 2), (0, 2)],
+                         1.0, 100.0)
+    np.testing.assert_array_equal(hooke.modes(triangle, k=6).omega_squared[:3], 0.0)
+    np.testing.assert_allclose(hooke.modes(triangle, k=6).omega_squared[3:], [150, 150, 300],
+                               rtol=1e-12)
+    tetrahedron = free_body([(1, 1, 1), (1, -1, -1), (-1, 1, -1), (-1, -1, 1)],
+                            [(i, j) for i in range(4) for j in range(i + 1, 4)], 2.0, 50.0)
+    result = hooke.modes(tetrahedron, k=12)
+    np.testing.assert_array_equal(result.frequencies[:6], 0.0)
+    np.testing.assert_allclose(result.omega_squared[6:], [25, 25, 50, 50, 50, 100], rtol=1e-12)
+
+
+def test_a_free_grid_at_rest_is_its_own_equilibrium():
+    """A free 30 × 30 grid at its rest lengths, no gravity: every force is round-off (5.3e-15 N)
+    and so was the force scale, so equilibrium ran 500 iterations and said "did not converge".
+    Forces are known to K·ε|x|∞ at best: that residual is the equilibrium, x0 itself. Its
+    three rigid modes are 0 on both eigen-solvers, and the next two agree between them."""
+    b = hooke.ModelBuilder(dim=2)
+    b.grid(30, 30, spacing=0.1, mass=0.01, stiffness=100.0)
+    model = b.finalize()
+    x, _ = equilibrium(model)
+    np.testing.assert_allclose(x, model.x0, rtol=0, atol=1e-15)
+    dense, sparse = (hooke.modes(model, k=5, dense=flag).omega_squared for flag in (True, False))
+    np.testing.assert_array_equal(dense[:3], 0.0)
+    np.testing.assert_array_equal(sparse[:3], 0.0)
+    assert dense[3] > 100.0  # the softest bending of a 2.9 m sheet of 0.01 kg, k = 100 N/m
+    np.testing.assert_allclose(sparse[3:], dense[3:], rtol=1e-8)

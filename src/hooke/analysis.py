@@ -20,7 +20,9 @@ Contract:
 - :func:`rest_energy`: U at that equilibrium, the zero of a scene's plotted energies when it
   reads them above its rest state (:func:`energy_reference`, ``Scene.energy_reference``).
 - :class:`Modes`: ``frequencies`` (k,) in Hz, ascending, f = ω/2π; an unstable direction (ω² < 0,
-  an equilibrium that is not a minimum) is reported as the negative number −√|ω²|/2π.
+  an equilibrium that is not a minimum) is reported as the negative number −√|ω²|/2π; an ω²
+  within the eigen-solvers' round-off of 0 (|ω²| ≤ 64 ε × Gershgorin's bound on M⁻¹K's largest)
+  as 0: a free body's rigid motions, which came out as ±5e-8 Hz.
   ``shapes`` (k, particles, dim): zero on pinned particles, each scaled to a largest displacement
   of 1 with that component positive (the first of
   several equally large ones). A model has only free DOFs − joints modes: asked for more,
@@ -54,6 +56,7 @@ DENSE_LIMIT = 600  # free DOFs up to which the reduced eigenproblem is solved de
 # refused up front beyond the machine's
 DENSE_COPIES = 8
 PEAK_TIE = 1e-9  # relative: components of a mode shape this close in magnitude are a tie
+POSITION_ROUND_OFF = 64 * float(np.finfo(float).eps)  # relative: the noise of computed positions
 OVERFLOWING = float(np.sqrt(np.finfo(float).max))  # a matrix entry past this: products overflow
 
 
@@ -195,7 +198,10 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
         # a taut body's spring forces cancel at each particle: the sum is round-off of them
         force_scale = max(force_scale, float(np.max(np.abs(gradient.reshape(-1)[free]), initial=0.0)),
                           float(np.max(spring.force_magnitudes(model, x), initial=0.0)))
-        if residual_norm <= tol * force_scale:
+        # positions known to ε|x|∞ give forces known to about K·ε|x|∞: a body at rest with no
+        # load (a free grid at its rest lengths) has only that left, far below tol × its scale
+        floor = POSITION_ROUND_OFF * stiffness_scale * float(np.max(np.abs(x), initial=0.0))
+        if residual_norm <= max(tol * force_scale, floor):
             return x, tension
         rhs = np.concatenate([-gradient.reshape(-1)[free], np.zeros(m)])
         while True:  # Levenberg–Marquardt: grow the shift until the step lowers U
@@ -332,6 +338,9 @@ def modes(scene, k: int = 10, dense: bool | None = None, tol: float = 1e-10) -> 
                                      ncv=min(max(2 * k + 1, 20), n_modes))
         order = np.argsort(omega2)
         omega2, vectors = omega2[order], vectors[: free.size, order]
+    # Gershgorin's bound on M⁻¹K's largest eigenvalue: the eigen-solvers' errors scale with it
+    bound = float(np.max(abs(stiffness).sum(axis=1).A1 / mass, initial=0.0))
+    omega2 = np.where(np.abs(omega2) <= POSITION_ROUND_OFF * bound, 0.0, omega2)
     shapes = np.zeros((k, model.n_particles, model.dim))
     for index in range(k):
         shape = system.scatter_free(np.zeros_like(x), vectors[:, index])
