@@ -215,7 +215,16 @@ def test_a_system_refuses_positions_of_the_wrong_shape(call, field):
                                                         "nan"),
     (dict(contact_dhat=1e300), "contact_dhat", "1e+300"),
     (dict(contact_kappa=0.0), "contact_kappa", "0.0"),
-    (dict(contact_epsv="1e-3"), "contact_epsv", "'1e-3'")])
+    (dict(contact_epsv="1e-3"), "contact_epsv", "'1e-3'"),
+    # stop 31: these values ran (a normal of length 2 doubles every distance to its plane)
+    (dict(drag=np.full(4, np.nan)), "drag[0]", "nan"), (dict(wind=np.array([np.inf, 0.0])),
+                                                        "wind[0]", "inf"),
+    (dict(contact_area=np.full(18, np.nan)), "contact_area[0]", "nan"),
+    (dict(plane_normals=np.array([[0.0, 2.0]]), plane_points=np.zeros((1, 2)),
+          plane_friction=np.zeros(1)), "plane_normals[0]", "[0.0, 2.0]"),
+    (dict(plane_normals=np.array([[0.0, 1.0]]), plane_points=np.zeros((1, 2)),
+          plane_friction=-np.ones(1)), "plane_friction[0]", "-1.0"),
+    (dict(spring_energy="cubic"), "spring_energy", "'cubic'")])
 def test_a_model_made_directly_is_checked_as_the_builder_checks(change, field, value):
     """hooke.Model(...) (or dataclasses.replace of one) checked nothing: a spring to particle
     50 of 4 failed inside a step ("provided out is the wrong size for the accumulation"), float
@@ -223,7 +232,8 @@ def test_a_model_made_directly_is_checked_as_the_builder_checks(change, field, v
     "'list' object has no attribute 'setflags'", and negative masses ran."""
     import dataclasses
 
-    contact = field in ("surface_of_face", "plane_friction") or field.startswith("contact_")
+    contact = (field in ("surface_of_face", "plane_friction", "contact_area[0]")
+               or field.startswith("contact_"))
     model = (hooke.scene("squares_self_contact") if contact else hooke.scene("chain", n=3)).model
     message = one_line(lambda: dataclasses.replace(model, **change), field)
     assert message.endswith(f"got {value}"), message

@@ -6,11 +6,14 @@ Contract: :func:`check_model` raises :class:`HookeInputError` naming the Model's
 value when an array is not of numbers, has another shape than the model's counts give it, or
 holds a particle (or obstacle vertex, surface, obstacle) index out of range, and when a mass is
 not finite and > 0 or a position, velocity, stiffness, rest length, damping or joint length is
-not finite (stiffness and damping also >= 0, a joint's length > 0), or a contact setting (d̂,
-κ, ε_v) not finite and > 0 (d̂² too). The compiled kernels index x by these arrays unchecked: a
-spring to particle 50 of 4 was "provided out is the wrong size for the accumulation" from
-inside a step, float indices a Numba TypingError, a spring stiffness array of the wrong length
-an IndexError, and a negative mass ran.
+not finite (stiffness and damping also >= 0, a joint's length > 0), a contact area or friction
+not finite and >= 0, a drag, wind, plane point, sphere centre or obstacle vertex not finite,
+a sphere radius not finite and > 0, a plane normal not of length 1, a spring energy not one of
+``SPRING_ENERGIES``, or a contact setting (d̂, κ, ε_v) not finite and > 0 (d̂² too). The
+compiled kernels index x by these arrays unchecked: a spring to particle 50 of 4 was "provided
+out is the wrong size for the accumulation" from inside a step, float indices a Numba
+TypingError, a spring stiffness array of the wrong length an IndexError, and a negative mass
+ran.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ import math
 import numpy as np
 
 from .errors import HookeInputError, is_number
+from .model import SPRING_ENERGIES
+
+UNIT_LENGTH = 1e-12  # how far from 1 a stored unit normal's length may be (round-off: ~1e-16)
 
 
 def _array(model, field: str, kinds: str) -> np.ndarray:
@@ -97,7 +103,33 @@ def check_model(model) -> None:
                                   getattr(model, field).shape)
     if _array(model, "wind", "iuf").shape not in ((dim,), (0,)):
         raise HookeInputError("wind", f"must have shape ({dim},) or (0,)", model.wind.shape)
+    if model.spring_energy not in SPRING_ENERGIES:
+        raise HookeInputError("spring_energy", f"must be one of {', '.join(SPRING_ENERGIES)}",
+                              model.spring_energy)
+    _body_values(model)
     _contact_settings(model)
+
+
+def _body_values(model) -> None:
+    """The values the builder's checks hold the contact and bodies to, and the air's finite: a
+    NaN drag, wind or contact area, a plane normal not of unit length (every distance scaled by
+    it), a sphere of radius −1 ran. A drag may be < 0 here, as a rest length may: the force
+    −c (v − w) is defined, and the gradient tests' differences about the crane's c = 0.005 step
+    across 0 (the builder and scene files refuse it as an input)."""
+    for field in ("contact_area", "plane_friction", "sphere_friction", "surface_friction",
+                  "obstacle_friction"):
+        _values(getattr(model, field), field, 0.0)
+    for field in ("drag", "wind", "plane_points", "sphere_centers", "obstacle_vertices"):
+        _values(getattr(model, field), field)
+    _values(model.sphere_radii, "sphere_radii", 0.0, strict=True)
+    normals = model.plane_normals
+    _values(normals, "plane_normals")
+    lengths = np.sqrt(np.sum(normals * normals, axis=1))
+    if np.any(np.abs(lengths - 1.0) > UNIT_LENGTH):
+        row = int(np.flatnonzero(np.abs(lengths - 1.0) > UNIT_LENGTH)[0])
+        raise HookeInputError(f"plane_normals[{row}]", "must have length 1 (the builder "
+                              "normalises a plane's normal; distances are n·(x − p))",
+                              normals[row].tolist())
 
 
 def _contact_settings(model) -> None:
