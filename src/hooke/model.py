@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-SPRING_ENERGIES = ("hookean", "squared_length")
+from .model_checks import SPRING_ENERGIES, check_model
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,8 +133,6 @@ class Model:
     wind_motion: object = None
 
     def __post_init__(self) -> None:
-        from .model_checks import check_model
-
         check_model(self)
         for name in ("mass", "pinned", "gravity", "spring_indices", "spring_rest_length",
                      "spring_stiffness", "spring_damping", "x0", "v0", "joint_indices",

@@ -23,8 +23,7 @@ import math
 import numpy as np
 
 from .errors import HookeInputError, is_number
-from .model import SPRING_ENERGIES
-
+SPRING_ENERGIES = ("hookean", "squared_length")  # Model.spring_energy's names
 UNIT_LENGTH = 1e-12  # how far from 1 a stored unit normal's length may be (round-off: ~1e-16)
 
 
