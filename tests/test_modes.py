@@ -484,3 +484,22 @@ def test_a_free_grid_at_rest_is_its_own_equilibrium():
     np.testing.assert_array_equal(sparse[:3], 0.0)
     assert dense[3] > 100.0  # the softest bending of a 2.9 m sheet of 0.01 kg, k = 100 N/m
     np.testing.assert_allclose(sparse[3:], dense[3:], rtol=1e-8)
+
+
+def test_a_body_resting_on_a_plane_balances_its_weight_to_tol():
+    """Two 1 kg particles joined by a spring, started 5 mm above a frictionless ground (inside
+    d̂ = 10 mm) under gravity. Newton met the barrier's 8.5e4 N on its way, and the force scale
+    kept it: a residual of 3.7e-6 N passed at tol 1e-10 (the barrier held 9.81000375 N). Measured
+    against the forces at the answer, the barrier holds each weight to tol × 9.81 N."""
+    from hooke.energies import barrier
+
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, 0.005), mass=1.0)
+    b.add_particle((1.0, 0.005), mass=1.0)
+    b.add_spring(0, 1, stiffness=100.0)
+    b.add_plane((0.0, 1.0), (0.0, 0.0))
+    model = b.finalize()
+    x, _ = equilibrium(model)
+    held = barrier.at_time(model, 0.0).normal_forces(model, x)[:, 0]
+    np.testing.assert_allclose(held, 9.81, rtol=0, atol=1e-10 * 9.81)
+    assert np.max(np.abs(hooke.System(model).potential_gradient(x))) <= 1e-10 * 9.81
