@@ -538,20 +538,23 @@ class JointForces:
             _correction(n, pull, tension, joints.i, joints.j, force)
         return force * joints.inverse_mass[:, None]
 
-    def start_velocities(self, x: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
-        """The velocities the first step of a run starts from: ``v`` itself, or, for
-        "projection" where ``v`` changes a joint's length (|ġ| past round-off,
-        ``START_RATE_TOL`` of the largest speed), ``v`` projected onto ġ = 0 at t, the impulse
-        a rigid joint gives at once. Projected only after the first step, that motion ran for
-        a step of dt first, and the run converged at first order whatever the method (rk4's
-        errors halved with dt). A state a projecting step returned is left as it is."""
+    def start_state(self, x: np.ndarray, v: np.ndarray, t: float):
+        """The (x, v) the first step of a run starts from: (x, v) themselves, or, for
+        "projection" where the joints do not hold at x (max |g| past the projection's
+        tolerance: lengths given other than the distances) or ``v`` changes a joint's length
+        (|ġ| past round-off, ``START_RATE_TOL`` of the largest speed), (x, v) projected at t,
+        as the joints would at once. Projected only after the first step, the violation ran for
+        a step of dt first, and the run's error then had a term of lower order (rk4 converged
+        at first order from stretching velocities, at second from lengths other than the
+        distances). A state a projecting step returned is left as it is (the same objects)."""
         if not self.projects:
-            return v
+            return x, v
+        joints = self.joints
         speed = float(np.max(np.abs(v), initial=0.0))
-        rates = self.joints.rates(v, self.joints.geometry(x)[1])
-        if np.all(np.abs(rates) <= START_RATE_TOL * speed):
-            return v
-        return self.joints.project_velocities(x, v, t)
+        if (np.max(np.abs(joints.values(x))) <= 2.0 * _projection_tolerance(joints, x)
+                and np.all(np.abs(joints.rates(v, joints.geometry(x)[1])) <= START_RATE_TOL * speed)):
+            return x, v
+        return joints.project(np.array(x, dtype=float), v, t)
 
     def finish_step(self, x: np.ndarray, v: np.ndarray, t: float):
         """The state an integrator returns: projected onto the constraints for "projection"."""

@@ -329,14 +329,14 @@ class ConstraintForces:
             self.system.joint_forces = JointForces(self.system.joints, stabilization)
 
     def consistent_start(self, state: State) -> State:
-        """With "projection": start velocities that change a joint's length are projected at
-        the start's time, as the joints would at once (:meth:`JointForces.start_velocities`);
-        the initial frame keeps the state given."""
+        """With "projection": a start where the joints do not hold (lengths, or velocities that
+        change them) is projected onto them at the start's time, as the joints would at once
+        (:meth:`JointForces.start_state`); the initial frame keeps the state given."""
         forces = self.system.joint_forces
         if forces is None:
             return state
-        v = forces.start_velocities(state.x, state.v, state.t)
-        return state if v is state.v else State(state.t, state.x, v)
+        x, v = forces.start_state(state.x, state.v, state.t)
+        return state if x is state.x and v is state.v else State(state.t, x, v)
 
 
 def register(cls: type[Integrator]) -> type[Integrator]:
