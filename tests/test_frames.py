@@ -176,3 +176,38 @@ def test_hooke_run_keeps_about_1000_frames_unless_told(tmp_path):
         assert str(refused.value) == ("max_frames: must be an integer >= 1 (the frames saved after "
                                       "the initial one, which is always kept, the last step among "
                                       f"them), got {bad!r}")
+
+
+def test_joint_forces_of_the_frames_are_the_same_bits_for_any_numba_thread_count():
+    """The frames' joint tensions on a model whose springs the gather sums in runs (the 40 × 40
+    cloth with a joint): the compiled tensions, which sum the springs one by one, were taken with
+    one Numba thread (one chunk) and System.joint_tensions, through the run kernels, with two,
+    so NUMBA_NUM_THREADS=1 and 2 stored tensions an ulp apart. The compiled ones now leave such
+    a model to System.joint_tensions whatever the thread count."""
+    import dataclasses
+
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs two Numba threads")
+    scene = hooke.scene("cloth", n=40)
+    model = scene.model
+    ends = model.x0[[500, 501]]
+    model = dataclasses.replace(model, joint_indices=np.array([[500, 501]]),
+                                joint_length=np.array([np.linalg.norm(ends[1] - ends[0])]))
+    rng = np.random.default_rng(0)
+    x = model.x0 + 0.01 * rng.normal(size=model.x0.shape)
+    v = rng.normal(size=x.shape)
+    x[model.pinned], v[model.pinned] = model.x0[model.pinned], 0.0
+    scene = dataclasses.replace(scene, model=model, state=hooke.State(0.0, x, v))
+    before = numba.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            results.append(hooke.simulate(scene, integrator="symplectic_euler",
+                                          stabilization=None, t_end=2 * scene.dt))
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(results[0].x, results[1].x)
+    assert results[0].joint_force.tobytes() == results[1].joint_force.tobytes()

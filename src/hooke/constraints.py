@@ -398,6 +398,9 @@ def singular_joints(matrix: sp.spmatrix) -> list[int]:
 # The α-methods' default Newton tolerance (``newmark`` and ``generalized_alpha`` keep their joints
 # within JOINT_TOL·ℓ, :func:`length_scale`); ``implicit_euler`` keeps its joints to the same.
 JOINT_TOL = 1e-10
+# Of the largest speed: the most a joint's rate ġ may be at a run's start before "projection"
+# projects the start velocities (a projected state's ġ is round-off, ~1e-16 of it).
+START_RATE_TOL = 1e-10
 
 
 def length_scale(model) -> float:
@@ -534,6 +537,24 @@ class JointForces:
             pull = s.k_c * (length - joints.rest) + s.beta_c * joints.rates(v, n)
             _correction(n, pull, tension, joints.i, joints.j, force)
         return force * joints.inverse_mass[:, None]
+
+    def start_state(self, x: np.ndarray, v: np.ndarray, t: float):
+        """The (x, v) the first step of a run starts from: (x, v) themselves, or, for
+        "projection" where the joints do not hold at x (max |g| past the projection's
+        tolerance: lengths given other than the distances) or ``v`` changes a joint's length
+        (|ġ| past round-off, ``START_RATE_TOL`` of the largest speed), (x, v) projected at t,
+        as the joints would at once. Projected only after the first step, the violation ran for
+        a step of dt first, and the run's error then had a term of lower order (rk4 converged
+        at first order from stretching velocities, at second from lengths other than the
+        distances). A state a projecting step returned is left as it is (the same objects)."""
+        if not self.projects:
+            return x, v
+        joints = self.joints
+        speed = float(np.max(np.abs(v), initial=0.0))
+        if (np.max(np.abs(joints.values(x))) <= 2.0 * _projection_tolerance(joints, x)
+                and np.all(np.abs(joints.rates(v, joints.geometry(x)[1])) <= START_RATE_TOL * speed)):
+            return x, v
+        return joints.project(np.array(x, dtype=float), v, t)
 
     def finish_step(self, x: np.ndarray, v: np.ndarray, t: float):
         """The state an integrator returns: projected onto the constraints for "projection"."""

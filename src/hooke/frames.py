@@ -142,7 +142,8 @@ def _compiled_tensions(system, x: np.ndarray, v: np.ndarray, out: np.ndarray) ->
     """Frames of ``out`` filled by :func:`_tensions` (0 where the model is not of its kind)."""
     joints, gather = system.joints, system.gather
     if (joints.count > DENSE_JOINTS or system.model.pinned_motions or gather is None
-            or gather.permutation is not None or gather.bounds()[0].size != 2):
+            or gather.permutation is not None or gather.runs is not None
+            or gather.bounds()[0].size != 2):  # (runs: see adaptive_compiled.build)
         return 0
     spring_bounds, particle_bounds = gather.bounds()
     normal = joints._normal

@@ -288,6 +288,7 @@ class Run:
                     series.put_state(0, state)
                     series.derive()  # a problem with the start shows before any step
                     self._guard_energy(state, t0)
+                    state = self.stepper.consistent_start(state)
                 frame, block = start_frame + 1, 1
                 while frame < self.steps.size:
                     in_sync = False
@@ -390,6 +391,7 @@ class Run:
                     for step in range(first + 1, last + 1):
                         state = self.stepper.advance(state, t0 + step * self.dt, 1)
                         self._guard_energy(state, t0)
+                    state = self.stepper.consistent_start(state)
                 series.put_state(index, state)
             return state
         except StepFailed as failure:

@@ -3,7 +3,8 @@
 Contract:
 - :func:`build` returns a :class:`CompiledDormandPrince` for a system whose forces are those of
   the fused spring/gravity kernels (:class:`hooke.kernels.SpringGather`, serial, in the model's
-  own numbering), with static pins only, and joints (at most
+  own numbering, not summed in runs: the generic steps' sums for such a model round otherwise,
+  and the choice then followed the thread count), with static pins only, and joints (at most
   :data:`hooke.constraints.DENSE_JOINTS`) kept by the exact tensions with stabilisation None,
   ``"correction"`` or ``"baumgarte"``; else None, and :class:`.adaptive.DormandPrince45` keeps its
   Python loop (projection moves the state after each step, a moving pin needs its motion in
@@ -416,8 +417,12 @@ def build(system, stabilization) -> CompiledDormandPrince | None:
     """The compiled steps for ``system`` (see the module docstring), or None."""
     gather = system.gather
     model = system.model
-    if (gather is None or gather.permutation is not None or system.has_moving_pins
-            or gather.bounds()[0].size != 2 or model.n_joints > DENSE_JOINTS):
+    # Not a model the gather sums in runs (kernels.SpringRuns, another order of the same sums):
+    # the generic steps use them, these steps sum spring by spring, and which of the two ran
+    # depended on the thread count below (one chunk), so 1 and 2 threads gave other bits.
+    if (gather is None or gather.permutation is not None or gather.runs is not None
+            or system.has_moving_pins or gather.bounds()[0].size != 2
+            or model.n_joints > DENSE_JOINTS):
         return None
     if model.n_joints and stabilization.method not in METHODS:
         return None

@@ -156,6 +156,11 @@ class Integrator:
         check_motion_sampling(system.model, self.dt, self.name, self.motion_samples_per_dt())
         self.stats: dict[str, int] = {"steps": 0}
 
+    def consistent_start(self, state: State) -> State:
+        """The state a run's first step starts from, given its initial ``state`` (``simulate``
+        asks once, not on a resume): here ``state`` itself."""
+        return state
+
     def motion_samples_per_dt(self) -> int | None:
         """How many times per dt the steps evaluate the prescribed motions at fixed times (1:
         once per step); None where adaptive steps follow them (:mod:`.sampling`)."""
@@ -322,6 +327,16 @@ class ConstraintForces:
         stabilization = Stabilization.from_options(self.options, self.name)
         if self.system.joints is not None:
             self.system.joint_forces = JointForces(self.system.joints, stabilization)
+
+    def consistent_start(self, state: State) -> State:
+        """With "projection": a start where the joints do not hold (lengths, or velocities that
+        change them) is projected onto them at the start's time, as the joints would at once
+        (:meth:`JointForces.start_state`); the initial frame keeps the state given."""
+        forces = self.system.joint_forces
+        if forces is None:
+            return state
+        x, v = forces.start_state(state.x, state.v, state.t)
+        return state if x is state.x and v is state.v else State(state.t, x, v)
 
 
 def register(cls: type[Integrator]) -> type[Integrator]:
