@@ -257,3 +257,28 @@ def test_without_self_contact_the_same_chain_passes_through_itself():
     distances = segment_distances(run.x, non_adjacent_links(scene.model.n_joints))
     assert np.sum(np.min(distances, axis=1) == 0) > 10  # frames with crossing links
     assert joint_error(scene.model, run.x) <= JOINT_TOL * length_scale(scene.model)
+
+
+def test_a_tight_tol_converges_on_joints_with_a_swinging_pin():
+    """A chain of two joints and a spring hanging from a pin swung by a sinusoid (redJ's case):
+    implicit_euler at tol 1e-10, dt 0.01, stalled at step 13 with (‖p‖/h, max |g|) = (5.979e-10,
+    0) for 100 iterations, the merit's round-off judged by |E + ν|g|₁| where its parts cancel
+    (tests/test_implicit.py has the unconstrained case). It converges, to the joints' tolerance."""
+    from hooke.motion import Sinusoid
+
+    b = hooke.ModelBuilder(dim=2, gravity=(0, -9.81))
+    pin = b.add_particle((0, 0), mass=1.0, pinned=True,
+                         motion=Sinusoid(amplitude=0.1, direction=(1.0, 0.3), omega=4.0,
+                                         phase=np.pi / 2))
+    ids = [b.add_particle(p, mass=m) for p, m in (((0.5, 0.2), 0.7), ((1.0, 0.1), 0.4),
+                                                  ((1.4, -0.2), 0.3))]
+    b.add_joint(pin, ids[0])
+    b.add_joint(ids[0], ids[1])
+    b.add_spring(ids[1], ids[2], stiffness=80.0, rest_length=0.4)
+    scene = hooke.Scene(b.finalize(), integrator="implicit_euler", dt=0.01, t_end=0.5)
+    result = hooke.simulate(scene, tol=1e-10)
+    assert result.complete and result.n_frames == 51
+    x = result.x[-1]
+    lengths = [np.linalg.norm(x[1] - x[0]), np.linalg.norm(x[2] - x[1])]
+    np.testing.assert_allclose(lengths, scene.model.joint_length, rtol=0,
+                               atol=JOINT_TOL * length_scale(scene.model))
