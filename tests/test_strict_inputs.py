@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import hooke
+from hooke.errors import format_value
 from hooke.motion import FunctionMotion
 
 from conftest import run_cli, run_main
@@ -508,6 +509,24 @@ def test_a_path_with_a_nul_byte_is_named(tmp_path):
             (lambda: export_frames(tmp_path / "run.h5", bad), "out_dir", bad)):
         assert one_line(call, field) == f"{field}: must not contain a NUL byte, got {value!r}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]
+
+
+def test_a_movie_without_a_path_and_a_sidecar_check_that_is_no_bool_are_named(tmp_path):
+    """Issue 15 (redH): animate(result, None) raised a raw AttributeError ('NoneType' object has
+    no attribute 'suffix'), the None that the plots take for "no file"; write_xdmf(path,
+    verify=[]) or verify="no" was read by its truth, so an empty list skipped the checksums the
+    sidecar is written after, and "no" checked them."""
+    from hooke.io.export import write_xdmf
+    from hooke.viz.animate import animate
+
+    run = hooke.simulate(hooke.scene("spring1d"), t_end=0.01, store=tmp_path / "run.h5")
+    assert one_line(lambda: animate(run, None), "path") == (
+        "path: must be a movie file (.mp4 or .gif), got None")
+    for bad in ([], "no", 1, np.array(True)):
+        assert one_line(lambda: write_xdmf(tmp_path / "run.h5", verify=bad), "verify") == (
+            f"verify: must be True or False, got {format_value(bad)}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]
+    assert write_xdmf(tmp_path / "run.h5", verify=np.False_).name == "run.xdmf"
 
 
 def test_a_path_like_whose_fspath_is_not_a_str_is_named(tmp_path):
