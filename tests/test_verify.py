@@ -213,6 +213,15 @@ def test_verify_command_prints_verify_numbers_and_writes_the_plot(tmp_path):
     (lambda: verify(t_end="2"), "t_end", "'2'"),
     (lambda: verify_joints(dts=()), "dts", "()"),
     (lambda: verify_joints(energy_steps=2.5), "energy_steps", "2.5"),
+    # reference_dt was not checked (redH): ZeroDivisionError, TypeError, ValueError from
+    # int(nan), OverflowError, or blamed on "dt" (True, -1) and "save_every" (0.2)
+    (lambda: verify_joints(reference_dt=0), "reference_dt", "0"),
+    (lambda: verify_joints(reference_dt="1e-3"), "reference_dt", "'1e-3'"),
+    (lambda: verify_joints(reference_dt=float("nan")), "reference_dt", "nan"),
+    (lambda: verify_joints(reference_dt=5e-324), "reference_dt", "5e-324"),
+    (lambda: verify_joints(reference_dt=True), "reference_dt", "True"),
+    (lambda: verify_joints(reference_dt=-1), "reference_dt", "-1"),
+    (lambda: verify_joints(reference_dt=0.2), "reference_dt", "0.2"),
 ])
 def test_verify_settings_are_checked_before_any_run(call, field, value):
     """Issue 15 (red-team pass, stop 28): hooke.verify's settings were not checked: an empty

@@ -220,13 +220,26 @@ def verify(dts=DEFAULT_DTS, t_end: float = 2.0, energy_dt: float = 0.005,
     return reports
 
 
+def _check_reference_dt(reference_dt, t_end: float, interval: float) -> None:
+    """Refuse a reference step that cannot give the reference run and its check at twice the
+    step: a finite number > 0, each run at most MAX_STEPS and saving at least one frame per
+    ``interval`` (2·reference_dt < interval)."""
+    if (not is_number(reference_dt) or not 0 < reference_dt < math.inf
+            or not 2 * reference_dt < interval or t_end / reference_dt > MAX_STEPS):
+        raise HookeInputError("reference_dt", f"must be a step [s] from t_end / {MAX_STEPS:.0e} "
+                              f"to below {interval / 2:g} (the reference runs at it and at twice "
+                              f"it, saving a frame every {interval:g} s), t_end = {t_end:g} s",
+                              reference_dt)
+
+
 def verify_joints(dts=JOINT_DTS, t_end: float = 1.5, energy_dt: float = 0.0025,
                   energy_steps: int = 4000,
                   reference_dt: float = REFERENCE_DT) -> list[JointReport]:
     """Every integrator that handles joints on the double pendulum (see the module docstring)."""
     _check_settings(dts, t_end, energy_dt, energy_steps, JOINT_DTS_LONGEST)
-    pendulum = builtin_scene(JOINT_SCENE)
     interval = 0.1  # time between compared frames [s]
+    _check_reference_dt(reference_dt, t_end, interval)
+    pendulum = builtin_scene(JOINT_SCENE)
 
     def reference(dt):
         return simulate(pendulum, integrator="rk45", dt=dt, t_end=t_end,
