@@ -1126,7 +1126,10 @@ def test_the_study_names_an_out_dir_that_is_not_a_path(out_dir):
     ({"t_end": -1.0}, "t_end"), ({"t_end": "100"}, "t_end"), ({"t_end": math.inf}, "t_end"),
     ({"output_interval": 0.0}, "output_interval"), ({"output_interval": None}, "output_interval"),
     ({"t_end": 0.1, "output_interval": 0.03}, "t_end"), ({"rtol": 0.0}, "rtol"),
-    ({"rtol": True}, "rtol")])
+    ({"rtol": True}, "rtol"),
+    # redH: a progress that is not callable was a raw TypeError ('int' object is not callable)
+    # once the kernels were compiled, its folder made
+    ({"t_end": 0.1, "progress": 5}, "progress"), ({"t_end": 0.1, "progress": "print"}, "progress")])
 def test_the_studys_settings_are_checked_before_it_makes_its_folder(tmp_path, settings, field):
     """Issue 15 (red-team pass, stop 28): run_pendulum_correction_study made out_dir before it
     looked at t_end, and a bad output_interval was named "dt" (simulate's word) after the first
