@@ -545,6 +545,35 @@ def test_scene_files_are_regular_files_of_bounded_size(tmp_path):
     assert "is not UTF-8" in input_error(lambda: hooke.load(tmp_path / "latin1.toml"), "path", None)
 
 
+def test_mesh_files_are_of_bounded_size(tmp_path, monkeypatch, capsys):
+    """Issue 15 (redH): a mesh file had no size bound: a 4 GiB obstacle mesh (sparse, nothing
+    written) kept `hooke check` reading past 60 s at 8.5 GB of memory (an .stl: 33 s and 8.7 GB,
+    then refused). A mesh larger than MAX_MESH_BYTES (256 MiB, read in about 4 s and 0.7 GB) is
+    refused before meshio opens it, for an obstacle, a tet_mesh builder's mesh and from_mesh."""
+    from hooke.io.files import MAX_MESH_BYTES
+
+    assert MAX_MESH_BYTES == 256 * 2**20
+    big = tmp_path / "big.stl"
+    with big.open("wb") as handle:  # sparse: nothing written
+        handle.truncate(MAX_MESH_BYTES + 1)
+    scene = tmp_path / "scene.toml"
+    scene.write_text(textwrap.dedent("""\
+        dim = 3
+        [[particles]]
+        x = [0.2, 0.5, 0.2]
+        [[obstacles]]
+        mesh = "big.stl"
+        [run]
+        integrator = "implicit_euler"
+        """))
+    line = (f"obstacles[0].mesh: is larger than the 256 MiB a mesh file may have "
+            f"({MAX_MESH_BYTES + 1} bytes), got '{big}'")
+    code, lines = run_main(monkeypatch, capsys, "check", str(scene))
+    assert (code, lines) == (2, [f"error: {line}"])
+    assert input_error(lambda: hooke.ModelBuilder(dim=3).from_mesh(big), "mesh",
+                       repr(str(big))).startswith("mesh: is larger than the 256 MiB")
+
+
 def test_a_scene_file_saved_with_a_byte_order_mark_and_crlf_reads_as_the_plain_file(tmp_path):
     """Issue 15 (red-team pass, stop 28): a scene file saved by Windows Notepad (a UTF-8
     byte-order mark before its first line, CRLF line ends) was refused as "malformed TOML

@@ -607,3 +607,24 @@ def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(module):
     done = subprocess.run([sys.executable, "-c", start], capture_output=True, text=True,
                           timeout=120)
     assert (done.returncode, done.stderr, done.stdout) == (130, "error: interrupted\n", "")
+
+
+def test_names_and_paths_with_brackets_or_escape_sequences_are_printed_as_written(tmp_path):
+    """Issue 15 (redH): the stdout console read a scene's name and the paths it prints as Rich
+    markup and wrote their control characters raw: `name = "[/]"` or `--out 'o[/]x'` ended a
+    finished run with "unexpected MarkupError … (a bug in hooke)", exit 1; `--out 'o[red]x'`
+    was shown as 'ox'; a name with an escape sequence set the terminal's title and colour.
+    Now each is shown as written, its control characters escaped as errors escape them."""
+    scene = tmp_path / "c[red]\x1b[31m.toml"
+    scene.write_text('name = "[/]\\u001b]0;title\\u0007[bold]x"\nbuilder = "harmonic"\n'
+                     "[parameters]\nx0 = 1.0\nv0 = 0.0\nstiffness = 1.0\nmass = 1.0\n"
+                     "[run]\ndt = 0.01\nt_end = 0.1\n")
+    out = tmp_path / "o[/]x" / "[red]y"
+    done = hooke("run", str(scene), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "hooke run: [/]\\x1b]0;title\\x07[bold]x"
+    assert f"{out / 'trajectory.h5'}" in done.stdout and "\x1b" not in done.stdout
+    checked = hooke("check", str(scene))
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.startswith(f"{tmp_path}/c[red]\\x1b[31m.toml: valid — 2 particles")

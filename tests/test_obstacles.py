@@ -587,6 +587,47 @@ def test_an_empty_mesh_path_is_named_as_given(tmp_path, monkeypatch):
     assert str(error.value) == "obstacles[0].mesh: must name a mesh file, got ''"
 
 
+def test_a_contact_area_whose_obstacle_weight_overflows_is_one_line_naming_it(
+        monkeypatch, capsys, tmp_path):
+    """Issue 15 (redH): a contact area of 1e308 beside an obstacle went through the checks and
+    overflowed in the obstacle barrier's weight (8·A, and the mean of the areas): ipctk's
+    'ValueError: vertex_areas must be finite and non-negative', "a bug in hooke" from
+    `hooke check`, a raw ValueError from finalize."""
+    def builder(area):
+        b = ModelBuilder(dim=3)
+        for k in range(np.size(area)):
+            b.add_particle((0.05, 0.51 + 0.1 * k, 0.0))
+        b.add_obstacle(([[0.5, 0.2, -0.5], [0.5, 0.2, 0.5], [1.5, 0.0, 0.5], [1.5, 0.0, -0.5]],
+                        [[0, 1, 2], [0, 2, 3]]))
+        b.set_contact(area=area)
+        return b
+
+    line = ("contact.area: is too large for the obstacles' barrier (its weight 8·A must stay "
+            "below the largest float: A at most 2.247e+307), got 1e+308")
+    with pytest.raises(hooke.HookeInputError) as error:
+        builder(1e308).finalize()
+    assert str(error.value) == line
+    # areas at the bound build, their weights finite although their sum is not
+    model = builder([2.2e307] * 9).finalize()
+    assert model.contact_area.tolist() == [2.2e307] * 9
+    from conftest import run_main
+    path = tmp_path / "big.toml"
+    path.write_text(textwrap.dedent("""\
+        dim = 3
+        [[particles]]
+        x = [0.05, 0.51, 0.0]
+        [[obstacles]]
+        vertices = [[0.5, 0.2, -0.5], [0.5, 0.2, 0.5], [1.5, 0.0, 0.5]]
+        faces = [[0, 1, 2]]
+        [contact]
+        area = 1e308
+        [run]
+        integrator = "implicit_euler"
+        """))
+    code, lines = run_main(monkeypatch, capsys, "check", str(path))
+    assert (code, lines) == (2, [f"error: {line}"])
+
+
 def test_builder_bad_input_names_the_field_and_the_particles():
     b = ModelBuilder(dim=3)
     with pytest.raises(hooke.HookeInputError, match=r"^spheres\[0\]\.radius: must be > 0, got -1"):

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import hooke
+from hooke.errors import format_value
 from hooke.motion import FunctionMotion
 
 from conftest import run_cli, run_main
@@ -518,6 +519,24 @@ def test_a_path_with_a_nul_byte_is_named(tmp_path):
             (lambda: export_frames(tmp_path / "run.h5", bad), "out_dir", bad)):
         assert one_line(call, field) == f"{field}: must not contain a NUL byte, got {value!r}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]
+
+
+def test_a_movie_without_a_path_and_a_sidecar_check_that_is_no_bool_are_named(tmp_path):
+    """Issue 15 (redH): animate(result, None) raised a raw AttributeError ('NoneType' object has
+    no attribute 'suffix'), the None that the plots take for "no file"; write_xdmf(path,
+    verify=[]) or verify="no" was read by its truth, so an empty list skipped the checksums the
+    sidecar is written after, and "no" checked them."""
+    from hooke.io.export import write_xdmf
+    from hooke.viz.animate import animate
+
+    run = hooke.simulate(hooke.scene("spring1d"), t_end=0.01, store=tmp_path / "run.h5")
+    assert one_line(lambda: animate(run, None), "path") == (
+        "path: must be a movie file (.mp4 or .gif), got None")
+    for bad in ([], "no", 1, np.array(True)):
+        assert one_line(lambda: write_xdmf(tmp_path / "run.h5", verify=bad), "verify") == (
+            f"verify: must be True or False, got {format_value(bad)}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]
+    assert write_xdmf(tmp_path / "run.h5", verify=np.False_).name == "run.xdmf"
 
 
 def test_a_path_like_whose_fspath_is_not_a_str_is_named(tmp_path):
@@ -1117,7 +1136,10 @@ def test_the_study_names_an_out_dir_that_is_not_a_path(out_dir):
     ({"t_end": -1.0}, "t_end"), ({"t_end": "100"}, "t_end"), ({"t_end": math.inf}, "t_end"),
     ({"output_interval": 0.0}, "output_interval"), ({"output_interval": None}, "output_interval"),
     ({"t_end": 0.1, "output_interval": 0.03}, "t_end"), ({"rtol": 0.0}, "rtol"),
-    ({"rtol": True}, "rtol")])
+    ({"rtol": True}, "rtol"),
+    # redH: a progress that is not callable was a raw TypeError ('int' object is not callable)
+    # once the kernels were compiled, its folder made
+    ({"t_end": 0.1, "progress": 5}, "progress"), ({"t_end": 0.1, "progress": "print"}, "progress")])
 def test_the_studys_settings_are_checked_before_it_makes_its_folder(tmp_path, settings, field):
     """Issue 15 (red-team pass, stop 28): run_pendulum_correction_study made out_dir before it
     looked at t_end, and a bad output_interval was named "dt" (simulate's word) after the first

@@ -213,6 +213,15 @@ def test_verify_command_prints_verify_numbers_and_writes_the_plot(tmp_path):
     (lambda: verify(t_end="2"), "t_end", "'2'"),
     (lambda: verify_joints(dts=()), "dts", "()"),
     (lambda: verify_joints(energy_steps=2.5), "energy_steps", "2.5"),
+    # reference_dt was not checked (redH): ZeroDivisionError, TypeError, ValueError from
+    # int(nan), OverflowError, or blamed on "dt" (True, -1) and "save_every" (0.2)
+    (lambda: verify_joints(reference_dt=0), "reference_dt", "0"),
+    (lambda: verify_joints(reference_dt="1e-3"), "reference_dt", "'1e-3'"),
+    (lambda: verify_joints(reference_dt=float("nan")), "reference_dt", "nan"),
+    (lambda: verify_joints(reference_dt=5e-324), "reference_dt", "5e-324"),
+    (lambda: verify_joints(reference_dt=True), "reference_dt", "True"),
+    (lambda: verify_joints(reference_dt=-1), "reference_dt", "-1"),
+    (lambda: verify_joints(reference_dt=0.2), "reference_dt", "0.2"),
 ])
 def test_verify_settings_are_checked_before_any_run(call, field, value):
     """Issue 15 (red-team pass, stop 28): hooke.verify's settings were not checked: an empty
@@ -224,3 +233,42 @@ def test_verify_settings_are_checked_before_any_run(call, field, value):
     message = str(error.value)
     assert message.startswith(f"{field}: ") and "\n" not in message, message
     assert value in message.rsplit(", got ", 1)[1], message
+
+
+def test_the_convergence_plot_and_the_verify_tables_check_their_paths_before_drawing(tmp_path):
+    """Issue 15 (redH): convergence_plot(reports, path) took any path as the plots did not: True
+    or 5 was a raw TypeError from pathlib, "plot" (no suffix) or "plot.5" Matplotlib's
+    ValueError "Format 'partial' is not supported" after drawing, "a\\0b.png" ValueError
+    "embedded null byte"; write_reports the same, and a list of reports that is not one
+    (None, 5) a raw TypeError. Now each is named as the plots name theirs, nothing written."""
+    from hooke.verify import convergence_plot, write_reports
+
+    for bad, problem in ((True, "must be a path (a str or a pathlib.Path)"),
+                         (5, "must be a path (a str or a pathlib.Path)"),
+                         (str(tmp_path / "plot"), "must end in one of .avif, .eps"),
+                         (str(tmp_path / "plot.5"), "must end in one of .avif, .eps"),
+                         (str(tmp_path / "a\0b.png"), "must not contain a NUL byte")):
+        with pytest.raises(hooke.HookeInputError) as error:
+            convergence_plot([], bad)
+        assert str(error.value).startswith(f"path: {problem}"), str(error.value)
+    for bad in (None, 5, "rows"):
+        with pytest.raises(hooke.HookeInputError) as error:
+            convergence_plot(bad)
+        assert str(error.value).startswith("reports: must be a list of IntegratorReport"), \
+            str(error.value)
+        with pytest.raises(hooke.HookeInputError) as error:
+            write_reports(bad, tmp_path / "t.csv")
+        assert str(error.value).startswith("reports: must be a list of IntegratorReport"), \
+            str(error.value)
+    with pytest.raises(hooke.HookeInputError) as error:
+        write_reports([], True)
+    assert str(error.value) == "path: must be a path (a str or a pathlib.Path), got True"
+    with pytest.raises(hooke.HookeInputError) as error:
+        write_reports([], tmp_path / "t.txt")
+    assert str(error.value) == f"path: must end in one of .csv, got '{tmp_path / 't.txt'}'"
+    with pytest.raises(hooke.HookeInputError) as error:  # rows[0]: a raw IndexError
+        write_reports([], tmp_path / "t.csv")
+    assert str(error.value).startswith("reports: must be a list of IntegratorReport or "
+                                       "JointReport (from verify() or verify_joints()), at least "
+                                       "one, got []")
+    assert list(tmp_path.iterdir()) == []

@@ -28,7 +28,7 @@ from rich.table import Table
 from . import pending_stop
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
                          flagged, given_flags, load_scene, note, output_directory, output_files,
-                         parse_options, print_error, typed_float, typed_int)
+                         parse_options, print_error, shown, typed_float, typed_int)
 from .cli_fit import fit_command
 from .cli_stdout import StdoutUnwritable, checked_stdout
 from .cli_stop import forget_stops, stop_kind, stop_on_signals, stopped, unreported_stop
@@ -183,7 +183,7 @@ def run_command(
     made, refused = ([] if resume is not None else missing_folders(out)), False
     restore_signals = stop_on_signals()  # a scheduler's or a shell's kill, as a Ctrl-C
     try:
-        progress = None if quiet else LazyProgress(str(scene_or_file or resume))
+        progress = None if quiet else LazyProgress(shown(scene_or_file or resume))
         try:
             try:
                 if resume is not None:
@@ -316,7 +316,7 @@ def plot_command(
             # written aside: no truncated picture stands there, and an earlier one is kept
             fail(f"--out: cannot write {name}.png ({error.strerror or error}), got "
                  f"{str(target)!r}", code=1)
-        console.print(f"wrote {target / f'{name}.png'}")
+        console.print(f"wrote {shown(target / f'{name}.png')}")
 
 
 @app.command("export")
@@ -348,7 +348,7 @@ def export_command(
     except OSError as error:  # reading errors are HookeInputErrors: this is writing
         fail(f"DIR: cannot write the export ({error.strerror or error}), got {str(directory)!r}",
              code=1)
-    console.print(f"wrote {len(written)} file(s): {written[0]}" + (f" … {written[-1]}" if len(written) > 1 else ""))
+    console.print(f"wrote {len(written)} file(s): {shown(written[0])}" + (f" … {shown(written[-1])}" if len(written) > 1 else ""))
 
 
 @app.command("animate")
@@ -380,7 +380,7 @@ def animate_command(
         fail(f"--out: cannot write the movie ({reason}), got {str(out)!r}", code=1)
     finally:
         progress.close()
-    console.print(f"wrote {path}")
+    console.print(f"wrote {shown(path)}")
 
 
 @app.command("modes")
@@ -413,7 +413,7 @@ def modes_command(
         mode_shapes_plot(scene, result, out / "modes.png")
     except OSError as error:  # a full disk: the table is printed all the same
         fail(f"--out: cannot write modes.png ({error.strerror or error}), got {str(out)!r}", code=1)
-    console.print(f"mode shapes: {out / 'modes.png'}")
+    console.print(f"mode shapes: {shown(out / 'modes.png')}")
 
 
 app.command("study")(study_command)  # the command's body: hooke.cli_study
@@ -477,7 +477,7 @@ def check_command(
         fail(flagged(error, {"path": "FILE"}))  # (the file itself: missing, a directory)
     model = scene.model
     options = "".join(f", {key} = {value!r}" for key, value in scene.options.items())
-    console.print(f"{scene_file}: valid — {plural(model.n_particles, 'particle')}, "
+    console.print(f"{shown(scene_file)}: valid — {plural(model.n_particles, 'particle')}, "
                   f"{plural(model.n_springs, 'spring')}, {plural(model.n_joints, 'joint')}, "
                   f"{plural(model.n_planes, 'plane')}, {model.dim}D; {scene.integrator}, "
                   f"dt = {scene.dt:g}, t_end = {scene.t_end:g} ({plural(run.n_steps, 'step')})"
@@ -616,7 +616,7 @@ def sweep_command(
         fail(f"{what}: finished members are kept in {one_line(out)}; the same command continues "
              "the sweep", code=code)
     console.print(result.text(), highlight=False)
-    console.print(f"table: {result.parquet}, {result.csv}\nplot: {result.plot}", highlight=False)
+    console.print(f"table: {shown(result.parquet)}, {shown(result.csv)}\nplot: {shown(result.plot)}", highlight=False)
     if result.failed:
         kinds = ", ".join(f"{n} {status}" for status, n in result.counts().items()
                           if status != "ok" and n)

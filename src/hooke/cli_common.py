@@ -26,6 +26,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from .console_text import shown  # noqa: F401  (the commands take it from here)
 from .errors import HookeInputError, one_line
 
 # Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.

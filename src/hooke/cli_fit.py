@@ -20,7 +20,7 @@ from typing import Optional
 import typer
 
 from .cli_common import (console, errors, fail, flagged, given_flags, load_scene, parse_options,
-                         typed_float, typed_int)
+                         shown, typed_float, typed_int)
 from .errors import HookeInputError, SimulationError
 from .io.outputs import check_replaceable, output_file, writable_directory, written_aside
 
@@ -125,4 +125,4 @@ def fit_command(
         except OSError as error:
             fail(f"--out: cannot write the summary ({error.strerror or error}), got {str(out)!r}",
                  code=1)
-        console.print(f"summary: {out}", highlight=False)
+        console.print(f"summary: {shown(out)}", highlight=False)

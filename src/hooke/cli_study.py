@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from .cli_common import console, errors, fail, output_directory, output_files, typed_float
+from .cli_common import console, errors, fail, output_directory, output_files, shown, typed_float
 from .errors import HookeInputError
 from .io.outputs import check_replaceable, writable_directory
 
@@ -69,11 +69,11 @@ def study_command(
         fail(f"--out: cannot write the study's plot and table ({error.strerror or error}), got "
              f"{str(out)!r}", code=1)
     console.print(table.text(), markup=False, highlight=False)
-    console.print(f"plot: {table.plot}\ntable: {table.csv}")
+    console.print(f"plot: {shown(table.plot)}\ntable: {shown(table.csv)}")
     if data is not None:
         try:
             written = table.write_data(data, command_line("hooke"), load.others)
         except OSError as error:  # a full disk: the table is printed and in --out all the same
             fail(f"--data: cannot write the table ({error.strerror or error}), got {str(data)!r}",
                  code=1)
-        console.print(f"data: {written}")
+        console.print(f"data: {shown(written)}")

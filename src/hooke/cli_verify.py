@@ -14,7 +14,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .cli_common import console, fail, output_directory, output_files, typed_int, write_failure_exits
+from .cli_common import (console, fail, output_directory, output_files, shown, typed_int,
+                         write_failure_exits)
 
 
 def verify_command(
@@ -74,8 +75,9 @@ def verify_command(
         convergence_plot(reports, out / "convergence.png", joint_reports)
         write_reports(reports, out / "verify_spring1d.csv")
         write_reports(joint_reports, out / "verify_pendulum.csv")
-    console.print(f"log-log plot: {out / 'convergence.png'}\ntables: {out / 'verify_spring1d.csv'}, "
-                  f"{out / 'verify_pendulum.csv'}", highlight=False)
+    console.print(f"log-log plot: {shown(out / 'convergence.png')}\ntables: "
+                  f"{shown(out / 'verify_spring1d.csv')}, {shown(out / 'verify_pendulum.csv')}",
+                  highlight=False)
     if not all(r.order_ok for r in [*reports, *joint_reports]):
         raise typer.Exit(1)
 
@@ -114,6 +116,6 @@ def verify_matrix(out: Path, quick: bool) -> None:
     with write_failure_exits("--out", "the table and plot", out):  # a full disk
         csv_path = write_matrix_csv(cells, out / "verification.csv")
         matrix_plot(cells, plot_path, PLOT_TITLE.format(command=command))
-    console.print(f"table: {csv_path}\nplot: {plot_path}", highlight=False)
+    console.print(f"table: {shown(csv_path)}\nplot: {shown(plot_path)}", highlight=False)
     if any(cell.failing for cell in cells):
         raise typer.Exit(1)

@@ -240,7 +240,7 @@ def collision_mesh(surface_faces: np.ndarray, area: np.ndarray, x0: np.ndarray,
         mesh = ipctk.CollisionMesh(rest, ipctk.edges(np.asfortranarray(all_faces)),
                                    np.asfortranarray(all_faces))
     own = area[particles]
-    typical = float(own[own > 0].mean()) if np.any(own > 0) else 0.0
+    typical = _typical_weight(own[own > 0])
     weights = np.concatenate([own, np.full(len(vertices), typical)])
     mesh.vertex_areas = VERTEX_SCALE[dim] * weights
     if dim == 3:
@@ -248,6 +248,31 @@ def collision_mesh(surface_faces: np.ndarray, area: np.ndarray, x0: np.ndarray,
     patches = np.concatenate([np.zeros(count), np.ones(len(vertices))]).astype(np.int32)
     mesh.can_collide = ipctk.make_vertex_patches_filter(patches.reshape(-1, 1))
     return mesh, particles
+
+
+def _typical_weight(areas: np.ndarray) -> float:
+    """The mean of ``areas`` (0 for none), computed so that areas each within the float range
+    never sum past it (the mean of two areas of 1.5e307 was inf)."""
+    if not areas.size:
+        return 0.0
+    with np.errstate(over="ignore"):
+        mean = float(areas.mean())
+    if np.isfinite(mean):
+        return mean
+    largest = float(areas.max())
+    return largest * float(np.mean(areas / largest))
+
+
+def weight_problem(area: np.ndarray, dim: int) -> str | None:
+    """The line refusing contact areas whose obstacle weight (``VERTEX_SCALE``·A, ipctk's vertex
+    area) is past the largest float, else None: ipctk refused it with a bare ValueError."""
+    largest = float(np.max(area, initial=0.0))
+    bound = float(np.finfo(float).max) / VERTEX_SCALE[dim]
+    if largest <= bound:
+        return None
+    return (f"contact.area: is too large for the obstacles' barrier (its weight "
+            f"{VERTEX_SCALE[dim]:g}·A must stay below the largest float: A at most {bound:.4g}), "
+            f"got {largest!r}")
 
 
 # -- start checks ------------------------------------------------------------------------------
@@ -317,6 +342,9 @@ def obstacle_problems(vertices: np.ndarray, faces: np.ndarray, owner: np.ndarray
     edge or triangle of the model crosses, or, closed, that encloses contact particles."""
     import ipctk
 
+    too_large = weight_problem(area, x.shape[1])
+    if too_large:
+        return [too_large]
     mesh, particles = collision_mesh(surface_faces, area, x, vertices, faces)
     count = particles.size
     V = np.asfortranarray(np.concatenate([x[particles], vertices]), dtype=float)

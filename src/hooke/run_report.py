@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
+from .console_text import shown
 from .io.outputs import remove_files, written_aside
 from .result import finite_or_none
 
@@ -122,7 +123,8 @@ def plural(count: int, noun: str) -> str:
 
 def print_summary(console, summary: dict, written: list[Path]) -> None:
     """The summary table of a run on ``console`` (Rich)."""
-    table = Table(title=f"hooke run: {summary['scene']}", title_justify="left", show_header=False)
+    table = Table(title=f"hooke run: {shown(summary['scene'])}", title_justify="left",
+                  show_header=False)
     table.add_column(style="bold")
     table.add_column()
     rows = [
@@ -148,7 +150,7 @@ def print_summary(console, summary: dict, written: list[Path]) -> None:
     if "min_surface_distance_m" in summary:
         rows.append(("min distance between surfaces",
                      f"{summary['min_surface_distance_m']:.3e} m"))
-    rows.append(("written", "\n".join(str(p) for p in written)))
+    rows.append(("written", "\n".join(shown(p) for p in written)))
     for row in rows:
         table.add_row(*row)
     console.print(table)

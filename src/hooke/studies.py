@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .checks import _number
-from .errors import as_path
+from .errors import HookeInputError, as_path
 from .io.outputs import written_aside
 from .io.scene_file import builtin_scene
 from .provenance import write_measurement
@@ -132,6 +132,8 @@ def run_pendulum_correction_study(out_dir, t_end: float = 100.0, output_interval
     for name, value in (("t_end", t_end), ("output_interval", output_interval), ("rtol", rtol)):
         _number(value, name, positive=True)
     step_count(t_end, output_interval, names=("t_end", "output_interval"))  # a frame per interval
+    if progress is not None and not callable(progress):
+        raise HookeInputError("progress", "must be None or a callable progress(label)", progress)
     out = as_path(out_dir, "out_dir")
     out.mkdir(parents=True, exist_ok=True)
     scene = builtin_scene("pendulum")

@@ -220,13 +220,26 @@ def verify(dts=DEFAULT_DTS, t_end: float = 2.0, energy_dt: float = 0.005,
     return reports
 
 
+def _check_reference_dt(reference_dt, t_end: float, interval: float) -> None:
+    """Refuse a reference step that cannot give the reference run and its check at twice the
+    step: a finite number > 0, each run at most MAX_STEPS and saving at least one frame per
+    ``interval`` (2·reference_dt < interval)."""
+    if (not is_number(reference_dt) or not 0 < reference_dt < math.inf
+            or not 2 * reference_dt < interval or t_end / reference_dt > MAX_STEPS):
+        raise HookeInputError("reference_dt", f"must be a step [s] from t_end / {MAX_STEPS:.0e} "
+                              f"to below {interval / 2:g} (the reference runs at it and at twice "
+                              f"it, saving a frame every {interval:g} s), t_end = {t_end:g} s",
+                              reference_dt)
+
+
 def verify_joints(dts=JOINT_DTS, t_end: float = 1.5, energy_dt: float = 0.0025,
                   energy_steps: int = 4000,
                   reference_dt: float = REFERENCE_DT) -> list[JointReport]:
     """Every integrator that handles joints on the double pendulum (see the module docstring)."""
     _check_settings(dts, t_end, energy_dt, energy_steps, JOINT_DTS_LONGEST)
-    pendulum = builtin_scene(JOINT_SCENE)
     interval = 0.1  # time between compared frames [s]
+    _check_reference_dt(reference_dt, t_end, interval)
+    pendulum = builtin_scene(JOINT_SCENE)
 
     def reference(dt):
         return simulate(pendulum, integrator="rk45", dt=dt, t_end=t_end,
@@ -282,7 +295,11 @@ def csv_field(value) -> str:
 
 def write_csv(rows: list[dict], path) -> Path:
     """``rows`` (dicts with the same keys, the columns) as a CSV file of :func:`csv_field`s."""
-    path = Path(path)
+    from .viz.plots import output_path
+
+    path = output_path(path, "path", (".csv",))
+    if not (isinstance(rows, list) and rows and all(isinstance(row, dict) for row in rows)):
+        raise HookeInputError("rows", "must be a non-empty list of dicts (the columns)", rows)
     with written_aside(path) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
@@ -294,8 +311,22 @@ def write_reports(reports: list[IntegratorReport] | list[JointReport], path) -> 
     """One row per report, its fields as columns, and ``energy_change`` = energy_factor − 1 (the
     factor's six printed digits would lose it) (``hooke verify`` writes verify_spring1d.csv and
     verify_pendulum.csv: the README's tables are rendered from them)."""
+    from .viz.plots import output_path
+
+    path = output_path(path, "path", (".csv",))
+    _check_reports(reports, "reports", empty=False)
     return write_csv([{**asdict(report), "energy_change": report.energy_factor - 1}
                       for report in reports], path)
+
+
+def _check_reports(reports, field: str, empty: bool = True) -> None:
+    """Refuse ``reports`` that are not a list of verify()'s or verify_joints()' reports (and,
+    unless ``empty``, an empty one)."""
+    if (not isinstance(reports, (list, tuple)) or (not empty and not reports)
+            or not all(isinstance(row, (IntegratorReport, JointReport)) for row in reports)):
+        raise HookeInputError(field, "must be a list of IntegratorReport or JointReport (from "
+                              "verify() or verify_joints())" + ("" if empty else ", at least one"),
+                              reports)
 
 
 def convergence_plot(reports: list[IntegratorReport], path=None,
@@ -306,8 +337,12 @@ def convergence_plot(reports: list[IntegratorReport], path=None,
     ``path`` when given."""
     from matplotlib import colormaps
 
-    from .viz.plots import finish, new_figure
+    from .viz.plots import finish, new_figure, output_path
 
+    path = output_path(path, "path")
+    _check_reports(reports, "reports")
+    if joint_reports is not None:
+        _check_reports(joint_reports, "joint_reports")
     registry = names()
     colors = [*colormaps["tab10"].colors, (0.0, 0.0, 0.0), (0.6, 0.6, 0.0)]
     markers = "os^Dv<>ph*"

@@ -78,6 +78,8 @@ def write_xdmf(h5_path, verify: bool = True) -> Path:
     them. A sidecar path that is a directory, FIFO or device is refused (``path``) before that
     (:func:`check_replaceable`)."""
     h5_path = as_path(h5_path, "path")
+    if not isinstance(verify, (bool, np.bool_)):  # [] skipped the checksums, "no" ran them
+        raise HookeInputError("verify", "must be True or False", verify)
     path = h5_path.with_suffix(".xdmf")
     check_replaceable(path, "path")
     remove_stale_partials([path])

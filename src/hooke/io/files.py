@@ -13,7 +13,7 @@ field (or the file) and the path, never another exception.
   :func:`too_large`: the one line for a text file over ``MAX_TEXT_BYTES``.
 - :func:`mesh_path`: a scene's mesh path as written, relative to its scene file's folder when
   given (the empty string refused: it would name that folder, shown as a value never written).
-- :func:`read_mesh`: ``meshio.read`` of a regular file. meshio prints its reasons and calls
+- :func:`read_mesh`: ``meshio.read`` of a regular file of at most ``MAX_MESH_BYTES`` (256 MiB). meshio prints its reasons and calls
   ``sys.exit(1)`` on a file it cannot parse, which would end a notebook's kernel: its output is
   captured into the message and its exit caught. A mesh without points is refused, and so is an
   OBJ face index below 1 (meshio would read a 0 as the last vertex).
@@ -36,6 +36,10 @@ import numpy as np
 from ..errors import HookeInputError, as_path
 
 MAX_TEXT_BYTES = 16 * 2**20
+# A mesh file's bound: 256 MiB (millions of triangles, far past any model hooke builds in a
+# minute) were read by meshio in about 4 s and 0.7 GB; a 4 GiB one was still being read after
+# 60 s at 8.5 GB (an .obj), or refused after 33 s at 8.7 GB (an .stl). The shipped mesh is 36 kB.
+MAX_MESH_BYTES = 256 * 2**20
 
 
 def not_regular(mode: int) -> str | None:
@@ -57,9 +61,10 @@ def _refuse_kind(kind: str, field: str, what: str, path: Path) -> HookeInputErro
     return HookeInputError(field, f"is {kind}; a {what} must be a regular file", str(path))
 
 
-def too_large(field: str, what: str, size: int, path: Path) -> HookeInputError:
-    """The refusal of a ``what`` file of ``size`` bytes, more than MAX_TEXT_BYTES."""
-    return HookeInputError(field, f"is larger than the {MAX_TEXT_BYTES // 2**20} MiB a {what} "
+def too_large(field: str, what: str, size: int, path: Path,
+              limit: int = MAX_TEXT_BYTES) -> HookeInputError:
+    """The refusal of a ``what`` file of ``size`` bytes, more than ``limit``."""
+    return HookeInputError(field, f"is larger than the {limit // 2**20} MiB a {what} "
                            f"may have ({size} bytes)", str(path))
 
 
@@ -77,6 +82,15 @@ def check_regular(path, field: str, what: str) -> Path:
     if kind is not None:
         raise _refuse_kind(kind, field, what, path)
     return path
+
+
+def _size(path: Path, field: str) -> int:
+    """The size [bytes] of the mesh file at ``path``."""
+    try:
+        return os.stat(path).st_size
+    except OSError as error:  # removed since check_regular
+        raise HookeInputError(field, f"cannot read the mesh file ({error.strerror or error})",
+                              str(path)) from None
 
 
 def read_text(path, field: str, what: str, missing_hint: str = "") -> str:
@@ -133,6 +147,9 @@ def read_mesh(path, field: str):
     import meshio
 
     path = check_regular(path, field, "mesh file")
+    size = _size(path, field)
+    if size > MAX_MESH_BYTES:
+        raise too_large(field, "mesh file", size, path, MAX_MESH_BYTES)
     said = io.StringIO()
     # meshio says why through Rich consoles it makes as it prints, 80 columns wide off a terminal:
     # a longer path was folded ("ramp.vt u"). Rich takes its width from COLUMNS.

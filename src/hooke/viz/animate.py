@@ -82,6 +82,8 @@ def animate(result, path, fps: float = 30.0, duration: float | None = None, dpi:
     import imageio.v2 as imageio
 
     check_result(result)
+    if path is None:  # the plots' "no file": a movie has nowhere else to go
+        raise HookeInputError("path", f"must be a movie file ({' or '.join(FORMATS)})", None)
     path = output_path(path, "path", FORMATS)
     suffix = path.suffix.lower()
     if not is_count(dpi) or not MIN_DPI <= dpi <= MAX_DPI:
