@@ -155,6 +155,13 @@ def test_bad_messages_get_an_error_and_the_connection_goes_on(client, text, reas
     ('{"type": "pause"}', "paused", "pause.paused: Field required"),
     ('{"type": "' + "x" * 500 + '"}', None, "type: must be one of 'load', 'restart', 'set', 'pause', "
      "'step', 'drag', 'release', got '" + "x" * 79 + "… (502 characters)"),
+    # A parameter name of 60,000 characters was echoed whole, in the line and as its field
+    # ("restart.parameters.kkk….[key]", 120 KB); an empty one was the field "parameters.".
+    ('{"type": "restart", "integrator": "rk4", "dt": 0.1, "parameters": {"' + "k" * 60_000
+     + '": 1}}', "parameters", "restart.parameters[name]: String should have at most 100 "
+     "characters, got '" + "k" * 79 + "… (60,002 characters)"),
+    ('{"type": "restart", "integrator": "rk4", "dt": 0.1, "parameters": {"": 1}}', "parameters",
+     "restart.parameters[name]: String should have at least 1 character, got ''"),
 ])
 def test_an_invalid_command_names_its_field_and_the_value_sent(client, text, field, line):
     """pydantic's errors named where (set.dt) but not what the page sent, and the error's field
