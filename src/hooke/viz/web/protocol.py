@@ -26,7 +26,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from ...errors import format_value
+from ...errors import cut, format_value
 
 MAX_MESSAGE_BYTES = 64 * 1024
 MAX_STEPS_PER_FRAME = 10_000
@@ -132,8 +132,7 @@ def command_field(loc: tuple) -> str | None:
 def shown_part(part) -> str:
     """One part of a field's path as an error shows it: a parameter name the page sent, cut
     short past ``SHOWN`` characters (a name of 60,000 characters was echoed whole, twice)."""
-    text = str(part)
-    return text if len(text) <= SHOWN else f"{text[:SHOWN]}… ({len(text):,} characters)"
+    return cut(str(part), SHOWN)
 
 
 def where(loc: tuple) -> str:
