@@ -56,12 +56,15 @@ def check_faces(surface: int, faces, n: int, dim: int, table: str = "surfaces",
 
 
 def face_sizes(faces: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """(f,) length of each segment or area of each triangle at positions x (n, d)."""
+    """(f,) length of each segment or area of each triangle at positions x (n, d); inf where
+    it overflows (a body of 1e150 m: NumPy's overflow warning came before the scene's own
+    error, or alone for a scene that builds)."""
     corners = x[faces]
-    if faces.shape[1] == 2:
-        return np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
-    return 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0],
-                                         corners[:, 2] - corners[:, 0]), axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if faces.shape[1] == 2:
+            return np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
+        return 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0],
+                                             corners[:, 2] - corners[:, 0]), axis=1)
 
 
 def check_face_shapes(surface: int, faces: np.ndarray, x: np.ndarray,
