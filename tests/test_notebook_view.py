@@ -243,3 +243,18 @@ def test_a_parameter_name_of_60000_characters_is_cut_short_in_the_error():
     assert f"parameters.{'k' * 80}… (60,000 characters): String should have at most 100 " \
            "characters, got 'k" in shown
     assert len(shown) < 2_500 and view.state.t == 0.0 and view.session.scene.name == "spring1d"
+
+
+def test_a_run_whose_energy_overflows_from_its_start_restarts_without_numpy_warnings():
+    """Issue 15 red team (redI): restart(mass=1e300, v0=1e100) (a kinetic energy of 5e499 J)
+    printed NumPy's "overflow encountered in multiply" three times in the cell; advance had
+    been made quiet, a restart had not."""
+    import warnings
+
+    view = live_view("spring1d")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        view.restart(mass=1e300, v0=1e100)
+        view.advance(1)
+    assert view.message.value == "" and view.session.scene.model.mass[-1] == 1e300
+    assert "total energy inf J" in view.readout.value and view.session.steps == 8
