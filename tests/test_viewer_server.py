@@ -385,6 +385,22 @@ def test_dragging_a_pinned_particle_or_a_wrong_target_is_an_error():
 
 
 @pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+def test_a_page_stepping_surfaces_at_a_large_dt_prints_nothing_on_the_servers_terminal(capfd):
+    """Issue 15 red team (redI): a step of squares_self_contact at dt = 0.5 from t = 0.01 made
+    ipctk print "[ipctk] [warning] Small gap 1.79e-18 ≤ ε in Additive CCD can lead to missed
+    collisions" (twice, on stdout): in `hooke serve` on the server's terminal, as often as a page
+    sent such steps. The page gets its error; the terminal nothing."""
+    session = Session("squares_self_contact")
+    capfd.readouterr()
+    messages = session.tick([parse_command('{"type": "step"}'),
+                             parse_command('{"type": "set", "dt": 0.5}'),
+                             parse_command('{"type": "step"}')])
+    [error] = [m for m in messages if m["type"] == "error"]
+    assert error["message"].startswith("step 2 (t = 0.51) failed: implicit_euler: Newton did not "
+                                       "converge in its first iteration at t = 0.01")
+    assert capfd.readouterr() == ("", "")
+
+
 def test_a_blow_up_pauses_with_a_message_and_keeps_the_last_finite_state():
     session = Session("spring1d")
     messages = session.tick([parse_command(json.dumps(
