@@ -456,8 +456,10 @@ def uvicorn_options(host: str = "127.0.0.1", port: int = 8000) -> dict[str, Any]
     # No permessage-deflate: compressing a large scene's megabytes would run in this process's
     # event loop, the one cost a client could still impose on the others (a 49,600-particle
     # lattice's restarts stalled other pages for over a second with it).
+    # No proxy headers: uvicorn trusts X-Forwarded-For from 127.0.0.1 by default, so any local
+    # client could name itself another address each time and pass the per-address limits.
     return {"host": host, "port": port, "http": HTTPProtocol, "ws": WebSocketProtocol, "ws_max_size": WS_MAX_SIZE,
-            "ws_per_message_deflate": False, "log_level": "warning"}
+            "ws_per_message_deflate": False, "log_level": "warning", "proxy_headers": False}
 
 
 def listen(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
