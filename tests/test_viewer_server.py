@@ -401,6 +401,29 @@ def test_a_page_stepping_surfaces_at_a_large_dt_prints_nothing_on_the_servers_te
     assert capfd.readouterr() == ("", "")
 
 
+def test_a_drag_whose_cursor_spring_overflows_is_refused_and_the_run_goes_on():
+    """Issue 15 red team (redI): dragging a particle of 1e300 kg at dt = 1e-7 s gave the cursor
+    spring m·(0.5/dt)² = inf N/m and paused the run with "the state became non-finite at step 2
+    … Try a smaller dt", which only made it worse. The drag is refused naming the particle, a dt
+    that would overflow a held particle's spring naming dt; the run goes on unchanged."""
+    session = Session("spring1d")
+    session.tick([parse_command('{"type": "restart", "integrator": "symplectic_euler", "dt": 1e-7, '
+                                '"parameters": {"mass": 1e300}}')])
+    refused = [m for m in session.tick([parse_command('{"type": "drag", "particle": 1, '
+                                                      '"target": [3.0]}')]) if m["type"] == "error"]
+    assert refused == [{"type": "error", "field": "particle", "message": (
+        "particle: makes the cursor spring on particle 1 (m·(0.5/dt)² with m = 1e+300 kg, dt = "
+        "1e-07 s) overflow; it cannot be dragged at this dt, got 1")}]
+    assert session.cursor.particle is None and not session.paused
+    session.tick([parse_command('{"type": "set", "dt": 0.01}'),
+                  parse_command('{"type": "drag", "particle": 1, "target": [3.0]}')])
+    assert session.cursor.stiffness == 1e300 * 50.0 ** 2
+    messages = session.tick([parse_command('{"type": "set", "dt": 1e-7}')])
+    assert [m["field"] for m in messages if m["type"] == "error"] == ["dt"]
+    assert session.dt == 0.01 and not session.paused
+    assert not [m for m in session.tick() if m["type"] == "error"]
+
+
 def test_a_blow_up_pauses_with_a_message_and_keeps_the_last_finite_state():
     session = Session("spring1d")
     messages = session.tick([parse_command(json.dumps(
