@@ -437,6 +437,23 @@ def test_a_blow_up_pauses_with_a_message_and_keeps_the_last_finite_state():
     assert np.isfinite(session.state.x).all()
 
 
+def test_energies_that_overflow_are_sent_as_null_without_a_numpy_warning():
+    """Issue 15 red team (redI): a frame whose kinetic energy overflows (mass 1e300 kg at
+    1e100 m/s here; a blow-up's last finite state, v ~ 1e217 m/s, in the test above, which
+    failed when a tick's steps ended there) raised NumPy's RuntimeWarning out of tick under
+    warnings-as-errors (this project's pytest setting, and a notebook's choice)."""
+    import warnings
+
+    session = Session("spring1d")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        [scene] = session.tick([parse_command('{"type": "restart", "integrator": '
+                                              '"symplectic_euler", "dt": 0.005, "parameters": '
+                                              '{"mass": 1e300, "v0": 1e100}}')])[:1]
+    energy = scene["frame"]["energy"]
+    assert (energy["kinetic"], energy["total"]) == (None, None) and energy["potential"] == 10.0
+
+
 @pytest.mark.parametrize("scene", hooke.scenes())
 def test_every_built_in_scene_opens_and_steps(scene):
     session = Session(scene)
