@@ -232,3 +232,29 @@ def test_an_integrator_the_menu_does_not_offer_is_one_line_and_the_run_goes_on(m
     view.advance(1)
     assert view.message.value == "" and view.session.integrator == "rk4"
     assert view.session.steps > steps
+
+
+def test_a_parameter_name_of_60000_characters_is_cut_short_in_the_error():
+    """Issue 15 red team (redI): restart(**{60,000-character name: 1}) showed the name whole,
+    twice with a bad value (a 121 KB line under the view)."""
+    view = live_view("spring1d")
+    view.restart(**{"k" * 60_000: "x"})
+    shown = html.unescape(view.message.value)
+    assert f"parameters.{'k' * 80}… (60,000 characters): String should have at most 100 " \
+           "characters, got 'k" in shown
+    assert len(shown) < 2_500 and view.state.t == 0.0 and view.session.scene.name == "spring1d"
+
+
+def test_a_run_whose_energy_overflows_from_its_start_restarts_without_numpy_warnings():
+    """Issue 15 red team (redI): restart(mass=1e300, v0=1e100) (a kinetic energy of 5e499 J)
+    printed NumPy's "overflow encountered in multiply" three times in the cell; advance had
+    been made quiet, a restart had not."""
+    import warnings
+
+    view = live_view("spring1d")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        view.restart(mass=1e300, v0=1e100)
+        view.advance(1)
+    assert view.message.value == "" and view.session.scene.model.mass[-1] == 1e300
+    assert "total energy inf J" in view.readout.value and view.session.steps == 8

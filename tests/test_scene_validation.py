@@ -76,6 +76,14 @@ def test_paths_keep_fields_named_like_types_and_drop_union_tags():
         "particles[0].motion.speed: unknown field, got 2"]
 
 
+def test_a_key_of_60000_characters_is_cut_short_in_its_line():
+    """Issue 15 red team (redI): an unknown key of 60,000 characters was echoed whole in its
+    error's path (a 60 KB line from `hooke check`)."""
+    key = "k" * 60_000
+    assert problems(TWO + f"[run]\n{key} = 1\n") == [
+        f"run.{'k' * 80}… (60,000 characters): unknown field, got 1"]
+
+
 @pytest.mark.parametrize("motion, line", [
     ('{ type = "bogus" }',
      "particles[0].motion.type: unknown kind (known: constant_velocity, sinusoid), got 'bogus'"),

@@ -429,6 +429,29 @@ def test_hooke_check_refuses_bad_surfaces_in_one_line(tmp_path, case):
     assert len(lines) == 1 and message in lines[0]
 
 
+def test_a_body_whose_face_areas_overflow_gives_its_own_error_and_no_numpy_warning(
+        tmp_path, monkeypatch, capsys):
+    """Issue 15 red team (redI): cloth_sphere with size = 1e150 (as the notebook's slider or the
+    viewer's field can ask) printed NumPy's "overflow encountered in multiply" from the face
+    area check, before `hooke check`'s one line and alone when the scene builds."""
+    import re
+    import warnings
+
+    from conftest import run_main
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scene = hooke.scene("cloth_sphere", size=1e150)
+    assert scene.model.n_particles == 1600
+    source = hooke.scene("cloth_sphere").source
+    path = tmp_path / "big.toml"
+    path.write_text(re.sub(r"\nsize = [^\n#]*", "\nsize = 1e150 ", source))
+    code, lines = run_main(monkeypatch, capsys, "check", str(path))
+    assert code == 2 and len(lines) == 1
+    assert lines[0].startswith("error: particles[0].mass: is lost to round-off in "
+                               "implicit_euler's step matrix")
+
+
 def test_self_contact_without_a_surface_is_refused(tmp_path):
     text = surface_scene(tmp_path).read_text().split("[[surfaces]]")[0]
     path = tmp_path / "no_surface.toml"

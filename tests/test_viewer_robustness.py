@@ -31,6 +31,7 @@ import psutil
 import pytest
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
+from websockets.exceptions import ConnectionClosed
 from typer.testing import CliRunner
 
 import hooke
@@ -173,6 +174,53 @@ def test_an_address_opening_pages_faster_than_the_limit_is_told_and_closed(monke
     with TestClient(app, client=("10.0.0.2", 50000)) as other:
         with connected(other) as (_, hello, scene):
             assert scene["type"] == "scene" and scene["scene"] == "spring1d"
+
+
+def test_one_address_cannot_hold_every_place_another_address_gets_a_page(monkeypatch):
+    """Issue 15 red team (redI): one client address could open all MAX_SESSIONS pages and keep
+    them, and every other address was then told "the viewer is serving 32 pages". Beyond
+    MAX_PAGES_PER_ADDRESS open pages an address is told so and closed (1013) before any process
+    is started; another address still gets its page."""
+    monkeypatch.setattr(server, "MAX_SESSIONS", 3)
+    monkeypatch.setattr(server, "MAX_PAGES_PER_ADDRESS", 2)
+    app = server.create_app("spring1d", allow_hosts=["testserver"])
+    with TestClient(app, client=("10.0.0.1", 50000)) as hog, connected(hog), connected(hog):
+        with hog.websocket_connect("/ws") as third:
+            assert third.receive_json()["type"] == "hello"
+            assert third.receive_json() == {
+                "type": "error", "field": None, "message": "this address has 2 pages of the "
+                "viewer open, the most one address may: close one and reload this page"}
+            with pytest.raises(WebSocketDisconnect) as closed:
+                third.receive_json()
+            assert closed.value.code == 1013
+        assert len(app.state.pages) == 2 and all(app.state.pages.values())
+        with TestClient(app, client=("10.0.0.2", 50000)) as other:
+            with connected(other) as (_, _, scene):
+                assert scene["type"] == "scene" and len(app.state.pages) == 3
+
+
+def test_a_client_naming_another_address_in_x_forwarded_for_is_counted_as_itself(monkeypatch):
+    """Issue 15 red team (redI): uvicorn trusted X-Forwarded-For from 127.0.0.1, so a local client
+    sending a new address in it with each page passed the per-address limits (20 pages held
+    from one client, each "from" 10.1.k.1)."""
+    from websockets.sync.client import connect
+
+    from conftest import serving
+
+    monkeypatch.setattr(server, "MAX_PAGES_PER_ADDRESS", 1)
+    with serving(server.create_app("spring1d")) as address:
+        url = address.replace("http://", "ws://") + "/ws"
+        with connect(url, open_timeout=30) as first:
+            assert [json.loads(first.recv(timeout=30))["type"] for _ in range(2)] == ["hello", "scene"]
+            with connect(url, additional_headers={"X-Forwarded-For": "10.9.9.9"},
+                         open_timeout=30) as second:
+                assert json.loads(second.recv(timeout=30))["type"] == "hello"
+                assert json.loads(second.recv(timeout=30))["message"] == (
+                    "this address has 1 pages of the viewer open, the most one address may: close "
+                    "one and reload this page")
+                with pytest.raises(ConnectionClosed) as closed:
+                    second.recv(timeout=30)
+                assert closed.value.rcvd.code == 1013
 
 
 def test_per_address_buckets_forget_addresses_that_filled_up_again():

@@ -195,4 +195,13 @@ def format_value(value: Any, most: int = MAX_SHOWN) -> str:
         text = repr(value)
     except RecursionError:  # a TOML file's [a.a.a.…] thousands deep: repr recurses per level
         return f"a {type(value).__name__} nested too deeply to show"
+    return cut(text, most)
+
+
+MAX_NAME_SHOWN = 80  # characters of a name (a key, a field) in a message's path
+
+
+def cut(text: str, most: int = MAX_NAME_SHOWN) -> str:
+    """``text`` cut at ``most`` characters, saying how long it was: a key of 60,000 characters
+    in a scene file or a viewer message was echoed whole in its error's path."""
     return text if len(text) <= most else f"{text[:most]}… ({len(text):,} characters)"

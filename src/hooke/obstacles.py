@@ -225,7 +225,9 @@ def collision_mesh(surface_faces: np.ndarray, area: np.ndarray, x0: np.ndarray,
     """(ipctk.CollisionMesh, the particle of each of its first D vertices): the contact
     particles (:func:`contact_particles`) and the model's surface elements, then the obstacle
     vertices and faces; only model–obstacle pairs may collide; weights as ``VERTEX_SCALE``."""
-    import ipctk
+    from .surfaces import load_ipctk
+
+    ipctk = load_ipctk()
 
     dim = x0.shape[1]
     particles = contact_particles(surface_faces, area)
@@ -340,7 +342,9 @@ def obstacle_problems(vertices: np.ndarray, faces: np.ndarray, owner: np.ndarray
                       field: str | None = None) -> list[str]:
     """One line per obstacle that contact particles of x touch (distance 0), that a surface
     edge or triangle of the model crosses, or, closed, that encloses contact particles."""
-    import ipctk
+    from .surfaces import load_ipctk
+
+    ipctk = load_ipctk()
 
     too_large = weight_problem(area, x.shape[1])
     if too_large:

@@ -56,12 +56,15 @@ def check_faces(surface: int, faces, n: int, dim: int, table: str = "surfaces",
 
 
 def face_sizes(faces: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """(f,) length of each segment or area of each triangle at positions x (n, d)."""
+    """(f,) length of each segment or area of each triangle at positions x (n, d); inf where
+    it overflows (a body of 1e150 m: NumPy's overflow warning came before the scene's own
+    error, or alone for a scene that builds)."""
     corners = x[faces]
-    if faces.shape[1] == 2:
-        return np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
-    return 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0],
-                                         corners[:, 2] - corners[:, 0]), axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if faces.shape[1] == 2:
+            return np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
+        return 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0],
+                                             corners[:, 2] - corners[:, 0]), axis=1)
 
 
 def check_face_shapes(surface: int, faces: np.ndarray, x: np.ndarray,
@@ -82,11 +85,16 @@ def load_ipctk():
     """ipctk, set to run on one thread. Its parallel loops (TBB) add per-thread parts in an order
     that depends on scheduling, so on two threads the same state gives gradients that differ in
     the last bit from run to run under load, and neither runs nor their resumes would repeat bit
-    for bit; on this project's 2-core machines one thread is also faster for hooke's scenes."""
+    for bit; on this project's 2-core machines one thread is also faster for hooke's scenes.
+    Its own log says errors only: its warnings ("Small gap … in Additive CCD can lead to missed
+    collisions", on stdout) came between hooke's lines, and a viewer page stepping its scene at
+    a large dt printed them on the server's terminal, as often as it liked; hooke checks the
+    gaps between surfaces itself."""
     import ipctk
 
     if ipctk.get_num_threads() != 1:
         ipctk.set_num_threads(1)
+    ipctk.set_logger_level(ipctk.LoggerLevel.error)
     return ipctk
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import HookeInputErrors, format_value
+from ..errors import HookeInputErrors, cut, format_value
 
 
 def _members(annotation) -> list:
@@ -30,7 +30,8 @@ def field_path(loc: tuple, model: type[BaseModel], extra: bool = False) -> str:
 
     pydantic puts a tag in the location for each union it tries (``constrained-float``,
     ``list[constrained-float]``, a motion's ``sinusoid``); following the schema's own fields
-    tells them from field names. ``extra``: the last part is an unknown key (kept as written)."""
+    tells them from field names. ``extra``: the last part is an unknown key (kept as written,
+    cut short past :data:`hooke.errors.MAX_NAME_SHOWN` characters as every name is)."""
     text, candidates = "", [model]
     for position, part in enumerate(loc):
         candidates = [member for annotation in candidates for member in _members(annotation)]
@@ -46,7 +47,7 @@ def field_path(loc: tuple, model: type[BaseModel], extra: bool = False) -> str:
             candidates = [Any]
         else:
             continue  # a union tag
-        text += ("." if text else "") + str(part)
+        text += ("." if text else "") + cut(str(part))
     return text or "scene"
 
 

@@ -251,15 +251,18 @@ class LiveView(widgets.VBox):
 
     # -- building ---------------------------------------------------------------------------
     def _apply(self, command) -> None:
-        try:
-            reply = self.session.handle(command)
-        except HookeError as error:
-            self._show_error(str(error))
-            return
-        self._show_error("")
-        if reply is not None and reply.get("type") == "scene":
-            self._open_figure()
-        self._redraw()
+        # A run whose energies overflow from its start (mass = 1e300 with v0 = 1e100: kinetic
+        # energy inf J) printed NumPy's overflow warnings in the cell, as advance no longer does.
+        with np.errstate(over="ignore", invalid="ignore"):
+            try:
+                reply = self.session.handle(command)
+            except HookeError as error:
+                self._show_error(str(error))
+                return
+            self._show_error("")
+            if reply is not None and reply.get("type") == "scene":
+                self._open_figure()
+            self._redraw()
 
     def _on_integrator(self, change) -> None:
         if change["new"] != self.session.integrator:

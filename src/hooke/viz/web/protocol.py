@@ -26,7 +26,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from ...errors import format_value
+from ...errors import cut, format_value
 
 MAX_MESSAGE_BYTES = 64 * 1024
 MAX_STEPS_PER_FRAME = 10_000
@@ -120,10 +120,27 @@ def parse_command(text: str) -> Command:
 
 def command_field(loc: tuple) -> str | None:
     """The field of a command that ``loc`` (pydantic's: the command's type, then the path in
-    it) is about: ``dt``, ``target``, ``parameters.NAME``; None for the message as a whole."""
+    it) is about: ``dt``, ``target``, ``parameters.NAME``; ``parameters`` for a name that is
+    refused itself (empty, too long); None for the message as a whole."""
     if len(loc) < 2:
         return None
-    return f"parameters.{loc[2]}" if loc[1] == "parameters" and len(loc) > 2 else str(loc[1])
+    if loc[1] == "parameters" and len(loc) > 2 and loc[-1] != "[key]":
+        return f"parameters.{shown_part(loc[2])}"
+    return str(loc[1])
+
+
+def shown_part(part) -> str:
+    """One part of a field's path as an error shows it: a parameter name the page sent, cut
+    short past ``SHOWN`` characters (a name of 60,000 characters was echoed whole, twice)."""
+    return cut(str(part), SHOWN)
+
+
+def where(loc: tuple) -> str:
+    """Where a problem is, as ``set.dt`` or ``restart.parameters.mass``; a refused parameter
+    name itself is ``restart.parameters[name]`` (the name is the value shown)."""
+    if loc and loc[-1] == "[key]":
+        return ".".join(map(shown_part, loc[:2])) + "[name]"
+    return ".".join(map(shown_part, loc)) or "message"
 
 
 def problem(item: dict) -> str:
@@ -132,7 +149,6 @@ def problem(item: dict) -> str:
     if item["type"] == "union_tag_invalid":
         return (f"type: must be one of {item['ctx']['expected_tags']}, got "
                 f"{format_value(item['input'].get('type'), most=SHOWN)}")
-    where = ".".join(str(part) for part in item["loc"]) or "message"
     if item["type"] == "missing":  # its input is the whole message
-        return f"{where}: {item['msg']}"
-    return f"{where}: {item['msg']}, got {format_value(item['input'], most=SHOWN)}"
+        return f"{where(item['loc'])}: {item['msg']}"
+    return f"{where(item['loc'])}: {item['msg']}, got {format_value(item['input'], most=SHOWN)}"

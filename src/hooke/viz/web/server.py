@@ -14,9 +14,11 @@ Contract:
   (:mod:`.worker`), ticked at up to ``FRAME_RATE`` frames per second: this process only relays
   messages, so one client's scene builds, steps and large messages never hold up another's
   frames, and a session's memory is returned when its page leaves. At most ``MAX_SESSIONS``
-  pages are served at once; another is told so and closed (code 1013, try again later), as is
-  a page from an address that opened more than ``PAGE_BURST`` at once, then ``PAGE_RATE`` a
-  second (reconnect churn: :mod:`.rates`), before its hello and before any process is started.
+  pages are served at once, at most ``MAX_PAGES_PER_ADDRESS`` of them to one client address (so
+  that one client cannot hold every place); another is told so and closed (code 1013, try
+  again later), before any process is started, as is a page from an address that opened more
+  than ``PAGE_BURST`` at once, then ``PAGE_RATE`` a second (reconnect churn: :mod:`.rates`),
+  before its hello.
 - Every received message is validated; a malformed, unknown, binary or oversized
   (> ``MAX_MESSAGE_BYTES``) message, or one beyond the queue limits (``MAX_PENDING`` commands,
   ``MAX_PENDING_REBUILDS`` scene builds per frame), is answered with an ``error`` to that client
@@ -78,6 +80,10 @@ MAX_SESSIONS = 32
 # 32 frames/s; a page reloaded, or a dozen opened at once, stays far below.
 PAGE_RATE = 8.0
 PAGE_BURST = MAX_SESSIONS
+# Pages one client address may have open at once: a client that opened MAX_SESSIONS pages (and
+# kept them) left every other address "the viewer is serving 32 pages" (issue 15 red team); a
+# quarter of the places stay for the others (the load tests' 22 local pages still fit).
+MAX_PAGES_PER_ADDRESS = MAX_SESSIONS * 3 // 4
 
 log = logging.getLogger(__name__)
 STATIC = resources.files(__package__) / "static"
@@ -223,6 +229,11 @@ class Connection:
             await asyncio.sleep(max(0.0, 1.0 / FRAME_RATE - (loop.time() - started)))
 
 
+def client_address(websocket: WebSocket) -> str:
+    """The address a page's connection comes from ("" when the server is not told)."""
+    return websocket.client.host if websocket.client else ""
+
+
 async def refuse(websocket: WebSocket, code: int, reason: str) -> None:
     """Send ``reason`` as an ``error`` and close with ``code``, if the page is still there."""
     try:
@@ -289,13 +300,19 @@ def create_app(scene: str = "spring1d", host: str = "127.0.0.1",
         await websocket.accept()
         session = None
         pages[websocket] = None
+        address = client_address(websocket)
         try:
-            if not starts.take(websocket.client.host if websocket.client else ""):
+            if not starts.take(address):
                 await refuse(websocket, 1013, f"this address opened pages faster than the viewer "
                              f"serves them ({PAGE_RATE:g} a second, {PAGE_BURST} at once): wait a "
                              "second and reload this page")
                 return  # before its hello: a refused page costs this process the least
             await websocket.send_text(hello)
+            if sum(client_address(page) == address for page in pages) > MAX_PAGES_PER_ADDRESS:
+                await refuse(websocket, 1013, f"this address has {MAX_PAGES_PER_ADDRESS} pages of "
+                             "the viewer open, the most one address may: close one and reload "
+                             "this page")
+                return
             if len(pages) > MAX_SESSIONS:
                 await refuse(websocket, 1013, f"the viewer is serving {MAX_SESSIONS} pages, its "
                              "limit: close one and reload this page")
@@ -440,8 +457,10 @@ def uvicorn_options(host: str = "127.0.0.1", port: int = 8000) -> dict[str, Any]
     # No permessage-deflate: compressing a large scene's megabytes would run in this process's
     # event loop, the one cost a client could still impose on the others (a 49,600-particle
     # lattice's restarts stalled other pages for over a second with it).
+    # No proxy headers: uvicorn trusts X-Forwarded-For from 127.0.0.1 by default, so any local
+    # client could name itself another address each time and pass the per-address limits.
     return {"host": host, "port": port, "http": HTTPProtocol, "ws": WebSocketProtocol, "ws_max_size": WS_MAX_SIZE,
-            "ws_per_message_deflate": False, "log_level": "warning"}
+            "ws_per_message_deflate": False, "log_level": "warning", "proxy_headers": False}
 
 
 def listen(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:

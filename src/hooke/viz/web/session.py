@@ -344,6 +344,8 @@ class Session:
             integrator = self.integrator if integrator is None else integrator
             sent = ("integrator", integrator) if dt is None else ("dt", dt)
             dt = self.dt if dt is None else viewer_dt(self.scene, dt)
+            if self.cursor.particle is not None:  # the held particle's spring at the new dt
+                self._cursor_stiffness(self.cursor.particle, self.cursor.target, dt, "dt", dt)
             try:
                 self.stepper = self._stepper(self.scene, integrator, dt)
             except HookeInputError as error:
@@ -375,16 +377,37 @@ class Session:
                 f"[{', '.join(f'{c:.3g}' for c in centre)}] on every axis ({DRAG_REACH:g} times "
                 f"its extent, {extent:.3g} m)", target.tolist())
         mass = float(model.mass[particle])
-        self.cursor.attach(particle, target, mass * (DRAG_RATE / self.dt) ** 2, mass)
+        stiffness = self._cursor_stiffness(particle, target, self.dt, "particle", particle)
+        self.cursor.attach(particle, target, stiffness, mass)
         if not self._held():  # the state carries on; the integrator's own history starts afresh
             self.stepper = self._stepper(self.scene, self.integrator, self.dt, held=True)
         self._changed = True
 
+    def _cursor_stiffness(self, particle: int, target: np.ndarray, dt: float, field: str,
+                          value: Any) -> float:
+        """The cursor spring's stiffness m_i·(DRAG_RATE/dt)² for ``particle`` at ``dt``, or a
+        HookeInputError naming ``field`` if it, its damping rate or its pull on the particle now
+        overflows: a particle of 1e300 kg dragged at dt = 1e-7 s got a spring of inf N/m and
+        every step then failed "non-finite … try a smaller dt", which only made it worse."""
+        mass = float(self.scene.model.mass[particle])
+        with np.errstate(over="ignore", invalid="ignore"):
+            stiffness = mass * (DRAG_RATE / dt) ** 2
+            pull = stiffness * float(np.max(np.abs(self.state.x[particle] - target)))
+            rate = 2.0 * np.sqrt(stiffness / mass)
+        if not (np.isfinite(stiffness) and np.isfinite(pull) and np.isfinite(rate)):
+            raise HookeInputError(field, f"makes the cursor spring on particle {particle} "
+                                  f"(m·({DRAG_RATE:g}/dt)² with m = {mass:.3g} kg, dt = {dt:g} s) "
+                                  "overflow; it cannot be dragged at this dt", value)
+        return stiffness
+
     def _advance(self, n_steps: int, out: list[dict[str, Any]]) -> None:
         # The limit is armed once a tick (per step it cost light scenes 7 µs of 11): the frame
         # budget ends a tick of light steps long before, so only one long step reaches it.
+        # A step that overflows is told in hooke run's words (StepFailed): NumPy's warning, an
+        # exception where warnings are errors, was reported as "the step … failed: overflow
+        # encountered in multiply" instead.
         try:
-            with self.step_limit():
+            with self.step_limit(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 self._steps(n_steps, out)
         except StepTooLong as error:  # the integrator may be mid-step: a new one goes on
             self.stepper = self._stepper(self.scene, self.integrator, self.dt, self._held())
@@ -463,9 +486,13 @@ class Session:
         }
         if self._new_state:
             system = self.stepper.system
-            potential = sum(value for key, value in system.potential_energies(state.x).items()
-                            if key != CursorSpring.NAME) - self.energy_zero
-            kinetic = system.kinetic_energy(state.v)
+            # An energy that overflows is sent as null; NumPy's warning about it is not news (in
+            # a notebook, or under pytest's warnings-as-errors, it raised out of tick at a
+            # blow-up's last finite state, v ~ 1e217 m/s).
+            with np.errstate(over="ignore", invalid="ignore"):
+                potential = sum(value for key, value in system.potential_energies(state.x).items()
+                                if key != CursorSpring.NAME) - self.energy_zero
+                kinetic = system.kinetic_energy(state.v)
             message["energy"] = {"t": state.t, "kinetic": finite_or_none(kinetic),
                                  "potential": finite_or_none(potential),
                                  "total": finite_or_none(kinetic + potential)}
