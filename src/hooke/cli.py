@@ -28,7 +28,7 @@ from rich.table import Table
 from . import pending_stop
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
                          flagged, given_flags, load_scene, note, output_directory, output_files,
-                         parse_options, print_error, typed_float, typed_int)
+                         parse_options, print_error, typed_float, typed_int, write_reason)
 from .cli_fit import fit_command
 from .cli_stdout import StdoutUnwritable, checked_stdout
 from .cli_stop import forget_stops, stop_kind, stop_on_signals, stopped, unreported_stop
@@ -279,8 +279,8 @@ def report(result, out: Path, quiet: bool = False, worker=None, flag: str = "--o
     ``flag``, the one that gave ``out``, when they cannot be written (a full disk)."""
     try:
         written = write_outputs(result, out, worker)
-    except OSError as error:
-        fail(f"{flag}: cannot write the plots and summary ({error.strerror or error}); the "
+    except (OSError, HookeInputError) as error:  # a full disk; a folder or FIFO made at a plot's path
+        fail(f"{flag}: cannot write the plots and summary ({write_reason(error)}); the "
              f"trajectory is in {one_line(out / 'trajectory.h5')}, got {str(out)!r}", code=1)
     if not quiet:
         print_summary(console, summary_data(result), written)
