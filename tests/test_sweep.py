@@ -843,6 +843,26 @@ def test_a_damaged_row_left_in_dir_runs_its_member_again(client, tmp_path, conte
                                   first.table.drop(columns="wall_time"))
 
 
+def test_a_row_whose_value_was_changed_but_is_still_json_runs_its_member_again(client, tmp_path):
+    """Issue 15 (red-team pass G): a row.json still whole JSON but with one value changed (a
+    flipped digit of energy_error, 6.03e-05 read as 7.03e-05) was skipped on the next same
+    command and its wrong value went into the summary table, silently; each row now carries a
+    checksum of its content, and a row whose checksum does not hold runs its member again."""
+    params = {"stiffness": [5.0, 6.0], "t_end": [0.1]}
+    first = hooke.sweep("spring1d", params, client=client, out=tmp_path)
+    damaged = first.table["member"][0]
+    row = tmp_path / "members" / damaged / "row.json"
+    record = json.loads(row.read_text())
+    assert len(record["checksum"]) == 64
+    record["energy_error"] *= 1.25
+    row.write_text(json.dumps(record, indent=1))
+    second = hooke.sweep("spring1d", params, client=client, out=tmp_path)
+    assert second.skipped == [first.table["member"][1]]
+    assert json.loads(row.read_text())["energy_error"] == first.table["energy_error"][0]
+    pd.testing.assert_frame_equal(second.table.drop(columns="wall_time"),
+                                  first.table.drop(columns="wall_time"))
+
+
 def _flip_a_byte_of_frames_x(path):
     with h5py.File(path, "r") as handle:
         chunk = handle["frames/x"].id.get_chunk_info(0)
