@@ -826,11 +826,12 @@ def test_a_ctrl_c_mid_sweep_is_one_line_and_the_same_command_finishes_it(tmp_pat
 
 @pytest.mark.parametrize("content", ["NaN", "[1, 2]", '"ok"', '{"status": "ok"}',
                                      '{"member": "x", "status": "ok", "values": {}}',
-                                     b"\xff\xfe\x00garbage"])
+                                     b"\xff\xfe\x00garbage", "[" * 100000])
 def test_a_damaged_row_left_in_dir_runs_its_member_again(client, tmp_path, content):
     """Issue 15 (third red-team pass): a row.json that was JSON but not a row (NaN, a list, a
     table missing "error" …) made the next same command "unexpected TypeError/KeyError (a bug in
-    hooke)"; now the member runs again and its row is written whole."""
+    hooke)"; now the member runs again and its row is written whole. So does a row of 100,000
+    nested "[" (red-team pass G: "unexpected RecursionError … (a bug in hooke)")."""
     params = {"stiffness": [5.0, 6.0], "t_end": [0.1]}
     first = hooke.sweep("spring1d", params, client=client, out=tmp_path)
     damaged = first.table["member"][0]

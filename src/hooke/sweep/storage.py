@@ -144,7 +144,7 @@ def _read_row(directory: Path, member: Member) -> dict | None:
     or edited: the member runs again and its row is written anew)."""
     try:
         row = json.loads(_row_path(directory, member.id).read_text())
-    except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError):
+    except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     needed = [key for key in COLUMNS if key not in ("member", "trajectory")]
     if not isinstance(row, dict) or row.pop("checksum", None) != _checksum(row) \
