@@ -517,3 +517,35 @@ def test_a_refused_run_leaves_no_folder_it_made(tmp_path, args, line):
     assert list(tmp_path.iterdir()) == []
     assert cli("run", "spring1d", *args, "--out", str(tmp_path)).returncode == 2
     assert tmp_path.is_dir() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name, kind", [("energy.png", "directory"), ("energy.png", "fifo"),
+                                        ("trajectory.xdmf", "directory"),
+                                        (".energy.partial.png", "directory")])
+def test_a_plot_path_made_a_folder_or_fifo_while_the_run_ran_is_one_line_frames_kept(
+        tmp_path, monkeypatch, capsys, name, kind):
+    """Issue 15 (red-team pass G): a directory or a FIFO that appeared at a plot's or the
+    sidecar's path after the run's up-front check (mkdir out/energy.png while the run ran) ended
+    it in "unexpected HookeInputError: path: is a directory, not a file … (a bug in hooke)";
+    now it is the same one line as a full disk there, exit 1, its frames kept."""
+    from hooke import cli as hooke_cli
+
+    from conftest import run_main
+
+    out = tmp_path / "run"
+    real = hooke_cli.write_outputs
+
+    def made_meanwhile(result, folder, worker=None):
+        (folder / name).mkdir() if kind == "directory" else os.mkfifo(folder / name)
+        return real(result, folder, worker)
+
+    monkeypatch.setattr(hooke_cli, "write_outputs", made_meanwhile)
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "--t-end", "0.2", "--out",
+                           str(out), "--quiet")
+    assert code == 1, lines
+    assert len(lines) == 1 and lines[0].startswith("error: --out: cannot write the plots and "
+                                                   "summary ("), lines
+    assert f"{out}/{name.lstrip('.').replace('.partial', '')}: " in lines[0], lines
+    assert name in lines[0] and "a bug in hooke" not in lines[0]
+    assert lines[0].endswith(f"; the trajectory is in {out / 'trajectory.h5'}, got {str(out)!r}")
+    assert hooke.open(out / "trajectory.h5").complete

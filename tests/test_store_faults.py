@@ -623,6 +623,20 @@ def _replace_dataset(handle, name, data):
     (lambda h: h["checkpoint"].attrs.__setitem__("stats", "not json"),
      "its checkpoint cannot be restored (JSONDecodeError: Expecting value: line 1 column 1 "
      "(char 0)): the file was edited or damaged"),
+    # red-team pass G: RecursionError and TypeError "a bug in hooke"; a count of 1e400 (inf) or
+    # -5 restored silently into the run's stats
+    (lambda h: h["checkpoint"].attrs.__setitem__("stats", "[" * 100000),
+     "its checkpoint cannot be restored (ValueError: stats: nested past Python's recursion "
+     "limit): the file was edited or damaged"),
+    (lambda h: h["checkpoint"].attrs.__setitem__("stats", '{"steps": "many"}'),
+     "its checkpoint cannot be restored (ValueError: stats: must be counts (whole numbers >= 0), "
+     "got '{\"steps\": \"many\"}'): the file was edited or damaged"),
+    (lambda h: h["checkpoint"].attrs.__setitem__("stats", '{"steps": 1e400}'),
+     "its checkpoint cannot be restored (ValueError: stats: must be counts (whole numbers >= 0), "
+     "got '{\"steps\": 1e400}'): the file was edited or damaged"),
+    (lambda h: h["checkpoint"].attrs.__setitem__("stats", '{"steps": -5}'),
+     "its checkpoint cannot be restored (ValueError: stats: must be counts (whole numbers >= 0), "
+     "got '{\"steps\": -5}'): the file was edited or damaged"),
 ])
 def test_a_scalar_frame_set_a_missing_energy_or_a_bad_checkpoint_is_one_line(interrupted, tmp_path,
                                                                              edit, problem):

@@ -826,11 +826,12 @@ def test_a_ctrl_c_mid_sweep_is_one_line_and_the_same_command_finishes_it(tmp_pat
 
 @pytest.mark.parametrize("content", ["NaN", "[1, 2]", '"ok"', '{"status": "ok"}',
                                      '{"member": "x", "status": "ok", "values": {}}',
-                                     b"\xff\xfe\x00garbage"])
+                                     b"\xff\xfe\x00garbage", "[" * 100000])
 def test_a_damaged_row_left_in_dir_runs_its_member_again(client, tmp_path, content):
     """Issue 15 (third red-team pass): a row.json that was JSON but not a row (NaN, a list, a
     table missing "error" …) made the next same command "unexpected TypeError/KeyError (a bug in
-    hooke)"; now the member runs again and its row is written whole."""
+    hooke)"; now the member runs again and its row is written whole. So does a row of 100,000
+    nested "[" (red-team pass G: "unexpected RecursionError … (a bug in hooke)")."""
     params = {"stiffness": [5.0, 6.0], "t_end": [0.1]}
     first = hooke.sweep("spring1d", params, client=client, out=tmp_path)
     damaged = first.table["member"][0]
@@ -839,6 +840,26 @@ def test_a_damaged_row_left_in_dir_runs_its_member_again(client, tmp_path, conte
     second = hooke.sweep("spring1d", params, client=client, out=tmp_path)
     assert second.skipped == [first.table["member"][1]]
     assert json.loads(row.read_text())["status"] == "ok"
+    pd.testing.assert_frame_equal(second.table.drop(columns="wall_time"),
+                                  first.table.drop(columns="wall_time"))
+
+
+def test_a_row_whose_value_was_changed_but_is_still_json_runs_its_member_again(client, tmp_path):
+    """Issue 15 (red-team pass G): a row.json still whole JSON but with one value changed (a
+    flipped digit of energy_error, 6.03e-05 read as 7.03e-05) was skipped on the next same
+    command and its wrong value went into the summary table, silently; each row now carries a
+    checksum of its content, and a row whose checksum does not hold runs its member again."""
+    params = {"stiffness": [5.0, 6.0], "t_end": [0.1]}
+    first = hooke.sweep("spring1d", params, client=client, out=tmp_path)
+    damaged = first.table["member"][0]
+    row = tmp_path / "members" / damaged / "row.json"
+    record = json.loads(row.read_text())
+    assert len(record["checksum"]) == 64
+    record["energy_error"] *= 1.25
+    row.write_text(json.dumps(record, indent=1))
+    second = hooke.sweep("spring1d", params, client=client, out=tmp_path)
+    assert second.skipped == [first.table["member"][1]]
+    assert json.loads(row.read_text())["energy_error"] == first.table["energy_error"][0]
     pd.testing.assert_frame_equal(second.table.drop(columns="wall_time"),
                                   first.table.drop(columns="wall_time"))
 

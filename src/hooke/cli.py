@@ -17,7 +17,6 @@ import json
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -28,8 +27,10 @@ from rich.table import Table
 from . import pending_stop
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
                          flagged, given_flags, load_scene, note, output_directory, output_files,
-                         parse_options, print_error, shown, typed_float, typed_int)
+                         parse_options, print_error, shown, typed_float, typed_int,
+                         write_reason)
 from .cli_fit import fit_command
+from .cli_progress import LazyProgress
 from .cli_stdout import StdoutUnwritable, checked_stdout
 from .cli_stop import forget_stops, stop_kind, stop_on_signals, stopped, unreported_stop
 from .cli_study import study_command
@@ -93,33 +94,6 @@ def list_command() -> None:
         cls = integrator_registry.get(name)
         table.add_row(name, str(cls.order), cls.summary)
     console.print(table)
-
-
-class LazyProgress:
-    """A progress bar that appears only once a run has taken longer than ``delay`` seconds, on a
-    terminal (elsewhere Rich ends it with an empty line before the run's own last line)."""
-
-    def __init__(self, label: str, delay: float = 1.0, unit: str = "steps"):
-        self.label, self.delay, self.unit = label, delay, unit
-        self.started = time.perf_counter()
-        self.bar: Progress | None = None
-        self.task = None
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.bar is None:
-            if time.perf_counter() - self.started < self.delay or not errors.is_terminal:
-                return
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                TextColumn(f"{{task.completed}}/{{task.total}} {self.unit}"),
-                                TimeElapsedColumn(), TimeRemainingColumn(), console=errors,
-                                transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=total)
-        self.bar.update(self.task, completed=done)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
 
 @app.command("run")
@@ -279,8 +253,8 @@ def report(result, out: Path, quiet: bool = False, worker=None, flag: str = "--o
     ``flag``, the one that gave ``out``, when they cannot be written (a full disk)."""
     try:
         written = write_outputs(result, out, worker)
-    except OSError as error:
-        fail(f"{flag}: cannot write the plots and summary ({error.strerror or error}); the "
+    except (OSError, HookeInputError) as error:  # a full disk; a folder or FIFO made at a plot's path
+        fail(f"{flag}: cannot write the plots and summary ({write_reason(error)}); the "
              f"trajectory is in {one_line(out / 'trajectory.h5')}, got {str(out)!r}", code=1)
     if not quiet:
         print_summary(console, summary_data(result), written)

@@ -163,6 +163,14 @@ def _numba_setting_problem() -> str | None:
     return None
 
 
+def write_reason(error: Exception) -> str:
+    """Why an output could not be written, for a one-line error: an OSError's own words (a full
+    disk), or what a HookeInputError found at a path (a folder or a FIFO made there meanwhile)."""
+    if isinstance(error, HookeInputError) and error.value is not None:
+        return f"{error.value}: {error.problem}"
+    return getattr(error, "strerror", None) or str(error)
+
+
 @contextmanager
 def write_failure_exits(field: str, what: str, target: Path):
     """Inside: an OSError (a full disk while ``what`` is written into ``target``) is one line
@@ -170,7 +178,7 @@ def write_failure_exits(field: str, what: str, target: Path):
     try:
         yield
     except OSError as error:
-        fail(f"{field}: cannot write {what} ({error.strerror or error}), got {str(target)!r}",
+        fail(f"{field}: cannot write {what} ({write_reason(error)}), got {str(target)!r}",
              code=1)
 
 

@@ -227,7 +227,7 @@ class Integrator:
     def restore(self, checkpoint: dict[str, Any]) -> None:
         """Take back what :meth:`checkpoint` returned (see the contract)."""
         if "stats" in checkpoint:
-            self.stats.update(json.loads(checkpoint["stats"]))
+            self.stats.update(stored_counts(checkpoint["stats"]))
 
     def step(self, state: State) -> State:  # pragma: no cover - abstract
         """The state at ``state.t + dt``."""
@@ -360,3 +360,18 @@ def get(name: str) -> type[Integrator]:
 def names() -> list[str]:
     """Names of every registered integrator (``hooke.integrators()``)."""
     return list(_REGISTRY)
+
+
+def stored_counts(text: str) -> dict[str, int]:
+    """A checkpoint's ``stats`` (JSON of :attr:`Integrator.stats`) back as counts; a ValueError
+    for anything else (an edited or damaged file: deeply nested, a count that is a word, inf or
+    negative), which a resume reports as a checkpoint it cannot restore."""
+    try:
+        counts = json.loads(text)
+    except RecursionError:
+        raise ValueError("stats: nested past Python's recursion limit") from None
+    if not isinstance(counts, dict) or not all(
+            isinstance(count, int) and not isinstance(count, bool) and count >= 0
+            for count in counts.values()):
+        raise ValueError(f"stats: must be counts (whole numbers >= 0), got {str(text)[:80]!r}")
+    return counts

@@ -4,7 +4,9 @@
   written as it runs; not with ``summary_only``. ``<id>`` is the member's id
   (:func:`~hooke.sweep.planning.member_id`): the same member always has the same id.
 - ``members/<id>/row.json``: the member's row, written by the client as soon as it is final;
-  strict JSON: a NaN is ``null``, an infinity the string ``"inf"`` (or ``"-inf"``).
+  strict JSON: a NaN is ``null``, an infinity the string ``"inf"`` (or ``"-inf"``); its
+  ``checksum`` (SHA-256 of the rest, :func:`_checksum`) finds a value changed since (a flipped
+  digit leaves valid JSON).
 - ``summary.parquet`` and ``summary.csv``: the table of :mod:`.table` (one row per member, in
   plan order, once it has a row); ``<metric>.png``: the chosen metric against each swept path
   (:mod:`.metric_plot`).
@@ -21,6 +23,7 @@ trajectory is damaged or another run's, run again.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -105,6 +108,7 @@ def write_whole(path: Path, what: str, directory: Path, write) -> None:
 def write_row(directory: Path, member: Member, row: dict) -> None:
     path = _row_path(directory, member.id)
     record = _strict({"member": member.id, "values": member.values, **row})
+    record["checksum"] = _checksum(record)
     text = json.dumps(record, indent=1, allow_nan=False)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,6 +117,14 @@ def write_row(directory: Path, member: Member, row: dict) -> None:
                               f"({error.strerror or error})", str(directory)) from None
     # written whole: an interrupted sweep never leaves half a row
     write_whole(path, f"member {member.id}'s row", directory, lambda partial: partial.write_text(text))
+
+
+def _checksum(record: dict) -> str:
+    """SHA-256 of a row's content (sorted keys, as JSON): a row whose value changed after it was
+    written (a flipped digit, still valid JSON) no longer matches it and runs its member again,
+    where it was skipped and its wrong value went into the table; so does a row written before
+    rows had one."""
+    return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
 
 
 def _strict(value):
@@ -132,10 +144,11 @@ def _read_row(directory: Path, member: Member) -> dict | None:
     or edited: the member runs again and its row is written anew)."""
     try:
         row = json.loads(_row_path(directory, member.id).read_text())
-    except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError):
+    except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     needed = [key for key in COLUMNS if key not in ("member", "trajectory")]
-    if not isinstance(row, dict) or any(key not in row for key in needed) \
+    if not isinstance(row, dict) or row.pop("checksum", None) != _checksum(row) \
+            or any(key not in row for key in needed) \
             or row["status"] not in ("ok", "failed", "timeout"):
         return None
     try:
