@@ -342,6 +342,34 @@ def test_restart_resets_time_and_parameters():
     assert scene["frame"]["x"][1] == [1.0]
 
 
+def test_a_restart_is_refused_while_the_machine_is_short_of_memory(monkeypatch):
+    """Pages are processes of up to 0.64 GiB (the largest lattice, implicit Euler) or 5.9 GiB
+    (newmark's sparse LU): 24 of one client could take more than the machine has. A restart or
+    load is refused in one line while less than MEMORY_RESERVE is free (MemAvailable); the page
+    keeps its scene and runs on, and builds again once memory is back."""
+    from hooke import memory
+    from hooke.viz.web import session as session_module
+
+    session = Session("spring1d")
+    session.tick()
+    free = {"bytes": 2**29 + 123}
+    monkeypatch.setattr(session_module, "available_memory", lambda: free["bytes"])
+    restart = parse_command(json.dumps({"type": "restart", "integrator": "symplectic_euler",
+                                        "dt": 0.005, "parameters": {"x0": 1.0}}))
+    steps = session.steps
+    [error, frame] = session.tick([restart])
+    assert error == {"type": "error", "field": "scene", "message": (
+        "scene: cannot be built now: the server's machine has 512 MiB of memory free, less than "
+        "the 1 GiB a page keeps in reserve; close other pages or try again later, got "
+        "'spring1d'")}
+    assert frame["type"] == "frame" and session.steps > steps  # the old scene runs on
+    load = parse_command(json.dumps({"type": "load", "scene": "lattice"}))
+    assert session.tick([load])[0]["field"] == "scene" and session.scene.name == "spring1d"
+    free["bytes"] = session_module.MEMORY_RESERVE
+    assert session.tick([restart])[0]["type"] == "scene"
+    assert 0 < memory.available_memory() <= memory.physical_memory()
+
+
 @pytest.mark.parametrize("integrator", hooke.integrators())
 def test_cursor_spring_pulls_the_particle_with_every_integrator(integrator):
     session = Session("spring1d")

@@ -44,6 +44,20 @@ def physical_memory() -> int:
         return 16 * 2**30
 
 
+def available_memory() -> int:
+    """The memory this machine has free for a new allocation now [bytes]: the kernel's
+    MemAvailable (free memory and the caches it can drop), or :func:`physical_memory` where
+    ``/proc/meminfo`` does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return physical_memory()
+
+
 def format_bytes(count: float) -> str:
     units = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
     power = 0

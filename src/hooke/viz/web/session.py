@@ -68,6 +68,7 @@ from ...integrators import get as get_integrator
 from ...integrators.base import StepFailed
 from ...io.scene_file import builtin_scene
 from ...limits import MAX_STEPS
+from ...memory import available_memory, format_bytes
 from ...mesh_topology import orient_outward
 from ...model import State
 from ...motion import displacements
@@ -97,6 +98,11 @@ DRAG_RATE = 0.5
 # start and now, at least 1 m) of its centre on every axis: a target at 1e308 made the cursor's
 # force overflow at the next step, which then blamed dt.
 DRAG_REACH = 10.0
+# A page builds a scene only while the machine has this much memory free (MemAvailable): each
+# page is a process whose scene took up to 0.64 GiB (the 49,600-particle lattice, implicit Euler)
+# and 5.9 GiB with newmark's sparse LU; 24 such pages of one client would take more than the
+# machine has, and the kernel would then kill a process of its choosing.
+MEMORY_RESERVE = 2**30
 
 
 class StepTooLong(Exception):
@@ -238,9 +244,11 @@ class Session:
 
     def handle(self, command) -> dict[str, Any] | None:
         if isinstance(command, Load):
+            _check_memory(command.scene)
             self._open(command.scene, {}, None, None)
             return self.scene_message()
         if isinstance(command, Restart):
+            _check_memory(self.scene.name)
             self._open(self.scene.name, command.parameters, command.integrator, command.dt)
             return self.scene_message()
         if isinstance(command, Set):
@@ -599,6 +607,17 @@ def refused_error(error: HookeInputError, field: str, value: Any, integrator: st
     ``particles[1].mass`` for a page that had sent ``parameters.mass`` (or ``stiffness``)."""
     return named_for_page(error, field, value, f"integrator '{integrator}' refuses the scene's "
                           f"model at dt = {dt:g} s")
+
+
+def _check_memory(scene) -> None:
+    """Refuse to build another scene while the machine has less than ``MEMORY_RESERVE`` free (a
+    page's first scene, opened with its process, is always built: the page needs one)."""
+    free = available_memory()
+    if free < MEMORY_RESERVE:
+        raise HookeInputError("scene", f"cannot be built now: the server's machine has "
+                              f"{format_bytes(free)} of memory free, less than the "
+                              f"{format_bytes(MEMORY_RESERVE)} a page keeps in reserve; close "
+                              "other pages or try again later", scene)
 
 
 def error_message(error: HookeError) -> dict[str, Any]:
