@@ -620,7 +620,8 @@ def test_names_and_paths_with_brackets_or_escape_sequences_are_printed_as_writte
                      "[parameters]\nx0 = 1.0\nv0 = 0.0\nstiffness = 1.0\nmass = 1.0\n"
                      "[run]\ndt = 0.01\nt_end = 0.1\n")
     out = tmp_path / "o[/]x" / "[red]y"
-    done = hooke("run", str(scene), "--out", str(out))
+    # a table wide enough for the path on one line, however deep pytest's tmp_path is
+    done = hooke("run", str(scene), "--out", str(out), env={"COLUMNS": "400"})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "hooke run: [/]\\x1b]0;title\\x07[bold]x"

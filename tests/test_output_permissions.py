@@ -270,7 +270,7 @@ def test_resume_of_a_stored_run_it_may_not_write_is_one_line_and_keeps_it(interr
     path.write_bytes(before)
     with immutable(path):
         done = cli("run", "--resume", str(tmp_path))
-    one_line(done, 2, f"error: path: exists and cannot be written (Operation not permitted); it "
+    one_line(done, 2, f"error: --resume: exists and cannot be written (Operation not permitted); it "
              f"is left as it was: make it writable, remove it or choose another path, got '{path}'")
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["trajectory.h5"]
 

@@ -73,8 +73,10 @@ def small_disk(tmp_path):
 CLOTH = ("cloth2d", "--dt", "0.0025", "--t-end", "3", "--save-every", "1")
 
 
-def disk_full_line(path, kept: int) -> str:
-    return (f"error: path: the disk is full (No space left on device) after {kept} frame(s); the "
+def disk_full_line(path, kept: int, flag: str = "--out") -> str:
+    """The line of a full disk: ``flag`` names the run's file as the command line gave it
+    (--out, or --resume DIR); the API's own (hooke.resume) names its argument, path."""
+    return (f"error: {flag}: the disk is full (No space left on device) after {kept} frame(s); the "
             f"file keeps them: free space, then continue with `hooke run --resume {path}`, got "
             f"'{path}'")
 
@@ -125,7 +127,7 @@ def test_a_disk_full_before_the_first_frame_leaves_the_previous_run(small_disk):
     path = small_disk / "trajectory.h5"
     assert done.returncode == 1, done.stderr
     assert done.stderr.splitlines() == [
-        f"error: path: the disk is full (No space left on device) before the first frame was "
+        f"error: --out: the disk is full (No space left on device) before the first frame was "
         f"written; any earlier run in the file is left as it was, got '{path}'"]
     (small_disk / "ballast").unlink()
     assert snapshot(small_disk) == before
@@ -145,7 +147,7 @@ def test_a_disk_that_fills_before_the_first_frames_is_one_line_not_a_crash(tmp_p
     try:
         done = cli("run", "lattice", "--t-end", "0.3", "--out", str(disk))
         assert (done.returncode, done.stderr.splitlines()) == (1, [
-            f"error: path: the disk is full (No space left on device) before the first frame "
+            f"error: --out: the disk is full (No space left on device) before the first frame "
             f"was written; any earlier run in the file is left as it was, got "
             f"'{disk / 'trajectory.h5'}'"])
         assert list(disk.iterdir()) == []
@@ -268,7 +270,7 @@ def test_a_run_holds_its_output_until_its_plots_and_summary_are_written(tmp_path
     hold = OutputLock(tmp_path / "summary.json")
     try:
         for field, args in (("--out", ["oscillator", "--t-end", "0.2", "--out", str(tmp_path)]),
-                            ("path", ["--resume", str(tmp_path)])):  # as its stored run's errors
+                            ("--resume", ["--resume", str(tmp_path)])):
             done = cli("run", *args, "--quiet")
             assert (done.returncode, done.stderr.splitlines()) == (2, [
                 f"error: {field}: is being written by another run (PID {os.getpid()}, lock "
@@ -389,8 +391,9 @@ def test_a_malformed_stored_attribute_is_one_line_from_open_resume_and_the_cli(i
     before = path.read_bytes()
     expected = f"path: {problem} (the file was edited or damaged), got '{path}'"
     assert_refused(path, expected)
-    done = cli("run", "--resume", str(tmp_path))
-    assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {expected}"]
+    done = cli("run", "--resume", str(tmp_path))  # the file as the command line gave it
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"error: --resume: {expected.removeprefix('path: ')}"]
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [
         "trajectory.h5"]
 
@@ -541,7 +544,7 @@ def test_an_edited_frame_or_model_is_refused_never_resumed_from(interrupted, tmp
     expected = f"path: {problem}, got '{path}'"
     assert_refused(path, expected)
     # hooke plot names its argument as the command line calls it, DIR (cfbd7ae)
-    for command, name in ((("run", "--resume", str(tmp_path)), "path"),
+    for command, name in ((("run", "--resume", str(tmp_path)), "--resume"),
                           (("plot", str(tmp_path)), "DIR")):
         done = cli(*command)
         assert done.returncode == 2 and done.stderr.splitlines() == [
@@ -563,9 +566,10 @@ def test_an_edited_frame_or_model_is_refused_never_resumed_from(interrupted, tmp
     (lambda h: h["model/x0"].__setitem__(1, 3.0),
      "is corrupted: model/x0 differs from the model its scene text builds (the file was edited "
      "or damaged)", True),
+    # a spring energy hooke does not have: refused by the Model's own check (3ab7062), also on open
     (lambda h: h["model"].attrs.__setitem__("spring_energy", "cubic"),
-     "is corrupted: model/spring_energy differs from the model its scene text builds (the file "
-     "was edited or damaged)", True),
+     "is corrupted: model/spring_energy: must be one of hookean, squared_length, got 'cubic'",
+     False),
 ])
 def test_an_edit_the_attributes_hash_does_not_cover_is_not_resumed(interrupted, tmp_path, edit,
                                                                   problem, opens):
@@ -585,7 +589,8 @@ def test_an_edit_the_attributes_hash_does_not_cover_is_not_resumed(interrupted, 
         with pytest.raises(hooke.HookeInputError, match=f"^path: {re.escape(problem)}"):
             hooke.open(path)
     done = cli("run", "--resume", str(tmp_path))
-    assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {info.value}"]
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"error: --resume: {str(info.value).removeprefix('path: ')}"]
     assert path.read_bytes() == before
 
 
@@ -649,7 +654,8 @@ def test_a_scalar_frame_set_a_missing_energy_or_a_bad_checkpoint_is_one_line(int
         hooke.resume(path)
     assert str(info.value) == f"path: {problem}, got '{path}'"
     done = cli("run", "--resume", str(tmp_path))
-    assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {info.value}"]
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"error: --resume: {str(info.value).removeprefix('path: ')}"]
     assert path.read_bytes() == before
 
 
@@ -704,7 +710,7 @@ def test_resume_never_continues_another_file_than_the_one_named(interrupted, tmp
     missing = tmp_path / "missing"
     done = cli("run", "--resume", str(missing))
     assert done.returncode == 2 and done.stderr == (
-        f"error: path: no such trajectory file, got '{missing / 'trajectory.h5'}'\n")
+        f"error: --resume: no such trajectory file, got '{missing / 'trajectory.h5'}'\n")
     assert not missing.exists()
 
 
@@ -852,7 +858,7 @@ def test_a_resume_whose_first_flush_fails_leaves_the_file_byte_for_byte(interrup
     monkeypatch.setattr(TrajectoryWriter, "_write_block", full)
     with pytest.raises(hooke.SimulationError) as info:
         hooke.resume(path)
-    assert str(info.value) == disk_full_line(path, kept).removeprefix("error: ")
+    assert str(info.value) == disk_full_line(path, kept, "path").removeprefix("error: ")
     computed = info.value.result  # every frame computed, the stored ones first
     assert computed.x[:kept].tobytes() == read_trajectory(path)["x"].tobytes()
     assert path.read_bytes() == before
@@ -872,7 +878,7 @@ def test_resume_on_a_full_disk_is_the_same_line_and_code_as_a_runs(interrupted, 
                 handle.write(b"\0" * 4096)
     done = cli("run", "--resume", str(small_disk))
     assert done.returncode == 1, done.stderr
-    assert done.stderr.splitlines() == [disk_full_line(path, kept)]
+    assert done.stderr.splitlines() == [disk_full_line(path, kept, "--resume")]
     assert path.read_bytes() == before
 
 

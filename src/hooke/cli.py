@@ -163,7 +163,7 @@ def run_command(
                 if resume is not None:
                     if os.path.isdir(out):
                         check_replaceables(output_paths(out), flag)
-                        hold.take(out, "path")  # as the stored run's own refusals
+                        hold.take(out, flag)
                     result = resume_run(out / "trajectory.h5", progress=progress)
                 else:
                     options = parse_options(option, simulate)
@@ -194,11 +194,11 @@ def run_command(
             fail(flagged(error, {**given_flags(integrator=integrator, dt=dt, t_end=t_end,
                                                save_every=save_every,
                                                max_energy_growth=max_energy_growth),
-                                 "store": "--out"}))
+                                 "store": "--out", "path": flag}))  # (the store's "path")
         except StoreWriteError as error:  # a full disk: the file keeps its frames; nothing more fits
             if error.frames_kept:  # this run's file replaced the one an earlier run's outputs show
                 remove_outputs(out)
-            fail(str(error), code=1)
+            fail(flagged(error, {"path": flag}), code=1)
         except SimulationError as error:
             partial = getattr(error, "result", None)
             if partial is not None and partial.n_frames > 0:

@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .console_text import shown  # noqa: F401  (the commands take it from here)
-from .errors import HookeInputError, one_line
+from .errors import HookeError, HookeInputError, one_line
 
 # Piped or logged output gets room for the wide tables (verify, sweep) instead of 80 columns.
 # No emoji codes: a value such as 'log:-1:5' or ':smile:' is printed as typed, not as 👎 or 😄.
@@ -189,7 +189,7 @@ def given_flags(**values) -> dict[str, str]:
             if value is not None}
 
 
-def flagged(error: HookeInputError, flags: dict[str, str]) -> str:
+def flagged(error: HookeError, flags: dict[str, str]) -> str:
     """The message of ``error`` with its field, when it is an API argument of ``flags``, named
     as the command-line flag (or argument) that gave it: ``port: …`` → ``--port: …``, and an
     entry of one ``initial.stiffness: …`` → ``--initial stiffness: …``, a place in one
