@@ -203,7 +203,7 @@ def run_command(
             partial = getattr(error, "result", None)
             if partial is not None and partial.n_frames > 0:
                 report(partial, out, quiet, worker, flag)
-            fail(str(error), code=1)
+            fail(flagged(error, {"path": flag}), code=1)  # (a trajectory moved mid-run)
         except KeyboardInterrupt as interrupt:  # (after the run returned: its progress bar's close)
             stopped(interrupt, out, result)
         try:
