@@ -41,7 +41,8 @@ def test_a_kernel_calling_one_in_another_file_is_recompiled_when_that_file_chang
 
     def run(callee_value: int) -> subprocess.CompletedProcess:
         (package / "_probe_callee.py").write_text(CALLEE.format(callee_value))
-        return subprocess.run([sys.executable, str(package / "_probe_caller.py")], env=env,
+        # as a module: run as a script, its folder (the package's) would come first on sys.path
+        return subprocess.run([sys.executable, "-m", "hooke._probe_caller"], env=env,
                               cwd=tmp_path, capture_output=True, text=True, timeout=120)
 
     first, second, third = run(1), run(5), run(5)
