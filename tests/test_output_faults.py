@@ -423,7 +423,7 @@ def test_a_link_or_a_fifo_at_a_partial_path_is_removed_a_directory_refused(store
 @pytest.mark.parametrize("args, message", [
     (("run", "spring1d", "--out", "y" * 300), "--out: cannot be a directory (File name too long)"),
     (("run", "--resume", "q" * 300),
-     "path: cannot read the trajectory file (File name too long)"),
+     "--resume: cannot read the trajectory file (File name too long)"),
     (("plot", "run", "--out", "p" * 300), "--out: cannot be a directory (File name too long)"),
     (("animate", "run", "--out", "m" * 300 + ".gif"), "--out: cannot be written (File name too long)"),
 ])

@@ -178,7 +178,7 @@ def test_cli_exits_2_with_one_line_and_damages_nothing(damaged, case, command):
     result = report[command]
     assert result["escaped"] is None and result["code"] == 2, result
     lines = result["stderr"].strip().splitlines()
-    named = "path" if command == "run --resume" else "DIR"  # DIR: the argument that gave the file
+    named = "--resume" if command == "run --resume" else "DIR"  # the argument that gave the file
     assert len(lines) == 1 and lines[0].startswith(f"error: {named}: ") and "Traceback" not in lines[0]
     assert str(directory / "trajectory.h5") in lines[0]
     assert result["seconds"] < 30.0

@@ -126,7 +126,7 @@ def print_summary(console, summary: dict, written: list[Path]) -> None:
     table = Table(title=f"hooke run: {shown(summary['scene'])}", title_justify="left",
                   show_header=False)
     table.add_column(style="bold")
-    table.add_column()
+    table.add_column(overflow="fold")  # a long path goes on over lines, whole, not cut with "…"
     rows = [
         ("system", f"{plural(summary['particles'], 'particle')}, {plural(summary['springs'], 'spring')}, "
                    f"{summary['dim']}D"),
