@@ -17,7 +17,7 @@ import numpy as np
 
 from .air import air_fields, check_drag
 from .constraints import check_joint_set
-from .errors import HookeInputError, HookeInputErrors, collect, is_count
+from .errors import HookeInputError, HookeInputErrors, collect, is_count, raise_all
 from .io.files import read_mesh
 from .memory import check_model_size
 from .model import SPRING_ENERGIES, Model
@@ -605,10 +605,7 @@ def check_clear_of_planes(normals: np.ndarray, points: np.ndarray, area: np.ndar
             problems.append(HookeInputError(field or f"planes[{k}]", f"particle(s) {listed} start "
                                             f"on or below {plane} (signed distance <= {CLEARANCE_FLOOR:.2g} m)",
                                             distance[inside[:10]].tolist()))
-    if len(problems) == 1:
-        raise problems[0]
-    if problems:
-        raise HookeInputErrors([str(problem) for problem in problems])
+    raise_all(problems)
 
 
 def add_contact(model: Model, planes: Sequence[dict] = (), surfaces: Sequence = (),

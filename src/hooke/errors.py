@@ -64,6 +64,15 @@ class HookeInputErrors(HookeInputError):
         return "\n".join(self.problems)
 
 
+def raise_all(problems: list[HookeInputError]) -> None:
+    """Raise ``problems`` found together: one as itself, several as one
+    :class:`HookeInputErrors` (a line each); nothing when there are none."""
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise HookeInputErrors([str(problem) for problem in problems])
+
+
 class CompleteRunError(HookeInputError):
     """A stored run given to resume has all its frames: nothing to continue (``hooke run
     --resume`` then finishes its outputs, which a kill during its last moments may have left

@@ -57,7 +57,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..constraints import JointForces, Stabilization
-from ..errors import (HookeInputError, HookeInputErrors, SimulationError, is_count, is_number,
+from ..errors import (HookeInputError, SimulationError, is_count, is_number, raise_all,
                       python_scalars)
 from ..model import State
 from .compiled import all_finite
@@ -149,10 +149,7 @@ class Integrator:
                                                 f"{default!r})", value))
                 self.options[key] = default
         problems += self._option_problems()  # reported together with the unknown options
-        if len(problems) == 1:
-            raise problems[0]
-        if problems:
-            raise HookeInputErrors([str(problem) for problem in problems])
+        raise_all(problems)
         check_motion_sampling(system.model, self.dt, self.name, self.motion_samples_per_dt())
         self.stats: dict[str, int] = {"steps": 0}
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from ..errors import HookeInputError, HookeInputErrors
+from ..errors import HookeInputError, raise_all
 from ..motion import CheckedMotion, Sinusoid
 
 
@@ -67,7 +67,4 @@ def check_motion_sampling(model, dt: float, integrator: str, samples_per_dt: int
             f"{2 * math.pi / omega:.3g} s) by {integrator}'s {steps}, so its values alias to "
             f"another motion: take {limit} = {samples_per_dt * math.pi / omega:.3g} s (or rk45, "
             "whose adaptive steps follow the motion)", motion.omega))
-    if len(problems) == 1:
-        raise problems[0]
-    if problems:
-        raise HookeInputErrors([str(problem) for problem in problems])
+    raise_all(problems)

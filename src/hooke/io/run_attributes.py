@@ -15,7 +15,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from ..errors import HookeInputError, HookeInputErrors, format_value, is_count, is_number
+from ..errors import HookeInputError, format_value, is_count, is_number, raise_all
 from ..scene_setup import MAX_STEPS
 
 
@@ -92,10 +92,7 @@ def run_settings(attrs, path) -> dict[str, Any]:
         settings[name] = parse(value)
         if settings[name] is None:
             problems.append(_edited(path, name, value, expected))
-    if len(problems) == 1:
-        raise problems[0]
-    if problems:
-        raise HookeInputErrors([str(problem) for problem in problems])
+    raise_all(problems)
     return settings
 
 
