@@ -18,6 +18,7 @@ removed and replaced), never exit 0 with a name that holds something else.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from ..errors import StoreWriteError, format_value
@@ -63,11 +64,7 @@ def put_back(kept: int, path: Path, frames: int) -> None:
 
 def _copy(kept: int, target: Path) -> None:
     """The whole content of the open file ``kept`` written to ``target`` (aside, then renamed)."""
-    with written_aside(target) as partial, open(partial, "wb") as handle:
-        offset = 0
-        while True:
-            chunk = os.pread(kept, 1 << 20, offset)
-            if not chunk:
-                break
-            handle.write(chunk)
-            offset += len(chunk)
+    os.lseek(kept, 0, os.SEEK_SET)  # (a duplicate: it shares the writer's offset)
+    with (written_aside(target) as partial, open(partial, "wb") as handle,
+          open(kept, "rb", closefd=False) as source):
+        shutil.copyfileobj(source, handle)
