@@ -52,6 +52,20 @@ def squared_network():
     return hooke.Scene(model, integrator="symplectic_euler", dt=0.002, t_end=0.1)
 
 
+def double_pendulum_off_its_joints():
+    """A 2D double pendulum whose first joint is given 1 m at a distance of 0.9 m and whose
+    first mass moves 0.5 m/s along it, its second mass 2 kg: the α-methods start from the
+    state projected onto the joints (tests/test_joints.py), so every gradient passes through
+    that projection, masses and lengths included."""
+    b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+    b.add_particle((0.0, 0.0), pinned=True)
+    b.add_particle((0.9, 0.0), mass=1.0, velocity=(0.5, 1.0))
+    b.add_particle((1.4, 0.3), mass=2.0)
+    b.add_joint(0, 1, length=1.0)
+    b.add_joint(1, 2)
+    return hooke.Scene(b.finalize(), integrator="newmark", dt=0.005, t_end=0.2)
+
+
 # name → (scene, dt, t_end, ε: the parameters' relative change in the finite differences);
 # short runs of smooth motion, stable for every integrator here. The stencil is fourth order
 # (below), so ε is as large as the stiff chain's nonlinearity allows; square_drop's Newton
@@ -71,9 +85,12 @@ SCENES = {
     "jointed_chain": (lambda: hooke.scene("jointed_chain", n=3), 0.002, 0.1, 1e-4),
     "pendulum": (lambda: hooke.scene("pendulum"), 0.005, 0.5, 1e-4),
     "crane": (seed_crane, 0.002, 0.1, 1e-4),
+    # a start off the joints, which the first step starts from put on them
+    "pendulum_off_joints": (double_pendulum_off_its_joints, 0.005, 0.2, 1e-4),
 }
 CONTACT_SCENES = ("square_drop",)
-JOINT_SCENES = ("jointed_chain", "pendulum", "crane")
+JOINT_SCENES = ("jointed_chain", "pendulum", "crane", "pendulum_off_joints")
+MASSES_ALONE = ("jointed_chain", "pendulum", "pendulum_off_joints")  # joints, gravity, no springs
 JOINT_INTEGRATORS = ("newmark", "generalized_alpha")
 SPRING_PARAMETERS = ("stiffness", "damping", "rest_length")
 AIR_PARAMETERS = ("drag", "wind")  # none of these scenes has air: tests/test_adjoint_air.py
@@ -85,7 +102,7 @@ def applies(scene: str, integrator: str, name: str) -> bool:
         return False
     if scene in JOINT_SCENES and integrator not in JOINT_INTEGRATORS:
         return False
-    if name in SPRING_PARAMETERS and scene in ("jointed_chain", "pendulum"):
+    if name in SPRING_PARAMETERS and scene in MASSES_ALONE:
         return False
     if name in AIR_PARAMETERS:
         return False
@@ -133,7 +150,7 @@ CASES = [(scene, integrator, name, mode) for scene in SCENES for integrator in A
          for name in ELEMENT_ARRAYS for mode in (("each", "shared") if name in SHAREABLE
                                                  else ("each",))
          if applies(scene, integrator, name)
-         and not (scene in ("jointed_chain", "pendulum") and (name, mode) == ("mass", "shared"))]
+         and not (scene in MASSES_ALONE and (name, mode) == ("mass", "shared"))]
 
 
 @pytest.mark.parametrize("scene_name, integrator, name, mode", CASES)
@@ -588,6 +605,31 @@ def test_bad_losses(spring_scene):
     # 'Numerical result out of range')"
     one_line_error(grad(losses.energy_at(0.05, target=1e200)), "target", "overflows to inf",
                    "got 1e+200")
+
+
+def test_a_start_too_far_off_the_joints_for_the_gradient_is_one_line():
+    """The start's projection onto the joints is differentiated as x_p = x − M⁻¹G(x)ᵀμ: its
+    steps keep the directions at x. Far off (the first joint 1 m at a distance of 0.2 m) they
+    turn on the way; the run is simulate's, the gradient is refused in one line rather than
+    given wrong. At 0.4 m they do not: the gradient is given."""
+    def scene(distance):
+        b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
+        b.add_particle((0.0, 0.0), pinned=True)
+        b.add_particle((distance, 0.0), mass=1.0)
+        b.add_particle((distance + 0.5, 0.3), mass=2.0)
+        b.add_joint(0, 1, length=1.0)
+        b.add_joint(1, 2)
+        return hooke.Scene(b.finalize(), integrator="newmark", dt=0.005, t_end=0.05)
+
+    loss = losses.final_position(np.zeros((3, 2)))
+    assert np.all(np.isfinite(hooke.gradient(scene(0.4), loss, ["joint_length"])[1]["joint_length"]))
+    assert np.all(np.isfinite(hooke.simulate(scene(0.2)).x))
+    with pytest.raises(hooke.SimulationError) as error:
+        hooke.gradient(scene(0.2), loss, ["joint_length"])
+    assert str(error.value) == (
+        "gradient: the start is so far off the joints that their projection turned its "
+        "directions on the way, which hooke.gradient does not differentiate; give joint "
+        "lengths nearer the distances")
 
 
 def test_an_adjoint_that_overflows_is_one_line_without_warnings(integrator="implicit_euler"):

@@ -391,7 +391,6 @@ class Run:
                     for step in range(first + 1, last + 1):
                         state = self.stepper.advance(state, t0 + step * self.dt, 1)
                         self._guard_energy(state, t0)
-                    state = self.stepper.consistent_start(state)
                 series.put_state(index, state)
             return state
         except StepFailed as failure:

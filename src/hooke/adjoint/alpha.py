@@ -19,7 +19,8 @@ transposed saddle point [[Jᵀ + c h²β Σ T_k ∇²g_k, c h²β Gᵀ], [G, 0]]
 Λx_b also loses ∂_x(μ·GᵀT) + Gᵀν, ∂/∂L_k = ν_k, and λx⁺, λv⁺ first pass back through the
 velocity projection. λa and λã live in this object between steps; at step 0 the consistent start
 a₀ = ã₀ (M⁻¹F, less the joints' exact pull) passes λa + λã to the initial state and the
-parameters. A step the integrator split in two (Newton failing at dt) is
+parameters, and then to the state given through its projection onto the joints
+(:func:`.joints.start_projection_vjp`, always: a start on the joints perturbed is projected). A step the integrator split in two (Newton failing at dt) is
 no longer one step of this map: such a run is refused.
 """
 
@@ -33,7 +34,7 @@ from ..errors import SimulationError
 from ..linalg import block_structure, pair_block_values, triplets_to_csr
 from .base import AdjointStep, adjoint_of
 from .forces import acceleration_vjp, damping_position_blocks, force_vjp
-from .joints import JointGeometry
+from .joints import JointGeometry, start_projection_vjp
 from .spring_terms import SpringGeometry, differences
 
 
@@ -141,6 +142,18 @@ class AlphaAdjoint(AdjointStep):
         along_x, along_v = acceleration_vjp(self.system, start.x, start.v, start.t,
                                             lam * self.free, grads)
         return lam_x + along_x, lam_v + along_v
+
+
+    def begin(self, given, start, lam_x, lam_v, grads):
+        """Through the start put on the joints (a start on them too: the linearised projection
+        gives the derivatives of starts perturbed off them, as finite differences see)."""
+        if self.joints is None:
+            return lam_x, lam_v
+        lam_x, lam_v, by_length, by_mass = start_projection_vjp(self.joints, given.x, start.x,
+                                                                given.v, lam_x, lam_v)
+        grads["joint_length"] += by_length
+        grads["mass"] += by_mass
+        return lam_x, lam_v
 
 
 @adjoint_of

@@ -12,7 +12,9 @@ gradients in ``grads`` (:data:`hooke.adjoint.params.ELEMENT_ARRAYS`' keys, plus 
 adjoint of the positions ``end``'s pinned particles were put at, for steps whose result reads
 them). Never modifies its inputs other than ``grads``. The sweep calls the steps last to first,
 then ``finish(start, lam_x, lam_v, grads, carried)`` at step 0 for what the integrator derives
-from the initial state (the α-methods' consistent acceleration); by default nothing.
+from the state its first step starts from (the α-methods' consistent acceleration), and
+``begin(given, start, lam_x, lam_v, grads)`` for the integrator's ``consistent_start``, which
+made that state from the one given (the α-methods' start put on the joints); by default nothing.
 
 Models the adjoint does not cover are refused by :func:`check_model` with one line naming what the
 model has: contact surfaces, prescribed motions, moving planes and friction everywhere (air drag
@@ -52,6 +54,10 @@ class AdjointStep:
 
     def finish(self, start: State, lam_x: np.ndarray, lam_v: np.ndarray, grads: dict,
                carried) -> tuple[np.ndarray, np.ndarray]:
+        return lam_x, lam_v
+
+    def begin(self, given: State, start: State, lam_x: np.ndarray, lam_v: np.ndarray,
+              grads: dict) -> tuple[np.ndarray, np.ndarray]:
         return lam_x, lam_v
 
 

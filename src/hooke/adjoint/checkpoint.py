@@ -61,9 +61,11 @@ class Tape:
 
     def forward(self, state, on_state) -> None:
         """Run every step from ``state`` (step 0), keeping the checkpoints; ``on_state(step,
-        state)`` sees every state."""
-        self.kept = {0: (state, snapshot(self.stepper))}
+        state)`` sees every state, step 0 as given; the kept step 0 is the state the first step
+        starts from (the integrator's ``consistent_start``: the start put on the joints)."""
         on_state(0, state)
+        state = self.stepper.consistent_start(state)
+        self.kept = {0: (state, snapshot(self.stepper))}
         for step in range(1, self.n_steps + 1):
             state = self.stepper.checked_step(state)
             if step % self.segment == 0 or step == self.n_steps:

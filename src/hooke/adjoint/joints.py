@@ -16,13 +16,23 @@ Consistent start a₀ = a_u − W Gᵀ T, S T = G a_u + κ, κ_k = (|w_k|² − 
     ∂/∂x = −[bend(T, Wλ) + bend(q, a_u) + ∂_x(q·κ) − bend(q, W Gᵀ T) − bend(T, W Gᵀ q)]
     ∂/∂v = −∂_v(q·κ),   ∂/∂m_i = [(GᵀT)_i·λ_i − (Gᵀq)_i·(GᵀT)_i] / m_i²
 with ∂κ_k/∂w = 2 P_k w / ℓ_k and ∂κ_k/∂d = (3 s² n − |w|² n − 2 s w)/ℓ², s = n·w.
+
+Start put on the joints (:func:`hooke.constraints.start_on_joints`): x_p = x − W G₀ᵀ μ with
+g(x_p) = 0 (the projection's steps keep the directions of x: G₀ = G(x)), then v_p, the velocity
+projection of v at x_p. With G_p = G(x_p), C = G_p W G₀ᵀ, B₀ u = bend₀(μ, u) and, for λ = ∂L/∂x_p
+(the velocity projection's ∂/∂x at x_p added), q = C⁻ᵀ G₀ W λ and ρ = λ − G_pᵀ q:
+    ∂/∂x = ρ − bend₀(μ, Wρ),   ∂/∂L = q,   ∂/∂m_i = ρ_i·(G₀ᵀμ)_i / m_i²
+(at a start on the joints μ = 0, G_p = G₀: ∂/∂x = λ − Gᵀ S⁻¹ G W λ, the linearised projection).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
 from ..constraints import JointSet
+from ..errors import SimulationError
 
 
 class JointGeometry:
@@ -86,3 +96,34 @@ class JointGeometry:
         by_v = -self._scatter(q[:, None] * by_w)
         return (lam - self.transpose_times(q), by_x, by_v,
                 self._mass_partial(lam, tension, q))
+
+
+def _full_jacobian(joints: JointSet, n: np.ndarray) -> sp.csr_matrix:
+    """G (m × every DOF) at directions n."""
+    rows, cols = joints.jacobian_structure
+    return sp.csr_matrix((joints.jacobian_values(n), (rows, cols)),
+                         shape=(joints.count, joints.model.n_dofs))
+
+
+def start_projection_vjp(joints: JointSet, x: np.ndarray, x_p: np.ndarray, v: np.ndarray,
+                         lam_x: np.ndarray, lam_v: np.ndarray):
+    """(∂/∂x, ∂/∂v, ∂/∂L, ∂/∂m) of λx·x_p + λv·v_p, (x_p, v_p) the start (x, v) put on the
+    joints (module docstring); (x_p = x where the start was on them)."""
+    at_p, at_x = JointGeometry(joints, x_p), JointGeometry(joints, x)
+    lam_v, by_x, by_m = at_p.projection_vjp(v, lam_v)
+    lam = lam_x + by_x
+    offset = x - x_p
+    mu = at_x.solve(at_x.times(offset))
+    pull = at_x.transpose_times(mu)
+    if np.max(np.abs(offset - at_x.inverse_mass * pull)) > 1e-8 * np.max(np.abs(offset)):
+        raise SimulationError("gradient: the start is so far off the joints that their "
+                              "projection turned its directions on the way, which hooke.gradient "
+                              "does not differentiate; give joint lengths nearer the distances")
+    weights = np.repeat(at_x.inverse_mass[:, 0], joints.dim)
+    g_x, g_p = _full_jacobian(joints, at_x.n), _full_jacobian(joints, at_p.n)
+    transposed = (g_x @ sp.diags(weights) @ g_p.T).tocsc()
+    q = np.atleast_1d(spla.spsolve(transposed, g_x @ (weights * lam.reshape(-1))))
+    rho = lam - at_p.transpose_times(q)
+    by_x = rho - at_x.bend(mu, at_x.inverse_mass * rho)
+    by_m = by_m + np.einsum("na,na->n", rho, pull) * at_x.inverse_mass[:, 0] ** 2
+    return by_x, lam_v, q, by_m

@@ -142,8 +142,10 @@ def gradient(scene, loss, params, integrator=None, dt=None, t_end=None, **option
             lam_v[pins] = 0.0
             lam_x, lam_v = finite_adjoints(adjoint.reverse, states[k - 1].t, states[k - 1],
                                            states[k], lam_x, lam_v, grads, carried[k - 1:k + 1])
-    lam_x, lam_v = finite_adjoints(adjoint.finish, scene.state.t, scene.state, lam_x, lam_v,
-                                   grads, tape.kept[0][1])
+    start, carried = tape.kept[0]
+    lam_x, lam_v = finite_adjoints(adjoint.finish, start.t, start, lam_x, lam_v, grads, carried)
+    lam_x, lam_v = finite_adjoints(adjoint.begin, start.t, scene.state, start, lam_x, lam_v,
+                                   grads)
     grads["x0"] = lam_x + gx[0] + grads["pins"]
     grads["v0"] = lam_v + gv[0]
     for name, direct in loss.param_gradient(frames).items():

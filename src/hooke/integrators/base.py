@@ -56,7 +56,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..constraints import JointForces, Stabilization
+from ..constraints import JointForces, Stabilization, start_on_joints
 from ..errors import (HookeInputError, SimulationError, is_count, is_number, raise_all,
                       python_scalars)
 from ..model import State
@@ -326,14 +326,21 @@ class ConstraintForces:
             self.system.joint_forces = JointForces(self.system.joints, stabilization)
 
     def consistent_start(self, state: State) -> State:
-        """With "projection": a start where the joints do not hold (lengths, or velocities that
-        change them) is projected onto them at the start's time, as the joints would at once
-        (:meth:`JointForces.start_state`); the initial frame keeps the state given."""
+        """With "projection": ``state`` put on the joints (:func:`state_on_joints`)."""
         forces = self.system.joint_forces
-        if forces is None:
+        if forces is None or not forces.projects:
             return state
-        x, v = forces.start_state(state.x, state.v, state.t)
-        return state if x is state.x and v is state.v else State(state.t, x, v)
+        return state_on_joints(forces.joints, state)
+
+
+def state_on_joints(joints, state: State, tolerance: float | None = None) -> State:
+    """``state``, or where the joints do not hold (to ``tolerance``) or its velocities change
+    their lengths, ``state`` projected onto them at its time (:func:`start_on_joints`); the
+    initial frame keeps the state given. ``joints`` None: ``state``."""
+    if joints is None:
+        return state
+    x, v = start_on_joints(joints, state.x, state.v, state.t, tolerance)
+    return state if x is state.x and v is state.v else State(state.t, x, v)
 
 
 def register(cls: type[Integrator]) -> type[Integrator]:

@@ -67,7 +67,7 @@ from ..energies import drag
 from ..errors import HookeInputError, SimulationError
 from ..linalg import SparseSolver
 from ..model import State
-from .base import Integrator, register
+from .base import Integrator, register, state_on_joints
 from .implicit_joints import ConstrainedNewton
 from .implicit_compiled import (NO_DECREASE, NON_FINITE_SYSTEM, NOT_CONVERGED, CompiledNewton,
                                 step_norm)
@@ -184,6 +184,13 @@ class ImplicitEuler(Integrator):
         # Joints: Newton–KKT on the joints' manifold (:mod:`.implicit_joints`), always generic.
         self._joints = (ConstrainedNewton(self, ROUND_OFF) if system.joints is not None
                         else None)
+
+    def consistent_start(self, state: State) -> State:
+        """``state`` put on the joints where they do not hold to the step's joint tolerance
+        (:func:`state_on_joints`): the first step would close the gap in one dt."""
+        if self._joints is None:
+            return state
+        return state_on_joints(self.system.joints, state, self._joints.tolerance)
 
     def incremental_potential(self, y: np.ndarray, x_tilde: np.ndarray, x_start: np.ndarray,
                               damping_matrix, terms=None, magnitude: bool = False) -> float:

@@ -69,7 +69,7 @@ from ..constraints import JOINT_TOL, length_scale
 from ..errors import HookeInputError, SimulationError, is_number
 from ..model import State
 from ..saddle_point import SaddlePointMatrix
-from .base import NON_FINITE, Integrator, StepFailed, register
+from .base import NON_FINITE, Integrator, StepFailed, register, state_on_joints
 from .newmark_compiled import FAILED, OK, SINGULAR, CompiledAlpha
 
 
@@ -174,6 +174,11 @@ class AlphaMethod(Integrator):
         self.tensions = half.tensions
         self._memory = half._memory
         return new
+
+    def consistent_start(self, state: State) -> State:
+        """``state`` put on the joints where they do not hold to tol·ℓ (:func:`state_on_joints`):
+        the first step would close the gap in one dt."""
+        return state_on_joints(self.system.joints, state, self.tol * self.length_scale)
 
     # -- one step ---------------------------------------------------------------------------
     def _start(self, state: State):
