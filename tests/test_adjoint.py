@@ -52,18 +52,18 @@ def squared_network():
     return hooke.Scene(model, integrator="symplectic_euler", dt=0.002, t_end=0.1)
 
 
-def double_pendulum_off_its_joints():
-    """A 2D double pendulum whose first joint is given 1 m at a distance of 0.9 m and whose
+def double_pendulum_off_its_joints(distance=0.9, velocity=(0.5, 1.0), t_end=0.2):
+    """A 2D double pendulum whose first joint is given 1 m at a ``distance`` of 0.9 m and whose
     first mass moves 0.5 m/s along it, its second mass 2 kg: the α-methods start from the
     state projected onto the joints (tests/test_joints.py), so every gradient passes through
     that projection, masses and lengths included."""
     b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
     b.add_particle((0.0, 0.0), pinned=True)
-    b.add_particle((0.9, 0.0), mass=1.0, velocity=(0.5, 1.0))
-    b.add_particle((1.4, 0.3), mass=2.0)
+    b.add_particle((distance, 0.0), mass=1.0, velocity=velocity)
+    b.add_particle((distance + 0.5, 0.3), mass=2.0)
     b.add_joint(0, 1, length=1.0)
     b.add_joint(1, 2)
-    return hooke.Scene(b.finalize(), integrator="newmark", dt=0.005, t_end=0.2)
+    return hooke.Scene(b.finalize(), integrator="newmark", dt=0.005, t_end=t_end)
 
 
 # name → (scene, dt, t_end, ε: the parameters' relative change in the finite differences);
@@ -613,13 +613,7 @@ def test_a_start_too_far_off_the_joints_for_the_gradient_is_one_line():
     turn on the way; the run is simulate's, the gradient is refused in one line rather than
     given wrong. At 0.4 m they do not: the gradient is given."""
     def scene(distance):
-        b = hooke.ModelBuilder(dim=2, gravity=(0.0, -9.81))
-        b.add_particle((0.0, 0.0), pinned=True)
-        b.add_particle((distance, 0.0), mass=1.0)
-        b.add_particle((distance + 0.5, 0.3), mass=2.0)
-        b.add_joint(0, 1, length=1.0)
-        b.add_joint(1, 2)
-        return hooke.Scene(b.finalize(), integrator="newmark", dt=0.005, t_end=0.05)
+        return double_pendulum_off_its_joints(distance, (0.0, 0.0), 0.05)
 
     loss = losses.final_position(np.zeros((3, 2)))
     assert np.all(np.isfinite(hooke.gradient(scene(0.4), loss, ["joint_length"])[1]["joint_length"]))
