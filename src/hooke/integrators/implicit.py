@@ -187,10 +187,17 @@ class ImplicitEuler(Integrator):
 
     def consistent_start(self, state: State) -> State:
         """``state`` put on the joints where they do not hold to the step's joint tolerance
-        (:func:`state_on_joints`): the first step would close the gap in one dt."""
+        (:func:`state_on_joints`): the first step would close the gap in one dt. Not where the
+        projection, blind to contact, would leave a contact term's domain (a particle through
+        a plane: the CCD cap of its move below 1): there the first step closes the gap, its
+        Newton iterations capped as every step's are."""
         if self._joints is None:
             return state
-        return state_on_joints(self.system.joints, state, self._joints.tolerance)
+        projected = state_on_joints(self.system.joints, state, self._joints.tolerance)
+        if projected is not state and self.system.max_step(
+                state.x, projected.x - state.x, self.system.terms_at(state.t)) < 1.0:
+            return state
+        return projected
 
     def incremental_potential(self, y: np.ndarray, x_tilde: np.ndarray, x_start: np.ndarray,
                               damping_matrix, terms=None, magnitude: bool = False) -> float:
