@@ -337,6 +337,41 @@ def test_a_partial_left_by_a_killed_export_is_removed_by_the_next_one_never_a_li
     assert len(list(vtu.glob("frame_*.vtu"))) == hooke.open(stored_run / "trajectory.h5").n_frames
 
 
+TERMINATED_MID_FILE = """
+import os, signal, sys
+import meshio
+from hooke import cli
+
+written = []
+write = meshio.Mesh.write
+
+def half_then_sigterm(self, path, *args, **kwargs):  # the third frame's file half written
+    write(self, path, *args, **kwargs)
+    written.append(path)
+    if len(written) == 3:
+        os.truncate(path, os.path.getsize(path) // 2)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+meshio.Mesh.write = half_then_sigterm
+sys.argv = ["hooke", *sys.argv[1:]]
+cli.main()
+"""
+
+
+def test_sigterm_during_an_export_is_said_and_leaves_no_partial_file(stored_run):
+    """SIGTERM (a scheduler's time limit, `kill`) ended `hooke export` (and plot, animate, fit,
+    study …: every command but run, serve and sweep) at once: exit -15, not a word, and the file
+    it was writing left as .frame_00002.partial.vtu beside the outputs. Now as a Ctrl-C is:
+    "stopped by SIGTERM", exit 143, the partial file removed, the frames written before whole."""
+    done = subprocess.run([sys.executable, "-c", TERMINATED_MID_FILE, "export", str(stored_run),
+                           "--format", "vtu"], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (143, "error: stopped by SIGTERM\n")
+    vtu = stored_run / "vtu"
+    assert sorted(path.name for path in vtu.iterdir()) == ["frame_00000.vtu", "frame_00001.vtu"]
+    for path in vtu.iterdir():
+        assert path.read_text().rstrip().endswith("</VTKFile>")
+
+
 def test_two_writers_of_one_output_at_once_leave_one_of_them_whole_and_both_succeed(tmp_path):
     """Issue 15 (red-team pass redA): two commands writing the same output at once (`hooke export
     DIR --vtu` twice, two `fit --out F`) shared its partial file: the second truncated the first's

@@ -643,6 +643,9 @@ def main() -> None:
     forget_stops()
     given_stdout = sys.stdout
     checked_stdout()  # a closed stdout or one on a full disk: one line, exit 1 (cli_stdout)
+    # SIGTERM as a Ctrl-C in every command: its default ended plot, export, animate, fit … at
+    # once and silently, their .partial files left beside the outputs
+    restore_signals = stop_on_signals()
     try:
         problem = environment_problem()
         if problem is not None:
@@ -672,6 +675,7 @@ def main() -> None:
         code = 1
     finally:
         sys.stdout = given_stdout  # a caller's own stream again (tests call main in-process)
+        restore_signals()
     # The work is done and said: a Ctrl-C in the interpreter's shutdown can stop nothing, and
     # gave a KeyboardInterrupt traceback from an atexit callback, or exit -2. (The last one
     # registered, this runs first; not before, as a test's process calls main and goes on.)
