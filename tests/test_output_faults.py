@@ -372,6 +372,36 @@ def test_sigterm_during_an_export_is_said_and_leaves_no_partial_file(stored_run)
         assert path.read_text().rstrip().endswith("</VTKFile>")
 
 
+@pytest.mark.parametrize("there", [False, True])
+def test_a_ctrl_c_as_the_partial_file_is_made_leaves_none_and_never_removes_anothers(
+        tmp_path, monkeypatch, there):
+    """A Ctrl-C landing after written_aside had made its .partial file but before it held it
+    (between the open and the lock) left that empty file beside the outputs: seen once in 12
+    Ctrl-Cs of `hooke export DIR -f obj` (.frame_00020.partial.obj after "interrupted", exit
+    130). The file it made is removed; a partial file that was there before (another writer's,
+    which it was waiting for) is left as it is."""
+    from hooke.io import outputs
+
+    path = tmp_path / "frame_00000.obj"
+    partial = outputs.partial_path(path)
+    if there:
+        partial.write_text("another writer's")
+    lock = outputs.fcntl.flock
+
+    def interrupted(descriptor, operation):
+        if operation == outputs.fcntl.LOCK_EX:
+            raise KeyboardInterrupt
+        return lock(descriptor, operation)
+
+    monkeypatch.setattr(outputs.fcntl, "flock", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        with outputs.written_aside(path) as aside:
+            aside.write_text("never reached")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([partial.name] if there else [])
+    if there:
+        assert partial.read_text() == "another writer's"
+
+
 def test_two_writers_of_one_output_at_once_leave_one_of_them_whole_and_both_succeed(tmp_path):
     """Issue 15 (red-team pass redA): two commands writing the same output at once (`hooke export
     DIR --vtu` twice, two `fit --out F`) shared its partial file: the second truncated the first's
