@@ -337,6 +337,71 @@ def test_a_partial_left_by_a_killed_export_is_removed_by_the_next_one_never_a_li
     assert len(list(vtu.glob("frame_*.vtu"))) == hooke.open(stored_run / "trajectory.h5").n_frames
 
 
+TERMINATED_MID_FILE = """
+import os, signal, sys
+import meshio
+from hooke import cli
+
+written = []
+write = meshio.Mesh.write
+
+def half_then_sigterm(self, path, *args, **kwargs):  # the third frame's file half written
+    write(self, path, *args, **kwargs)
+    written.append(path)
+    if len(written) == 3:
+        os.truncate(path, os.path.getsize(path) // 2)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+meshio.Mesh.write = half_then_sigterm
+sys.argv = ["hooke", *sys.argv[1:]]
+cli.main()
+"""
+
+
+def test_sigterm_during_an_export_is_said_and_leaves_no_partial_file(stored_run):
+    """SIGTERM (a scheduler's time limit, `kill`) ended `hooke export` (and plot, animate, fit,
+    study …: every command but run, serve and sweep) at once: exit -15, not a word, and the file
+    it was writing left as .frame_00002.partial.vtu beside the outputs. Now as a Ctrl-C is:
+    "stopped by SIGTERM", exit 143, the partial file removed, the frames written before whole."""
+    done = subprocess.run([sys.executable, "-c", TERMINATED_MID_FILE, "export", str(stored_run),
+                           "--format", "vtu"], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (143, "error: stopped by SIGTERM\n")
+    vtu = stored_run / "vtu"
+    assert sorted(path.name for path in vtu.iterdir()) == ["frame_00000.vtu", "frame_00001.vtu"]
+    for path in vtu.iterdir():
+        assert path.read_text().rstrip().endswith("</VTKFile>")
+
+
+@pytest.mark.parametrize("there", [False, True])
+def test_a_ctrl_c_as_the_partial_file_is_made_leaves_none_and_never_removes_anothers(
+        tmp_path, monkeypatch, there):
+    """A Ctrl-C landing after written_aside had made its .partial file but before it held it
+    (between the open and the lock) left that empty file beside the outputs: seen once in 12
+    Ctrl-Cs of `hooke export DIR -f obj` (.frame_00020.partial.obj after "interrupted", exit
+    130). The file it made is removed; a partial file that was there before (another writer's,
+    which it was waiting for) is left as it is."""
+    from hooke.io import outputs
+
+    path = tmp_path / "frame_00000.obj"
+    partial = outputs.partial_path(path)
+    if there:
+        partial.write_text("another writer's")
+    lock = outputs.fcntl.flock
+
+    def interrupted(descriptor, operation):
+        if operation == outputs.fcntl.LOCK_EX:
+            raise KeyboardInterrupt
+        return lock(descriptor, operation)
+
+    monkeypatch.setattr(outputs.fcntl, "flock", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        with outputs.written_aside(path) as aside:
+            aside.write_text("never reached")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([partial.name] if there else [])
+    if there:
+        assert partial.read_text() == "another writer's"
+
+
 def test_two_writers_of_one_output_at_once_leave_one_of_them_whole_and_both_succeed(tmp_path):
     """Issue 15 (red-team pass redA): two commands writing the same output at once (`hooke export
     DIR --vtu` twice, two `fit --out F`) shared its partial file: the second truncated the first's

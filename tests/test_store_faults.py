@@ -790,7 +790,7 @@ def test_resume_compacts_a_complete_run_whose_compaction_was_refused(small_disk,
     makes, so the run ended with its file uncompressed (complete and readable, only larger);
     ``hooke run --resume DIR`` then wrote the outputs and left the file so, for it compacted only
     after a kill's ``.rewrite`` leftover. The run says so in a note, and --resume compacts any
-    complete file that is not: once there is room, the file is an uninterrupted run's, byte for
+    complete file that is not (and says so again while there is still no room): once there is room, the file is an uninterrupted run's, byte for
     byte (SOURCE_DATE_EPOCH set)."""
     epoch = {"SOURCE_DATE_EPOCH": "1700000000"}
     run = ("run", "cloth2d", "--t-end", "0.5", "--quiet", "--out")
@@ -802,6 +802,18 @@ def test_resume_compacts_a_complete_run_whose_compaction_was_refused(small_disk,
         f"note: {path} is left uncompressed (no room for its compacted copy); once there is, "
         f"`hooke run --resume {small_disk}` compacts it"], done.stderr
     assert {layout[1] for layout in frame_layout(path).values()} == {None}  # left uncompressed
+    # a resume while there is still no room: said again, the outputs written; it was "error:
+    # path: could not be rewritten … (the disk is full …)", exit 2 (an input error, and the
+    # API's name for the flag), the plots and summary not written again
+    (small_disk / "summary.json").unlink()
+    done = cli("run", "--resume", str(small_disk), "--quiet", env=epoch)
+    assert done.returncode == 0 and done.stderr.splitlines() == [
+        f"note: {path} is left uncompressed (no room for its compacted copy); once there is, "
+        f"`hooke run --resume {small_disk}` compacts it",
+        f"note: {path} holds a complete run, nothing to continue; its plots and summary are "
+        "written again"], done.stderr
+    assert json.loads((small_disk / "summary.json").read_text())["complete"]
+    assert {layout[1] for layout in frame_layout(path).values()} == {None}
     resize(small_disk, "128m")
     done = cli("run", "--resume", str(small_disk), "--quiet", env=epoch)
     assert done.returncode == 0 and done.stderr.splitlines() == [

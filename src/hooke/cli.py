@@ -183,8 +183,7 @@ def run_command(
                                       max_frames=FRAME_BUDGET if save_every is None else None,
                                       **options)
                 if not compacted(out / "trajectory.h5"):  # its close found no room to compact
-                    note(f"{out / 'trajectory.h5'} is left uncompressed (no room for its "
-                         f"compacted copy); once there is, `hooke run --resume {out}` compacts it")
+                    note_uncompressed(out)
             finally:
                 if progress is not None:
                     progress.close()
@@ -230,21 +229,31 @@ def finish_complete_run(out: Path):
     summary the caller writes again."""
     from .io.compaction import compact
     from .io.lock import OutputLock
-    from .io.store import open_result
+    from .io.store import NoRoom, open_result
 
     path = out / "trajectory.h5"
     try:
         lock = OutputLock(path)  # no other process may write it meanwhile
         try:
-            compact(path)
+            try:
+                compact(path)
+            except NoRoom:  # complete and readable, only larger: said as the run's close says it
+                note_uncompressed(out)
             result = open_result(path)
         finally:
             lock.release()
     except HookeInputError as error:
-        fail(str(error))
+        fail(flagged(error, {"path": "--resume"}))
     note(f"{path} holds a complete run, nothing to continue; its plots and summary are written "
          "again")
     return result
+
+
+def note_uncompressed(out: Path) -> None:
+    """The note of a run in ``out`` whose file is complete but left uncompressed: the disk had
+    no room for its compacted copy."""
+    note(f"{out / 'trajectory.h5'} is left uncompressed (no room for its compacted copy); once "
+         f"there is, `hooke run --resume {out}` compacts it")
 
 
 def report(result, out: Path, quiet: bool = False, worker=None, flag: str = "--out") -> None:
@@ -634,6 +643,9 @@ def main() -> None:
     forget_stops()
     given_stdout = sys.stdout
     checked_stdout()  # a closed stdout or one on a full disk: one line, exit 1 (cli_stdout)
+    # SIGTERM as a Ctrl-C in every command: its default ended plot, export, animate, fit … at
+    # once and silently, their .partial files left beside the outputs
+    restore_signals = stop_on_signals()
     try:
         problem = environment_problem()
         if problem is not None:
@@ -663,6 +675,7 @@ def main() -> None:
         code = 1
     finally:
         sys.stdout = given_stdout  # a caller's own stream again (tests call main in-process)
+        restore_signals()
     # The work is done and said: a Ctrl-C in the interpreter's shutdown can stop nothing, and
     # gave a KeyboardInterrupt traceback from an atexit callback, or exit -2. (The last one
     # registered, this runs first; not before, as a test's process calls main and goes on.)

@@ -244,7 +244,12 @@ def _partial_held(partial: Path) -> int:
     it never truncates, renames or removes the first's file while that is being written. A
     killed writer's lock goes with its process."""
     while True:
-        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        try:  # made here: removed again if a Ctrl-C lands before it is returned (no one's file)
+            descriptor, made = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                                       | os.O_NOFOLLOW, 0o666), True
+        except FileExistsError:  # another writer's (or a killed one's): never removed here
+            descriptor, made = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW,
+                                       0o666), False
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX)  # a Ctrl-C while waiting still stops
             locked = os.fstat(descriptor)
@@ -253,12 +258,24 @@ def _partial_held(partial: Path) -> int:
             except FileNotFoundError:
                 current = None
         except BaseException:
+            if made:
+                _remove_if_same(partial, os.fstat(descriptor))
             os.close(descriptor)
             raise
         if current is not None and (current.st_dev, current.st_ino) == (locked.st_dev,
                                                                          locked.st_ino):
             return descriptor
         os.close(descriptor)  # renamed or removed by its writer while this one waited
+
+
+def _remove_if_same(path: Path, mine: os.stat_result) -> None:
+    """Remove the file at ``path`` if it is still the one ``mine`` describes."""
+    try:
+        there = os.lstat(path)
+        if (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
+            path.unlink()
+    except OSError:
+        pass  # gone already, or the folder refuses: nothing of ours to remove
 
 
 def _clear(partial: Path) -> None:
