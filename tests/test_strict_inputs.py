@@ -602,6 +602,33 @@ def test_the_cli_refuses_an_empty_argument_naming_it(monkeypatch, capsys, tmp_pa
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("args, expected", [
+    (("run", "spring1d", "--dt", "0.1", "--dt", "0.01"),
+     "--dt: takes one value, given twice (--dt '0.1', then --dt '0.01'), got '0.01'"),
+    (("run", "spring1d", "--out=a", "-q", "-ob"),
+     "--out: takes one value, given twice (--out 'a', then -o 'b'), got 'b'"),
+    (("modes", "chain", "-k", "3", "-k", "4"), "-k: takes one value, given twice (-k '3', then "
+     "-k '4'), got '4'"),
+    (("sweep", "spring1d", "-p", "a=1", "--random", "3", "--random=4"),
+     "--random: takes one value, given twice (--random '3', then --random '4'), got '4'")])
+def test_the_cli_refuses_a_single_value_option_given_twice(monkeypatch, capsys, tmp_path, args,
+                                                           expected):
+    """redL: Click kept the last of `--dt 0.1 --dt 0.01` in silence (the run took 0.01); an
+    option that takes one value given twice is now refused, naming both, before any work."""
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, *args)
+    assert (code, lines) == (2, [f"error: {expected}"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_repeatable_options_and_flags_may_still_be_given_twice(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "-q", "--quiet", "--t-end",
+                           "0.01", "-O", "k_c=0.03", "--option", "beta_c=0.2", "--out", "o")
+    assert code in (0, None) and lines == []
+    assert (tmp_path / "o" / "trajectory.h5").is_file()
+
+
 def test_an_empty_mesh_file_says_it_has_no_points(tmp_path):
     empty = tmp_path / "empty.obj"
     empty.write_text("# nothing\n")
