@@ -629,6 +629,32 @@ def test_repeatable_options_and_flags_may_still_be_given_twice(monkeypatch, caps
     assert (tmp_path / "o" / "trajectory.h5").is_file()
 
 
+@pytest.mark.parametrize("args, expected", [
+    (("run", "spring1d", "--dt", "\u0661\u0662"), "--dt: must be a number, got '\u0661\u0662'"),
+    (("run", "spring1d", "--t-end", "\uff10.\uff11"), "--t-end: must be a number, got '\uff10.\uff11'"),
+    (("run", "spring1d", "--t-end", "true"), "--t-end: must be a number, got 'true'"),
+    (("run", "spring1d", "--t-end", "1e400"),
+     "--t-end: is past the largest float (1.798e+308), got '1e400'"),
+    (("run", "spring1d", "-O", "k_c=\u0661"),
+     "k_c: must be a finite number >= 0 for integrator 'symplectic_euler', got '\u0661'")])
+def test_float_flags_read_numbers_as_the_scene_files_and_option_do(monkeypatch, capsys, tmp_path,
+                                                                   args, expected):
+    """redL: float() read Arabic-Indic "١٢" and fullwidth "０.１" as 12 and 0.1 (a run of dt = 12
+    went ahead), which no scene file holds as a number; --dt and -O read a value alike now."""
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, *args, "-q", "--out", "o")
+    assert (code, lines) == (2, [f"error: {expected}"])
+
+
+def test_float_flags_take_tomls_numbers(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "--dt", "1_0e-3", "--t-end",
+                           "0x1", "-q", "--out", "o")
+    assert code in (0, None) and lines == []
+    assert hooke.open(tmp_path / "o" / "trajectory.h5").dt == 0.01 and \
+        hooke.open(tmp_path / "o" / "trajectory.h5").t[-1] == 1.0
+
+
 def test_an_empty_mesh_file_says_it_has_no_points(tmp_path):
     empty = tmp_path / "empty.obj"
     empty.write_text("# nothing\n")

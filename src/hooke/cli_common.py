@@ -264,19 +264,22 @@ def load_scene(scene_or_file: str):
 
 
 def typed_float(text: str) -> float:
-    """A float flag's value as typed (Typer's ``parser``): a number past the largest float
-    (1e400) is refused, as :func:`~hooke.io.scene_file.parse_value` refuses it, instead of read as
-    the inf the flag's own check then showed, a value nobody typed."""
-    from .io.scene_file import past_largest_float
+    """A float flag's value as typed (Typer's ``parser``), read as ``--option`` and ``--param``
+    read a number (:func:`~hooke.io.scene_file.parse_value`: TOML's grammar, 1_000 and 0x10
+    included, else ASCII as Python reads it, .5): float() took "١٢" or "１２" as 12, which no
+    scene file and no ``-O`` reads as a number. A number past the largest float (1e400) is
+    refused, instead of read as the inf the flag's own check then showed, a value nobody typed."""
+    from .io.scene_file import parse_value
 
+    if isinstance(text, float):  # the option's default, which Typer hands to the parser too
+        return text
     try:
-        value = float(text)
-    except ValueError:
-        raise typer.BadParameter(f"must be a number, got {text!r}") from None
-    problem = past_largest_float(value, text)
-    if problem:
-        raise typer.BadParameter(f"{problem}, got {text!r}")
-    return value
+        value = parse_value(text, "")
+    except HookeInputError as error:
+        raise typer.BadParameter(f"{error.problem}, got {text!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise typer.BadParameter(f"must be a number, got {text!r}")
+    return float(value)
 
 
 def typed_int(text: str) -> int:
