@@ -281,6 +281,20 @@ def test_rk45_refuses_a_relative_tolerance_of_one_or_more(rtol):
     assert rk45(rtol=0.5).complete  # loose, but a tolerance
 
 
+@pytest.mark.parametrize("scene, atol, bound", [("oscillator", 1e308, "1"), ("spring1d", 2.0, "2"),
+                                                ("chain", 1e10, "1")])
+def test_rk45_refuses_an_absolute_tolerance_as_large_as_the_model(scene, atol, bound):
+    """redL: atol = 1e308 ran, every step accepted whatever its error: a run of no accuracy at
+    all. An atol of the model's size (spring1d: 2 m) or more, or of 1 m for a smaller model,
+    is refused as rtol >= 1 is."""
+    message = one_line(lambda: hooke.simulate(hooke.scene(scene), integrator="rk45", t_end=0.1,
+                                              atol=atol), "atol")
+    assert message == (f"atol: must be below {bound} for integrator 'rk45' here (the model's size "
+                       "in m, or 1: an absolute error as large as the model controls no digit of "
+                       f"its positions), got {atol!r}")
+    assert rk45(atol=0.5).complete  # loose, but a tolerance
+
+
 @pytest.mark.parametrize("integrator", ["newmark", "generalized_alpha"])
 @pytest.mark.parametrize("tol", [1.0, 2.5, 1e308])
 def test_an_alpha_methods_tol_of_one_or_more_is_refused(integrator, tol):
