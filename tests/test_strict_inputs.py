@@ -295,6 +295,47 @@ def test_rk45_refuses_an_absolute_tolerance_as_large_as_the_model(scene, atol, b
     assert rk45(atol=0.5).complete  # loose, but a tolerance
 
 
+@pytest.mark.parametrize("integrator, options, key, reason", [
+    ("symplectic_euler", dict(stabilization="projection", k_c=5.0), "k_c",
+     "stabilization = 'projection' (a gain of stabilization 'correction')"),
+    ("rk4", dict(stabilization="baumgarte", beta_c=1.0), "beta_c",
+     "stabilization = 'baumgarte' (a gain of stabilization 'correction')"),
+    ("rk45", dict(stabilization="correction", baumgarte_alpha=3.0), "baumgarte_alpha",
+     "stabilization = 'correction' (a gain of stabilization 'baumgarte')"),
+    ("rk45", dict(adaptive=False, atol=1e-3), "atol", "adaptive = false (fixed steps of dt)"),
+    ("rk45", dict(adaptive=False, first_step=1e-3), "first_step",
+     "adaptive = false (fixed steps of dt)")])
+def test_an_option_that_has_no_effect_in_its_configuration_is_refused(integrator, options, key,
+                                                                     reason):
+    """redL: -O k_c=5 with stabilization "projection" (or rk45's rtol with adaptive=false) ran
+    exactly as without it, in silence: the user's setting did nothing."""
+    pendulum = hooke.scene("pendulum")
+    message = one_line(lambda: hooke.simulate(pendulum, integrator=integrator, t_end=0.01,
+                                              **options), key)
+    assert message == (f"{key}: has no effect in integrator '{integrator}' with {reason}; leave "
+                       f"it out, got {options[key]!r}")
+
+
+def test_a_scenes_own_option_made_inert_by_one_given_is_dropped_and_defaults_pass():
+    """pendulum's own rtol = atol = 1e-4 take no part with adaptive=false: they are dropped, not
+    blamed on the user; a gain given at its default changes nothing and passes (a stored run's
+    options hold every default)."""
+    run = hooke.simulate(hooke.scene("pendulum"), t_end=0.01, adaptive=False)
+    assert run.options["rtol"] == 1e-6 and run.options["adaptive"] is False
+    run = hooke.simulate(hooke.scene("spring1d"), t_end=0.01, k_c=0.03, baumgarte_beta=10.0)
+    assert run.options["stabilization"] == "projection" and run.complete
+
+
+def test_a_scene_files_own_inert_option_is_refused_by_check(tmp_path):
+    path = tmp_path / "inert.toml"
+    path.write_text('dim = 1\n[[particles]]\nx = [0.0]\n[run]\nintegrator = "rk4"\n'
+                    'dt = 0.01\nt_end = 0.1\n[run.options]\nk_c = 5.0\n')
+    done = run_cli("check", str(path))
+    assert done.returncode == 2 and done.stderr == (
+        "error: k_c: has no effect in integrator 'rk4' with stabilization = 'projection' (a gain "
+        "of stabilization 'correction'); leave it out, got 5.0\n")
+
+
 @pytest.mark.parametrize("integrator", ["newmark", "generalized_alpha"])
 @pytest.mark.parametrize("tol", [1.0, 2.5, 1e308])
 def test_an_alpha_methods_tol_of_one_or_more_is_refused(integrator, tol):
@@ -338,8 +379,8 @@ def test_rk45_refuses_steps_that_cannot_finish_the_run(key, value, t_end, reason
     assert message == f"{key}: {reason}, got {value!r}"
     assert hooke.simulate(hooke.scene("oscillator"), integrator="rk45", t_end=0.1,
                           first_step=1e-13).complete  # above the underflow: taken
-    assert hooke.simulate(hooke.scene("oscillator"), integrator="rk45", t_end=0.1,
-                          max_step=1e-300, adaptive=False).complete  # fixed steps: unused
+    one_line(lambda: hooke.simulate(hooke.scene("oscillator"), integrator="rk45", t_end=0.1,
+                                    max_step=1e-300, adaptive=False), "max_step")  # unused: refused
 
 
 def test_implicit_euler_refuses_a_tolerance_below_the_positions_round_off():
@@ -969,10 +1010,14 @@ def test_joint_gains_and_rho_inf_take_any_number_and_name_a_huge_int(integrator,
     ("ufunc 'isfinite' not supported") and np.float32(0.5), which every other option takes, was
     refused as not a number."""
     scene = hooke.scene("spring1d")
+    method = {"k_c": "correction", "beta_c": "correction", "baumgarte_alpha": "baumgarte",
+              "baumgarte_beta": "baumgarte"}  # the gain's own (elsewhere it has no effect)
+    options = {"stabilization": method[option]} if option in method else {}
     message = one_line(lambda: hooke.simulate(scene, integrator=integrator, t_end=0.1,
-                                              **{option: HUGE}), option)
+                                              **options, **{option: HUGE}), option)
     assert message.endswith(f"got {HUGE}")
-    result = hooke.simulate(scene, integrator=integrator, t_end=0.1, **{option: np.float32(0.5)})
+    result = hooke.simulate(scene, integrator=integrator, t_end=0.1, **options,
+                            **{option: np.float32(0.5)})
     assert result.options[option] == 0.5 and np.all(np.isfinite(result.x))
 
 

@@ -137,7 +137,12 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     if save_every is None and not scene.save_every_given and max_frames is not None:
         save_every = frame_budget(step_count(t_end, dt), max_frames)
     save_every = check_save_every(scene.save_every if save_every is None else save_every)
-    merged = {**scene_options(scene, name)[0], **options}
+    own = scene_options(scene, name)[0]
+    merged, inert = {**own, **options}, get_integrator(name).inert_reason
+    # a scene's own option that one given makes inert (pendulum's rtol, -O adaptive=false) is
+    # dropped; one given, or one the scene's options make inert themselves, is refused
+    merged = {key: value for key, value in merged.items() if key in options
+              or not inert(merged, key) or inert({**get_integrator(name).defaults, **own}, key)}
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:

@@ -92,6 +92,14 @@ class DormandPrince45(ConstraintForces, Integrator):
                 "first_step": "auto", **STABILIZATION_DEFAULTS}
     tableau = DORMAND_PRINCE
 
+    @classmethod
+    def inert_reason(cls, options: dict, key: str) -> str | None:
+        """With fixed steps of dt (``adaptive=False``) no error is controlled and no step
+        chosen: rtol, atol, max_step and first_step take no part."""
+        if options.get("adaptive") is False and key in ("rtol", "atol", "max_step", "first_step"):
+            return "adaptive = false (fixed steps of dt)"
+        return super().inert_reason(options, key)
+
     def check_options(self) -> None:
         self.rtol = self.tolerance_option("rtol", MIN_RTOL, "100 machine epsilons: a step's "
                                           "round-off alone is larger")
