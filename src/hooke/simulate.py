@@ -29,7 +29,7 @@ import numpy as np
 from . import pending_stop
 from .callable_module import make_callable
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError, as_path,
-                     is_count)
+                     format_value, is_count)
 from .frames import FrameSeries, energy_terms, frame_data, frame_steps
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
@@ -616,6 +616,11 @@ def _stored_run(path: Path) -> tuple[Run, dict]:
         raise HookeInputError("path", "its settings or scene text differ from those its "
                               "input_hash was made of (the file was edited): it cannot be "
                               "continued exactly", str(path))
+    if scene.name != settings["scene_name"]:  # the text as hashed (not the name): its name edited
+        raise HookeInputError("path", f"attribute scene_name = {format_value(settings['scene_name'])}"
+                              f" is not the name its scene_source gives, "
+                              f"{format_value(scene.name)} (the file was edited or damaged)",
+                              str(path))
     if changed is not None:  # the text and settings as written: the stored model was edited
         raise HookeInputError("path", f"is corrupted: model/{changed} differs from the model its "
                               "scene text builds (the file was edited or damaged)", str(path))
