@@ -394,6 +394,13 @@ FILE_CASES = {
                                      "at the start"),
     "negative-friction": (dict(mu=-0.1), "surfaces[1].friction: Input should be greater than or "
                                          "equal to 0, got -0.1"),
+    # redL: a face given twice doubled its barrier in silence (the docs' triangle on its floor
+    # [[0, 1], [1, 0]] came to rest 5e-5 m higher); within a surface or across two
+    "repeated-face": (dict(j="3], [3, 2"), "surfaces[1].faces[1]: repeats surfaces[1].faces[0] (a "
+                      "face given twice counts twice in the contact barrier), got [3, 2]"),
+    "face-of-another-surface": (dict(j="3], [1, 0"), "surfaces[1].faces[1]: repeats "
+                                "surfaces[0].faces[0] (a face given twice counts twice in the "
+                                "contact barrier), got [1, 0]"),
 }
 
 

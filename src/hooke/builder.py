@@ -24,7 +24,7 @@ from .model import SPRING_ENERGIES, Model
 from .mesh_topology import (MESH_EDGES, bending_pairs, boundary_faces, grid_bending, grid_quads,
                             lattice_tetrahedra, lumped_masses, mesh_cells, mesh_edges)
 from .obstacles import CLEARANCE_FLOOR, ObstacleBuilder, check_sphere, obstacle_mesh
-from .surfaces import check_face_shapes, check_faces, start_problems
+from .surfaces import check_face_shapes, check_faces, repeated_faces, start_problems
 # The primitives moved to hooke.checks stay importable from here (scene files, builders use them).
 from .checks import (_checked_motion, _count, _number, _numbers, _strict_array,  # noqa: F401
                      _vector, per_particle)
@@ -382,6 +382,7 @@ class ModelBuilder(ObstacleBuilder):
         problems: list[str] = []
         for k, faces in enumerate(self._surfaces):
             collect(problems, check_face_shapes, k, faces, x0)
+        problems += repeated_faces(self._surfaces)
         if self._self_contact and not self._surfaces:
             problems.append("contact.self_contact: needs a contact surface (add_surface, or "
                             "surface=True on grid, lattice or from_mesh), got True")
