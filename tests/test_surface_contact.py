@@ -344,6 +344,21 @@ API_CASES = {
 }
 
 
+@pytest.mark.parametrize("dim, make, args, counts, least", [
+    (2, "grid", (1, 1), "nx × ny = 1 × 1", "in all"),
+    (3, "grid", (1, 3), "nx × ny = 1 × 3", "along each axis"),
+    (3, "lattice", (2, 1, 2), "nx × ny × nz = 2 × 1 × 2", "along each axis")])
+def test_a_surface_of_a_body_without_cells_is_named(dim, make, args, counts, least):
+    """redL: grid(1, 1, surface=True) and lattice(2, 1, 2, surface=True) were NumPy's "cannot
+    reshape array of size 0 into shape (0,newaxis)" (a bug line): no cell, no boundary."""
+    with pytest.raises(hooke.HookeInputError) as info:
+        getattr(ModelBuilder(dim=dim), make)(*args, surface=True)
+    assert str(info.value) == (f"surface: needs a body with cells: {counts} has none, so no "
+                               f"boundary to make a contact surface of (at least 2 particles "
+                               f"{least}), got True")
+    assert ModelBuilder(dim=2).grid(1, 2, surface=True).size == 2  # a chain of one segment
+
+
 @pytest.mark.parametrize("case", list(API_CASES))
 def test_add_surface_names_the_face_and_its_value(case):
     faces, message = API_CASES[case]

@@ -130,6 +130,19 @@ def _cell_indices(block, n_points: int) -> np.ndarray:
     return np.asarray(data, dtype=np.int64)
 
 
+def _check_body_has_a_boundary(surface, counts: tuple, thinnest: int, name: str,
+                               least: str) -> None:
+    """``surface=True`` on a grid of one particle (a 3D cloth: one row) or a lattice one particle
+    thick (``thinnest``: the count that must be 2 or more), which have no cell and so no
+    boundary, is refused naming ``surface`` (it was NumPy's "cannot reshape array of size 0",
+    a bug line)."""
+    if isinstance(surface, (bool, np.bool_)) and surface and thinnest < 2:
+        shown = " × ".join(map(str, counts))
+        raise HookeInputError("surface", f"needs a body with cells: {name} = {shown} has none, so "
+                              f"no boundary to make a contact surface of (at least 2 particles "
+                              f"{least})", True)
+
+
 class ModelBuilder(ObstacleBuilder):
     """Collects a mass-spring system and freezes it with :meth:`finalize`.
 
@@ -415,6 +428,8 @@ class ModelBuilder(ObstacleBuilder):
         """
         nx, ny = _count(nx, "nx"), _count(ny, "ny")
         bending = _number(bending, "bending", nonnegative=True)
+        _check_body_has_a_boundary(surface, (nx, ny), nx * ny if self.dim == 2 else min(nx, ny),
+                                   "nx × ny", "in all" if self.dim == 2 else "along each axis")
         check_model_size("nx × ny", (nx, ny), nx * ny, 4 * nx * ny)
         pair = (spacing, spacing) if np.isscalar(spacing) else tuple(np.ravel(np.asarray(spacing, dtype=object)))
         if len(pair) != 2:
@@ -471,6 +486,8 @@ class ModelBuilder(ObstacleBuilder):
         if self.dim != 3:
             raise HookeInputError("dim", "lattice needs dim=3", self.dim)
         counts = [_count(n, name) for n, name in ((nx, "nx"), (ny, "ny"), (nz, "nz"))]
+        _check_body_has_a_boundary(surface, tuple(counts), min(counts), "nx × ny × nz",
+                                   "along each axis")
         check_model_size("nx × ny × nz", tuple(counts), math.prod(counts), 7 * math.prod(counts))
         h = _number(spacing, "spacing", positive=True)
         base = np.zeros(3) if origin is None else _vector(origin, 3, "origin")
