@@ -659,9 +659,12 @@ def main() -> None:
     except Exception as error:  # the last resort: a bug, reported in one line
         if os.environ.get("HOOKE_DEBUG"):
             raise
-        print_error(f"unexpected {type(error).__name__}: {' '.join(str(error).split())} (a bug "
-                    "in hooke; run with HOOKE_DEBUG=1 to see the traceback)")
-        code = 1
+        if pending_stop.is_pending():  # the stop broke what it interrupted: said as the stop
+            code = 130  # (unreported_stop, below: "stopped by SIGTERM", 143, or "interrupted")
+        else:
+            print_error(f"unexpected {type(error).__name__}: {' '.join(str(error).split())} (a "
+                        "bug in hooke; run with HOOKE_DEBUG=1 to see the traceback)")
+            code = 1
     finally:
         sys.stdout = given_stdout  # a caller's own stream again (tests call main in-process)
     # The work is done and said: a Ctrl-C in the interpreter's shutdown can stop nothing, and
