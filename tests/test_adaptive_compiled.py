@@ -62,8 +62,8 @@ def test_the_pendulum_takes_the_compiled_steps_and_projection_does_not():
     projecting = get_integrator("rk45")(System(scene.model), scene.dt,
                                         **{**scene.options, "stabilization": "projection"})
     assert projecting._compiled is None  # projection moves the state after each step
-    fixed = get_integrator("rk45")(System(scene.model), scene.dt,
-                                   **{**scene.options, "adaptive": False})
+    fixed = get_integrator("rk45")(System(scene.model), scene.dt, adaptive=False,  # (its rtol
+                                   stabilization="correction")  # and atol: inert, refused)
     assert fixed._compiled is None
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -607,6 +610,31 @@ def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(module):
     done = subprocess.run([sys.executable, "-c", start], capture_output=True, text=True,
                           timeout=120)
     assert (done.returncode, done.stderr, done.stdout) == (130, "error: interrupted\n", "")
+
+
+@pytest.mark.parametrize("signum, code, line", [(signal.SIGTERM, 143, "stopped by SIGTERM"),
+                                                 (signal.SIGINT, 130, "interrupted")])
+def test_a_stop_that_breaks_numbas_compiler_is_said_as_the_stop(tmp_path, signum, code, line):
+    """redL: a SIGTERM (or Ctrl-C) while Numba compiled a kernel was swallowed inside its
+    compiler, which then failed with "no compiled object yet for <Library '_normal_values'>":
+    `hooke run` ended "unexpected RuntimeError … (a bug in hooke)", exit 1. The stop recorded,
+    the failure it caused is said as that stop."""
+    start = ("import os, signal, sys, time\n"
+             "import hooke.simulate\n"
+             "def compiling(*args, **kwargs):\n"
+             "    try:\n"
+             f"        os.kill(os.getpid(), {int(signum)})\n"
+             "        time.sleep(5)\n"
+             "    except KeyboardInterrupt:\n"
+             "        pass  # swallowed, as Numba's compiler did\n"
+             "    raise RuntimeError(\"no compiled object yet for <Library '_run' at 0x0>\")\n"
+             "hooke.simulate.simulate = compiling\n"
+             "sys.argv = ['hooke', 'run', 'spring1d', '-q', '--out', sys.argv[1]]\n"
+             "from hooke.command import main\n"
+             "main()\n")
+    done = subprocess.run([sys.executable, "-c", start, str(tmp_path / "o")], capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stderr, done.stdout) == (code, f"error: {line}\n", "")
 
 
 def test_names_and_paths_with_brackets_or_escape_sequences_are_printed_as_written(tmp_path):

@@ -25,6 +25,7 @@ import pytest
 
 import hooke
 from hooke.io.store import read_trajectory, rewrite
+from hooke.errors import format_value, one_line
 
 from conftest import run_cli as cli, run_main
 
@@ -438,6 +439,24 @@ def test_a_changed_stored_run_is_not_resumed(interrupted, tmp_path, key):
         assert message == ("path: its settings or scene text differ from those its input_hash "
                            "was made of (the file was edited): it cannot be continued exactly, "
                            f"got '{path}'")
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["spring1d\x1b]0;pwned\x07", "spring1d\nerror: forged", "other"])
+def test_an_edited_scene_name_is_not_resumed(interrupted, tmp_path, name):
+    """redL: scene_name is not in the input hash, so a name edited to hold a terminal's escape
+    sequence or a newline (or any other name) resumed as if whole. A scene text that names
+    itself (spring1d's `name = "spring1d"`) says what the attribute must be."""
+    path = edited_copy(interrupted, tmp_path, "scene_name", name)
+    before = path.read_bytes()
+    with pytest.raises(hooke.HookeInputError) as info:
+        hooke.resume(path)
+    problem = (f"attribute scene_name = {format_value(name)} is not the name its scene_source "
+               "gives, 'spring1d' (the file was edited or damaged)")
+    assert str(info.value) == f"path: {problem}, got '{path}'"
+    done = cli("run", "--resume", str(tmp_path))
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"error: --resume: {one_line(problem)}, got '{path}'"]
     assert path.read_bytes() == before
 
 

@@ -281,6 +281,61 @@ def test_rk45_refuses_a_relative_tolerance_of_one_or_more(rtol):
     assert rk45(rtol=0.5).complete  # loose, but a tolerance
 
 
+@pytest.mark.parametrize("scene, atol, bound", [("oscillator", 1e308, "1"), ("spring1d", 2.0, "2"),
+                                                ("chain", 1e10, "1")])
+def test_rk45_refuses_an_absolute_tolerance_as_large_as_the_model(scene, atol, bound):
+    """redL: atol = 1e308 ran, every step accepted whatever its error: a run of no accuracy at
+    all. An atol of the model's size (spring1d: 2 m) or more, or of 1 m for a smaller model,
+    is refused as rtol >= 1 is."""
+    message = one_line(lambda: hooke.simulate(hooke.scene(scene), integrator="rk45", t_end=0.1,
+                                              atol=atol), "atol")
+    assert message == (f"atol: must be below {bound} for integrator 'rk45' here (the model's size "
+                       "in m, or 1: an absolute error as large as the model controls no digit of "
+                       f"its positions), got {atol!r}")
+    assert rk45(atol=0.5).complete  # loose, but a tolerance
+
+
+@pytest.mark.parametrize("integrator, options, key, reason", [
+    ("symplectic_euler", dict(stabilization="projection", k_c=5.0), "k_c",
+     "stabilization = 'projection' (a gain of stabilization 'correction')"),
+    ("rk4", dict(stabilization="baumgarte", beta_c=1.0), "beta_c",
+     "stabilization = 'baumgarte' (a gain of stabilization 'correction')"),
+    ("rk45", dict(stabilization="correction", baumgarte_alpha=3.0), "baumgarte_alpha",
+     "stabilization = 'correction' (a gain of stabilization 'baumgarte')"),
+    ("rk45", dict(adaptive=False, atol=1e-3), "atol", "adaptive = false (fixed steps of dt)"),
+    ("rk45", dict(adaptive=False, first_step=1e-3), "first_step",
+     "adaptive = false (fixed steps of dt)")])
+def test_an_option_that_has_no_effect_in_its_configuration_is_refused(integrator, options, key,
+                                                                     reason):
+    """redL: -O k_c=5 with stabilization "projection" (or rk45's rtol with adaptive=false) ran
+    exactly as without it, in silence: the user's setting did nothing."""
+    pendulum = hooke.scene("pendulum")
+    message = one_line(lambda: hooke.simulate(pendulum, integrator=integrator, t_end=0.01,
+                                              **options), key)
+    assert message == (f"{key}: has no effect in integrator '{integrator}' with {reason}; leave "
+                       f"it out, got {options[key]!r}")
+
+
+def test_a_scenes_own_option_made_inert_by_one_given_is_dropped_and_defaults_pass():
+    """pendulum's own rtol = atol = 1e-4 take no part with adaptive=false: they are dropped, not
+    blamed on the user; a gain given at its default changes nothing and passes (a stored run's
+    options hold every default)."""
+    run = hooke.simulate(hooke.scene("pendulum"), t_end=0.01, adaptive=False)
+    assert run.options["rtol"] == 1e-6 and run.options["adaptive"] is False
+    run = hooke.simulate(hooke.scene("spring1d"), t_end=0.01, k_c=0.03, baumgarte_beta=10.0)
+    assert run.options["stabilization"] == "projection" and run.complete
+
+
+def test_a_scene_files_own_inert_option_is_refused_by_check(tmp_path):
+    path = tmp_path / "inert.toml"
+    path.write_text('dim = 1\n[[particles]]\nx = [0.0]\n[run]\nintegrator = "rk4"\n'
+                    'dt = 0.01\nt_end = 0.1\n[run.options]\nk_c = 5.0\n')
+    done = run_cli("check", str(path))
+    assert done.returncode == 2 and done.stderr == (
+        "error: k_c: has no effect in integrator 'rk4' with stabilization = 'projection' (a gain "
+        "of stabilization 'correction'); leave it out, got 5.0\n")
+
+
 @pytest.mark.parametrize("integrator", ["newmark", "generalized_alpha"])
 @pytest.mark.parametrize("tol", [1.0, 2.5, 1e308])
 def test_an_alpha_methods_tol_of_one_or_more_is_refused(integrator, tol):
@@ -324,8 +379,8 @@ def test_rk45_refuses_steps_that_cannot_finish_the_run(key, value, t_end, reason
     assert message == f"{key}: {reason}, got {value!r}"
     assert hooke.simulate(hooke.scene("oscillator"), integrator="rk45", t_end=0.1,
                           first_step=1e-13).complete  # above the underflow: taken
-    assert hooke.simulate(hooke.scene("oscillator"), integrator="rk45", t_end=0.1,
-                          max_step=1e-300, adaptive=False).complete  # fixed steps: unused
+    one_line(lambda: hooke.simulate(hooke.scene("oscillator"), integrator="rk45", t_end=0.1,
+                                    max_step=1e-300, adaptive=False), "max_step")  # unused: refused
 
 
 def test_implicit_euler_refuses_a_tolerance_below_the_positions_round_off():
@@ -419,15 +474,18 @@ def test_animate_arguments_are_checked_before_drawing(spring_run, tmp_path, argu
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("max_iterations", [0, -1, True, 2.5, "9", None])
+@pytest.mark.parametrize("max_iterations", [0, -1, True, 2.5, "9", None, 10_001, 10**400])
 def test_rest_energy_and_equilibrium_take_a_count_of_iterations(max_iterations):
     """Issue 15 (third red-team pass): rest_energy(max_iterations=0) was "Newton did not converge
-    in 0 iterations (… over the last iterations: ; force scale 1.000e-300 N)", 2.5 a TypeError."""
+    in 0 iterations (… over the last iterations: ; force scale 1.000e-300 N)", 2.5 a TypeError.
+    redL: 10**6 was taken, and a Newton that never converges (a particle on a spring of 1e-12
+    N/m under gravity: 3 ms an iteration) ran for 50 minutes before saying so."""
     from hooke.analysis import equilibrium, rest_energy
 
     for call in (rest_energy, equilibrium):
         message = one_line(lambda: call("spring1d", max_iterations=max_iterations), "max_iterations")
-        assert message == f"max_iterations: must be an integer >= 1, got {max_iterations!r}"
+        assert message == ("max_iterations: must be an integer from 1 to 10000, got "
+                           f"{format_value(max_iterations)}")
 
 
 def test_animate_into_a_directory_names_the_path(spring_run, tmp_path):
@@ -600,6 +658,59 @@ def test_the_cli_refuses_an_empty_argument_naming_it(monkeypatch, capsys, tmp_pa
     code, lines = run_main(monkeypatch, capsys, *args)
     assert code == 2 and lines == [f"error: {expected}: must not be empty, got ''"], lines
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, expected", [
+    (("run", "spring1d", "--dt", "0.1", "--dt", "0.01"),
+     "--dt: takes one value, given twice (--dt '0.1', then --dt '0.01'), got '0.01'"),
+    (("run", "spring1d", "--out=a", "-q", "-ob"),
+     "--out: takes one value, given twice (--out 'a', then -o 'b'), got 'b'"),
+    (("modes", "chain", "-k", "3", "-k", "4"), "-k: takes one value, given twice (-k '3', then "
+     "-k '4'), got '4'"),
+    (("sweep", "spring1d", "-p", "a=1", "--random", "3", "--random=4"),
+     "--random: takes one value, given twice (--random '3', then --random '4'), got '4'")])
+def test_the_cli_refuses_a_single_value_option_given_twice(monkeypatch, capsys, tmp_path, args,
+                                                           expected):
+    """redL: Click kept the last of `--dt 0.1 --dt 0.01` in silence (the run took 0.01); an
+    option that takes one value given twice is now refused, naming both, before any work."""
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, *args)
+    assert (code, lines) == (2, [f"error: {expected}"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_repeatable_options_and_flags_may_still_be_given_twice(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "-q", "--quiet", "--t-end",
+                           "0.01", "-O", "k_c=0.03", "--option", "beta_c=0.2", "--out", "o")
+    assert code in (0, None) and lines == []
+    assert (tmp_path / "o" / "trajectory.h5").is_file()
+
+
+@pytest.mark.parametrize("args, expected", [
+    (("run", "spring1d", "--dt", "\u0661\u0662"), "--dt: must be a number, got '\u0661\u0662'"),
+    (("run", "spring1d", "--t-end", "\uff10.\uff11"), "--t-end: must be a number, got '\uff10.\uff11'"),
+    (("run", "spring1d", "--t-end", "true"), "--t-end: must be a number, got 'true'"),
+    (("run", "spring1d", "--t-end", "1e400"),
+     "--t-end: is past the largest float (1.798e+308), got '1e400'"),
+    (("run", "spring1d", "-O", "k_c=\u0661"),
+     "k_c: must be a finite number >= 0 for integrator 'symplectic_euler', got '\u0661'")])
+def test_float_flags_read_numbers_as_the_scene_files_and_option_do(monkeypatch, capsys, tmp_path,
+                                                                   args, expected):
+    """redL: float() read Arabic-Indic "١٢" and fullwidth "０.１" as 12 and 0.1 (a run of dt = 12
+    went ahead), which no scene file holds as a number; --dt and -O read a value alike now."""
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, *args, "-q", "--out", "o")
+    assert (code, lines) == (2, [f"error: {expected}"])
+
+
+def test_float_flags_take_tomls_numbers(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_main(monkeypatch, capsys, "run", "spring1d", "--dt", "1_0e-3", "--t-end",
+                           "0x1", "-q", "--out", "o")
+    assert code in (0, None) and lines == []
+    assert hooke.open(tmp_path / "o" / "trajectory.h5").dt == 0.01 and \
+        hooke.open(tmp_path / "o" / "trajectory.h5").t[-1] == 1.0
 
 
 def test_an_empty_mesh_file_says_it_has_no_points(tmp_path):
@@ -902,10 +1013,14 @@ def test_joint_gains_and_rho_inf_take_any_number_and_name_a_huge_int(integrator,
     ("ufunc 'isfinite' not supported") and np.float32(0.5), which every other option takes, was
     refused as not a number."""
     scene = hooke.scene("spring1d")
+    method = {"k_c": "correction", "beta_c": "correction", "baumgarte_alpha": "baumgarte",
+              "baumgarte_beta": "baumgarte"}  # the gain's own (elsewhere it has no effect)
+    options = {"stabilization": method[option]} if option in method else {}
     message = one_line(lambda: hooke.simulate(scene, integrator=integrator, t_end=0.1,
-                                              **{option: HUGE}), option)
+                                              **options, **{option: HUGE}), option)
     assert message.endswith(f"got {HUGE}")
-    result = hooke.simulate(scene, integrator=integrator, t_end=0.1, **{option: np.float32(0.5)})
+    result = hooke.simulate(scene, integrator=integrator, t_end=0.1, **options,
+                            **{option: np.float32(0.5)})
     assert result.options[option] == 0.5 and np.all(np.isfinite(result.x))
 
 

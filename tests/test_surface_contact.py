@@ -344,6 +344,21 @@ API_CASES = {
 }
 
 
+@pytest.mark.parametrize("dim, make, args, counts, least", [
+    (2, "grid", (1, 1), "nx × ny = 1 × 1", "in all"),
+    (3, "grid", (1, 3), "nx × ny = 1 × 3", "along each axis"),
+    (3, "lattice", (2, 1, 2), "nx × ny × nz = 2 × 1 × 2", "along each axis")])
+def test_a_surface_of_a_body_without_cells_is_named(dim, make, args, counts, least):
+    """redL: grid(1, 1, surface=True) and lattice(2, 1, 2, surface=True) were NumPy's "cannot
+    reshape array of size 0 into shape (0,newaxis)" (a bug line): no cell, no boundary."""
+    with pytest.raises(hooke.HookeInputError) as info:
+        getattr(ModelBuilder(dim=dim), make)(*args, surface=True)
+    assert str(info.value) == (f"surface: needs a body with cells: {counts} has none, so no "
+                               f"boundary to make a contact surface of (at least 2 particles "
+                               f"{least}), got True")
+    assert ModelBuilder(dim=2).grid(1, 2, surface=True).size == 2  # a chain of one segment
+
+
 @pytest.mark.parametrize("case", list(API_CASES))
 def test_add_surface_names_the_face_and_its_value(case):
     faces, message = API_CASES[case]
@@ -394,6 +409,13 @@ FILE_CASES = {
                                      "at the start"),
     "negative-friction": (dict(mu=-0.1), "surfaces[1].friction: Input should be greater than or "
                                          "equal to 0, got -0.1"),
+    # redL: a face given twice doubled its barrier in silence (the docs' triangle on its floor
+    # [[0, 1], [1, 0]] came to rest 5e-5 m higher); within a surface or across two
+    "repeated-face": (dict(j="3], [3, 2"), "surfaces[1].faces[1]: repeats surfaces[1].faces[0] (a "
+                      "face given twice counts twice in the contact barrier), got [3, 2]"),
+    "face-of-another-surface": (dict(j="3], [1, 0"), "surfaces[1].faces[1]: repeats "
+                                "surfaces[0].faces[0] (a face given twice counts twice in the "
+                                "contact barrier), got [1, 0]"),
 }
 
 

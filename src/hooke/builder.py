@@ -24,7 +24,7 @@ from .model import SPRING_ENERGIES, Model
 from .mesh_topology import (MESH_EDGES, bending_pairs, boundary_faces, grid_bending, grid_quads,
                             lattice_tetrahedra, lumped_masses, mesh_cells, mesh_edges)
 from .obstacles import CLEARANCE_FLOOR, ObstacleBuilder, check_sphere, obstacle_mesh
-from .surfaces import check_face_shapes, check_faces, start_problems
+from .surfaces import check_face_shapes, check_faces, repeated_faces, start_problems
 # The primitives moved to hooke.checks stay importable from here (scene files, builders use them).
 from .checks import (_checked_motion, _count, _number, _numbers, _strict_array,  # noqa: F401
                      _vector, per_particle)
@@ -128,6 +128,19 @@ def _cell_indices(block, n_points: int) -> np.ndarray:
         raise HookeInputError(f"mesh.cells[{block.type}]", f"must be vertex indices from 0 to "
                               f"{n_points - 1}", np.shape(block.data))
     return np.asarray(data, dtype=np.int64)
+
+
+def _check_body_has_a_boundary(surface, counts: tuple, thinnest: int, name: str,
+                               least: str) -> None:
+    """``surface=True`` on a grid of one particle (a 3D cloth: one row) or a lattice one particle
+    thick (``thinnest``: the count that must be 2 or more), which have no cell and so no
+    boundary, is refused naming ``surface`` (it was NumPy's "cannot reshape array of size 0",
+    a bug line)."""
+    if isinstance(surface, (bool, np.bool_)) and surface and thinnest < 2:
+        shown = " × ".join(map(str, counts))
+        raise HookeInputError("surface", f"needs a body with cells: {name} = {shown} has none, so "
+                              f"no boundary to make a contact surface of (at least 2 particles "
+                              f"{least})", True)
 
 
 class ModelBuilder(ObstacleBuilder):
@@ -382,6 +395,7 @@ class ModelBuilder(ObstacleBuilder):
         problems: list[str] = []
         for k, faces in enumerate(self._surfaces):
             collect(problems, check_face_shapes, k, faces, x0)
+        problems += repeated_faces(self._surfaces)
         if self._self_contact and not self._surfaces:
             problems.append("contact.self_contact: needs a contact surface (add_surface, or "
                             "surface=True on grid, lattice or from_mesh), got True")
@@ -414,6 +428,8 @@ class ModelBuilder(ObstacleBuilder):
         """
         nx, ny = _count(nx, "nx"), _count(ny, "ny")
         bending = _number(bending, "bending", nonnegative=True)
+        _check_body_has_a_boundary(surface, (nx, ny), nx * ny if self.dim == 2 else min(nx, ny),
+                                   "nx × ny", "in all" if self.dim == 2 else "along each axis")
         check_model_size("nx × ny", (nx, ny), nx * ny, 4 * nx * ny)
         pair = (spacing, spacing) if np.isscalar(spacing) else tuple(np.ravel(np.asarray(spacing, dtype=object)))
         if len(pair) != 2:
@@ -470,6 +486,8 @@ class ModelBuilder(ObstacleBuilder):
         if self.dim != 3:
             raise HookeInputError("dim", "lattice needs dim=3", self.dim)
         counts = [_count(n, name) for n, name in ((nx, "nx"), (ny, "ny"), (nz, "nz"))]
+        _check_body_has_a_boundary(surface, tuple(counts), min(counts), "nx × ny × nz",
+                                   "along each axis")
         check_model_size("nx × ny × nz", tuple(counts), math.prod(counts), 7 * math.prod(counts))
         h = _number(spacing, "spacing", positive=True)
         base = np.zeros(3) if origin is None else _vector(origin, 3, "origin")

@@ -27,8 +27,8 @@ from rich.table import Table
 from . import pending_stop
 from .cli_common import (OutputsHold, console, empty_argument, environment_problem, errors, fail,
                          flagged, given_flags, load_scene, note, output_directory, output_files,
-                         parse_options, print_error, shown, typed_float, typed_int,
-                         write_reason)
+                         parse_options, print_error, repeated_option, shown, typed_float,
+                         typed_int, write_reason)
 from .cli_fit import fit_command
 from .cli_progress import LazyProgress
 from .cli_stdout import StdoutUnwritable, checked_stdout
@@ -651,10 +651,11 @@ def main() -> None:
         if problem is not None:
             print_error(problem)
             sys.exit(2)
-        empty = empty_argument(lambda: typer.main.get_command(app), sys.argv[1:])
-        if empty is not None:
-            print_error(empty)
-            sys.exit(2)
+        for check in (empty_argument, repeated_option):
+            problem = check(lambda: typer.main.get_command(app), sys.argv[1:])
+            if problem is not None:
+                print_error(problem)
+                sys.exit(2)
         code = app(standalone_mode=False, prog_name="hooke")
     except parse_errors.NoArgsIsHelpError as error:  # bare `hooke`: the help, as before
         error.show()
@@ -670,9 +671,12 @@ def main() -> None:
     except Exception as error:  # the last resort: a bug, reported in one line
         if os.environ.get("HOOKE_DEBUG"):
             raise
-        print_error(f"unexpected {type(error).__name__}: {' '.join(str(error).split())} (a bug "
-                    "in hooke; run with HOOKE_DEBUG=1 to see the traceback)")
-        code = 1
+        if pending_stop.is_pending():  # the stop broke what it interrupted: said as the stop
+            code = 130  # (unreported_stop, below: "stopped by SIGTERM", 143, or "interrupted")
+        else:
+            print_error(f"unexpected {type(error).__name__}: {' '.join(str(error).split())} (a "
+                        "bug in hooke; run with HOOKE_DEBUG=1 to see the traceback)")
+            code = 1
     finally:
         sys.stdout = given_stdout  # a caller's own stream again (tests call main in-process)
         restore_signals()

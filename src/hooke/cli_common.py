@@ -9,7 +9,8 @@ message itself (``fail`` prints each line of a message as an error: ``--out $'a\
 one into two); :func:`flagged` words an API error in the CLI's terms (``--port``, not
 ``port``); :func:`environment_problem` checks the environment variables a command reads before
 anything reads them; :func:`output_directory` creates a directory, proves it writable or fails
-naming the flag it came from, and :func:`output_files` refuses output files that may not be replaced; :func:`load_scene` and
+naming the flag it came from, :func:`repeated_option` refuses an option of one value given twice,
+and :func:`output_files` refuses output files that may not be replaced; :func:`load_scene` and
 :func:`parse_option` raise :class:`HookeInputError` for bad input; :class:`OutputsHold` is a
 run's hold on its output directory.
 """
@@ -90,8 +91,7 @@ def empty_argument(command, args: list[str]) -> str | None:
     ``hooke``, made only when an argument is empty, says which options take a value)."""
     if not any(arg == "" or (arg.startswith("--") and arg.endswith("=")) for arg in args):
         return None
-    sub = getattr(command(), "commands", {}).get(args[0]) if args else None
-    params = getattr(sub, "params", [])
+    params = _params(command, args)
     takes_value = {opt for param in params if param.param_type_name == "option"
                    and not param.is_flag for opt in param.opts}
     positionals = [param.metavar or param.name.upper() for param in params
@@ -108,6 +108,52 @@ def empty_argument(command, args: list[str]) -> str | None:
             given += 1
         if name is not None:
             return f"{name}: must not be empty, got ''"
+    return None
+
+
+def _params(command, args: list[str]) -> list:
+    """The Click parameters of the subcommand ``args[0]`` names ([] when it names none)."""
+    sub = getattr(command(), "commands", {}).get(args[0]) if args else None
+    return getattr(sub, "params", [])
+
+
+def repeated_option(command, args: list[str]) -> str | None:
+    """The one line refusing an option that takes one value given twice (``--dt 0.1 --dt
+    0.01``, ``-o a --out b``), or None: Click kept the last in silence, so a run went on with a
+    value the user may not have meant. A repeatable option (``--option``, ``--param``, ``--kind``
+    …) and an on/off flag (``--quiet -q``: the same either way) may be given more than once.
+    ``command()``, as for :func:`empty_argument`, is made only when an option is repeated."""
+    options = [arg.partition("=")[0] for arg in args[1:] if arg.startswith("-") and arg != "-"]
+    if len(options) == len(set(options)) and not any(len(o) == 2 for o in options):
+        return None  # no name twice (a short alias of a long one is counted below)
+    single = {opt: param for param in _params(command, args)
+              if param.param_type_name == "option" and not param.multiple and not param.is_flag
+              for opt in param.opts + param.secondary_opts}
+    takes_value = {opt for param in _params(command, args)
+                   if param.param_type_name == "option" and not param.is_flag
+                   for opt in param.opts + param.secondary_opts}
+    seen: dict = {}  # param → the (option, value) typed first
+    k = 1
+    while k < len(args):
+        arg = args[k]
+        if arg == "--":
+            break
+        name, sep, value = arg.partition("=") if arg.startswith("--") else (arg[:2], "", arg[2:])
+        if not arg.startswith("-") or name not in takes_value:
+            k += 1
+            continue
+        if not sep and not value:  # the value is the next argument
+            value = args[k + 1] if k + 1 < len(args) else ""
+            k += 1
+        k += 1
+        if name not in single:
+            continue
+        param = single[name]
+        if param in seen:
+            first, given = seen[param]
+            return (f"{max(param.opts, key=len)}: takes one value, given twice ({first} "
+                    f"{given!r}, then {name} {value!r}), got {value!r}")
+        seen[param] = (name, value)
     return None
 
 
@@ -218,19 +264,22 @@ def load_scene(scene_or_file: str):
 
 
 def typed_float(text: str) -> float:
-    """A float flag's value as typed (Typer's ``parser``): a number past the largest float
-    (1e400) is refused, as :func:`~hooke.io.scene_file.parse_value` refuses it, instead of read as
-    the inf the flag's own check then showed, a value nobody typed."""
-    from .io.scene_file import past_largest_float
+    """A float flag's value as typed (Typer's ``parser``), read as ``--option`` and ``--param``
+    read a number (:func:`~hooke.io.scene_file.parse_value`: TOML's grammar, 1_000 and 0x10
+    included, else ASCII as Python reads it, .5): float() took "١٢" or "１２" as 12, which no
+    scene file and no ``-O`` reads as a number. A number past the largest float (1e400) is
+    refused, instead of read as the inf the flag's own check then showed, a value nobody typed."""
+    from .io.scene_file import parse_value
 
+    if isinstance(text, float):  # the option's default, which Typer hands to the parser too
+        return text
     try:
-        value = float(text)
-    except ValueError:
-        raise typer.BadParameter(f"must be a number, got {text!r}") from None
-    problem = past_largest_float(value, text)
-    if problem:
-        raise typer.BadParameter(f"{problem}, got {text!r}")
-    return value
+        value = parse_value(text, "")
+    except HookeInputError as error:
+        raise typer.BadParameter(f"{error.problem}, got {text!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise typer.BadParameter(f"must be a number, got {text!r}")
+    return float(value)
 
 
 def typed_int(text: str) -> int:

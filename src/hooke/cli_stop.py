@@ -50,6 +50,7 @@ def forget_stops() -> None:
     notebook's) never silences this one's stop line."""
     ERRORS_PRINTED.clear()
     _SIGTERMS.clear()
+    pending_stop.forget()
 
 
 def unreported_stop(code: int) -> int:

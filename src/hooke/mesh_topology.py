@@ -185,6 +185,8 @@ def boundary_faces(cells: dict[str, np.ndarray], dim: int) -> np.ndarray:
     triangles and split quads (3D) as they are. (f, dim) int64, in first-seen order."""
     unpaired, kept = [], []
     for cell_type, data in cells.items():
+        if not len(data):  # (a lattice one particle thick has no tetrahedra)
+            continue
         data = np.asarray(data, dtype=np.int64).reshape(len(data), -1)
         for table, out in ((_CELL_FACES, unpaired), (_CELL_AS_FACES, kept)):
             for local in table.get((cell_type, dim), []):

@@ -29,3 +29,16 @@ def raise_if_pending() -> None:
     kind, _pending = _pending, None
     if kind is not None:
         raise kind
+
+
+def is_pending() -> bool:
+    """Whether a stop is recorded and not yet raised: an exception that ends a command then
+    is the stop's doing (a Ctrl-C or SIGTERM inside Numba's compiler left it half done, "no
+    compiled object yet for <Library …>"), not a bug of hooke's."""
+    return _pending is not None
+
+
+def forget() -> None:
+    """Drop a recorded stop (a command starting afresh in the same process: a test's)."""
+    global _pending
+    _pending = None

@@ -29,7 +29,7 @@ import numpy as np
 from . import pending_stop
 from .callable_module import make_callable
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError, as_path,
-                     is_count)
+                     format_value, is_count)
 from .frames import FrameSeries, energy_terms, frame_data, frame_steps
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
@@ -137,7 +137,12 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     if save_every is None and not scene.save_every_given and max_frames is not None:
         save_every = frame_budget(step_count(t_end, dt), max_frames)
     save_every = check_save_every(scene.save_every if save_every is None else save_every)
-    merged = {**scene_options(scene, name)[0], **options}
+    own = scene_options(scene, name)[0]
+    merged, inert = {**own, **options}, get_integrator(name).inert_reason
+    # a scene's own option that one given makes inert (pendulum's rtol, -O adaptive=false) is
+    # dropped; one given, or one the scene's options make inert themselves, is refused
+    merged = {key: value for key, value in merged.items() if key in options
+              or not inert(merged, key) or inert({**get_integrator(name).defaults, **own}, key)}
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
@@ -610,6 +615,11 @@ def _stored_run(path: Path) -> tuple[Run, dict]:
         raise HookeInputError("path", "its settings or scene text differ from those its "
                               "input_hash was made of (the file was edited): it cannot be "
                               "continued exactly", str(path))
+    if scene.name != settings["scene_name"]:  # the text as hashed (not the name): its name edited
+        raise HookeInputError("path", f"attribute scene_name = {format_value(settings['scene_name'])}"
+                              f" is not the name its scene_source gives, "
+                              f"{format_value(scene.name)} (the file was edited or damaged)",
+                              str(path))
     if changed is not None:  # the text and settings as written: the stored model was edited
         raise HookeInputError("path", f"is corrupted: model/{changed} differs from the model its "
                               "scene text builds (the file was edited or damaged)", str(path))

@@ -6,7 +6,8 @@ holds every surface's faces, ``Model.surface_of_face`` which surface each came f
 
 Contract:
 - :func:`check_faces` validates one surface's faces (arity, integer indices in range, no face
-  repeating a particle) and :func:`check_face_shapes` their shapes at the start (no zero-length
+  repeating a particle), :func:`repeated_faces` lists faces given twice, and
+  :func:`check_face_shapes` their shapes at the start (no zero-length
   segment, no zero-area triangle); both raise :class:`HookeInputError` naming
   ``surfaces[s].faces[k]`` and the face;
 - a body's boundary comes from its mesh cells by :func:`hooke.mesh_topology.boundary_faces`;
@@ -53,6 +54,21 @@ def check_faces(surface: int, faces, n: int, dim: int, table: str = "surfaces",
             raise HookeInputError(f"{where}[{k}]", f"is degenerate: it repeats a {what}",
                                   [int(i) for i in face])
     return items.astype(np.int64)
+
+
+def repeated_faces(surfaces: list[np.ndarray], table: str = "surfaces") -> list[str]:
+    """One line per face that repeats an earlier one, within its surface or of another (the
+    same particles in any order: [1, 0] is [0, 1]): a face counted twice doubled its barrier, a
+    triangle resting on a floor given twice stood 5e-5 m higher, in silence."""
+    problems, first = [], {}
+    for s, faces in enumerate(surfaces):
+        for k, face in enumerate(faces.tolist()):
+            key, where = frozenset(face), f"{table}[{s}].faces[{k}]"
+            if key in first:
+                problems.append(f"{where}: repeats {first[key]} (a face given twice counts twice "
+                                f"in the contact barrier), got {face}")
+            first.setdefault(key, where)
+    return problems
 
 
 def face_sizes(faces: np.ndarray, x: np.ndarray) -> np.ndarray:

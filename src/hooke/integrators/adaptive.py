@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..constraints import STABILIZATION_DEFAULTS, Stabilization
+from ..constraints import STABILIZATION_DEFAULTS, Stabilization, length_scale
 from ..errors import HookeInputError
 from ..model import State
 from . import adaptive_compiled
@@ -40,6 +40,14 @@ PACE_WINDOW = adaptive_compiled.STEPS_PER_CALL  # accepted steps over which the 
 # The tightest tolerances float64 honours (SciPy's solve_ivp raises a smaller rtol to 100 ε)
 MIN_RTOL = 100 * np.finfo(float).eps
 MIN_ATOL = np.finfo(float).tiny
+
+
+def absolute_tolerance_bound(model) -> float:
+    """The least ``atol`` that controls no digit of a run: the model's size (the extent of its
+    start positions, its largest coordinate, its longest joint), or 1 [m] for a smaller one."""
+    x0 = np.asarray(model.x0, dtype=float)
+    size = max(length_scale(model), float(np.max(np.abs(x0))) if x0.size else 0.0)
+    return max(size, 1.0)
 
 
 @dataclass
@@ -84,6 +92,14 @@ class DormandPrince45(ConstraintForces, Integrator):
                 "first_step": "auto", **STABILIZATION_DEFAULTS}
     tableau = DORMAND_PRINCE
 
+    @classmethod
+    def inert_reason(cls, options: dict, key: str) -> str | None:
+        """With fixed steps of dt (``adaptive=False``) no error is controlled and no step
+        chosen: rtol, atol, max_step and first_step take no part."""
+        if options.get("adaptive") is False and key in ("rtol", "atol", "max_step", "first_step"):
+            return "adaptive = false (fixed steps of dt)"
+        return super().inert_reason(options, key)
+
     def check_options(self) -> None:
         self.rtol = self.tolerance_option("rtol", MIN_RTOL, "100 machine epsilons: a step's "
                                           "round-off alone is larger")
@@ -93,6 +109,12 @@ class DormandPrince45(ConstraintForces, Integrator):
                                   self.options["rtol"])
         self.atol = self.tolerance_option("atol", MIN_ATOL, "the smallest normal float64: the "
                                           "error scales divide by it")
+        most = absolute_tolerance_bound(self.system.model)
+        if self.atol >= most:  # 1e308 accepted every step: a run of no accuracy at all
+            raise HookeInputError("atol", f"must be below {most:.3g} for integrator '{self.name}' "
+                                  "here (the model's size in m, or 1: an absolute error as large "
+                                  "as the model controls no digit of its positions)",
+                                  self.options["atol"])
         self.max_step = self.positive_option("max_step", allow_inf=True)
         if not isinstance(self.options["adaptive"], bool):
             raise HookeInputError("adaptive", "must be true or false", self.options["adaptive"])

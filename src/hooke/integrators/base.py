@@ -149,6 +149,11 @@ class Integrator:
                                                 f"{default!r})", value))
                 self.options[key] = default
         problems += self._option_problems()  # reported together with the unknown options
+        problems += [HookeInputError(key, f"has no effect in integrator '{self.name}' with "
+                                     f"{reason}; leave it out", value)
+                     for key, value in python_scalars(options).items()
+                     if not problems and not _is_default(value, self.defaults[key])
+                     and (reason := self.inert_reason(self.options, key))]
         raise_all(problems)
         check_motion_sampling(system.model, self.dt, self.name, self.motion_samples_per_dt())
         self.stats: dict[str, int] = {"steps": 0}
@@ -165,6 +170,14 @@ class Integrator:
 
     def check_options(self) -> None:
         """Validate ``self.options``; raise HookeInputError naming the option."""
+
+    @classmethod
+    def inert_reason(cls, options: dict, key: str) -> str | None:
+        """Why the option ``key`` takes no part in a run with ``options`` (the other options
+        set so: "stabilization = 'projection'"), or None when it does. An option given that
+        would change nothing is refused (``-O k_c=5`` with "projection" ran as if not given);
+        a scene's own is dropped (:func:`hooke.simulate.plan`). Here: none."""
+        return None
 
     def _option_problems(self) -> list[HookeInputError]:
         """Every problem :meth:`check_options` finds, though it stops at the first: an option it
@@ -319,6 +332,18 @@ class ConstraintForces:
 
     supports_joints: ClassVar[bool] = True
 
+    @classmethod
+    def inert_reason(cls, options: dict, key: str) -> str | None:
+        """The stabilisation's gains take part only in their method: k_c and beta_c in
+        "correction", baumgarte_alpha and baumgarte_beta in "baumgarte"."""
+        method = {"k_c": "correction", "beta_c": "correction", "baumgarte_alpha": "baumgarte",
+                  "baumgarte_beta": "baumgarte"}.get(key)
+        stabilization = options.get("stabilization")
+        if method is None or not isinstance(stabilization, (str, type(None))) \
+                or stabilization == method:
+            return super().inert_reason(options, key)  # (not a name: refused by its own check)
+        return f"stabilization = {stabilization!r} (a gain of stabilization {method!r})"
+
     def configure_joints(self) -> None:
         """Give the system's joints their constraint forces with the chosen stabilisation."""
         stabilization = Stabilization.from_options(self.options, self.name)
@@ -341,6 +366,11 @@ def state_on_joints(joints, state: State, tolerance: float | None = None) -> Sta
         return state
     x, v = start_on_joints(joints, state.x, state.v, state.t, tolerance)
     return state if x is state.x and v is state.v else State(state.t, x, v)
+
+
+def _is_default(value, default) -> bool:
+    """Whether an option given is its default (given or not, the run is the same)."""
+    return type(value) is type(default) and (value == default or value != value != default)
 
 
 def register(cls: type[Integrator]) -> type[Integrator]:

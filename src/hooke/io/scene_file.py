@@ -258,7 +258,8 @@ _MOTION = TypeAdapter(MotionSpec)
 def parse_value(text: str, field: str):
     """A value typed on a command line (``--param``, ``--option``): TOML's grammar (1e-8, 25, true,
     inf, [1, 2], "a b"), else a number Python reads (.5, 1E3), else the text itself (a word such
-    as correction). One value: "1e-3\nfoo=1" is a document of two keys, taken as its text. A
+    as correction); digits other than ASCII's (Arabic-Indic, fullwidth), which TOML does not
+    read, are not a number either. One value: "1e-3\nfoo=1" is a document of two keys, taken as its text. A
     number past the largest float (1e400), which both read as inf, is refused naming ``field``
     and the text typed: shown as inf, the message named a value nobody gave."""
     try:
@@ -267,6 +268,8 @@ def parse_value(text: str, field: str):
         document = {}
     if list(document) == ["value"]:
         value = document["value"]
+    elif not text.isascii():  # float() reads "١٢" or "１２" as 12, which no scene file holds
+        return text
     else:
         try:
             value = float(text)
