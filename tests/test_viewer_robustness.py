@@ -990,3 +990,31 @@ def test_rare_invalid_requests_lets_one_through_a_minute():
     assert not passes("Invalid HTTP request received.")
     clock[0] = 60.5
     assert passes("Invalid HTTP request received.")
+
+
+def test_compiling_a_numba_kernel_does_not_count_against_the_step_limit(monkeypatch):
+    """Issue 15 (red team, redM): a cold Numba compile (npendulum with rk45, 14.6 s of CPU on a
+    busy machine with an empty cache) counted against worker.STEP_SECONDS, and the alarm raised
+    inside Numba's compiler broke the kernel ("no compiled object yet"). Here a kernel compiled
+    inside a step allowed 0.02 s of CPU is not interrupted and gives its value; a step that
+    then runs past the limit outside a compile is still stopped."""
+    from numba import njit
+
+    monkeypatch.setattr(worker, "STEP_SECONDS", 0.02)
+
+    @njit(cache=False)
+    def kernel(n):
+        total = 0.0
+        for k in range(n):
+            total += np.sqrt(k)
+        return total
+
+    compiled_before = worker.COMPILE_TIME.total()
+    with worker.step_alarm():
+        assert kernel(1000) == pytest.approx(float(np.sum(np.sqrt(np.arange(1000)))))
+    assert worker.COMPILE_TIME.total() - compiled_before > 0.02  # it did compile for longer
+    with pytest.raises(worker.StepTooLong):
+        with worker.step_alarm():
+            deadline = time.process_time() + 5.0
+            while time.process_time() < deadline:
+                pass
