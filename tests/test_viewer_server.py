@@ -176,6 +176,21 @@ def test_an_invalid_command_names_its_field_and_the_value_sent(client, text, fie
                                         "field": field}
 
 
+@pytest.mark.parametrize("text, field, key", [
+    ('{"type": "load", "scene": "spring1d", "scene": "lattice"}', "scene", "'scene'"),
+    ('{"type": "restart", "integrator": "rk2", "dt": 0.1, "parameters": {"mass": 1, "mass": 2}}',
+     None, "'mass'"),
+    ('{"type": "step", "type": "step"}', "type", "'type'"),
+])
+def test_a_key_given_twice_is_refused_naming_it(text, field, key):
+    """redM: a key given twice was taken with its last value, the first dropped unsaid
+    ({"scene": "spring1d", "scene": "lattice"} loaded the lattice)."""
+    with pytest.raises(ProtocolError) as refused:
+        parse_command(text)
+    assert str(refused.value) == f"malformed JSON (the key {key} is given twice)"
+    assert refused.value.field == field
+
+
 def test_binary_messages_are_rejected(client):
     with connected(client) as (ws, _, _):
         ws.send_bytes(b"\x00\x01")
