@@ -944,10 +944,11 @@ def test_a_step_that_runs_for_minutes_is_stopped_with_a_message_and_the_page_goe
     monkeypatch.setattr(worker, "STEP_SECONDS", 0.5)
     session = worker.Session("cloth2d")
     session.step_limit = worker.step_alarm
-    started = time.monotonic()
+    started, compiled = time.process_time(), worker.COMPILE_TIME.total()
     [error] = [m for m in session.tick([worker_set(integrator="newmark", dt=session.scene.t_end)])
                if m["type"] == "error"]
-    assert time.monotonic() - started < 5.0
+    # CPU time, compiling Numba kernels aside (it does not count: a cold cache, a busy machine)
+    assert time.process_time() - started - (worker.COMPILE_TIME.total() - compiled) < 5.0
     assert error["message"].startswith("the step from t = 0 with newmark and dt = 5 s used more than "
                                        "0.5 s of CPU time and was stopped; paused at t = 0. Try a "
                                        "smaller dt")
