@@ -13,6 +13,7 @@ Without chromium the tests skip, except in CI (``CI=true``) and under ``make tes
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import math
 import os
@@ -865,6 +866,25 @@ def test_an_unknown_scene_in_the_address_keeps_its_error_shown(page, viewer_url)
     assert "got 'nosuch'" in page.inner_text("#message")
     choose_scene(page, "cloth2d")  # a scene chosen afterwards clears it
     assert page.inner_text("#message") == ""
+
+
+def test_a_page_waiting_for_its_simulation_says_so_until_its_scene_comes(browser, monkeypatch):
+    """redM: the first page after an install waited 116 s (the fork server compiling hooke's
+    kernels) with "connecting…" in its status line; once connected it says what it waits for."""
+    from conftest import serving
+    from hooke.viz.web import server, worker
+
+    started = worker.SessionProcess.start.__func__
+
+    async def slow_start(cls, *args, **kwargs):
+        await asyncio.sleep(3.0)
+        return await started(cls, *args, **kwargs)
+
+    monkeypatch.setattr(worker.SessionProcess, "start", classmethod(slow_start))
+    with serving(server.create_app("spring1d")) as url, opened(browser, url) as tab:
+        assert tab.inner_text("#status").startswith("connected; starting this page's simulation")
+        tab.wait_for_function("window.hookeViewer.scene !== null")
+        assert tab.inner_text("#status").startswith("spring1d · ")
 
 
 def test_the_2d_view_follows_a_sagging_cloth_until_the_user_moves_it(page):

@@ -944,10 +944,11 @@ def test_a_step_that_runs_for_minutes_is_stopped_with_a_message_and_the_page_goe
     monkeypatch.setattr(worker, "STEP_SECONDS", 0.5)
     session = worker.Session("cloth2d")
     session.step_limit = worker.step_alarm
-    started = time.monotonic()
+    started, compiled = time.process_time(), worker.COMPILE_TIME.total()
     [error] = [m for m in session.tick([worker_set(integrator="newmark", dt=session.scene.t_end)])
                if m["type"] == "error"]
-    assert time.monotonic() - started < 5.0
+    # CPU time, compiling Numba kernels aside (it does not count: a cold cache, a busy machine)
+    assert time.process_time() - started - (worker.COMPILE_TIME.total() - compiled) < 5.0
     assert error["message"].startswith("the step from t = 0 with newmark and dt = 5 s used more than "
                                        "0.5 s of CPU time and was stopped; paused at t = 0. Try a "
                                        "smaller dt")
@@ -990,3 +991,31 @@ def test_rare_invalid_requests_lets_one_through_a_minute():
     assert not passes("Invalid HTTP request received.")
     clock[0] = 60.5
     assert passes("Invalid HTTP request received.")
+
+
+def test_compiling_a_numba_kernel_does_not_count_against_the_step_limit(monkeypatch):
+    """Issue 15 (red team, redM): a cold Numba compile (npendulum with rk45, 14.6 s of CPU on a
+    busy machine with an empty cache) counted against worker.STEP_SECONDS, and the alarm raised
+    inside Numba's compiler broke the kernel ("no compiled object yet"). Here a kernel compiled
+    inside a step allowed 0.02 s of CPU is not interrupted and gives its value; a step that
+    then runs past the limit outside a compile is still stopped."""
+    from numba import njit
+
+    monkeypatch.setattr(worker, "STEP_SECONDS", 0.02)
+
+    @njit(cache=False)
+    def kernel(n):
+        total = 0.0
+        for k in range(n):
+            total += np.sqrt(k)
+        return total
+
+    compiled_before = worker.COMPILE_TIME.total()
+    with worker.step_alarm():
+        assert kernel(1000) == pytest.approx(float(np.sum(np.sqrt(np.arange(1000)))))
+    assert worker.COMPILE_TIME.total() - compiled_before > 0.02  # it did compile for longer
+    with pytest.raises(worker.StepTooLong):
+        with worker.step_alarm():
+            deadline = time.process_time() + 5.0
+            while time.process_time() < deadline:
+                pass

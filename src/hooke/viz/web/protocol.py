@@ -4,7 +4,7 @@ Contract: :func:`parse_command` turns one text message into exactly one command 
 :class:`ProtocolError` with a one-line reason (for a command's field: its path, the rule and
 the value sent, and the field as :attr:`ProtocolError.field`, which the page marks). A message
 is JSON text of at most ``MAX_MESSAGE_BYTES`` bytes holding an object whose ``type`` picks the command; unknown fields,
-wrong types, non-finite numbers and out-of-range values are errors. Commands (page → server):
+a key given twice, wrong types, non-finite numbers and out-of-range values are errors. Commands (page → server):
 
 - ``{"type": "load", "scene": NAME}``: open a built-in scene with its own defaults.
 - ``{"type": "restart", "integrator": NAME, "dt": H, "parameters": {NAME: NUMBER, ...}}``:
@@ -92,6 +92,25 @@ class Release(Command):
 AnyCommand = Annotated[Union[Load, Restart, Set, Pause, Step, Drag, Release],
                        Field(discriminator="type")]
 _ADAPTER = TypeAdapter(AnyCommand)
+# Every command's fields (a key given twice is named as the field when it is one of them).
+COMMAND_FIELDS = frozenset(name for command in (Load, Restart, Set, Pause, Step, Drag, Release)
+                           for name in command.model_fields)
+
+
+class DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(format_value(key, most=SHOWN))
+        self.key = cut(key, SHOWN)
+
+
+def unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's members as a dict, or DuplicateKey: ``{"type": "load", "scene": "a",
+    "scene": "b"}`` was taken as scene b, the first value dropped unsaid."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        seen = set()
+        raise DuplicateKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
+    return data
 
 
 def parse_command(text: str) -> Command:
@@ -100,7 +119,10 @@ def parse_command(text: str) -> Command:
     if size > MAX_MESSAGE_BYTES:
         raise ProtocolError(f"message too large: {size} bytes (limit {MAX_MESSAGE_BYTES})")
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique_keys)
+    except DuplicateKey as error:
+        raise ProtocolError(f"malformed JSON (the key {error} is given twice)",
+                            error.key if error.key in COMMAND_FIELDS else None) from None
     except json.JSONDecodeError as error:
         raise ProtocolError(f"malformed JSON ({error.msg} at position {error.pos})") from None
     except RecursionError:

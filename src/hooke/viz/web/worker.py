@@ -50,6 +50,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+from numba.core import event as numba_event
+
 from ...errors import HookeError
 from .observed import ObservedOverlay
 from .session import Session, StepTooLong, error_message
@@ -64,9 +66,11 @@ HOG_NICENESS = 19
 # A session process stops a step that has used this much CPU time and pauses its run: until a
 # step ends, its page gets no frame and none of its commands is applied. CPU time, not wall time:
 # a step of a 49,600-particle lattice with implicit Euler takes 4-6 s alone, over 15 s of wall
-# time beside four other such pages.
+# time beside four other such pages. Compiling a Numba kernel is not counted (step_alarm).
 STEP_SECONDS = 15.0
 GRACE = 2.0  # seconds a session process has to end after its page left
+# While Numba compiles, the step limit is looked at again this often [s of CPU] (see step_alarm).
+COMPILE_RECHECK = 1.0
 # Stepped once in the fork server: between them they use the kernels most scenes need (explicit,
 # linearly implicit with a direct solve, Newton with the barrier, generalized-α with joints, and
 # with springs, joints and air: crane; rk45's compiled steps with joints: npendulum). A kernel
@@ -147,12 +151,49 @@ def run_session(channel: socket.socket, scene: str, fallback: str,
             pass  # the server closed this page's channel: the page left
 
 
+class CompileTime(numba_event.Listener):
+    """The CPU time [s] this process has spent compiling Numba kernels (listening to Numba's
+    ``numba:compile`` events, nested ones counted once), and whether it is compiling now."""
+
+    def __init__(self):
+        self.depth, self.seconds, self.since = 0, 0.0, 0.0
+
+    def on_start(self, event) -> None:
+        if self.depth == 0:
+            self.since = time.process_time()
+        self.depth += 1
+
+    def on_end(self, event) -> None:
+        self.depth -= 1
+        if self.depth == 0:
+            self.seconds += time.process_time() - self.since
+
+    def total(self) -> float:
+        """The compiling CPU time so far, a compile under way included."""
+        return self.seconds + (time.process_time() - self.since if self.depth else 0.0)
+
+
+COMPILE_TIME = CompileTime()
+numba_event.register("numba:compile", COMPILE_TIME)
+
+
 @contextmanager
 def step_alarm():
     """Raise :class:`StepTooLong` in the step still running after ``STEP_SECONDS`` of this
     process's CPU time (SIGPROF, in a session process's main thread; a compiled kernel is
-    stopped once it returns to Python)."""
+    stopped once it returns to Python). Compiling a Numba kernel the step needs does not count,
+    and is never interrupted: the first step of npendulum with rk45, its kernels not yet in
+    Numba's cache, compiled for 14.6 s of CPU on a busy machine, and the alarm raised inside
+    Numba's compiler left the kernel broken ("no compiled object yet for <Library '_run'>")."""
+    excused = COMPILE_TIME.total()  # compiling time before the step, or already excused
+
     def expire(signum, frame):
+        nonlocal excused
+        owed = COMPILE_TIME.total() - excused
+        if COMPILE_TIME.depth or owed > 0:  # the step's time to run is what compiling took
+            excused += owed
+            signal.setitimer(signal.ITIMER_PROF, max(owed, COMPILE_RECHECK))
+            return
         raise StepTooLong(f"{STEP_SECONDS:g}")
     previous = signal.signal(signal.SIGPROF, expire)
     signal.setitimer(signal.ITIMER_PROF, STEP_SECONDS)

@@ -89,10 +89,17 @@ import { createView3d } from "./view3d.js";
     }
   }
 
+  // Until the first scene comes the status line says what the page waits for: the first page
+  // after an install waits while the server compiles hooke's kernels (116 s on a busy 2-core
+  // machine, with "connecting…" shown all along).
   function onHello(message) {
     fillSelect($("scene"), message.scenes.map((name) => ({ value: name, text: name })));
     fillSelect($("integrator"), message.integrators.map(
       (item) => ({ value: item.name, text: item.name, title: item.summary })));
+    if (!viewer.scene) {
+      setStatus("connected; starting this page's simulation (the first time after an install, " +
+                "the server compiles hooke's kernels: a minute or more)…");
+    }
   }
 
   function onScene(message) {
