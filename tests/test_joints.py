@@ -312,6 +312,33 @@ def test_stabilization_options_are_validated_and_integrators_without_joints_refu
     hooke.simulate(hooke.scene("spring1d"), integrator="rk4", t_end=0.05, stabilization="baumgarte")
 
 
+
+@pytest.mark.parametrize("name", ["rk4", "symplectic_euler", "rk45"])
+def test_a_gain_of_another_stabilization_given_explicitly_is_refused(name):
+    """k_c=5 under the default "projection" (or the Baumgarte gains under "correction") was
+    accepted and changed nothing: the run was bit-identical to one without it. Given
+    explicitly, such a gain is refused naming it; the scene's own gains, which a
+    stabilization given over the scene's leaves unused, are not the user's and still pass."""
+    scene = hooke.scene("pendulum")
+    with pytest.raises(HookeInputError) as caught:
+        hooke.simulate(scene, integrator=name, t_end=0.1, stabilization="projection", k_c=5.0)
+    assert str(caught.value) == ("k_c: changes nothing with stabilization = 'projection' (only "
+                                 "stabilization = 'correction' uses it), got 5.0")
+    with pytest.raises(HookeInputError) as caught:
+        hooke.simulate(scene, integrator=name, t_end=0.1, baumgarte_alpha=3.0, beta_c=0.1)
+    assert str(caught.value) == ("baumgarte_alpha: changes nothing with stabilization = "
+                                 "'correction' (only stabilization = 'baumgarte' uses it), got 3.0")
+    with pytest.raises(HookeInputError, match=r"^beta_c: changes nothing with stabilization = "
+                                              r"None \(only stabilization = 'correction' uses "
+                                              r"it\), got 0.3$"):
+        hooke.simulate(scene, integrator=name, t_end=0.1, stabilization=None, beta_c=0.3)
+    # the gains of the chosen stabilization change the run, and are taken
+    used = hooke.simulate(scene, integrator=name, t_end=0.1, stabilization="correction", k_c=5.0)
+    default = hooke.simulate(scene, integrator=name, t_end=0.1, stabilization="correction")
+    assert not np.array_equal(used.x, default.x)
+    hooke.simulate(scene, integrator=name, t_end=0.1, stabilization="projection")  # the
+    # scene's k_c and beta_c are left unused: not refused
+
 def test_another_integrator_keeps_the_scene_options_it_accepts():
     """hooke.simulate(scene, integrator=...): the scene's options the integrator accepts apply,
     the others are dropped (hooke.simulate.scene_options)."""

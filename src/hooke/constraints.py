@@ -66,6 +66,9 @@ STABILIZATIONS = ("projection", "correction", "baumgarte", None)
 # Options every integrator of the unconstrained ODE accepts (seed 003's k_c = 0.03, β_c = 0.2).
 STABILIZATION_DEFAULTS = {"stabilization": "projection", "k_c": 0.03, "beta_c": 0.2,
                           "baumgarte_alpha": 10.0, "baumgarte_beta": 10.0}
+# each gain → the stabilisation that uses it (the others take no part)
+STABILIZATION_GAINS = {"k_c": "correction", "beta_c": "correction",
+                       "baumgarte_alpha": "baumgarte", "baumgarte_beta": "baumgarte"}
 
 @njit(cache=True)
 def _geometry(x, i, j, length, n):

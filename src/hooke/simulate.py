@@ -29,7 +29,7 @@ import numpy as np
 from . import pending_stop
 from .callable_module import make_callable
 from .errors import (CompleteRunError, HookeInputError, SimulationError, StoreWriteError, as_path,
-                     is_count)
+                     is_count, raise_all)
 from .frames import FrameSeries, energy_terms, frame_data, frame_steps
 from .integrators import get as get_integrator
 from .integrators.base import NON_FINITE, StepFailed
@@ -142,7 +142,10 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
             raise HookeInputError("max_energy_growth", "must be > 1", max_energy_growth)
-    return Run(scene, name, dt, t_end, save_every, merged, max_energy_growth)
+    run = Run(scene, name, dt, t_end, save_every, merged, max_energy_growth)
+    unused = run.stepper.unused_options()  # given explicitly, one of them would change nothing
+    raise_all([HookeInputError(key, unused[key], options[key]) for key in options if key in unused])
+    return run
 
 
 def check_progress(progress) -> None:

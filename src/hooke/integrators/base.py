@@ -56,7 +56,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..constraints import JointForces, Stabilization
+from ..constraints import STABILIZATION_GAINS, JointForces, Stabilization
 from ..errors import (HookeInputError, SimulationError, is_count, is_number, raise_all,
                       python_scalars)
 from ..model import State
@@ -157,6 +157,11 @@ class Integrator:
         """The state a run's first step starts from, given its initial ``state`` (``simulate``
         asks once, not on a resume): here ``state`` itself."""
         return state
+
+    def unused_options(self) -> dict[str, str]:
+        """Options that take no part in this run given the others: name → why.
+        :func:`hooke.simulate` refuses one given explicitly, as it would change nothing."""
+        return {}
 
     def motion_samples_per_dt(self) -> int | None:
         """How many times per dt the steps evaluate the prescribed motions at fixed times (1:
@@ -324,6 +329,16 @@ class ConstraintForces:
         stabilization = Stabilization.from_options(self.options, self.name)
         if self.system.joints is not None:
             self.system.joint_forces = JointForces(self.system.joints, stabilization)
+
+    def unused_options(self) -> dict[str, str]:
+        """The gains of a stabilisation other than the chosen one, on a model with joints
+        (``k_c=5`` under the default "projection" changed nothing, in silence)."""
+        if self.system.joints is None:
+            return {}
+        method = Stabilization.from_options(self.options, self.name).method
+        return {key: (f"changes nothing with stabilization = {method!r} (only "
+                      f"stabilization = {owner!r} uses it)")
+                for key, owner in STABILIZATION_GAINS.items() if owner != method}
 
     def consistent_start(self, state: State) -> State:
         """With "projection": a start where the joints do not hold (lengths, or velocities that
