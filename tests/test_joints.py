@@ -314,7 +314,7 @@ def test_stabilization_options_are_validated_and_integrators_without_joints_refu
 
 
 @pytest.mark.parametrize("name", ["rk4", "symplectic_euler", "rk45"])
-def test_a_gain_of_another_stabilization_given_explicitly_is_refused(name):
+def test_a_gain_of_another_stabilization_given_explicitly_is_refused(name, tmp_path):
     """k_c=5 under the default "projection" (or the Baumgarte gains under "correction") was
     accepted and changed nothing: the run was bit-identical to one without it. Given
     explicitly, such a gain is refused naming it; the scene's own gains, which a
@@ -338,6 +338,16 @@ def test_a_gain_of_another_stabilization_given_explicitly_is_refused(name):
     assert not np.array_equal(used.x, default.x)
     hooke.simulate(scene, integrator=name, t_end=0.1, stabilization="projection")  # the
     # scene's k_c and beta_c are left unused: not refused
+    # a scene file that sets them beside the stabilization that leaves them unused: refused
+    text = hooke.scenes.source("pendulum").replace('stabilization = "correction"',
+                                                   'stabilization = "projection"')
+    path = tmp_path / "pendulum.toml"
+    path.write_text(text)
+    with pytest.raises(HookeInputError) as caught:
+        hooke.simulate(hooke.load(path), integrator=name, t_end=0.1)
+    assert str(caught.value).splitlines() == [
+        f"{key}: changes nothing with stabilization = 'projection' (only stabilization = "
+        f"'correction' uses it), got {value}" for key, value in (("k_c", 0.03), ("beta_c", 0.2))]
 
 def test_another_integrator_keeps_the_scene_options_it_accepts():
     """hooke.simulate(scene, integrator=...): the scene's options the integrator accepts apply,

@@ -137,14 +137,17 @@ def plan(scene: Scene, integrator: str | None = None, dt: float | None = None,
     if save_every is None and not scene.save_every_given and max_frames is not None:
         save_every = frame_budget(step_count(t_end, dt), max_frames)
     save_every = check_save_every(scene.save_every if save_every is None else save_every)
-    merged = {**scene_options(scene, name)[0], **options}
+    from_scene = scene_options(scene, name)[0]
+    merged = {**from_scene, **options}
     if max_energy_growth is not None:
         check_positive("max_energy_growth", max_energy_growth)
         if max_energy_growth <= 1:
             raise HookeInputError("max_energy_growth", "must be > 1", max_energy_growth)
     run = Run(scene, name, dt, t_end, save_every, merged, max_energy_growth)
-    unused = run.stepper.unused_options()  # given explicitly, one of them would change nothing
-    raise_all([HookeInputError(key, unused[key], options[key]) for key in options if key in unused])
+    # an option that would change nothing: given here, or by the scene with what leaves it unused
+    unused = run.stepper.unused_options()
+    raise_all([HookeInputError(key, unused[key][0], merged[key]) for key in merged if key in unused
+               and (key in options or unused[key][1] not in options)])
     return run
 
 

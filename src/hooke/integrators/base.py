@@ -158,9 +158,10 @@ class Integrator:
         asks once, not on a resume): here ``state`` itself."""
         return state
 
-    def unused_options(self) -> dict[str, str]:
-        """Options that take no part in this run given the others: name → why.
-        :func:`hooke.simulate` refuses one given explicitly, as it would change nothing."""
+    def unused_options(self) -> dict[str, tuple[str, str]]:
+        """Options that take no part in this run given the others: name → (why, the option
+        whose value leaves it unused). :func:`hooke.simulate` refuses one given explicitly, or
+        set by the scene together with that option, as it would change nothing."""
         return {}
 
     def motion_samples_per_dt(self) -> int | None:
@@ -330,14 +331,14 @@ class ConstraintForces:
         if self.system.joints is not None:
             self.system.joint_forces = JointForces(self.system.joints, stabilization)
 
-    def unused_options(self) -> dict[str, str]:
+    def unused_options(self) -> dict[str, tuple[str, str]]:
         """The gains of a stabilisation other than the chosen one, on a model with joints
         (``k_c=5`` under the default "projection" changed nothing, in silence)."""
         if self.system.joints is None:
             return {}
         method = Stabilization.from_options(self.options, self.name).method
         return {key: (f"changes nothing with stabilization = {method!r} (only "
-                      f"stabilization = {owner!r} uses it)")
+                      f"stabilization = {owner!r} uses it)", "stabilization")
                 for key, owner in STABILIZATION_GAINS.items() if owner != method}
 
     def consistent_start(self, state: State) -> State:
