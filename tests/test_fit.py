@@ -152,6 +152,27 @@ def test_bounds_hold_the_fit():
     assert result.values["stiffness"] == pytest.approx(4.5, rel=1e-6)
 
 
+
+@pytest.mark.parametrize("method", ["least_squares", "lbfgsb"])
+def test_a_fit_that_ends_on_a_bound_says_so(method):
+    """Data from k = 5 fitted within (1, 4.5): the fit stops on the upper bound, which is no
+    minimum of the loss, and was reported as "stiffness = 4.5 ± 0.0036", converged, as an
+    interior fit is. It now says that it ends on the bound (text, summary, at_bound)."""
+    times, observed = noisy_record(damped_spring(), 0.01)
+    result = hooke.fit(damped_spring(4.0, C), observed, {"stiffness": "shared"}, method=method,
+                       bounds={"stiffness": (1.0, 4.5)}, times=times, dt=DT)
+    assert result.at_bound == ["high"]
+    assert result.text().splitlines()[0].endswith(
+        " (at its upper bound: the best fit within the bounds, not the loss's minimum; σ as if free)")
+    assert result.summary()["parameters"][0]["at_bound"] == "high"
+    low = hooke.fit(damped_spring(6.0, C), observed, {"stiffness": "shared"}, method=method,
+                    bounds={"stiffness": (5.5, 9.0)}, times=times, dt=DT)
+    assert low.at_bound == ["low"] and "(at its lower bound:" in low.text()
+    free = hooke.fit(damped_spring(4.0, C), observed, {"stiffness": "shared"}, method=method,
+                     bounds={"stiffness": (1.0, 9.0)}, times=times, dt=DT)
+    assert free.at_bound == [None] and "bound" not in free.text()
+    assert free.summary()["parameters"][0]["at_bound"] is None
+
 def test_an_open_low_bound_of_a_positive_parameter_is_no_bound(observed_csv, monkeypatch, capsys):
     """Issue 15 (third red-team pass): (None, 4.5), and `--bounds stiffness=:4.5` ("an empty
     side: none"), were refused with "low must be >= 0 (the parameter is positive), got (None,

@@ -66,6 +66,9 @@ STABILIZATIONS = ("projection", "correction", "baumgarte", None)
 # Options every integrator of the unconstrained ODE accepts (seed 003's k_c = 0.03, β_c = 0.2).
 STABILIZATION_DEFAULTS = {"stabilization": "projection", "k_c": 0.03, "beta_c": 0.2,
                           "baumgarte_alpha": 10.0, "baumgarte_beta": 10.0}
+# each gain → the stabilisation that uses it (the others take no part)
+STABILIZATION_GAINS = {"k_c": "correction", "beta_c": "correction",
+                       "baumgarte_alpha": "baumgarte", "baumgarte_beta": "baumgarte"}
 
 @njit(cache=True)
 def _geometry(x, i, j, length, n):
@@ -144,6 +147,8 @@ _SINGULAR_PIVOT = 1e-10  # relative size of an LU pivot below which G M⁻¹ G�
 _FLOAT_END = 1e-290  # an entry of G M⁻¹ Gᵀ this small has 18 orders left before underflow
 _DENSE_DIAGNOSIS_LIMIT = 2000  # up to this many joints, a singular set is named joint by joint
 _HALVINGS = 20  # a projection step shrunk to 2⁻²⁰ that still does not decrease max |g| is a stall
+_SLOW, _FAR = 0.5, 1e3  # a projection step that leaves more than half of max |g| while
+# it is 1000 tolerances or more takes the directions at its point again
 
 
 class JointSet:
@@ -347,6 +352,12 @@ class JointSet:
                 break
             (x, g), fresh = step, False
             history.append(float(np.max(np.abs(g))))
+            if history[-1] > _SLOW * history[-2] and history[-1] > _FAR * tolerance:
+                # directions so far from the point's that the steps only creep (a sagging
+                # chain between two pins, 0.6 per step, ran out of iterations at 4e-13):
+                # take them here, a Newton step
+                _, n = self.geometry(x)
+                solve, fresh = self.factor_normal(n, t), True
         if history[-1] <= tolerance:
             return x, self.project_velocities(x, v, t)
         raise SimulationError(

@@ -47,6 +47,9 @@ EPSILON = float(np.finfo(float).eps)
 # A fit that stops at its start is a minimum there unless the Gauss–Newton step from it moves an
 # unknown by more than this (relative to max(1, |z|)): a start at the data's truth asks ~1e-16.
 FAR = 1e-3
+# A fitted coordinate this close to a bound (relative to max(1, |z|)) ends on it: the solvers
+# stop within ~1e-15 of an active bound (trf stays strictly inside, L-BFGS-B lands on it).
+AT_BOUND = 1e-9
 
 
 @dataclass
@@ -72,6 +75,7 @@ class FitResult:
     message: str = ""
     method: str = ""
     scene: object = None     # the scene with the fitted values
+    at_bound: list = field(default_factory=list)  # per unknown: "low", "high" or None
 
     def summary(self) -> dict:
         """A JSON-ready dict of the fit."""
@@ -81,9 +85,11 @@ class FitResult:
 
         return {"method": self.method, "converged": self.converged, "message": self.message,
                 "iterations": self.iterations, "evaluations": self.evaluations,
-                "parameters": [{"name": label, "value": plain(x), "sigma": plain(s), "log_space": log}
-                               for label, x, s, log in zip(self.labels, self.x, self.sigma,
-                                                           self.log_space)],
+                "parameters": [{"name": label, "value": plain(x), "sigma": plain(s), "log_space": log,
+                                "at_bound": side}
+                               for label, x, s, log, side in zip(
+                                   self.labels, self.x, self.sigma, self.log_space,
+                                   self.at_bound or [None] * len(self.labels))],
                 "values": {k: plain(v) for k, v in self.values.items()},
                 "uncertainty": {k: plain(v) for k, v in self.uncertainty.items()},
                 "loss": self.loss, "noise": self.noise, "observed_values": int(self.residual.size),
@@ -92,7 +98,11 @@ class FitResult:
 
     def text(self) -> str:
         """The fit as lines of text: each value ± 1σ, then the residual and the iterations."""
-        lines = [f"{label} = {x:.6g} ± {s:.2g}" for label, x, s in zip(self.labels, self.x, self.sigma)]
+        sides = self.at_bound or [None] * len(self.labels)
+        lines = [f"{label} = {x:.6g} ± {s:.2g}" + (
+                     "" if side is None else f" (at its {'lower' if side == 'low' else 'upper'} "
+                     "bound: the best fit within the bounds, not the loss's minimum; σ as if free)")
+                 for label, x, s, side in zip(self.labels, self.x, self.sigma, sides)]
         lines.append(f"residual: rms {np.sqrt(np.mean(self.residual ** 2)):.3g} m over "
                      f"{self.residual.size} observed values (noise σ {self.noise:.3g} m); "
                      f"{self.iterations} iterations, {self.evaluations} runs, {self.method}"
@@ -259,4 +269,14 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
                      residual=residual, loss=loss, noise=noise, history=history,
                      iterations=len(history) - 1, evaluations=problem.evaluations,
                      converged=converged, message=message, method=method,
-                     scene=unknowns.scene_at(z))
+                     scene=unknowns.scene_at(z), at_bound=at_bounds(z, unknowns.bounds))
+
+
+def at_bounds(z: np.ndarray, bounds) -> list:
+    """Per unknown "low" or "high" where the fit ends on that bound (to AT_BOUND of the
+    coordinate, ln θ in log space), else None: a fit stopped there is no minimum of the loss,
+    and was reported as a plain value ± σ, converged."""
+    low, high = bounds
+    near = AT_BOUND * np.maximum(1.0, np.abs(z))
+    return ["low" if z_k - lo <= tol else "high" if hi - z_k <= tol else None
+            for z_k, lo, hi, tol in zip(z, low, high, near)]

@@ -56,7 +56,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..constraints import JointForces, Stabilization, start_on_joints
+from ..constraints import STABILIZATION_GAINS, JointForces, Stabilization, start_on_joints
 from ..errors import (HookeInputError, SimulationError, is_count, is_number, raise_all,
                       python_scalars)
 from ..model import State
@@ -336,8 +336,7 @@ class ConstraintForces:
     def inert_reason(cls, options: dict, key: str) -> str | None:
         """The stabilisation's gains take part only in their method: k_c and beta_c in
         "correction", baumgarte_alpha and baumgarte_beta in "baumgarte"."""
-        method = {"k_c": "correction", "beta_c": "correction", "baumgarte_alpha": "baumgarte",
-                  "baumgarte_beta": "baumgarte"}.get(key)
+        method = STABILIZATION_GAINS.get(key)
         stabilization = options.get("stabilization")
         if method is None or not isinstance(stabilization, (str, type(None))) \
                 or stabilization == method:
