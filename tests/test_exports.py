@@ -190,6 +190,31 @@ def test_vtu_frames_carry_tetrahedra_and_surface_sequences_read_back(tmp_path):
     assert export_vtu(path, tmp_path / "vtu")[-1] == tmp_path / "vtu" / "frames.pvd"
 
 
+def test_surface_exports_of_a_run_are_the_same_bytes_each_time(tmp_path, monkeypatch):
+    """Issue 15 (red-team pass, stop 32): meshio stamps its OBJ and PLY headers with the wall
+    clock ("# Created by meshio v5.3.5, 2026-11-28T02:59:41.123456"), so two exports of one
+    run differed; vtu's did not. The stamp is dropped; the files still read back whole."""
+    import datetime
+
+    path, stored = stored_run(tmp_path, "lattice", 0.05, nx=3, ny=2, nz=2)
+    exports = []
+    for year in (2001, 2031):  # meshio's clock, in two different years
+        class Clock(datetime.datetime):
+            @classmethod
+            def now(cls, tz=None):
+                return datetime.datetime(year, 1, 2, 3, 4, 5, 678901)
+        for module in ("meshio.obj._obj", "meshio.ply._ply"):
+            monkeypatch.setattr(f"{module}.datetime.datetime", Clock)
+        out = tmp_path / str(year)
+        export_frames(path, out, ("obj", "ply"))
+        exports.append({p.relative_to(out): p.read_bytes() for p in out.rglob("frame_*")})
+    assert exports[0] == exports[1] and len(exports[0]) == 2 * len(stored["t"])
+    for name, data in exports[0].items():
+        assert b"Created by meshio v" in data[:200] and b"2001-01-02" not in data, name
+        mesh = meshio.read(tmp_path / "2001" / name)
+        assert mesh.points.shape[0] == stored["x"].shape[1]
+
+
 def test_an_export_of_a_shorter_run_leaves_no_frame_of_the_longer_one(tmp_path):
     """Issue 15 (red-team pass, stop 28): exporting a run into a folder where an export of a
     longer run had written more frames left the longer run's last ones (frame_00004.obj …),

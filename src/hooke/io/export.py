@@ -39,6 +39,7 @@ key of its own, so the points read are always the frame's. The blocks of frame k
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -233,6 +234,8 @@ def export_frames(h5_path, out_dir, formats=("vtu",), progress=None, folders=Non
             written.append(folders[fmt] / f"frame_{k:05d}.{fmt}")
             with written_aside(written[-1]) as partial:
                 mesh.write(partial)
+                if fmt in SURFACE_FORMATS:
+                    _drop_write_time(Path(partial))
             done += 1
             if progress is not None:
                 progress(done, total)
@@ -241,6 +244,21 @@ def export_frames(h5_path, out_dir, formats=("vtu",), progress=None, folders=Non
         for path in stale[fmt]:
             path.unlink(missing_ok=True)
     return written
+
+
+# meshio's OBJ and PLY writers put the wall-clock time in a header comment ("Created by meshio
+# v5.3.5, 2026-11-28T02:59:41.123456"); without it an export of a run is the same bytes each time.
+_WRITE_TIME = re.compile(rb"(Created by meshio v[^,\n]*), [^\n]*\n")
+_HEADER_BYTES = 512  # the comment is in the first lines of either header
+
+
+def _drop_write_time(path: Path) -> None:
+    """Rewrite ``path`` without the time meshio stamps its OBJ and PLY headers with (the PLY
+    header is text up to its end_header line and holds no offsets: it may change length)."""
+    data = path.read_bytes()
+    head = _WRITE_TIME.sub(rb"\1\n", data[:_HEADER_BYTES], count=1)
+    if len(head) != min(len(data), _HEADER_BYTES):
+        path.write_bytes(head + data[_HEADER_BYTES:])
 
 
 def _frames_beyond(folder: Path, fmt: str, frames: int) -> list[Path]:
