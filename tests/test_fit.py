@@ -371,7 +371,7 @@ def test_a_repeated_param_flag_fits_every_name_given(observed_csv, tmp_path, mon
     (["--param", "stiffness", "--dt", "0.003"], "times: 0.02 is not on the step grid"),
     (["--param", "stiffness", "--method", "lbfgsb", "-i", "rk4"], "--integrator: has no adjoint"),
     # issue 15: hooke.fit's arguments were named as in Python (max_iterations, initial.stiffness)
-    (["--param", "stiffness", "--max-iterations", "0"], "--max-iterations: must be an integer >= 1, got 0"),
+    (["--param", "stiffness", "--max-iterations", "0"], "--max-iterations: must be an integer from 1 to 10000, got 0"),
     (["--param", "stiffness", "--initial", "stiffness=nan"], "--initial stiffness: must be a finite number"),
     (["--param", "stiffness", "--method", "newton"], "--method: must be one of least_squares, lbfgsb"),
     (["--param", "stiffness", "--t-end", "-1"], "--t-end: must be a finite number > 0, got -1.0"),

@@ -475,14 +475,19 @@ def test_animate_arguments_are_checked_before_drawing(spring_run, tmp_path, argu
 
 
 @pytest.mark.parametrize("max_iterations", [0, -1, True, 2.5, "9", None, 10_001, 10**400])
-def test_rest_energy_and_equilibrium_take_a_count_of_iterations(max_iterations):
+def test_rest_energy_equilibrium_and_fit_take_a_count_of_iterations(max_iterations):
     """Issue 15 (third red-team pass): rest_energy(max_iterations=0) was "Newton did not converge
     in 0 iterations (… over the last iterations: ; force scale 1.000e-300 N)", 2.5 a TypeError.
     redL: 10**6 was taken, and a Newton that never converges (a particle on a spring of 1e-12
-    N/m under gravity: 3 ms an iteration) ran for 50 minutes before saying so."""
+    N/m under gravity: 3 ms an iteration) ran for 50 minutes before saying so; hooke.fit took
+    10**9 (a run and its gradient an iteration)."""
     from hooke.analysis import equilibrium, rest_energy
 
-    for call in (rest_energy, equilibrium):
+    def fit(scene, max_iterations):
+        return hooke.fit(hooke.scene(scene), np.zeros((2, 2, 1)), ["stiffness"], times=[0, 0.1],
+                         max_iterations=max_iterations)
+
+    for call in (rest_energy, equilibrium, fit):
         message = one_line(lambda: call("spring1d", max_iterations=max_iterations), "max_iterations")
         assert message == ("max_iterations: must be an integer from 1 to 10000, got "
                            f"{format_value(max_iterations)}")

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import HookeInputError, SimulationError, is_count, is_number
+from ..integrators.base import MAX_COUNT_OPTION
 from ..limits import MAX_STEPS
 from ..scene_setup import step_count
 from .problem import Problem
@@ -208,7 +209,8 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
         bounds: name → (low, high) in the parameter's units.
         method: ``"least_squares"`` (Gauss–Newton / Levenberg–Marquardt) or ``"lbfgsb"``.
         initial: name → the value to start from.
-        max_iterations: iterations (L-BFGS-B) or residual evaluations (least_squares) at most.
+        max_iterations: iterations (L-BFGS-B) or residual evaluations (least_squares) at most,
+            1 to 10,000.
         tolerance: the solver's relative tolerances on L, z and the gradient, in [2.2e-16, 1).
         progress: optional ``progress(iteration, loss)`` after each iteration.
         **options: ``integrator``, ``dt``, ``t_end``, ``save_every`` and the integrator's
@@ -221,8 +223,11 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
     if not isinstance(scene, Scene):
         raise HookeInputError("scene", "must be a hooke.Scene (hooke.scene(name), hooke.load(path))",
                               type(scene).__name__)
-    if not is_count(max_iterations) or max_iterations < 1:
-        raise HookeInputError("max_iterations", "must be an integer >= 1", max_iterations)
+    if not is_count(max_iterations) or not 1 <= max_iterations <= MAX_COUNT_OPTION:
+        # 10⁹ was taken: a fit that never converges, a run and its gradient an iteration, would
+        # have gone on for days
+        raise HookeInputError("max_iterations", f"must be an integer from 1 to "
+                              f"{MAX_COUNT_OPTION}", max_iterations)
     if not (is_number(tolerance) and EPSILON <= tolerance < 1):  # below: SciPy warns, or raises
         raise HookeInputError("tolerance", f"must be a number in [{EPSILON:.3g}, 1) (machine "
                               "epsilon: a relative change below it cannot be seen)", tolerance)
