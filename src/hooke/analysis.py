@@ -40,7 +40,7 @@ import scipy.sparse.linalg as spla
 
 from .energies import (barrier, drag, kinetic, obstacle_barrier, potential_terms, sphere_barrier,
                        spring, surface_barrier)
-from .errors import HookeInputError, SimulationError, _numbers, is_count, is_number
+from .errors import HookeInputError, SimulationError, _numbers, check_count, is_number
 from .io.scene_file import builtin_scene
 from .memory import check_fits
 from .model import Model
@@ -166,12 +166,7 @@ def equilibrium(scene, x: np.ndarray | None = None, tol: float = 1e-10,
     """Static equilibrium (positions (n, d), tensions (m,)) nearest to ``x`` (default x0).
     ``max_iterations``: 500, as jointed_chain's 40 links, level at the start, take 285 steps of
     the trust region to hang (with 200, ``hooke modes jointed_chain`` did not converge)."""
-    from .integrators.base import MAX_COUNT_OPTION  # (a Newton that never converges: 10⁶ ran
-    # for 50 minutes on two particles; 10,000 end in a minute at most on a small model)
-
-    if not is_count(max_iterations) or not 1 <= max_iterations <= MAX_COUNT_OPTION:
-        raise HookeInputError("max_iterations", f"must be an integer from 1 to "
-                              f"{MAX_COUNT_OPTION}", max_iterations)
+    check_count("max_iterations", max_iterations)  # (10⁶ ran for 50 minutes on two particles)
     _check_tol(tol)
     model, _ = _model_of(scene)
     system = System(model)

@@ -126,12 +126,11 @@ def repeated_option(command, args: list[str]) -> str | None:
     options = [arg.partition("=")[0] for arg in args[1:] if arg.startswith("-") and arg != "-"]
     if len(options) == len(set(options)) and not any(len(o) == 2 for o in options):
         return None  # no name twice (a short alias of a long one is counted below)
-    single = {opt: param for param in _params(command, args)
-              if param.param_type_name == "option" and not param.multiple and not param.is_flag
+    valued = [param for param in _params(command, args)
+              if param.param_type_name == "option" and not param.is_flag]
+    single = {opt: param for param in valued if not param.multiple
               for opt in param.opts + param.secondary_opts}
-    takes_value = {opt for param in _params(command, args)
-                   if param.param_type_name == "option" and not param.is_flag
-                   for opt in param.opts + param.secondary_opts}
+    takes_value = {opt for param in valued for opt in param.opts + param.secondary_opts}
     seen: dict = {}  # param → the (option, value) typed first
     k = 1
     while k < len(args):

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .limits import MAX_COUNT_OPTION
+
 
 class HookeError(Exception):
     """Base class of every error hooke raises on purpose; its message is :func:`one_line`."""
@@ -142,6 +144,13 @@ def python_scalars(values: dict) -> dict:
 def is_count(value) -> bool:
     """An integer (Python's or NumPy's), not a bool and not a float, however whole."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def check_count(field: str, value) -> None:
+    """Raise HookeInputError naming ``field`` unless ``value`` is a count of iterations: an
+    integer from 1 to :data:`hooke.limits.MAX_COUNT_OPTION`."""
+    if not is_count(value) or not 1 <= value <= MAX_COUNT_OPTION:
+        raise HookeInputError(field, f"must be an integer from 1 to {MAX_COUNT_OPTION}", value)
 
 
 def as_path(value, field: str) -> Path:

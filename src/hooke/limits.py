@@ -15,3 +15,7 @@ once its steps have shrunk so far that reaching t_end would take more
 # rather than a run that prints nothing for days (issue 15). It also bounds what an HDF5 int64
 # attribute holds.
 MAX_STEPS = 10**8
+# The most a count of iterations or substeps may be (the integrators' count options, equilibrium's
+# and a fit's iterations): each is work repeated, and 10⁹ substeps of a 2-step run, or 10⁶
+# iterations of a Newton that never converges (50 minutes on two particles), do nothing better.
+MAX_COUNT_OPTION = 10_000

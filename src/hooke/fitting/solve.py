@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import HookeInputError, SimulationError, is_count, is_number
-from ..integrators.base import MAX_COUNT_OPTION
+from ..errors import HookeInputError, SimulationError, check_count, is_number
 from ..limits import MAX_STEPS
 from ..scene_setup import step_count
 from .problem import Problem
@@ -223,11 +222,7 @@ def fit(scene, observed, params, bounds=None, *, method: str = "least_squares", 
     if not isinstance(scene, Scene):
         raise HookeInputError("scene", "must be a hooke.Scene (hooke.scene(name), hooke.load(path))",
                               type(scene).__name__)
-    if not is_count(max_iterations) or not 1 <= max_iterations <= MAX_COUNT_OPTION:
-        # 10⁹ was taken: a fit that never converges, a run and its gradient an iteration, would
-        # have gone on for days
-        raise HookeInputError("max_iterations", f"must be an integer from 1 to "
-                              f"{MAX_COUNT_OPTION}", max_iterations)
+    check_count("max_iterations", max_iterations)  # (10⁹ was taken: days of a fit not converging)
     if not (is_number(tolerance) and EPSILON <= tolerance < 1):  # below: SciPy warns, or raises
         raise HookeInputError("tolerance", f"must be a number in [{EPSILON:.3g}, 1) (machine "
                               "epsilon: a relative change below it cannot be seen)", tolerance)

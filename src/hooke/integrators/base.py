@@ -59,6 +59,7 @@ import numpy as np
 from ..constraints import STABILIZATION_GAINS, JointForces, Stabilization, start_on_joints
 from ..errors import (HookeInputError, SimulationError, is_count, is_number, raise_all,
                       python_scalars)
+from ..limits import MAX_COUNT_OPTION
 from ..model import State
 from .compiled import all_finite
 from .resolution import check_mass_resolution
@@ -66,9 +67,6 @@ from .sampling import check_motion_sampling
 
 _REGISTRY: dict[str, type["Integrator"]] = {}
 NON_FINITE = "the state became non-finite"
-# The most a count option (iterations, substeps …) may be: each is work per step, and 10⁹
-# substeps of a 2-step run would take many minutes of what a smaller dt does better.
-MAX_COUNT_OPTION = 10_000
 # (capability flag, the Model's count of what needs it, its name in the refusal)
 CAPABILITIES = (("supports_joints", "n_joints", "joints"),
                 ("supports_contact", "n_planes", "contact planes"),
