@@ -5,7 +5,9 @@ several problems in one file (one line each), and a blow-up that keeps the finit
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import sys
 import textwrap
 from importlib.resources import files
 from pathlib import Path
@@ -455,6 +457,55 @@ def test_joint_lengths_that_cannot_hold_are_refused_naming_the_joints(tmp_path, 
     code, lines = run_main(monkeypatch, capsys, "check", str(write(tmp_path, text)))
     assert code == 2 and len(lines) == 1 and lines[0].startswith(
         "error: joints: their lengths cannot all hold"), lines
+
+
+def pendulum_file(tmp_path, length: float, **options) -> Path:
+    """A bob 1 m from its pin on a joint of ``length``, rk4 (``options`` its [run.options])."""
+    import tomli_w
+
+    run = {"integrator": "rk4", "dt": 0.01, "t_end": 0.05, **({"options": options} if options else {})}
+    return write(tmp_path, tomli_w.dumps({
+        "dim": 2, "gravity": [0.0, -9.81], "particles": [{"x": [0.0, 0.0], "pinned": True},
+                                                          {"x": [1.0, 0.0]}],
+        "joints": [{"i": 0, "j": 1, "length": length}], "run": run}))
+
+
+def check_says(monkeypatch, capsys, path: Path) -> list[str]:
+    """What ``hooke check FILE`` prints (stdout lines) for a file it finds valid."""
+    from hooke import cli
+
+    monkeypatch.setattr(sys, "argv", ["hooke", "check", str(path)])
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    captured = capsys.readouterr()
+    assert done.value.code in (None, 0) and not captured.err, captured.err
+    return captured.out.splitlines()
+
+
+def test_a_joint_length_far_from_its_distance_is_shown_by_check_or_refused_if_it_overflows(
+        tmp_path, monkeypatch, capsys):
+    """Stop 33: a length of 1e155 m for a distance of 1 m was "cannot all hold … distance 0"
+    (L + g lost the 1 m to round-off, and its square overflows in the projection); 1e10 m was
+    taken in silence and the run moved the bob 1e10 m. The square is bounded as a position's is,
+    and ``hooke check`` says how far off the start is and what a run does with it."""
+    for length in (1e155, 1e200):
+        path = pendulum_file(tmp_path, length)
+        code, lines = run_main(monkeypatch, capsys, "check", str(path))
+        assert (code, lines) == (2, [f"error: joints[0].length: is too large (its square "
+                                     f"overflows to inf), got {length:g}"])
+        model = joint_triangle(1.0).finalize()
+        input_error(lambda: dataclasses.replace(model, joint_length=np.array([1.0, 1.0, length])),
+                    "joint_length[2]", f"{length:g}")
+    for length, off in ((1e10, "1e+10"), (1.5, "0.5"), (1e154, "1e+154")):
+        path = pendulum_file(tmp_path, length)
+        assert check_says(monkeypatch, capsys, path)[1:] == [
+            f"{path}: its start is off its joints by up to {off} m (joint 0 (0–1: length "
+            f"{length:g}, distance 1)); a run puts it on them first"]
+    path = pendulum_file(tmp_path, 1.5, stabilization="correction")
+    assert check_says(monkeypatch, capsys, path)[1:] == [
+        f"{path}: its start is off its joints by up to 0.5 m (joint 0 (0–1: length 1.5, "
+        "distance 1)); rk4 starts from it as given"]
+    assert len(check_says(monkeypatch, capsys, pendulum_file(tmp_path, 1.0))) == 1  # on them
 
 
 # -- files that cannot be read: one line naming the field and the file, never a crash or a hang --

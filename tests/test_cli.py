@@ -343,6 +343,14 @@ def test_run_option_reaches_the_integrator(tmp_path):
                 "hooke.simulate (a flag of its own where the command has one), got 'dt=0.01'"),
     ("store=x.h5", "error: --option: store is not an integrator option but an argument of "
                    "hooke.simulate (a flag of its own where the command has one), got 'store=x.h5'"),
+    # Stop 33: the integrator's own parameters were "unexpected TypeError: Integrator.__init__()
+    # got multiple values for argument 'system' (a bug in hooke)".
+    ("system=1", "error: system: is not an option of integrator 'rk45' (its options: adaptive, "
+                 "atol, baumgarte_alpha, baumgarte_beta, beta_c, first_step, k_c, max_step, rtol, "
+                 "stabilization), got 1"),
+    ("self=1", "error: self: is not an option of integrator 'rk45' (its options: adaptive, "
+               "atol, baumgarte_alpha, baumgarte_beta, beta_c, first_step, k_c, max_step, rtol, "
+               "stabilization), got 1"),
 ])
 def test_run_bad_option_is_the_integrators_one_line_error(tmp_path, option, message):
     done = hooke("run", "pendulum", "--t-end", "0.1", "-O", option, "--out", str(tmp_path))

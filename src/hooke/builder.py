@@ -94,7 +94,13 @@ def joint_length(k: int, xi, xj, i: int, j: int, length) -> float:
     if distance == 0.0:
         raise HookeInputError(where, f"endpoints coincide: particles {i} and {j} are both at "
                               f"{np.asarray(xi).tolist()}, a joint needs a direction", (i, j))
-    return distance if length is None else _number(length, f"{where}.length", positive=True)
+    if length is None:
+        return distance
+    length = _number(length, f"{where}.length", positive=True)
+    if not math.isfinite(length * length):  # the joints' matrices and energies square it
+        raise HookeInputError(f"{where}.length", "is too large (its square overflows to inf)",
+                              length)
+    return length
 
 
 def check_plane(k: int, normal, point, friction, dim: int) -> tuple[np.ndarray, np.ndarray, float]:

@@ -450,6 +450,7 @@ def check_command(
 ) -> None:
     """Validate a scene file without running it: every problem, one line each (exit 2); then its
     run settings exactly as `hooke run` would (integrator options, whole number of steps)."""
+    from .constraints import start_off_joints
     from .io.scene_file import load
     from .simulate import plan
 
@@ -465,6 +466,11 @@ def check_command(
                   f"{plural(model.n_planes, 'plane')}, {model.dim}D; {scene.integrator}, "
                   f"dt = {scene.dt:g}, t_end = {scene.t_end:g} ({plural(run.n_steps, 'step')})"
                   f"{options}", highlight=False)
+    if off := start_off_joints(model):
+        start = model.initial_state()
+        how = ("a run puts it on them first" if run.stepper.consistent_start(start) is not start
+               else f"{run.name} starts from it as given")
+        console.print(f"{shown(scene_file)}: {off}; {how}", highlight=False)
 
 
 @app.command("schema")

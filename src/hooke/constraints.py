@@ -458,8 +458,7 @@ def check_joint_lengths(joints: JointSet, x0: np.ndarray, max_iterations: int = 
     stalls where they cannot.
     """
     tolerance = _projection_tolerance(joints, x0)
-    start = joints.values(x0)
-    x, g = x0, start
+    x, g = x0, joints.values(x0)
     if np.max(np.abs(g)) <= tolerance:
         return
     for _ in range(max_iterations):
@@ -478,18 +477,36 @@ def check_joint_lengths(joints: JointSet, x0: np.ndarray, max_iterations: int = 
             bad = singular_joints(matrix)
             raise HookeInputError("joints", "their lengths hold only where the joints are "
                                   "singular (a triangle folded flat, e.g. lengths 1, 1 and 2): "
-                                  f"joints {_joint_list(joints, bad, start)}", bad)
+                                  f"joints {_joint_list(joints, bad, x0)}", bad)
     bad = [int(k) for k in np.flatnonzero(np.abs(g) > tolerance)]
     raise HookeInputError("joints", "their lengths cannot all hold (no positions near the initial "
                           "ones satisfy them; Newton's projection stalls at max |distance − "
-                          f"length| = {np.max(np.abs(g)):.3g}): joints {_joint_list(joints, bad, start)}",
-                          bad)
+                          f"length| = {np.max(np.abs(g)):.3g}): joints "
+                          f"{_joint_list(joints, bad, x0)}", bad)
 
 
-def _joint_list(joints: JointSet, ks: list[int], start: np.ndarray, shown: int = 6) -> str:
-    """``k (i–j: length L, distance d)`` for the first ``shown`` joints ``ks``."""
+def start_off_joints(model) -> str:
+    """How far ``model``'s start is off its joints, for ``hooke check``: "" where they hold (to
+    the projection's tolerance), else the largest |distance − length| and its joint. A
+    projecting integrator puts such a start on the joints first (:func:`start_on_joints`),
+    however far: a length of 1e10 m given for a distance of 1 m moves the bob 1e10 m, which the
+    user should see before running."""
+    if model.n_joints == 0:
+        return ""
+    joints = JointSet(model)
+    g = np.abs(joints.values(model.x0))
+    if np.max(g) <= _projection_tolerance(joints, model.x0):
+        return ""
+    k = int(np.argmax(g))
+    return (f"its start is off its joints by up to {g[k]:.3g} m (joint "
+            f"{_joint_list(joints, [k], model.x0)})")
+
+
+def _joint_list(joints: JointSet, ks: list[int], x0: np.ndarray, shown: int = 6) -> str:
+    """``k (i–j: length L, distance d)`` for the first ``shown`` joints ``ks`` at ``x0``."""
+    distance = joints.geometry(x0)[0]  # not L + g: 1 m beside a length of 1e155 m is no 0
     listed = ", ".join(f"{k} ({joints.i[k]}–{joints.j[k]}: length {joints.rest[k]:.6g}, "
-                       f"distance {joints.rest[k] + start[k]:.6g})" for k in ks[:shown])
+                       f"distance {distance[k]:.6g})" for k in ks[:shown])
     return listed + (f" and {len(ks) - shown} more" if len(ks) > shown else "")
 
 

@@ -89,8 +89,13 @@ def check_model(model) -> None:
     for field in ("spring_stiffness", "spring_damping"):
         _values(_shaped(model, field, (springs,)), field, 0.0)
     _indices(model, "joint_indices", 2, n, "a particle")
-    _values(_shaped(model, "joint_length", (model.joint_indices.shape[0],)), "joint_length",
-            0.0, strict=True)
+    joint_length = _shaped(model, "joint_length", (model.joint_indices.shape[0],))
+    _values(joint_length, "joint_length", 0.0, strict=True)
+    with np.errstate(over="ignore"):
+        overflows = np.flatnonzero(~np.isfinite(joint_length * joint_length))
+    if overflows.size:  # the joints' matrices and energies square it
+        raise HookeInputError(f"joint_length[{overflows[0]}]", "is too large (its square "
+                              "overflows to inf)", joint_length[overflows[0]].item())
     for field in ("surface_faces", "triangles", "tetrahedra"):
         _indices(model, field, None, n, "a particle")
     _indices(model, "obstacle_faces", None, _array(model, "obstacle_vertices", "iuf").shape[0],

@@ -160,7 +160,7 @@ class DormandPrince45(ConstraintForces, Integrator):
                                       f"'{self.name}' here (a step that short is lost in the "
                                       f"round-off of t = {t:.6g} s)", self.options[key])
 
-    def __init__(self, system, dt, **options):
+    def __init__(self, system, dt, /, **options):
         super().__init__(system, dt, **options)
         self.stats.update(rejected=0, evaluations=0)
         self._step: AcceptedStep | None = None  # the last accepted step

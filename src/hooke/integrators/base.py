@@ -111,7 +111,7 @@ class Integrator:
     supports_contact: ClassVar[bool] = False
     stiffness_in_step_matrix: ClassVar[bool] = False
 
-    def __init__(self, system, dt: float, **options: Any):
+    def __init__(self, system, dt: float, /, **options: Any):
         for flag, count, what in CAPABILITIES:
             if getattr(system.model, count) and not getattr(self, flag):
                 able = ", ".join(name for name, cls in _REGISTRY.items() if getattr(cls, flag))

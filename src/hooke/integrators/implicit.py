@@ -176,7 +176,7 @@ class ImplicitEuler(Integrator):
         self.min_iterations = int(minimum)
         self.linear_solver = SparseSolver(self.options["solver"])
 
-    def __init__(self, system, dt, **options):
+    def __init__(self, system, dt, /, **options):
         super().__init__(system, dt, **options)
         self.stats.update(newton_iterations=0, line_search_halvings=0)
         self.step_energies: list[float] = []

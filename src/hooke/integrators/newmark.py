@@ -90,7 +90,7 @@ class AlphaMethod(Integrator):
     stiffness_in_step_matrix = True
     solver_defaults = {"tol": JOINT_TOL, "max_iterations": 25}
 
-    def __init__(self, system, dt, **options):
+    def __init__(self, system, dt, /, **options):
         super().__init__(system, dt, **options)
         self.stats.update(newton_iterations=0, factorizations=0, split_steps=0)
         self.tensions = np.zeros(system.model.n_joints)  # T⁺ of the last step [N]
