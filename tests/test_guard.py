@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import warnings
 
 import h5py
@@ -308,6 +309,29 @@ def test_newton_stopped_at_round_off_names_tol_not_dt(monkeypatch, compiled):
     assert message.endswith("1 frame(s) kept, the last at t = 0. Raise tol to at least 1.42e-12: "
                             "the last residual is round-off of the positions (|y|∞ = 1 m at dt "
                             "= 0.01 s), which a smaller dt only raises."), message
+
+
+def test_newton_that_runs_out_while_converging_linearly_names_max_iterations():
+    """Stop 33: cloth_drop at tol 1e-9 ran out of its 100 iterations at step 26 while its
+    PSD-projected contact Hessian converged linearly (×0.83 an iteration, 5.2e-9 … 1.4e-9), and
+    said "try a smaller dt" twice; the count its rate needs finishes the step."""
+    from hooke.integrators.implicit import linear_rate
+
+    scene = hooke.scene("cloth_drop")
+    with pytest.raises(hooke.SimulationError) as info:
+        hooke.simulate(scene, t_end=0.26, tol=1e-9)
+    message = str(info.value)
+    assert "ry a smaller dt" not in message, message
+    found = re.search(r"Raise max_iterations \(now 100; this step needs about (\d+)\) or tol: "
+                      r"Newton was still converging, linearly \(×0\.8\d an iteration at most "
+                      r"over its last 6\)\.$", message)
+    assert found, message
+    result = hooke.simulate(scene, t_end=0.26, tol=1e-9, max_iterations=int(found.group(1)))
+    assert result.complete and result.t[-1] == pytest.approx(0.26)
+    assert linear_rate([1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625]) == 0.5
+    assert linear_rate([1.0, 0.5, 0.25, 0.3, 0.0625, 0.03125, 0.015625]) is None  # not steady
+    assert linear_rate([0.5, 0.25, 0.125]) is None  # too few to tell
+
 
 @pytest.mark.parametrize("parameter", ["mass", "damping"])
 def test_a_step_whose_numbers_overflow_names_the_models_scale_not_dt(parameter):

@@ -696,6 +696,10 @@ def test_repeatable_options_and_flags_may_still_be_given_twice(monkeypatch, caps
     (("run", "spring1d", "--dt", "\u0661\u0662"), "--dt: must be a number, got '\u0661\u0662'"),
     (("run", "spring1d", "--t-end", "\uff10.\uff11"), "--t-end: must be a number, got '\uff10.\uff11'"),
     (("run", "spring1d", "--t-end", "true"), "--t-end: must be a number, got 'true'"),
+    # stop 33: Python's float() took "0_0.1" (a leading zero TOML does not allow) as 0.1
+    (("run", "spring1d", "--t-end", "0_0.1"), "--t-end: must be a number, got '0_0.1'"),
+    (("run", "spring1d", "-O", "k_c=0_0.5"),
+     "k_c: must be a finite number >= 0 for integrator 'symplectic_euler', got '0_0.5'"),
     (("run", "spring1d", "--t-end", "1e400"),
      "--t-end: is past the largest float (1.798e+308), got '1e400'"),
     (("run", "spring1d", "-O", "k_c=\u0661"),

@@ -94,7 +94,7 @@ class ConstrainedNewton:
         return it.newton_failure(len(residuals) - 1, t, f"{why + '; ' if why else ''}last "
                                  f"({it.residual_name}, max |g| [m]): {history}; tol = {it.tol:g}, "
                                  f"joints within {self.tolerance:.3g} m",
-                                 it.newton_advice(residuals[-1] if feasible else np.inf, y))
+                                 it.newton_advice(residuals if feasible else [np.inf], y))
 
     def solve(self, y: np.ndarray, state, x_tilde: np.ndarray, terms) -> np.ndarray:
         """Newton–KKT from y (the Newton start) to the constrained minimiser of the step."""

@@ -258,8 +258,8 @@ _MOTION = TypeAdapter(MotionSpec)
 def parse_value(text: str, field: str):
     """A value typed on a command line (``--param``, ``--option``): TOML's grammar (1e-8, 25, true,
     inf, [1, 2], "a b"), else a number Python reads (.5, 1E3), else the text itself (a word such
-    as correction); digits other than ASCII's (Arabic-Indic, fullwidth), which TOML does not
-    read, are not a number either. One value: "1e-3\nfoo=1" is a document of two keys, taken as its text. A
+    as correction); digits other than ASCII's (Arabic-Indic, fullwidth) and underscores where
+    TOML does not take them (0_0.1), which TOML does not read, are not a number either. One value: "1e-3\nfoo=1" is a document of two keys, taken as its text. A
     number past the largest float (1e400), which both read as inf, is refused naming ``field``
     and the text typed: shown as inf, the message named a value nobody gave."""
     try:
@@ -268,8 +268,8 @@ def parse_value(text: str, field: str):
         document = {}
     if list(document) == ["value"]:
         value = document["value"]
-    elif not text.isascii():  # float() reads "١٢" or "１２" as 12, which no scene file holds
-        return text
+    elif not text.isascii() or "_" in text:  # float() reads "١٢" or "１２" as 12, and
+        return text  # "0_0.1" as 0.1 (Python's literal syntax), which no scene file holds
     else:
         try:
             value = float(text)
